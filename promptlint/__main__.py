@@ -1,0 +1,3 @@
+from promptlint.cli import main
+
+raise SystemExit(main())

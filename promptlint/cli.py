@@ -1,0 +1,60 @@
+"""Command-line entry point.
+
+Each subcommand lives in ``promptlint/commands/<name>.py`` with two functions,
+``add_parser(subparsers)`` and ``run(args) -> int``. Command modules import only the
+standard library at module level, so building the parser (and ``--help`` /
+``--version``) never imports a third-party package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import List, Optional
+
+from promptlint import __version__
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_ERROR = 2
+
+# name -> module under promptlint.commands (order = order in --help)
+COMMANDS = [
+]
+
+
+class UsageError(Exception):
+    """A usage, configuration or tokenizer problem: one line on stderr, exit 2."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="promptlint",
+        description="Find prompt-layout hazards that break the KV prefix cache, in tokens and blocks.",
+    )
+    parser.add_argument("--version", action="version", version=f"promptlint {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        module = importlib.import_module(f"promptlint.commands.{name}")
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return EXIT_ERROR
+    module = importlib.import_module(f"promptlint.commands.{args.command}")
+    try:
+        return module.run(args)
+    except UsageError as e:
+        print(f"promptlint: error: {e}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("promptlint: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK

@@ -1,0 +1,185 @@
+"""The pinned tokenizer: resolve, verify (sha256), load once per process, encode.
+
+`tokenizers` is imported only when something must actually be tokenized.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+EMBEDDED_NAME = "cl100k_base (embedded)"
+_EMBEDDED_FILE = Path(__file__).parent / "data" / "cl100k_base.tokenizer.json.gz"
+
+
+class TokenizerError(Exception):
+    """A tokenizer problem that stops the run (exit code 2)."""
+
+
+@dataclass(frozen=True)
+class TokenizerSpec:
+    """Where the tokenizer comes from; resolved but not yet loaded."""
+
+    path: Optional[Path]  # tokenizer.json, or None for the embedded default
+    sha256: Optional[str]  # expected sha256 (pin), if any
+    config_path: Optional[Path] = None  # tokenizer_config.json beside it, if any
+
+    @property
+    def embedded(self) -> bool:
+        return self.path is None
+
+    @property
+    def display(self) -> str:
+        return EMBEDDED_NAME if self.path is None else str(self.path)
+
+
+def resolve(path: Optional[str], sha256: Optional[str] = None) -> TokenizerSpec:
+    """Turn a `--tokenizer` value (file or model directory) into a spec."""
+    if not path:
+        return TokenizerSpec(None, None)
+    p = Path(path)
+    config = None
+    if p.is_dir():
+        config = p / "tokenizer_config.json"
+        p = p / "tokenizer.json"
+        if not p.is_file():
+            raise TokenizerError(
+                f"{p}: no tokenizer.json in the model directory; point --tokenizer at a tokenizer.json file"
+            )
+        if not config.is_file():
+            config = None
+    elif not p.exists():
+        raise TokenizerError(f"{p}: tokenizer file not found; fix the `tokenizer` path or pass --tokenizer")
+    elif p.name == "tokenizer.json" and (p.parent / "tokenizer_config.json").is_file():
+        config = p.parent / "tokenizer_config.json"
+    if sha256:
+        sha256 = sha256.strip().lower()
+    return TokenizerSpec(p, sha256 or None, config)
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+@dataclass
+class Encoding:
+    ids: List[int]
+    offsets: List[Tuple[int, int]]  # character span of each token in the text
+
+
+@dataclass
+class LoadedTokenizer:
+    spec: TokenizerSpec
+    sha256: str
+    _tok: object = field(repr=False)
+    special_tokens: Dict[str, str] = field(default_factory=dict)  # bos_token -> "<s>", ...
+
+    def encode(self, text: str, add_special_tokens: bool = False) -> Encoding:
+        enc = self._tok.encode(text, add_special_tokens=add_special_tokens)
+        return Encoding(list(enc.ids), [tuple(o) for o in enc.offsets])
+
+    def token_text(self, token_id: Optional[int]) -> str:
+        if token_id is None:
+            return ""
+        return self._tok.decode([token_id], skip_special_tokens=False)
+
+    def id_to_token(self, token_id: int) -> Optional[str]:
+        return self._tok.id_to_token(token_id)
+
+    def added_tokens(self) -> Dict[str, int]:
+        """Special/added token texts and their ids (what the tokenizer matches as one control token)."""
+        return {t.content: i for i, t in self._tok.get_added_tokens_decoder().items()}
+
+
+_LOADED: Dict[Tuple[Optional[str], str], LoadedTokenizer] = {}
+
+
+def load(spec: TokenizerSpec) -> LoadedTokenizer:
+    """Load (once per process) and verify the tokenizer named by ``spec``."""
+    if spec.path is None:
+        raw = gzip.decompress(_EMBEDDED_FILE.read_bytes())
+        sha = hashlib.sha256(raw).hexdigest()
+        key = (None, sha)
+        if key not in _LOADED:
+            _LOADED[key] = LoadedTokenizer(spec, sha, _from_str(raw.decode("utf-8"), spec))
+        return _LOADED[key]
+    try:
+        sha = file_sha256(spec.path)
+    except OSError as e:
+        raise TokenizerError(f"{spec.path}: cannot read the tokenizer ({e.strerror}); check the path") from None
+    if spec.sha256 and spec.sha256 != sha:
+        raise TokenizerError(
+            f"{spec.path}: the tokenizer changed: expected sha256 {spec.sha256}, found {sha}; re-pin it or restore it"
+        )
+    key = (str(spec.path.resolve()), sha)
+    if key not in _LOADED:
+        try:
+            text = spec.path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            raise TokenizerError(f"{spec.path}: not a tokenizer.json file (not UTF-8 text)") from None
+        tok = LoadedTokenizer(spec, sha, _from_str(text, spec))
+        tok.special_tokens = _special_tokens(spec.config_path)
+        _LOADED[key] = tok
+    return _LOADED[key]
+
+
+def _from_str(text: str, spec: TokenizerSpec):
+    from tokenizers import Tokenizer  # lazy: only when something must be tokenized
+
+    try:
+        json.loads(text)
+    except ValueError:
+        raise TokenizerError(
+            f"{spec.display}: not a tokenizer.json file (invalid or truncated JSON); restore it from the model repository"
+        ) from None
+    try:
+        return Tokenizer.from_str(text)
+    except Exception as e:  # tokenizers raises a bare Exception for schema problems
+        first = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise TokenizerError(f"{spec.display}: not a Hugging Face tokenizer.json ({first})") from None
+
+
+SPECIAL_TOKEN_KEYS = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
+
+
+def _special_tokens(config_path: Optional[Path]) -> Dict[str, str]:
+    """Special-token strings from tokenizer_config.json (plain strings or {"content": ...})."""
+    if config_path is None:
+        return {}
+    try:
+        data = json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        raise TokenizerError(f"{config_path}: invalid tokenizer_config.json (not readable JSON)") from None
+    out = {}
+    for key in SPECIAL_TOKEN_KEYS:
+        value = data.get(key)
+        if isinstance(value, dict):
+            value = value.get("content")
+        if isinstance(value, str):
+            out[key] = value
+    return out
+
+
+def token_at(ids: Sequence[int], index: int) -> Optional[int]:
+    return ids[index] if 0 <= index < len(ids) else None
+
+
+def char_offset_of_token(enc: Encoding, index: int, text_len: int) -> int:
+    """Character offset where token ``index`` starts (end of text when past the end)."""
+    if index < len(enc.offsets):
+        return enc.offsets[index][0]
+    return text_len
+
+
+def env_tokenizer_threads() -> None:
+    # The Rust thread pool is pointless for short single encodes; avoid fork warnings in workers.
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")

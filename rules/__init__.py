@@ -1,0 +1,1 @@
+# Rule definitions (TOML) ship as package data of `promptlint._rules`.
