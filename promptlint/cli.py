@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from typing import List, Optional
 
@@ -21,6 +22,8 @@ EXIT_ERROR = 2
 
 # name -> module under promptlint.commands (order = order in --help)
 COMMANDS = [
+    "check",
+    "rule",
 ]
 
 
@@ -58,3 +61,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except Exception as e:  # never a bare traceback for users; PROMPTLINT_DEBUG=1 shows it
+        if os.environ.get("PROMPTLINT_DEBUG"):
+            raise
+        print(
+            f"promptlint: internal error: {type(e).__name__}: {e} (a bug: please report it; "
+            "PROMPTLINT_DEBUG=1 shows the traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR

@@ -1,0 +1,180 @@
+"""One template under analysis: render scenarios, tokenize them, compare variants.
+
+Checks (``promptlint/checks/``) receive a ``TemplateRun`` and ask it for renders of
+the base scenario and of controlled variants; renders and encodings are memoised so
+every check shares the work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Dict, Optional, Tuple
+
+from promptlint.compare import Comparison, Profile, shared_prefix
+from promptlint.records import Arithmetic, DivergentToken, Finding
+from promptlint.render import LoadedTemplate, Limits, Rendered, render
+from promptlint.render.sourcemap import Location
+from promptlint.scenarios import Scenario
+from promptlint.tokens import Encoding, LoadedTokenizer
+
+
+@dataclass
+class Sample:
+    """One render of one scenario and its token ids."""
+
+    rendered: Rendered
+    encoding: Encoding
+
+    @property
+    def text(self) -> str:
+        return self.rendered.text
+
+    @property
+    def ids(self):
+        return self.encoding.ids
+
+
+class TemplateRun:
+    def __init__(
+        self,
+        path: Path,
+        display_path: str,
+        loaded: LoadedTemplate,
+        scenario: Scenario,
+        tokenizer: Callable[[], LoadedTokenizer],
+        profile: Profile,
+        limits: Limits,
+        add_special_tokens: bool = False,
+        search_paths=(),
+    ):
+        self.path = path
+        self.display_path = display_path
+        self.loaded = loaded
+        self.scenario = scenario
+        self._tokenizer = tokenizer
+        self.profile = profile
+        self.limits = limits
+        self.add_special_tokens = add_special_tokens
+        self.search_paths = list(search_paths)
+        self._memo: Dict[Tuple, Sample] = {}
+
+    @property
+    def tokenizer(self) -> LoadedTokenizer:
+        return self._tokenizer()
+
+    def sample(self, clock: Optional[datetime] = None, **overrides: Any) -> Sample:
+        """Render the base scenario with ``overrides`` and tokenize it (memoised)."""
+        key = (clock, tuple(sorted((k, repr(v)) for k, v in overrides.items())))
+        if key not in self._memo:
+            rendered = render(self.loaded, self.scenario.values(**overrides), self.limits, clock)
+            encoding = self.tokenizer.encode(rendered.text, add_special_tokens=self.add_special_tokens)
+            self._memo[key] = Sample(rendered, encoding)
+        return self._memo[key]
+
+    def base(self) -> Sample:
+        return self.sample()
+
+    def ideal_shared(self, variant: Sample) -> int:
+        """S if only genuinely per-request inputs differed; P when there are none."""
+        per_request = self.scenario.of_kind("per-request")
+        if not per_request:
+            return len(variant.ids)
+        changed = self.sample(**{v.name: v.variant_value() for v in per_request})
+        return shared_prefix(self.base().ids, changed.ids)
+
+    def compare(self, variant: Sample) -> Comparison:
+        base = self.base()
+        return Comparison(shared_prefix(base.ids, variant.ids), len(variant.ids), self.ideal_shared(variant), self.profile.block_size)
+
+    # ----------------------------------------------------------- findings helpers
+
+    def divergent_token(self, variant: Sample, cmp: Comparison) -> DivergentToken:
+        base = self.base()
+        s = cmp.shared
+        b_id = base.ids[s] if s < len(base.ids) else None
+        v_id = variant.ids[s] if s < len(variant.ids) else None
+        tok = self.tokenizer
+        offset = base.encoding.offsets[s][0] if s < len(base.ids) else len(base.text)
+        return DivergentToken(s, b_id, v_id, tok.token_text(b_id), tok.token_text(v_id), offset)
+
+    def first_divergent_char(self, variant: Sample) -> int:
+        a, b = self.base().text, variant.text
+        n = min(len(a), len(b))
+        i = 0
+        while i < n and a[i] == b[i]:
+            i += 1
+        return i
+
+    def locate(self, offset: int) -> Location:
+        loc = self.base().rendered.sourcemap.locate(offset)
+        if loc is None:
+            return Location(self.loaded.name, 1, 1, 1, 1)
+        return loc
+
+    def path_of(self, template_name: str) -> str:
+        """Display path of a template the render used (the file itself or an include)."""
+        if template_name == self.loaded.name:
+            return self.display_path
+        for root in [self.path.parent, *self.search_paths]:
+            candidate = Path(root) / template_name
+            if candidate.is_file():
+                return _display(candidate)
+        return template_name
+
+    def finding(
+        self,
+        code: str,
+        message: str,
+        location: Location,
+        *,
+        variable: Optional[str] = None,
+        variant: Optional[Sample] = None,
+        cmp: Optional[Comparison] = None,
+        help: Optional[str] = None,
+        notes=(),
+    ) -> Finding:
+        from promptlint import registry
+
+        rule = registry.get(code)
+        f = Finding(
+            code=code,
+            name=rule.name,
+            miss_class=rule.miss_class,
+            severity=rule.severity,
+            message=message,
+            path=self.path_of(location.template),
+            line=location.line,
+            column=location.column,
+            end_line=location.end_line,
+            end_column=location.end_column,
+            variable=variable,
+            help=help,
+            notes=list(notes),
+        )
+        if variant is not None and cmp is not None:
+            f.first_divergent_token = self.divergent_token(variant, cmp)
+            f.arithmetic = Arithmetic(
+                prompt_tokens=cmp.prompt_len,
+                shared_tokens=cmp.shared,
+                ideal_shared_tokens=cmp.ideal_shared,
+                block_size=cmp.block_size,
+                eligible_blocks=cmp.eligible_blocks,
+                ideal_eligible_blocks=cmp.ideal_eligible_blocks,
+                lost_blocks=cmp.lost_blocks,
+                lost_tokens=cmp.lost_tokens,
+            )
+            f.evidence = {
+                "base_render": self.base().text,
+                "variant_render": variant.text,
+                "add_special_tokens": self.add_special_tokens,
+            }
+        return f
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)

@@ -1,0 +1,22 @@
+"""One analyzer per kind of prompt source. Each has handles(path) and lint_file(path, text, ctx).
+
+The first analyzer whose ``handles`` accepts a path lints it; modules import lazily.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Optional
+
+ANALYZERS = [
+    "promptlint.analyzers.jinja_template",
+]
+
+
+def analyzer_for(path: Path) -> Optional[object]:
+    for name in ANALYZERS:
+        module = importlib.import_module(name)
+        if module.handles(path):
+            return module
+    return None

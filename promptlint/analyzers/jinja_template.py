@@ -1,0 +1,66 @@
+"""Application Jinja templates (`*.j2`, `*.jinja`, `*.jinja2`, `*.prompt`).
+
+Parse -> scenario (samples file, else inferred) -> render + tokenize (memoised in a
+TemplateRun) -> every enabled check.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List
+
+from promptlint.lint import Context, file_error, name_patterns
+from promptlint.records import Finding
+
+
+def handles(path: Path) -> bool:
+    from promptlint.discovery import is_template
+
+    return is_template(path)
+
+
+def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
+    """All findings for one template file (E findings when it cannot be analysed)."""
+    from promptlint import checks
+    from promptlint.analysis import TemplateRun
+    from promptlint.compare import engine_profile
+    from promptlint.render import Limits, RenderError, load_template
+    from promptlint.scenarios import SamplesError, infer_scenario, load_samples, samples_path_for, scenario_from_samples
+
+    settings = ctx.settings
+    display = ctx.display(path)
+    try:
+        loaded = load_template(path, settings.template_env, [settings.root], source=text)
+    except RenderError as e:
+        return [file_error(display, e.code, e.message, e.line)]
+
+    sp = samples_path_for(path)
+    scenario = None
+    if sp is not None:
+        try:
+            scenario = scenario_from_samples(load_samples(sp), sp)
+        except SamplesError as e:
+            return [file_error(ctx.display(e.path), "E003", e.message)]
+    ast = loaded.env.parse(text)
+    scenario = infer_scenario(ast, loaded.env.globals, name_patterns(), scenario)
+
+    limits = Limits(timeout_s=settings.render_timeout, max_output_bytes=settings.max_output)
+    run = TemplateRun(
+        path,
+        display,
+        loaded,
+        scenario,
+        ctx.tokenizer,
+        engine_profile(settings.engine, settings.block_size),
+        limits,
+        search_paths=[settings.root],
+    )
+    findings: List[Finding] = []
+    try:
+        run.base()
+        for module in checks.enabled_checks(ctx.is_enabled):
+            findings.extend(module.check(run))
+    except RenderError as e:
+        where = run.path_of(e.template) if e.template else display
+        findings.append(file_error(where, e.code, e.message, e.line))
+    return findings

@@ -1,0 +1,45 @@
+"""M101 volatile-before-shared-prefix: a per-request-changing value precedes shared material."""
+
+from __future__ import annotations
+
+from typing import List
+
+from promptlint.records import Finding
+
+CODES = ("M101",)
+
+_CADENCE = {"date": "changes daily", None: "changes on every request"}
+
+
+def check(run) -> List[Finding]:
+    findings = []
+    for var in run.scenario.of_kind("volatile"):
+        variant = run.sample(**{var.name: var.variant_value()})
+        cmp = run.compare(variant)
+        if cmp.lost_blocks <= 0:
+            continue
+        location = run.locate(run.first_divergent_char(variant))
+        cadence = _CADENCE.get(var.sub_kind, _CADENCE[None])
+        message = (
+            f"`{var.name}` {cadence} and precedes the shared prompt: "
+            f"{cmp.lost_blocks:,} of {cmp.ideal_eligible_blocks:,} eligible KV blocks lost"
+        )
+        profile = run.profile
+        notes = [
+            f"{profile.name}, block {cmp.block_size}: eligible {cmp.eligible_blocks:,} blocks now, "
+            f"{cmp.ideal_eligible_blocks:,} if `{var.name}` came after the shared material"
+        ]
+        coarser = "" if var.sub_kind == "date" else ", or make it coarser (date, not time)" if var.sub_kind in (None, "timestamp", "time") else ""
+        findings.append(
+            run.finding(
+                "M101",
+                message,
+                location,
+                variable=var.name,
+                variant=variant,
+                cmp=cmp,
+                help=f"move `{var.name}` after the shared material{coarser}",
+                notes=notes,
+            )
+        )
+    return findings

@@ -1,0 +1,164 @@
+"""Settings: `[tool.promptlint]` in the nearest pyproject.toml, or promptlint.toml.
+
+Discovery walks up from the first path given (or the current directory); the
+closest file that configures promptlint wins, and a pyproject.toml without a
+`[tool.promptlint]` table is skipped, as ruff does. Paths in the file are relative
+to the file. Command-line options win over the file.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+
+class ConfigError(Exception):
+    """Invalid configuration: exits 2 with this one-line message."""
+
+
+def toml_loads(text: str) -> Dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.9/3.10 only
+        import tomli as tomllib
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ValueError(str(e)) from None
+
+
+@dataclass(frozen=True)
+class Settings:
+    tokenizer: Optional[str] = None  # resolved absolute path, or None for the embedded default
+    tokenizer_sha256: Optional[str] = None
+    engine: str = "vllm"
+    block_size: Optional[int] = None  # None: the engine's default
+    templates: Tuple[str, ...] = ()
+    exclude: Tuple[str, ...] = ()
+    select: Tuple[str, ...] = ()  # empty: all rules
+    ignore: Tuple[str, ...] = ()
+    per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    template_env: str = "jinja2"
+    render_timeout: float = 2.0
+    max_output: int = 1_000_000
+    config_path: Optional[Path] = None  # the file the settings came from
+    root: Path = field(default_factory=Path.cwd)  # the config file's directory (or cwd)
+
+    def cache_key(self) -> Tuple:
+        return tuple((f.name, getattr(self, f.name)) for f in fields(self) if f.name not in ("config_path",))
+
+
+def find_config(start: Path) -> Optional[Tuple[Path, Dict[str, Any]]]:
+    """The closest promptlint.toml or pyproject.toml with [tool.promptlint], walking up from ``start``."""
+    start = start.resolve()
+    if start.is_file():
+        start = start.parent
+    for directory in [start, *start.parents]:
+        for name in ("promptlint.toml", "pyproject.toml"):
+            candidate = directory / name
+            if not candidate.is_file():
+                continue
+            data = read_config_file(candidate)
+            if data is not None:
+                return candidate, data
+    return None
+
+
+def read_config_file(path: Path) -> Optional[Dict[str, Any]]:
+    """The promptlint table of ``path``, or None when the file does not configure promptlint."""
+    try:
+        data = toml_loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: cannot read the configuration file ({e})") from None
+    except ValueError as e:
+        raise ConfigError(f"{path}: invalid TOML: {e}") from None
+    if path.name == "pyproject.toml":
+        tool = data.get("tool", {})
+        return tool.get("promptlint") if isinstance(tool, dict) and "promptlint" in tool else None
+    return data
+
+
+def settings_from(path: Path, data: Dict[str, Any]) -> Settings:
+    from promptlint.schemas import validate
+
+    where = "[tool.promptlint]" if path.name == "pyproject.toml" else ""
+    problem = validate("config", data, where.strip("[]"))
+    if problem:
+        raise ConfigError(f"{path}: {problem}")
+    root = path.parent.resolve()
+    kw: Dict[str, Any] = {"config_path": path, "root": root}
+    if "tokenizer" in data:
+        kw["tokenizer"] = str((root / data["tokenizer"]).resolve())
+    simple = {
+        "tokenizer-sha256": "tokenizer_sha256",
+        "engine": "engine",
+        "block-size": "block_size",
+        "template-env": "template_env",
+        "render-timeout": "render_timeout",
+        "max-output": "max_output",
+    }
+    for key, attr in simple.items():
+        if key in data:
+            kw[attr] = data[key]
+    for key in ("templates", "exclude", "select", "ignore"):
+        if key in data:
+            kw[key] = tuple(data[key])
+    if "per-file-ignores" in data:
+        kw["per_file_ignores"] = tuple((glob, tuple(codes)) for glob, codes in data["per-file-ignores"].items())
+    return Settings(**kw)
+
+
+def load_settings(
+    config_file: Optional[str] = None, start: Optional[Path] = None, overrides: Optional[Dict[str, Any]] = None
+) -> Settings:
+    """Settings from ``--config`` or discovery, with command-line ``overrides`` applied on top."""
+    if config_file:
+        path = Path(config_file)
+        if not path.is_file():
+            raise ConfigError(f"{path}: configuration file not found")
+        data = read_config_file(path)
+        if data is None:
+            raise ConfigError(f"{path}: no [tool.promptlint] table in this pyproject.toml")
+        settings = settings_from(path, data)
+    else:
+        found = find_config(start or Path.cwd())
+        settings = settings_from(*found) if found else Settings()
+    clean = {k: v for k, v in (overrides or {}).items() if v is not None}
+    if "tokenizer" in clean:
+        clean["tokenizer"] = str(Path(clean["tokenizer"]).resolve())
+        if "tokenizer_sha256" not in clean and settings.tokenizer != clean["tokenizer"]:
+            clean["tokenizer_sha256"] = None  # a pin belongs to the configured file, not to another one
+    return replace(settings, **clean)
+
+
+def parse_codes(value: Optional[str]) -> Optional[Tuple[str, ...]]:
+    """`--select M1,E` -> ("M1", "E")."""
+    if value is None:
+        return None
+    codes = tuple(c.strip().upper() for c in value.split(",") if c.strip())
+    for c in codes:
+        if not c.isalnum():
+            raise ConfigError(f"invalid rule selector {c!r}: use codes or prefixes such as M101, M1, E")
+    return codes
+
+
+def code_enabled(code: str, select: Sequence[str], ignore: Sequence[str]) -> bool:
+    """ruff's rule: the most specific matching selector wins; on a tie, ignore wins.
+
+    An empty ``select`` selects every rule (at specificity 0).
+    """
+    sel = max((len(s) for s in select if code.startswith(s)), default=-1) if select else 0
+    ign = max((len(s) for s in ignore if code.startswith(s)), default=-1)
+    return sel >= 0 and sel > ign
+
+
+def ignored_for_file(code: str, rel_path: str, per_file_ignores: Sequence[Tuple[str, Sequence[str]]]) -> bool:
+    import fnmatch
+
+    for glob, codes in per_file_ignores:
+        if fnmatch.fnmatch(rel_path, glob) or fnmatch.fnmatch(Path(rel_path).name, glob):
+            if any(code.startswith(c) for c in codes):
+                return True
+    return False

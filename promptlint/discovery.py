@@ -1,0 +1,82 @@
+"""Which files to lint: expand paths and directories, apply include/exclude globs."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from pathlib import Path
+from typing import Iterable, List, Sequence, Tuple
+
+TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2", ".prompt")
+SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox", ".promptlint_cache"}
+
+
+def is_template(path: Path) -> bool:
+    name = path.name
+    if ".samples." in name:
+        return False
+    return path.suffix in TEMPLATE_SUFFIXES
+
+
+def _matches(rel: str, globs: Sequence[str]) -> bool:
+    name = rel.rsplit("/", 1)[-1]
+    for g in globs:
+        g = g.rstrip("/")
+        if fnmatch.fnmatch(rel, g) or fnmatch.fnmatch(name, g) or rel.startswith(g + "/"):
+            return True
+        if g.startswith("**/") and fnmatch.fnmatch(rel, g[3:]):
+            return True
+    return False
+
+
+def relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def discover(
+    paths: Sequence[str], root: Path, templates: Sequence[str], exclude: Sequence[str], force_exclude: bool = False
+) -> Tuple[List[Path], List[str]]:
+    """(files to lint, paths that do not exist). Explicit files are always taken unless force_exclude."""
+    files: List[Path] = []
+    missing: List[str] = []
+    if not paths:
+        if templates:
+            for pattern in templates:
+                files.extend(sorted(p for p in root.glob(pattern) if p.is_file()))
+            files = [f for f in files if not _matches(relative(f, root), exclude)]
+            return _unique(files), missing
+        paths = ["."]
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            for f in _walk(p):
+                if is_template(f) and not _matches(relative(f, root), exclude):
+                    files.append(f)
+        elif p.is_file() or p.is_symlink():
+            if force_exclude and _matches(relative(p, root), exclude):
+                continue
+            files.append(p)
+        else:
+            missing.append(raw)
+    return _unique(files), missing
+
+
+def _walk(directory: Path) -> Iterable[Path]:
+    for dirpath, dirnames, filenames in os.walk(directory, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        for name in sorted(filenames):
+            yield Path(dirpath) / name
+
+
+def _unique(files: List[Path]) -> List[Path]:
+    seen = set()
+    out = []
+    for f in files:
+        key = os.path.normcase(os.path.abspath(f))
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out

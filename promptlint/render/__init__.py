@@ -1,0 +1,237 @@
+"""Render templates exactly as the serving stack would, with a source map and limits.
+
+``load_template`` parses a template file (syntax errors surface here);
+``render`` produces one ``Rendered`` (text + source map) for one set of inputs.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+from promptlint.render.sourcemap import SourceMap, SourceText
+
+
+@dataclass(frozen=True)
+class Limits:
+    timeout_s: float = 2.0
+    max_output_bytes: int = 1_000_000
+    max_recursion: int = 200  # Python frames a render may add (macros calling themselves)
+
+
+class RenderError(Exception):
+    """A template that cannot be analysed: syntax error, render failure, limit."""
+
+    def __init__(self, code: str, message: str, template: Optional[str] = None, line: Optional[int] = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.template = template
+        self.line = line
+
+
+@dataclass
+class Rendered:
+    text: str
+    sourcemap: SourceMap
+
+
+class Clock:
+    """The frozen clock behind `strftime_now`, set per render."""
+
+    def __init__(self, value: Optional[datetime] = None):
+        self.value = value or datetime(2025, 3, 14, 9, 26, 53)
+
+    def __call__(self) -> datetime:
+        return self.value
+
+
+class _Loader:
+    """Loads templates from search paths, with in-memory overrides (stdin, tests)."""
+
+    def __init__(self, search_paths: Sequence[Path], overrides: Optional[Dict[str, str]] = None):
+        from jinja2 import ChoiceLoader, DictLoader, FileSystemLoader
+
+        self.overrides = dict(overrides or {})
+        self.jinja_loader = ChoiceLoader(
+            [DictLoader(self.overrides), FileSystemLoader([str(p) for p in search_paths], followlinks=False)]
+        )
+
+
+@dataclass
+class LoadedTemplate:
+    path: Path
+    name: str
+    env: object
+    template: object
+    clock: Clock
+
+    def sources(self) -> Dict[str, SourceText]:
+        """Source text of the template and of everything it loaded (includes)."""
+        out = {}
+        for name in list(self.env.python_sources_names):
+            try:
+                src, _, _ = self.env.loader.get_source(self.env, name)
+            except Exception:
+                continue
+            out[name] = SourceText(src)
+        return out
+
+
+def load_template(
+    path: Path,
+    env_kind: str = "jinja2",
+    search_paths: Sequence[Path] = (),
+    source: Optional[str] = None,
+) -> LoadedTemplate:
+    """Parse ``path`` (or ``source`` given as its text) in a sandboxed environment."""
+    from jinja2.exceptions import TemplateNotFound, TemplateSyntaxError
+
+    from promptlint.render.environments import make_environment
+
+    path = Path(path)
+    name = path.name
+    overrides = {name: source} if source is not None else {}
+    roots = [path.parent] + [p for p in search_paths if p != path.parent]
+    loader = _Loader(roots, overrides)
+    clock = Clock()
+    env = make_environment(env_kind, loader=loader.jinja_loader, clock=clock)
+    env.python_sources_names = []
+    _remember_names(env)
+    try:
+        template = env.get_template(name)
+    except TemplateSyntaxError as e:
+        raise RenderError("E001", f"template syntax error: {e.message}", e.name or name, e.lineno) from None
+    except TemplateNotFound as e:
+        raise RenderError("E002", f"template not found: {e.name}", name, None) from None
+    except UnicodeDecodeError:
+        raise RenderError("E005", "not UTF-8 text; save the template as UTF-8", name, None) from None
+    return LoadedTemplate(path, name, env, template, clock)
+
+
+def _remember_names(env) -> None:
+    original = env._load_template
+
+    def load(name, globals):
+        if name not in env.python_sources_names:
+            env.python_sources_names.append(name)
+        return original(name, globals)
+
+    env._load_template = load
+
+
+class _Deadline(Exception):
+    pass
+
+
+def render(loaded: LoadedTemplate, variables: dict, limits: Limits = Limits(), clock: Optional[datetime] = None) -> Rendered:
+    """Render one scenario; raises RenderError with the template line where known."""
+    from jinja2.exceptions import TemplateError, TemplateNotFound, TemplateSyntaxError, UndefinedError
+    from jinja2.sandbox import SecurityError
+
+    from promptlint.render.trace import traced_chunks
+
+    if clock is not None:
+        loaded.clock.value = clock
+    parts: List[str] = []
+    chunk_meta = []
+    size = 0
+    last = (loaded.name, None)
+    deadline = time.monotonic() + limits.timeout_s
+    alarm = _Alarm(limits.timeout_s)
+    try:
+        with alarm:
+            context = loaded.template.new_context(dict(variables))
+            for chunk, tname, line, literal in traced_chunks(loaded.template, context):
+                last = (tname, line)
+                parts.append(chunk)
+                chunk_meta.append((tname, line, literal))
+                size += len(chunk)
+                if size > limits.max_output_bytes:
+                    raise RenderError(
+                        "E006", f"render exceeded the output limit of {limits.max_output_bytes:,} characters", tname, line
+                    )
+                if time.monotonic() > deadline:
+                    raise _Deadline()
+    except RenderError:
+        raise
+    except _Deadline:
+        raise RenderError("E006", f"render exceeded the time limit of {limits.timeout_s:g} s", last[0], last[1]) from None
+    except SecurityError as e:
+        raise RenderError("E007", f"unsafe template construct refused by the sandbox: {e}", *_error_where(e, last)) from None
+    except UndefinedError as e:
+        raise RenderError("E004", f"undefined variable: {e.message}; declare it in the samples file", *_error_where(e, last)) from None
+    except TemplateSyntaxError as e:
+        raise RenderError("E001", f"template syntax error: {e.message}", e.name or last[0], e.lineno) from None
+    except TemplateNotFound as e:
+        raise RenderError("E002", f"render failed: included template not found: {e.name}", *_error_where(e, last)) from None
+    except TemplateError as e:
+        raise RenderError("E002", f"render failed: {e}", *_error_where(e, last)) from None
+    except RecursionError:
+        raise RenderError("E006", "render exceeded the recursion limit (a macro calling itself?)", last[0], last[1]) from None
+    except MemoryError:
+        raise RenderError("E006", "render ran out of memory", last[0], last[1]) from None
+    except Exception as e:  # the template's own runtime error (TypeError in a filter, ...)
+        raise RenderError("E002", f"render failed: {type(e).__name__}: {e}", *_error_where(e, last)) from None
+    sm = SourceMap(loaded.sources())
+    offset = 0
+    for chunk, (tname, line, literal) in zip(parts, chunk_meta):
+        sm.add(offset, chunk, tname, line, literal)
+        offset += len(chunk)
+    return Rendered("".join(parts), sm)
+
+
+def _error_where(exc: BaseException, last):
+    """(template, line) of the innermost template frame in a traceback, else the last chunk's."""
+    tb = exc.__traceback__
+    found = None
+    while tb is not None:
+        frame = tb.tb_frame
+        if "__jinja_template__" in frame.f_globals:
+            found = (frame.f_globals.get("name"), frame.f_globals["__jinja_template__"], tb.tb_lineno)
+        tb = tb.tb_next
+    if found is not None:
+        name, tmpl, lineno = found
+        try:
+            return name or last[0], tmpl.get_corresponding_lineno(lineno)
+        except Exception:
+            pass
+    return last
+
+
+class _Alarm:
+    """A hard wall-clock stop for renders in the main thread (SIGALRM), else a no-op.
+
+    The per-chunk deadline check cannot interrupt a long buffered macro; the
+    signal can, because it raises inside whatever Python code is running.
+    """
+
+    def __init__(self, seconds: float):
+        self.seconds = seconds
+        self.armed = False
+
+    def __enter__(self):
+        if (
+            hasattr(signal, "setitimer")
+            and threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None)
+        ):
+            self.previous = signal.signal(signal.SIGALRM, self._fire)
+            signal.setitimer(signal.ITIMER_REAL, self.seconds + 0.05)
+            self.armed = True
+        return self
+
+    @staticmethod
+    def _fire(signum, frame):
+        raise _Deadline()
+
+    def __exit__(self, *exc):
+        if self.armed:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, self.previous)
+        return False

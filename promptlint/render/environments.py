@@ -1,0 +1,107 @@
+"""The two Jinja environments promptlint renders in, both sandboxed.
+
+- ``jinja2``: plain Jinja defaults, as most applications render their own templates
+  (Jinja's own ``tojson`` sorts keys and HTML-escapes).
+- ``transformers``: what Hugging Face ``apply_chat_template`` uses (trim/lstrip blocks,
+  loopcontrols, the ``generation`` tag, a ``tojson`` that keeps key order,
+  ``raise_exception`` and ``strftime_now``).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Callable, Optional
+
+from jinja2 import Undefined, nodes
+from jinja2.exceptions import TemplateError, UndefinedError
+from jinja2.ext import Extension
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from promptlint.render.trace import TracedTemplate
+
+ENVIRONMENTS = ("jinja2", "transformers")
+
+
+class LintUndefined(Undefined):
+    """Undefined that fails loudly when printed or iterated, but may be tested.
+
+    Printing an undefined value would silently drop text from the render and
+    hide a hazard; ``{% if x.optional %}`` is fine.
+    """
+
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        self._fail_with_undefined_error()
+        return ""
+
+    def __iter__(self):
+        self._fail_with_undefined_error()
+        return iter(())
+
+
+class GenerationTag(Extension):
+    """HF's `{% generation %}...{% endgeneration %}`: renders its body unchanged."""
+
+    tags = {"generation"}
+
+    def parse(self, parser):
+        lineno = next(parser.stream).lineno
+        body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+        return nodes.CallBlock(self.call_method("_render", []), [], [], body).set_lineno(lineno)
+
+    def _render(self, caller):
+        return caller()
+
+
+def hf_tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
+    """transformers' tojson: plain json.dumps, keys in insertion order, no HTML escaping."""
+    return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+
+class LintEnvironment(ImmutableSandboxedEnvironment):
+    """The sandbox, remembering the Python source Jinja generates for each template.
+
+    The tracer reads it to tell literal chunks from expression chunks.
+    """
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.python_sources = {}
+
+    def _compile(self, source, filename):
+        self.python_sources[filename] = source.splitlines()
+        return super()._compile(source, filename)
+
+
+def raise_exception(message):
+    raise TemplateError(message)
+
+
+def make_environment(
+    kind: str,
+    loader=None,
+    clock: Optional[Callable[[], datetime]] = None,
+) -> LintEnvironment:
+    """A sandboxed environment of ``kind``; ``clock`` freezes `strftime_now`."""
+    if kind == "transformers":
+        env = LintEnvironment(
+            loader=loader,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            extensions=[GenerationTag, "jinja2.ext.loopcontrols"],
+        )
+        env.filters["tojson"] = hf_tojson
+        now = clock or datetime.now
+        env.globals["raise_exception"] = raise_exception
+        env.globals["strftime_now"] = lambda fmt: now().strftime(fmt)
+    elif kind == "jinja2":
+        env = LintEnvironment(loader=loader, undefined=LintUndefined)
+    else:
+        raise ValueError(f"unknown template environment {kind!r}; choose one of {', '.join(ENVIRONMENTS)}")
+    env.template_class = TracedTemplate
+    return env
+
+
+__all__ = ["ENVIRONMENTS", "make_environment", "LintUndefined", "UndefinedError", "hf_tojson"]

@@ -1,0 +1,15 @@
+"""Reporters: turn a lint Report (plain records) into text. One module per format."""
+
+from __future__ import annotations
+
+import importlib
+
+FORMATS = {
+    "full": "promptlint.report.full",
+    "concise": "promptlint.report.concise",
+    "json": "promptlint.report.json_format",
+}
+
+
+def get(name: str):
+    return importlib.import_module(FORMATS[name])

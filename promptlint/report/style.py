@@ -1,0 +1,27 @@
+"""Terminal colour: only on a TTY, never with NO_COLOR (https://no-color.org)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+CODES = {"bold": "1", "red": "31", "yellow": "33", "cyan": "36", "blue": "34", "dim": "2", "green": "32"}
+
+
+def use_color(stream=None) -> bool:
+    stream = stream or sys.stdout
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    return hasattr(stream, "isatty") and stream.isatty()
+
+
+class Style:
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+
+    def __call__(self, text: str, *styles: str) -> str:
+        if not self.enabled or not styles:
+            return text
+        return "\x1b[" + ";".join(CODES[s] for s in styles) + "m" + text + "\x1b[0m"

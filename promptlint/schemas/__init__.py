@@ -1,0 +1,40 @@
+"""JSON Schemas shipped with the package (config and samples files), checked with jsonschema."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Optional
+
+_DIR = Path(__file__).parent
+
+
+@lru_cache(maxsize=None)
+def schema(name: str) -> dict:
+    return json.loads((_DIR / f"{name}.schema.json").read_text(encoding="utf-8"))
+
+
+def validate(name: str, data: Any, where: str = "") -> Optional[str]:
+    """None when ``data`` is valid, else a one-line description of the first problem."""
+    import jsonschema  # lazy: ~0.1 s, only when a config or samples file is read
+
+    validator = jsonschema.Draft202012Validator(schema(name))
+    errors = sorted(validator.iter_errors(data), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
+    if not errors:
+        return None
+    e = errors[0]
+    path = ".".join(str(p) for p in e.absolute_path)
+    prefix = f"{where}." if where and path else where
+    if e.validator == "additionalProperties":
+        extra = sorted(set(e.instance) - set(e.schema.get("properties", {})))
+        key = f"{prefix}{path}." if path else (f"{where}." if where else "")
+        return f"unknown key `{key}{extra[0]}`" if extra else e.message
+    location = f"`{prefix}{path}`" if (prefix or path) else "top level"
+    if e.validator == "anyOf" and isinstance(e.instance, dict):
+        return f"{location}: a table with `kind` needs `value` and only value/kind/sub-kind/variant keys"
+    if e.validator == "enum":
+        return f"{location}: {e.instance!r} is not one of {', '.join(map(repr, e.validator_value))}"
+    if e.validator == "type":
+        return f"{location}: expected {e.validator_value}, got {type(e.instance).__name__} {e.instance!r}"
+    return f"{location}: {e.message}"
