@@ -21,6 +21,8 @@ EXIT_ERROR = 2
 
 # name -> module under promptlint.commands (order = order in --help)
 COMMANDS = [
+    "diff",
+    "hashes",
 ]
 
 

@@ -181,7 +181,7 @@ def hosted_profile(
         )
     minimum = int(models[key])
     increment = int(block_size or block.get("increment") or 1)
-    shown = wanted if key == "*" else key
+    shown = key if key != "*" else (model or "all models")
     description = HOSTED_DESCRIPTION[provider].format(min=minimum, inc=increment, model=shown)
     return HostedProfile(
         provider, increment, minimum, description, model=shown, as_of=str(block.get("as_of", "")),
