@@ -126,3 +126,116 @@ def test_missing_optional_dependency_is_one_line(monkeypatch):
 def test_unknown_algorithm():
     with pytest.raises(ValueError):
         vh.hash_function("md5")
+
+
+# --- `promptlint hashes` ------------------------------------------------------------------------
+
+from promptlint.cli import main  # noqa: E402
+
+QWEN = Path(__file__).parent / "data" / "tokenizers" / "qwen2.5" / "tokenizer.json"
+
+
+def _vec(algo="sha256", tokens="seq_c_37", block_size=4, salt=None, lora=False):
+    return next(
+        v for v in VECTORS
+        if v["algo"] == algo and v["tokens"] == tokens and v["block_size"] == block_size
+        and v["cache_salt"] == salt and bool(v.get("lora")) == lora and v["seed"] == vh.DEFAULT_SEED
+    )
+
+
+def _ids_file(tmp_path, name):
+    p = tmp_path / f"{name}.json"
+    p.write_text(json.dumps(DATA["token_lists"][name]))
+    return str(p)
+
+
+def _run(capsys, *argv):
+    rc = main(["hashes", *argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_cli_json_matches_vector(tmp_path, capsys):
+    v = _vec(salt="my-salt")
+    rc, out, _ = _run(capsys, _ids_file(tmp_path, "seq_c_37"), "--block-size", "4", "--cache-salt", "my-salt",
+                      "--output-format", "json")
+    assert rc == 0
+    r = json.loads(out)
+    assert (r["block_size"], r["hash_algo"], r["hashes"]) == (4, "sha256", v["block_hashes_hex"])
+
+
+def test_cli_lora_matches_vector(tmp_path, capsys):
+    v = next(v for v in VECTORS if v.get("lora"))
+    rc, out, _ = _run(capsys, _ids_file(tmp_path, v["tokens"]), "--block-size", str(v["block_size"]),
+                      "--lora-name", v["lora"][0], "--lora-path", v["lora"][1], "--output-format", "json")
+    assert rc == 0 and json.loads(out)["hashes"] == v["block_hashes_hex"]
+
+
+def test_cli_seed_matches_vector(tmp_path, capsys):
+    v = next(v for v in VECTORS if v["seed"] == "0")
+    rc, out, _ = _run(capsys, _ids_file(tmp_path, v["tokens"]), "--block-size", str(v["block_size"]),
+                      "--hash-seed", "0", "--output-format", "json")
+    assert rc == 0 and json.loads(out)["hashes"] == v["block_hashes_hex"]
+
+
+def test_cli_xxhash_notes_the_random_engine_seed(tmp_path, capsys):
+    pytest.importorskip("xxhash")
+    v = _vec("xxhash", block_size=16)
+    rc, out, err = _run(capsys, _ids_file(tmp_path, "seq_c_37"), "--hash-algo", "xxhash", "--output-format", "json")
+    assert rc == 0 and json.loads(out)["hashes"] == v["block_hashes_hex"]
+    assert "PYTHONHASHSEED" in err
+
+
+def test_cli_full_output_lines(tmp_path, capsys):
+    v = _vec(block_size=16)
+    rc, out, err = _run(capsys, _ids_file(tmp_path, "seq_c_37"))
+    assert rc == 0
+    assert out.splitlines() == [f"0\t16\t{v['block_hashes_hex'][0]}", f"1\t32\t{v['block_hashes_hex'][1]}"]
+    assert "last 5 token(s)" in err
+
+
+def test_cli_checkpoints(tmp_path, capsys):
+    v = _vec(block_size=4)
+    rc, out, _ = _run(capsys, _ids_file(tmp_path, "seq_c_37"), "--block-size", "4", "--checkpoints", "8,36,40",
+                      "--output-format", "json")
+    assert rc == 0
+    r = json.loads(out)
+    assert r["checkpoints"] == {"8": v["block_hashes_hex"][1][:16], "36": v["block_hashes_hex"][8][:16], "40": None}
+
+
+def test_cli_text_input_hashes_the_tokenizer_ids(tmp_path, capsys):
+    from tokenizers import Tokenizer
+
+    text = "<|im_start|>system\nYou are a careful assistant who answers in one sentence.<|im_end|>\n" * 3
+    p = tmp_path / "prompt.txt"
+    p.write_text(text)
+    ids = Tokenizer.from_file(str(QWEN)).encode(text, add_special_tokens=False).ids
+    rc, out, _ = _run(capsys, str(p), "--tokenizer", str(QWEN), "--output-format", "json")
+    assert rc == 0
+    r = json.loads(out)
+    assert r["prompt_tokens"] == len(ids) and len(r["hashes"]) == len(ids) // 16
+    assert r["hashes"] == [h.hex() for h in vh.block_hashes(ids, 16)]
+
+
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["--checkpoints", "10"], "not a multiple of the block size 16"),
+        (["--checkpoints", "x"], "not a positive token count"),
+        (["--lora-name", "a"], "--lora-name and --lora-path go together"),
+        (["--vllm-version", "0.11"], "pass the engine's PYTHONHASHSEED as --hash-seed"),
+        (["--vllm-version", "0.11", "--hash-seed", "0", "--hash-algo", "xxhash"], "only sha256 and sha256_cbor"),
+        (["--lora-id", "3"], "--lora-id is for --vllm-version 0.11"),
+        (["--block-size", "0"], "must be a positive number"),
+    ],
+)
+def test_cli_usage_errors_are_one_line(tmp_path, capsys, argv, needle):
+    rc, out, err = _run(capsys, _ids_file(tmp_path, "seq_a_10"), *argv)
+    assert rc == 2 and out == ""
+    assert needle in err and err.count("\n") == 1
+
+
+def test_cli_missing_optional_dependency(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "xxhash", None)
+    rc, _, err = _run(capsys, _ids_file(tmp_path, "seq_a_10"), "--hash-algo", "xxhash")
+    assert rc == 2 and "promptlint-kv[hashes]" in err and err.count("\n") == 1
