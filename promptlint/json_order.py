@@ -11,6 +11,7 @@ canonical form.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, List, Optional, Tuple
 
@@ -25,28 +26,42 @@ class OrderCause:
     message: str
 
 
-def fragments(text: str) -> List[Tuple[int, int, Any]]:
-    """Top-level JSON objects/arrays in ``text``: (start, end, value), left to right, non-overlapping."""
+# where a non-empty JSON object or array can start: `{"` / `{}` or `[` + a value or `]`
+_OPEN = re.compile(r'\{\s*["}]|\[\s*[-"\[{0-9tfn\]]')
+_WINDOW = 1 << 18  # a fragment longer than this many characters is not recognised
+_MAX_FAILURES = 2000  # parse attempts that fail before the scan gives up
+
+
+def fragments(text: str, until: Optional[int] = None) -> List[Tuple[int, int, Any]]:
+    """Top-level JSON objects/arrays in ``text``: (start, end, value), left to right, non-overlapping.
+
+    With ``until``, scanning stops at the first fragment that starts after ``until`` and is not
+    adjacent (only whitespace or commas between) to the previous one: nothing past it can
+    contain ``until`` or belong to the run of values around it. Each attempt decodes a bounded
+    window (json's error path counts lines from the start of its input), and the scan gives up
+    after ``_MAX_FAILURES`` failed attempts, so the cost stays linear on any input.
+    """
     out: List[Tuple[int, int, Any]] = []
     if len(text) > _MAX_SCAN:
         return out
-    i, n = 0, len(text)
-    while i < n:
-        j_obj, j_arr = text.find("{", i), text.find("[", i)
-        cands = [j for j in (j_obj, j_arr) if j >= 0]
-        if not cands:
+    i = 0
+    failures = 0
+    for m in _OPEN.finditer(text):
+        j = m.start()
+        if j < i:
+            continue
+        if until is not None and j > until and not (out and text[out[-1][1] : j].strip(" \t\r\n,") == ""):
             break
-        j = min(cands)
         try:
-            value, end = _DECODER.raw_decode(text, j)
-        except ValueError:
-            i = j + 1
+            value, length = _DECODER.raw_decode(text[j : j + _WINDOW])
+        except (ValueError, RecursionError):
+            failures += 1
+            if failures > _MAX_FAILURES:
+                break
             continue
         if isinstance(value, (dict, list)) and value:
-            out.append((j, end, value))
-            i = end
-        else:
-            i = j + 1
+            out.append((j, j + length, value))
+            i = j + length
     return out
 
 
@@ -89,7 +104,7 @@ def explain(base: str, variant: str, char_offset: Optional[int] = None) -> Optio
     if char_offset is None:
         n = min(len(base), len(variant))
         char_offset = next((i for i in range(n) if base[i] != variant[i]), n)
-    fa, fb = fragments(base), fragments(variant)
+    fa, fb = fragments(base, char_offset), fragments(variant, char_offset)
     a, b = _containing(fa, char_offset), _containing(fb, char_offset)
     if a and b and a[0] == b[0] and json.dumps(a[2]) != json.dumps(b[2]):  # dict == ignores key order
         if _key(a[2]) == _key(b[2]):

@@ -34,6 +34,14 @@ def run_error(capsys, *argv):
     return err
 
 
+@pytest.fixture(scope="module")
+def qwen():
+    """The test tokenizer loaded directly with `tokenizers`: the independent reference."""
+    from tokenizers import Tokenizer
+
+    return Tokenizer.from_file(str(QWEN))
+
+
 def write(tmp_path, name, content):
     p = tmp_path / name
     p.write_bytes(content.encode("utf-8") if isinstance(content, str) else content)
@@ -54,16 +62,15 @@ DOCS = [
 ]
 
 
-def test_early_timestamp_index_matches_direct_tokenizers_encode(tmp_path, capsys):
+def test_early_timestamp_index_matches_direct_tokenizers_encode(tmp_path, capsys, qwen):
     jinja2 = pytest.importorskip("jinja2")
-    from tokenizers import Tokenizer
 
     tpl = jinja2.Template(TEMPLATE)
     a = tpl.render(now="2025-03-14 09:26:53", docs=DOCS, question="Where is my order?")
     b = tpl.render(now="2025-03-14 09:27:05", docs=DOCS, question="Where is my order?")
     pa, pb = write(tmp_path, "a.txt", a), write(tmp_path, "b.txt", b)
 
-    tok = Tokenizer.from_file(str(QWEN))
+    tok = qwen
     ea, eb = tok.encode(a, add_special_tokens=False), tok.encode(b, add_special_tokens=False)
     expected = next(i for i, (x, y) in enumerate(zip(ea.ids, eb.ids)) if x != y)
     assert 5 < expected < 32  # the timestamp is early (Qwen splits digits one per token)
@@ -337,3 +344,22 @@ def test_parser_imports_no_third_party_package():
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_tokens_diverge_before_text_note(tmp_path, capsys, qwen):
+    a, b = "Say hello world", "Say hello worlds"
+    tok = qwen
+    ea, eb = tok.encode(a).ids, tok.encode(b).ids
+    s = next(i for i, (x, y) in enumerate(zip(ea, eb)) if x != y)
+    assert tok.decode([ea[s]]) == " world"  # the merge swallows the boundary: a meaningful case
+    r, _ = run_json(capsys, write(tmp_path, "a.txt", a), write(tmp_path, "b.txt", b), "--tokenizer", QWEN)
+    f = r["first_divergent_token"]
+    assert f["index"] == s and f["char_offset"] == 9 and f["text_divergence_offset"] == 15
+    assert "diverge 6 character(s) before the text does" in f["note"]
+
+
+def test_json_scan_survives_pathological_input():
+    deep = "[" * 1500  # deeper than the recursion limit of json's decoder
+    assert json_order.explain(deep + "1", deep + "2") is None
+    assert json_order.fragments("{ if (x) { y } } [x] ") == []
+    assert json_order.fragments('cite [1] and {"k": 1}') == [(5, 8, [1]), (13, 21, {"k": 1})]

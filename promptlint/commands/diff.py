@@ -153,10 +153,10 @@ def build_report(base, variant, profiles, engine, tok, context, settings) -> dic
             n = min(len(base.text), len(variant.text))
             c = next((i for i in range(n) if base.text[i] != variant.text[i]), n)
             first["text_divergence_offset"] = c
-            if base.offsets is not None and S < len(base.offsets) and base.offsets[S][1] <= c < len(base.text):
+            if base.offsets is not None and S < len(base.offsets) and base.offsets[S][0] < c:
                 first["note"] = (
-                    f"the tokens diverge {c - base.offsets[S][0]} characters before the text does "
-                    "(the tokenizer merged across the boundary)"
+                    f"the tokens diverge {c - base.offsets[S][0]} character(s) before the text does, at character {c} "
+                    "(the tokenizer merged across the point of change)"
                 )
             oc = json_order.explain(base.text, variant.text, c)
             if oc is not None:
