@@ -24,6 +24,8 @@ EXIT_ERROR = 2
 COMMANDS = [
     "check",
     "rule",
+    "diff",
+    "hashes",
 ]
 
 
