@@ -136,14 +136,14 @@ def _from_str(text: str, spec: TokenizerSpec):
     from tokenizers import Tokenizer  # lazy: only when something must be tokenized
 
     try:
-        json.loads(text)
-    except ValueError:
-        raise TokenizerError(
-            f"{spec.display}: not a tokenizer.json file (invalid or truncated JSON); restore it from the model repository"
-        ) from None
-    try:
         return Tokenizer.from_str(text)
-    except Exception as e:  # tokenizers raises a bare Exception for schema problems
+    except Exception as e:  # tokenizers raises a bare Exception; diagnose only on failure
+        try:
+            json.loads(text)
+        except ValueError:
+            raise TokenizerError(
+                f"{spec.display}: not a tokenizer.json file (invalid or truncated JSON); restore it from the model repository"
+            ) from None
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise TokenizerError(f"{spec.display}: not a Hugging Face tokenizer.json ({first})") from None
 
