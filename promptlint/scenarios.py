@@ -23,7 +23,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 KINDS = ("static", "per-request", "volatile")
 SUB_KINDS = ("timestamp", "date", "time", "id")
-SPEC_KEYS = {"value", "kind", "sub-kind", "variant"}
+SPEC_KEYS = {"value", "kind", "sub-kind", "variant", "order"}
 
 
 class SamplesError(Exception):
@@ -41,6 +41,7 @@ class Variable:
     sub_kind: Optional[str] = None
     variant: Any = None  # explicit second value, if the samples file gives one
     declared: bool = False  # from a samples file (True) or inferred (False)
+    order: Optional[str] = None  # lists: "pinned" or "unordered" (samples file)
 
     def variant_value(self) -> Any:
         if self.variant is not None:
@@ -54,6 +55,7 @@ class Variable:
 class Scenario:
     variables: Dict[str, Variable] = field(default_factory=dict)
     samples_path: Optional[Path] = None
+    tools_order: Optional[str] = None  # "pinned": tool order is fixed by the application
 
     def values(self, **overrides: Any) -> Dict[str, Any]:
         out = {name: v.value for name, v in self.variables.items()}
@@ -106,7 +108,7 @@ def load_samples(path: Path) -> Dict[str, Any]:
 
 
 def scenario_from_samples(data: Dict[str, Any], path: Path) -> Scenario:
-    scenario = Scenario(samples_path=path)
+    scenario = Scenario(samples_path=path, tools_order=data.get("tools-order"))
     for name, entry in (data.get("variables") or {}).items():
         if isinstance(entry, dict) and entry and set(entry) <= SPEC_KEYS and ("value" in entry or "kind" in entry):
             if "value" not in entry:
@@ -115,7 +117,7 @@ def scenario_from_samples(data: Dict[str, Any], path: Path) -> Scenario:
             sub = entry.get("sub-kind")
             if kind == "volatile" and sub is None:
                 sub = guess_sub_kind(name, entry["value"])
-            scenario.variables[name] = Variable(name, entry["value"], kind, sub, entry.get("variant"), True)
+            scenario.variables[name] = Variable(name, entry["value"], kind, sub, entry.get("variant"), True, entry.get("order"))
         else:
             scenario.variables[name] = Variable(name, entry, "static", None, None, True)
     return scenario
@@ -332,7 +334,7 @@ def per_request_variant(value: Any) -> Any:
 
 
 def with_values(scenario: Scenario, **values: Any) -> Scenario:
-    new = Scenario(dict(scenario.variables), scenario.samples_path)
+    new = Scenario(dict(scenario.variables), scenario.samples_path, scenario.tools_order)
     for k, v in values.items():
         new.variables[k] = replace(new.variables[k], value=v)
     return new

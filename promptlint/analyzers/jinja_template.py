@@ -61,6 +61,7 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
         engine_profile(settings.engine, settings.block_size),
         limits,
         search_paths=[settings.root],
+        is_enabled=ctx.is_enabled,
     )
     findings: List[Finding] = []
     try:
