@@ -99,9 +99,10 @@ LLAMACPP_FIRST_MATCH_GROUPS: Dict[str, Tuple[str, ...]] = {
     "fim_sep": ("<|file_sep|>",),
 }
 
-# Exceptions applied after the lists (same function): "<|end|>" is demoted when the
-# vocabulary also has "<|return|>" and "<|call|>" (or "<|calls|>" and "<|flush|>");
-# "</s>" is demoted when it also has "<|tool_response>" or "<|plamo:eos|>".
+# Exceptions applied after the lists (same function): "<|end|>" becomes USER_DEFINED (still
+# one token) when the vocabulary also has "<|return|>" and "<|call|>" (or "<|calls|>" and
+# "<|flush|>"); "</s>" becomes an ordinary token when it also has "<|tool_response>" or
+# "<|plamo:eos|>" (Gemma 4, PLaMo).
 
 CAUSE_NFC = "nfc"  # the pinned tokenizer's Unicode normalization (NFC, NFKC, ...) changed the text
 CAUSE_CONTROL_TEXT = "control-text"  # a text the engine matches as one control token
@@ -340,18 +341,20 @@ def _build_llamacpp(pinned: LoadedTokenizer) -> LlamaCppEncoder:
                 f"llama.cpp picks its {role} token among {', '.join(present)} by hash-map order; "
                 "only those already special are treated as control here"
             )
-    # the demotions that follow the lists in the same function
-    if "<|end|>" in promoted and (
-        ("<|return|>" in token_to_id and "<|call|>" in token_to_id) or ("<|calls|>" in token_to_id and "<|flush|>" in token_to_id)
-    ):
-        promoted.pop("<|end|>")  # becomes USER_DEFINED: still matched as one token if it is an added token
+    # the demotions that follow the lists in the same function:
+    # - "<|end|>" becomes USER_DEFINED when "<|return|>" and "<|call|>" (or "<|calls|>" and
+    #   "<|flush|>") are end-of-generation too: still matched as one token, nothing to change;
+    # - "</s>" becomes NORMAL (no longer matched as one token, even if tokenizer.json had it as
+    #   an added token) when "<|tool_response>" (always end-of-generation when present) or
+    #   "<|plamo:eos|>" (only as the GGUF's EOS; approximated by its presence) is in the vocabulary.
+    demoted = set()
     if "</s>" in promoted and ("<|tool_response>" in token_to_id or "<|plamo:eos|>" in token_to_id):
-        if "</s>" not in added:
-            promoted.pop("</s>")  # NORMAL again
+        promoted.pop("</s>")
+        demoted.add("</s>")
     # only what the pinned tokenizer does not already match as one token counts as "promoted"
     promoted = {t: i for t, i in promoted.items() if t not in added}
 
-    specials = dict(added)
+    specials = {t: i for t, i in added.items() if t not in demoted}
     specials.update(promoted)
     # llama.cpp sorts its special-token cache by text length in bytes, longest first
     special_list = sorted(specials.items(), key=lambda ti: (-len(ti[0].encode("utf-8")), ti[1]))

@@ -243,3 +243,45 @@ def test_cli_bad_inputs_exit_2_with_one_line(tmp_path, args, needle):
     assert "Traceback" not in r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("promptlint: error: ") and needle in lines[0], r.stderr
+
+
+# --- the promotion list on a synthetic byte-level BPE vocabulary
+
+
+def _synthetic(extra, added=()):
+    """A byte-level BPE tokenizer: the 256 byte symbols plus ``extra`` whole-text entries."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers
+
+    from promptlint.engine_tokenize import _BYTE_TO_UNICODE
+
+    vocab = {c: i for i, c in enumerate(_BYTE_TO_UNICODE.values())}
+    for text in extra:
+        vocab.setdefault(text, len(vocab))
+    tok = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in added])
+    spec = tokens.TokenizerSpec(Path("synthetic.json"), None)
+    return tokens.LoadedTokenizer(spec, "synthetic-" + "|".join(extra + tuple(added)), tok)
+
+
+def test_synthetic_promotions():
+    tok = _synthetic(("</s>", "<PRE>", "<end_of_turn>", "<eos>"), added=("<|im_end|>",))
+    enc = engine_encoder(tok, "llamacpp")
+    assert set(enc.promoted) == {"</s>", "<PRE>", "<end_of_turn>", "<eos>"}  # <|im_end|> was already special
+    ids = enc.encode("a<PRE>b</s>").ids
+    assert enc.promoted["<PRE>"] in ids and enc.promoted["</s>"] in ids and len(ids) == 4
+
+
+def test_synthetic_gemma4_keeps_s_ordinary():
+    tok = _synthetic(("</s>", "<|tool_response>"))
+    enc = engine_encoder(tok, "llamacpp")
+    assert "</s>" not in enc.promoted and "<|tool_response>" in enc.promoted
+    assert len(enc.encode("</s>").ids) == 4  # four byte tokens
+
+
+def test_synthetic_ambiguous_fim_group_is_noted():
+    tok = _synthetic(("<PRE>", "<fim-prefix>"))
+    enc = engine_encoder(tok, "llamacpp")
+    assert "<PRE>" not in enc.promoted and any("fim_pre" in n for n in enc.notes)
