@@ -106,7 +106,7 @@ LLAMACPP_FIRST_MATCH_GROUPS: Dict[str, Tuple[str, ...]] = {
 
 CAUSE_NFC = "nfc"  # the pinned tokenizer's Unicode normalization (NFC, NFKC, ...) changed the text
 CAUSE_CONTROL_TEXT = "control-text"  # a text the engine matches as one control token
-CAUSE_OTHER = "other"  # not explained by the two known causes (should not happen)
+CAUSE_OTHER = "other"  # neither: e.g. a non-Unicode normalizer step, or lstrip/rstrip on an added token
 
 _UNICODE_NORMALIZERS = {"NFC", "NFD", "NFKC", "NFKD"}
 
@@ -151,6 +151,10 @@ class LlamaCppEncoder:
         self.notes = notes
         self._pinned_normalizer = normalizer  # the pinned tokenizer's normalizer, for cause analysis
         self.control_ids = {i for _, i in specials}
+        # added tokens that `tokenizers` matches with lstrip/rstrip (llama.cpp does not strip)
+        self._strip_texts = [
+            t.content for t in pinned._tok.get_added_tokens_decoder().values() if t.lstrip or t.rstrip
+        ]
 
     # same surface as LoadedTokenizer where the CLI needs it
     @property
@@ -224,6 +228,12 @@ class LlamaCppEncoder:
 
     def control_texts_in(self, text: str) -> List[str]:
         return [t for t in self.promoted if t in text]
+
+    def may_differ(self, text: str) -> bool:
+        """False when the engine's ids are certainly the pinned tokenizer's (no tokenization needed)."""
+        return bool(
+            self.control_texts_in(text) or self.normalizes(text) or any(t in text for t in self._strip_texts)
+        )
 
 
 _ENCODERS: Dict[Tuple[str, str], object] = {}
@@ -413,14 +423,15 @@ def tokenization_differences(
     Returns one :class:`TokenizationDifference` per stretch of text bounded by positions
     where both tokenizations have a token boundary (touching stretches with the same cause
     are merged), in text order; empty when they agree (always for vllm and sglang). Fast path: text that the pinned normalizer leaves unchanged and that
-    holds no promoted control text is not tokenized at all.
+    holds no promoted control text (nor an added token that `tokenizers` strips around) is not
+    tokenized at all.
     """
     enc = engine_encoder(tokenizer, engine)
     if not isinstance(enc, LlamaCppEncoder):
         return []
-    controls = enc.control_texts_in(text)
-    if not controls and not enc.normalizes(text):
+    if not enc.may_differ(text):
         return []
+    controls = enc.control_texts_in(text)
     pinned = tokenizer.encode(text, add_special_tokens=add_special_tokens)
     engine_enc = enc.encode(text, add_special_tokens=add_special_tokens)
     if pinned.ids == engine_enc.ids:

@@ -285,3 +285,15 @@ def test_synthetic_ambiguous_fim_group_is_noted():
     tok = _synthetic(("<PRE>", "<fim-prefix>"))
     enc = engine_encoder(tok, "llamacpp")
     assert "<PRE>" not in enc.promoted and any("fim_pre" in n for n in enc.notes)
+
+
+def test_synthetic_lstrip_added_token_is_not_stripped_by_llamacpp():
+    from tokenizers import AddedToken
+
+    tok = _synthetic(("x",))
+    tok._tok.add_special_tokens([AddedToken("<mask>", special=True, lstrip=True, normalized=False)])
+    tok.sha256 += "-mask"
+    enc = engine_encoder(tok, "llamacpp")
+    assert len(enc.encode("a <mask>").ids) == 3 and len(tok.encode("a <mask>").ids) == 2
+    (d,) = tokenization_differences("a <mask>", tok, "llamacpp")
+    assert d.cause == "other" and d.span[0] <= 1
