@@ -26,6 +26,7 @@ COMMANDS = [
     "rule",
     "diff",
     "hashes",
+    "tokenize",
 ]
 
 
