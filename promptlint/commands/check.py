@@ -75,4 +75,6 @@ def run(args) -> int:
         print(f"promptlint: note: {notice}", file=sys.stderr)
     if args.exit_zero:
         return EXIT_OK
-    return EXIT_FINDINGS if (report.findings or report.errors) else EXIT_OK
+    # Notes (severity "info", e.g. an order the samples file declares pinned) never fail a run.
+    failing = [f for f in report.findings + report.errors if f.severity != "info"]
+    return EXIT_FINDINGS if failing else EXIT_OK
