@@ -11,6 +11,7 @@ from typing import Optional
 
 ANALYZERS = [
     "promptlint.analyzers.jinja_template",
+    "promptlint.analyzers.python_source",
 ]
 
 
