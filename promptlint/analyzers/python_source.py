@@ -77,11 +77,12 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
         return [error]
     lines = text.splitlines()
     findings: List[Finding] = []
+    encodings: dict = {}  # text -> Encoding: holes of one prompt share its base render
     for c in candidates:
         if not ctx.is_enabled(c.code):
             continue
         if c.code == "M101":
-            f = _measured(c, ctx, display, lines)
+            f = _measured(c, ctx, display, lines, encodings)
             if f is not None:
                 findings.append(f)
             continue
@@ -119,19 +120,25 @@ def _record(c, display: str, lines: Sequence[str], message: str) -> Finding:
 _CADENCE = {"date": "changes daily", "time": "changes every second"}
 
 
-def _measured(c, ctx: Context, display: str, lines: Sequence[str]) -> Optional[Finding]:
+def _measured(c, ctx: Context, display: str, lines: Sequence[str], encodings: dict) -> Optional[Finding]:
     from promptlint.compare import Comparison, engine_profile, shared_prefix
     from promptlint.pysource.rules import render, unresolved_after
 
     tok = ctx.tokenizer()
+
+    def encode(text: str):
+        if text not in encodings:
+            encodings[text] = tok.encode(text, add_special_tokens=False)
+        return encodings[text]
+
     profile = engine_profile(ctx.settings.engine, ctx.settings.block_size)
     base_text = render(c.prompt)
     variant_text = render(c.prompt, changed=c.hole)
-    base = tok.encode(base_text, add_special_tokens=False)
-    variant = tok.encode(variant_text, add_special_tokens=False)
+    base = encode(base_text)
+    variant = encode(variant_text)
     per_request_text = render(c.prompt, per_request_variant=True)
     if per_request_text != base_text:
-        ideal = shared_prefix(base.ids, tok.encode(per_request_text, add_special_tokens=False).ids)
+        ideal = shared_prefix(base.ids, encode(per_request_text).ids)
     else:
         ideal = len(variant.ids)
     cmp = Comparison(shared_prefix(base.ids, variant.ids), len(variant.ids), ideal, profile.block_size)

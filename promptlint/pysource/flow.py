@@ -64,12 +64,17 @@ class Val:
     names: frozenset = frozenset()  # identifiers seen on the way (names, attributes), for salt checks
 
     def add(self, *others: Optional["Val"]) -> "Val":
+        ids = None
         for o in others:
             if o is None:
                 continue
-            for h in o.hazards:
-                if not any(h is x for x in self.hazards):
-                    self.hazards.append(h)
+            if o.hazards:
+                if ids is None:
+                    ids = {id(h) for h in self.hazards}
+                for h in o.hazards:
+                    if id(h) not in ids:
+                        ids.add(id(h))
+                        self.hazards.append(h)
             if o.names:
                 self.names = self.names | o.names
         return self
@@ -98,6 +103,9 @@ class Entry:
     loops: Tuple[ast.AST, ...]  # enclosing for loops in the same function, outermost first
 
 
+_LEAVES = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
+
+
 class Index:
     """One pass over the module: scopes, bindings, mutations, returns, calls, dicts."""
 
@@ -115,6 +123,8 @@ class Index:
         self.raises: List[Tuple[ast.Raise, Optional[ast.AST]]] = []
         self.strings: List[ast.Constant] = []
         self._walk(tree, None, (), None)
+        for entries in self.bindings.values():
+            entries.sort(key=lambda e: e.pos)
 
     @staticmethod
     def sid(scope: Optional[ast.AST]) -> int:
@@ -195,8 +205,16 @@ class Index:
                         value = args[-1] if args else None
                         kind = {"appendleft": "append", "add": "append"}.get(f.attr, f.attr)
                         self._bind(scope, f.value.id, Entry(pos, kind, value, loops))
-            for child in reversed(list(ast.iter_child_nodes(node))):
-                stack.append((child, scope, loops, cls))
+            for name in node._fields:
+                if name == "ctx":
+                    continue
+                v = getattr(node, name, None)
+                if type(v) is list:
+                    for child in v:
+                        if isinstance(child, ast.AST) and not isinstance(child, _LEAVES):
+                            stack.append((child, scope, loops, cls))
+                elif isinstance(v, ast.AST) and not isinstance(v, _LEAVES):
+                    stack.append((v, scope, loops, cls))
 
     def _target(self, scope, target: ast.AST, entry: Entry) -> None:
         if isinstance(target, ast.Name):
@@ -222,15 +240,37 @@ class Flow:
     def __init__(self, index: Index, source: str, kind_of):
         self.index = index
         self.source = source
-        self.kind_of = kind_of  # name -> (kind, sub): promptlint.lint.name_patterns().kind_of
+        self._kind_of = kind_of  # name -> (kind, sub): promptlint.lint.name_patterns().kind_of
+        self._kinds: Dict[str, Tuple[str, Optional[str]]] = {}
         self._memo: Dict[Tuple[int, int], Val] = {}
         self._active: set = set()
+        self._lines = [line.encode("utf-8") for line in source.splitlines(keepends=True)]
 
     # -- helpers
+    def kind_of(self, name: str) -> Tuple[str, Optional[str]]:
+        k = self._kinds.get(name)
+        if k is None:
+            k = self._kinds[name] = self._kind_of(name)
+        return k
+
     def text_of(self, node: ast.AST, limit: int = 60) -> str:
-        seg = ast.get_source_segment(self.source, node) or type(node).__name__
+        seg = self._segment(node) or type(node).__name__
         seg = " ".join(seg.split())
         return seg if len(seg) <= limit else seg[: limit - 3] + "..."
+
+    def _segment(self, node: ast.AST) -> Optional[str]:
+        """The node's source text (ast columns are UTF-8 byte offsets); like ast.get_source_segment, cached lines."""
+        try:
+            first, last = node.lineno - 1, node.end_lineno - 1
+            start, end = node.col_offset, node.end_col_offset
+        except AttributeError:
+            return None
+        if end is None or not (0 <= first <= last < len(self._lines)):
+            return None
+        if first == last:
+            return self._lines[first][start:end].decode("utf-8", "replace")
+        chunk = [self._lines[first][start:]] + self._lines[first + 1:last] + [self._lines[last][:end]]
+        return b"".join(chunk).decode("utf-8", "replace")
 
     def name_of(self, node: ast.AST) -> Optional[str]:
         return sinks.canonical(sinks.dotted(node), self.index.aliases)
@@ -358,9 +398,16 @@ class Flow:
             out = self.opaque(node)
             return out.add(base)
         if t is ast.Attribute:
+            if _is_module_ref(node.value, self.index):
+                out = self.opaque(node, name=node.attr)
+                out.names = out.names | {node.attr}
+                return out
+            base = ev(node.value)
+            if base.parts is not None and len(base.parts) == 1 and isinstance(base.parts[0], Hole) and base.parts[0].kind == "volatile":
+                return base  # uuid4().hex, datetime.now().year: still the volatile value
             out = self.opaque(node, name=node.attr)
             out.names = out.names | {node.attr}
-            return out
+            return out.add(base)
         if t in (ast.Await, ast.Starred):
             return ev(node.value)
         if t is ast.NamedExpr:
