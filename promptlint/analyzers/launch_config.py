@@ -19,7 +19,6 @@ FLAGS = re.compile(
     r"|(?P<key>\b(?:enable[-_]prefix[-_]caching)\b[\"']?\s*[:=]\s*[\"']?(?:false|False|0)\b)"
     r"|(?P<radix>\bdisable[-_]radix[-_]cache\b[\"']?\s*[:=]\s*[\"']?(?:true|True|1)\b)"
 )
-PREFILTER = re.compile(rb"prefix.caching|radix.cache")
 
 
 def handles(path: Path) -> bool:
@@ -30,7 +29,8 @@ def handles(path: Path) -> bool:
 def mentions_flags(path: Path) -> bool:
     try:
         with open(path, "rb") as f:
-            return PREFILTER.search(f.read(2_000_000)) is not None
+            data = f.read(2_000_000)
+        return b"prefix-caching" in data or b"prefix_caching" in data or b"radix-cache" in data or b"radix_cache" in data
     except OSError:
         return True
 
