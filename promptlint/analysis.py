@@ -49,6 +49,8 @@ class TemplateRun:
         add_special_tokens: bool = False,
         search_paths=(),
         is_enabled=None,
+        pinned: Optional[Callable[[], LoadedTokenizer]] = None,
+        engine: str = "vllm",
     ):
         self.path = path
         self.display_path = display_path
@@ -61,6 +63,13 @@ class TemplateRun:
         self.search_paths = list(search_paths)
         self._memo: Dict[Tuple, Sample] = {}
         self._is_enabled = is_enabled or (lambda code: True)
+        self._pinned = pinned or tokenizer
+        self.engine = engine
+
+    @property
+    def pinned_tokenizer(self) -> LoadedTokenizer:
+        """The pinned Hugging Face tokenizer (``tokenizer`` may be an engine's variant of it)."""
+        return self._pinned()
 
     def enabled(self, code: str) -> bool:
         return self._is_enabled(code)

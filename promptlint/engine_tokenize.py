@@ -156,10 +156,17 @@ class LlamaCppEncoder:
             t.content for t in pinned._tok.get_added_tokens_decoder().values() if t.lstrip or t.rstrip
         ]
 
-    # same surface as LoadedTokenizer where the CLI needs it
+    # same surface as LoadedTokenizer where the CLI and the checks need it
     @property
     def spec(self):
         return self.pinned.spec
+
+    @property
+    def sha256(self) -> str:
+        return self.pinned.sha256
+
+    def added_tokens(self, special_only: bool = False) -> Dict[str, int]:
+        return self.pinned.added_tokens(special_only)
 
     def token_text(self, token_id: Optional[int]) -> str:
         return self.pinned.token_text(token_id)

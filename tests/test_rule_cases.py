@@ -38,7 +38,7 @@ def test_rule_case(rule, case, tmp_path, cli):
         stem = name.rsplit(".", 1)[0]
         (tmp_path / f"{stem}.samples.json").write_text(json.dumps(case["samples"]), encoding="utf-8")
     tok = DATA / "tokenizers" / case.get("tokenizer", "qwen2.5") / "tokenizer.json"
-    r = cli("check", "--tokenizer", tok, "--output-format", "json", name, cwd=tmp_path)
+    r = cli("check", "--tokenizer", tok, "--output-format", "json", *case.get("args", []), name, cwd=tmp_path)
     assert r.code in (0, 1), r.err
     doc = r.json()
     got = [f for f in doc["findings"] + doc["errors"] if f["code"] == rule.code]

@@ -19,6 +19,19 @@ def handles(path: Path) -> bool:
     return is_template(path)
 
 
+def engine_tokenizer(ctx: Context):
+    """The tokenization the engine really applies: the pinned tokenizer, or llama.cpp's variant of it."""
+    if ctx.settings.engine != "llamacpp":
+        return ctx.tokenizer
+
+    def load():
+        from promptlint.engine_tokenize import engine_encoder
+
+        return engine_encoder(ctx.tokenizer(), "llamacpp")
+
+    return load
+
+
 def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     """All findings for one template file (E findings when it cannot be analysed)."""
     from promptlint import checks
@@ -57,11 +70,13 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
         display,
         loaded,
         scenario,
-        ctx.tokenizer,
+        engine_tokenizer(ctx),
         engine_profile(settings.engine, settings.block_size),
         limits,
         search_paths=[settings.root],
         is_enabled=ctx.is_enabled,
+        pinned=ctx.tokenizer,
+        engine=settings.engine,
     )
     findings: List[Finding] = []
     try:

@@ -12,6 +12,7 @@ from typing import List, Sequence, Tuple
 CHECKS: List[Tuple[str, Tuple[str, ...]]] = [
     ("promptlint.checks.m101_volatile", ("M101",)),
     ("promptlint.checks.m1_tokens", ("M102", "M103", "M104")),
+    ("promptlint.checks.m105_engine", ("M105",)),
     ("promptlint.checks.m2_order", ("M201", "M202", "M203")),
 ]
 
