@@ -27,6 +27,7 @@ COMMANDS = [
     "diff",
     "hashes",
     "tokenize",
+    "clean",
 ]
 
 

@@ -80,13 +80,8 @@ def read_config_file(path: Path) -> Optional[Dict[str, Any]]:
     return data
 
 
-def settings_from(path: Path, data: Dict[str, Any]) -> Settings:
-    from promptlint.schemas import validate
-
-    where = "[tool.promptlint]" if path.name == "pyproject.toml" else ""
-    problem = validate("config", data, where.strip("[]"))
-    if problem:
-        raise ConfigError(f"{path}: {problem}")
+def settings_from(path: Path, data: Dict[str, Any], use_cache: bool = False) -> Settings:
+    _validate(path, data, use_cache)
     root = path.parent.resolve()
     kw: Dict[str, Any] = {"config_path": path, "root": root}
     if "tokenizer" in data:
@@ -110,8 +105,37 @@ def settings_from(path: Path, data: Dict[str, Any]) -> Settings:
     return Settings(**kw)
 
 
+def _validate(path: Path, data: Dict[str, Any], use_cache: bool) -> None:
+    """Check ``data`` against the config schema; a table validated before is remembered in the
+    result cache, so a warm run does not import jsonschema."""
+    import hashlib
+    import json
+
+    digest = hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+    cache = None
+    if use_cache:
+        from promptlint.cache import Cache
+
+        cache = Cache(path.parent.resolve())
+        if cache.memo_get("validated-configs").get(digest):
+            return
+    from promptlint.schemas import validate
+
+    where = "[tool.promptlint]" if path.name == "pyproject.toml" else ""
+    problem = validate("config", data, where.strip("[]"))
+    if problem:
+        raise ConfigError(f"{path}: {problem}")
+    if cache is not None:
+        memo = cache.memo_get("validated-configs")
+        memo[digest] = True
+        cache.memo_put("validated-configs", memo)
+
+
 def load_settings(
-    config_file: Optional[str] = None, start: Optional[Path] = None, overrides: Optional[Dict[str, Any]] = None
+    config_file: Optional[str] = None,
+    start: Optional[Path] = None,
+    overrides: Optional[Dict[str, Any]] = None,
+    use_cache: bool = False,
 ) -> Settings:
     """Settings from ``--config`` or discovery, with command-line ``overrides`` applied on top."""
     if config_file:
@@ -121,10 +145,10 @@ def load_settings(
         data = read_config_file(path)
         if data is None:
             raise ConfigError(f"{path}: no [tool.promptlint] table in this pyproject.toml")
-        settings = settings_from(path, data)
+        settings = settings_from(path, data, use_cache)
     else:
         found = find_config(start or Path.cwd())
-        settings = settings_from(*found) if found else Settings()
+        settings = settings_from(*found, use_cache=use_cache) if found else Settings()
     clean = {k: v for k, v in (overrides or {}).items() if v is not None}
     if "tokenizer" in clean:
         clean["tokenizer"] = str(Path(clean["tokenizer"]).resolve())

@@ -52,23 +52,31 @@ def lint(
     settings: Settings,
     force_exclude: bool = False,
     overrides: Optional[Dict[str, str]] = None,
+    use_cache: bool = True,
 ) -> Report:
     """Lint ``paths`` (or the configured templates); ``overrides`` maps a path to its text (stdin)."""
+    from promptlint.cache import Cache
+
     report = Report()
     spec = tokenizer_spec(settings)  # raises TokenizerError before any work
     report.tokenizer = spec
     provider = TokenizerProvider(spec)
+    cache = Cache(settings.root, enabled=use_cache)
     files, missing = discover(paths, settings.root, settings.templates, settings.exclude, force_exclude)
     if overrides:
         files = [Path(p) for p in overrides] + [f for f in files if str(f) not in overrides]
     is_enabled = _enabled(settings)
     ctx = Context(settings, provider, is_enabled)
+    tok_sha = None
+    settings_key = _settings_key(settings)
     for raw in missing:
         report.errors.append(file_error(raw, "E005", f"no such file or directory: {raw}"))
     for path in files:
         report.files += 1
         text = (overrides or {}).get(str(path))
-        for f in lint_file(path, ctx, text):
+        if tok_sha is None:
+            tok_sha = tokenizer_sha(spec, cache)  # verifies a pinned sha without loading the tokenizer
+        for f in _cached_lint_file(path, ctx, text, cache, settings_key, tok_sha):
             rel = relative(Path(f.path), settings.root)
             if not is_enabled(f.code) or ignored_for_file(f.code, rel, settings.per_file_ignores):
                 continue
@@ -77,6 +85,10 @@ def lint(
     report.errors.sort(key=lambda f: f.sort_key)
     if provider.loaded is not None:
         report.tokenizer_sha256 = provider.loaded.sha256
+    elif tok_sha is not None:
+        report.tokenizer_sha256 = tok_sha
+    if cache.warning:
+        report.notices.append(cache.warning)
     if spec.embedded and (provider.loaded is not None):
         report.notices.append(
             "no tokenizer configured: figures use the embedded cl100k_base tokenizer and are approximate "
@@ -103,6 +115,11 @@ class Context:
     settings: Settings
     tokenizer: Callable[[], LoadedTokenizer]
     is_enabled: Callable[[str], bool]
+    deps: List[Path] = field(default_factory=list)  # other files the current analysis read
+
+    def depend(self, path: Path) -> None:
+        """Record a file (include, samples file) whose change must invalidate the cached result."""
+        self.deps.append(Path(path))
 
     @staticmethod
     def display(path: Path) -> str:
@@ -124,6 +141,89 @@ def lint_file(path: Path, ctx: "Context", text: Optional[str] = None) -> List[Fi
     if analyzer is None:
         analyzer = importlib.import_module("promptlint.analyzers.jinja_template")
     return analyzer.lint_file(path, text, ctx)
+
+
+def _cached_lint_file(path: Path, ctx: "Context", text: Optional[str], cache, settings_key: str, tok_sha: str) -> List[Finding]:
+    from promptlint.records import finding_from_dict
+
+    if text is None:
+        raw = _read_bytes(path)
+        if isinstance(raw, Finding):
+            return [raw]
+        content = raw
+    else:
+        content = text.encode("utf-8", "surrogatepass")
+    from promptlint.scenarios import samples_path_for
+
+    sidecar = samples_path_for(path)  # a samples file that appears or disappears changes the key
+    sidecar_key = f"{sidecar}:{(sidecar.stat().st_size, sidecar.stat().st_mtime_ns)}" if sidecar else "no-samples"
+    key = cache.key(path, content, settings_key + sidecar_key, tok_sha)
+    entry = cache.get(key)
+    if entry is not None:
+        return [finding_from_dict(d) for d in entry["findings"]]
+    if text is None:
+        decoded = _decode(path, content)
+        if isinstance(decoded, Finding):
+            return [decoded]
+        text = decoded
+    ctx.deps = []
+    findings = lint_file(path, ctx, text)
+    cache.put(key, [f.to_dict(evidence=True) for f in findings], ctx.deps)
+    return findings
+
+
+def _settings_key(settings: Settings) -> str:
+    import hashlib
+
+    return hashlib.sha256(repr(settings.cache_key()).encode("utf-8")).hexdigest()
+
+
+def tokenizer_sha(spec: TokenizerSpec, cache) -> str:
+    """The tokenizer's sha256 without loading it (memoised by size and mtime), checked against the pin."""
+    from promptlint.tokens import EMBEDDED_NAME, TokenizerError, file_sha256
+
+    if spec.path is None:
+        return "embedded:" + EMBEDDED_NAME
+    try:
+        st = spec.path.stat()
+    except OSError as e:
+        raise TokenizerError(f"{spec.path}: cannot read the tokenizer ({e.strerror}); check the path") from None
+    memo = cache.memo_get("tokenizers")
+    key = str(spec.path.resolve())
+    stamp = [st.st_size, st.st_mtime_ns]
+    known = memo.get(key)
+    if isinstance(known, list) and len(known) == 3 and known[:2] == stamp:
+        sha = known[2]
+    else:
+        sha = file_sha256(spec.path)
+        memo[key] = stamp + [sha]
+        cache.memo_put("tokenizers", memo)
+    if spec.sha256 and spec.sha256 != sha:
+        raise TokenizerError(
+            f"{spec.path}: the tokenizer changed: expected sha256 {spec.sha256}, found {sha}; re-pin it or restore it"
+        )
+    return sha
+
+
+def _read_bytes(path: Path):
+    display = str(path)
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return file_error(display, "E005", f"file is larger than {MAX_FILE_BYTES:,} bytes; exclude it or split it")
+        return path.read_bytes()
+    except OSError as e:
+        return file_error(display, "E005", f"cannot read the file: {e.strerror or e}")
+
+
+def _decode(path: Path, raw: bytes):
+    display = str(path)
+    if b"\x00" in raw:
+        return file_error(display, "E005", "binary file (contains NUL bytes); exclude it from the templates")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        return file_error(display, "E005", f"not UTF-8 text (invalid byte at offset {e.start}); save the file as UTF-8", line)
 
 
 def _read_text(path: Path):

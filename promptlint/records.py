@@ -86,3 +86,29 @@ class Finding:
         if evidence and self.evidence is not None:
             out["evidence"] = self.evidence
         return out
+
+
+def finding_from_dict(d: Dict[str, Any]) -> Finding:
+    """Rebuild a Finding from ``Finding.to_dict(evidence=True)`` (the result cache)."""
+    arith_keys = [f for f in Arithmetic.__dataclass_fields__]
+    arithmetic = Arithmetic(**{k: d[k] for k in arith_keys}) if all(k in d for k in arith_keys) else None
+    t = d.get("first_divergent_token")
+    return Finding(
+        code=d["code"],
+        name=d["name"],
+        miss_class=d["miss_class"],
+        severity=d["severity"],
+        message=d["message"],
+        path=d["path"],
+        line=d["line"],
+        column=d["column"],
+        end_line=d["end_line"],
+        end_column=d["end_column"],
+        variable=d.get("variable"),
+        help=d.get("help"),
+        first_divergent_token=DivergentToken(**t) if t else None,
+        arithmetic=arithmetic,
+        notes=list(d.get("notes", [])),
+        evidence=d.get("evidence"),
+        variant_description=d.get("variant"),
+    )

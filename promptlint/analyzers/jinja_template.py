@@ -57,6 +57,7 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     sp = samples_path_for(path)
     scenario = None
     if sp is not None:
+        ctx.depend(sp)
         try:
             scenario = scenario_from_samples(load_samples(sp), sp)
         except SamplesError as e:
@@ -86,4 +87,10 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     except RenderError as e:
         where = run.path_of(e.template) if e.template else display
         findings.append(file_error(where, e.code, e.message, e.line))
+    for name in loaded.env.python_sources_names:  # includes, imports, parents: cache dependencies
+        if name != loaded.name:
+            for root in [path.parent, settings.root]:
+                if (Path(root) / name).is_file():
+                    ctx.depend(Path(root) / name)
+                    break
     return checks.collapse(findings)

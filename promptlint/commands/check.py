@@ -30,6 +30,7 @@ def add_parser(sub) -> None:
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     p.add_argument("--evidence", action="store_true", help="put both renders of each comparison into the JSON output")
     p.add_argument("--force-exclude", action="store_true", help="apply `exclude` to paths given explicitly too")
+    p.add_argument("--no-cache", action="store_true", help="ignore and do not write the result cache (.promptlint_cache/)")
     p.add_argument("--fix", action="store_true", help="apply safe fixes (Python: sort_keys=True, sorted(...)) and report what remains")
     p.add_argument("--diff", action="store_true", help="print the safe fixes as a unified diff instead of writing them; exit 1 if any")
 
@@ -55,7 +56,8 @@ def settings_from_args(args, start=None):
                 overrides[key] = parse_codes(getattr(args, key))
         if getattr(args, "template_env", None):
             overrides["template_env"] = args.template_env
-        return load_settings(args.config, start or (first if first and first.exists() else None), overrides)
+        use_cache = not getattr(args, "no_cache", False)
+        return load_settings(args.config, start or (first if first and first.exists() else None), overrides, use_cache)
     except ConfigError as e:
         raise UsageError(str(e)) from None
 
@@ -68,7 +70,7 @@ def run(args) -> int:
 
     settings = settings_from_args(args)
     try:
-        report = lint(args.paths, settings, force_exclude=args.force_exclude)
+        report = lint(args.paths, settings, force_exclude=args.force_exclude, use_cache=not args.no_cache)
     except TokenizerError as e:
         raise UsageError(str(e)) from None
     fmt = args.output_format or "full"
@@ -83,7 +85,7 @@ def run(args) -> int:
             print(f"Would fix {n:,} finding{'s' if n != 1 else ''}." if n else "No fixes available.", file=sys.stderr)
             return EXIT_FINDINGS if diffs and not args.exit_zero else EXIT_OK
         if fixed:  # report what remains after the rewrite
-            report = lint(args.paths, settings, force_exclude=args.force_exclude)
+            report = lint(args.paths, settings, force_exclude=args.force_exclude, use_cache=not args.no_cache)
     get(fmt).render(report, sys.stdout, evidence=args.evidence, settings=settings)
     if fixed:
         n = len(fixed)
