@@ -43,6 +43,7 @@ class Settings:
     template_env: str = "jinja2"
     render_timeout: float = 2.0
     max_output: int = 1_000_000
+    max_recursion: int = 200  # template nesting levels per render (macros calling themselves)
     config_path: Optional[Path] = None  # the file the settings came from
     root: Path = field(default_factory=Path.cwd)  # the config file's directory (or cwd)
 
@@ -98,6 +99,7 @@ def settings_from(path: Path, data: Dict[str, Any]) -> Settings:
         "template-env": "template_env",
         "render-timeout": "render_timeout",
         "max-output": "max_output",
+        "max-recursion": "max_recursion",
     }
     for key, attr in simple.items():
         if key in data:
