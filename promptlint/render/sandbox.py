@@ -23,6 +23,7 @@ from functools import update_wrapper
 from string import Formatter
 from typing import Any, Callable, Dict, Optional
 
+from jinja2 import Undefined
 from jinja2.compiler import CodeGenerator
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError, SandboxedFormatter
 
@@ -49,6 +50,10 @@ class DeadlineExceeded(BaseException):
     A ``BaseException`` so that no ``except Exception`` inside Jinja, a filter or the
     template's own data objects can swallow it.
     """
+
+
+def _is_dunder(name: Any) -> bool:
+    return isinstance(name, str) and name.startswith("__") and name.endswith("__") and len(name) > 4
 
 
 def _size(value: Any) -> int:
@@ -86,6 +91,18 @@ class HardenedSandbox(ImmutableSandboxedEnvironment):
 
     def unsafe_undefined(self, obj: Any, attribute: Any):
         raise SecurityError(f"access to attribute {attribute!r} of {type(obj).__name__!r} object is unsafe")
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        value = super().getattr(obj, attribute)
+        if isinstance(value, Undefined) and _is_dunder(attribute):
+            self.unsafe_undefined(obj, attribute)  # `ns.__init__` on an object that hides it: still a probe
+        return value
+
+    def getitem(self, obj: Any, argument: Any) -> Any:
+        value = super().getitem(obj, argument)
+        if isinstance(value, Undefined) and _is_dunder(argument):
+            self.unsafe_undefined(obj, argument)
+        return value
 
     def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
         if isinstance(value, (type, types.ModuleType, types.FrameType, types.CodeType, types.TracebackType)):
