@@ -81,6 +81,12 @@ def read_config_file(path: Path) -> Optional[Dict[str, Any]]:
     return data
 
 
+def _resolve(path: Path) -> Path:
+    from promptlint.discovery import safe_resolve
+
+    return safe_resolve(path)
+
+
 def settings_from(path: Path, data: Dict[str, Any]) -> Settings:
     from promptlint.schemas import validate
 
@@ -91,7 +97,7 @@ def settings_from(path: Path, data: Dict[str, Any]) -> Settings:
     root = path.parent.resolve()
     kw: Dict[str, Any] = {"config_path": path, "root": root}
     if "tokenizer" in data:
-        kw["tokenizer"] = str((root / data["tokenizer"]).resolve())
+        kw["tokenizer"] = str(_resolve(root / data["tokenizer"]))
     simple = {
         "tokenizer-sha256": "tokenizer_sha256",
         "engine": "engine",
@@ -129,7 +135,7 @@ def load_settings(
         settings = settings_from(*found) if found else Settings()
     clean = {k: v for k, v in (overrides or {}).items() if v is not None}
     if "tokenizer" in clean:
-        clean["tokenizer"] = str(Path(clean["tokenizer"]).resolve())
+        clean["tokenizer"] = str(_resolve(Path(clean["tokenizer"])))
         if "tokenizer_sha256" not in clean and settings.tokenizer != clean["tokenizer"]:
             clean["tokenizer_sha256"] = None  # a pin belongs to the configured file, not to another one
     return replace(settings, **clean)

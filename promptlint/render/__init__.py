@@ -193,7 +193,11 @@ def _as_render_error(e: BaseException, last, limits: Limits) -> BaseException:
     if isinstance(e, SecurityError):
         return RenderError("E007", f"unsafe template construct refused by the sandbox: {e}", *_error_where(e, last))
     if isinstance(e, UndefinedError):
-        return RenderError("E004", f"undefined variable: {e.message}; declare it in the samples file", *_error_where(e, last))
+        if "has no attribute" in (e.message or ""):  # a value of the wrong type (a list where a mapping is used)
+            hint = "check the type of the value in the samples file"
+        else:
+            hint = "declare it in the samples file"
+        return RenderError("E004", f"undefined variable: {e.message}; {hint}", *_error_where(e, last))
     if isinstance(e, TemplateSyntaxError):
         return RenderError("E001", f"template syntax error: {e.message}", e.name or last[0], e.lineno)
     if isinstance(e, TemplateNotFound):
