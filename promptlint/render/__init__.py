@@ -23,6 +23,9 @@ class Limits:
     max_recursion: int = 200  # template nesting levels a render may add (macros calling themselves)
 
 
+PARSE_TIMEOUT_FLOOR_S = 10.0  # parse + compile time limit is max(render-timeout, this)
+
+
 class RenderError(Exception):
     """A template that cannot be analysed: syntax error, render failure, limit."""
 
@@ -109,10 +112,13 @@ def load_template(
     env.python_sources_names = []
     _remember_names(env)
     limits = limits or Limits()
+    # Parsing is linear in the (size-capped) file and its constant folding is size-guarded;
+    # a generous floor keeps a large real template on a loaded CI machine from an E006.
+    parse_timeout = max(limits.timeout_s, PARSE_TIMEOUT_FLOOR_S)
     try:
         # the interpreter's own recursion limit while parsing (max_recursion=None), so a
         # later env.parse() of the same text by an analyzer cannot fail where this passed
-        with RenderGuard(env, limits.timeout_s, None, limits.max_output_bytes):
+        with RenderGuard(env, parse_timeout, None, limits.max_output_bytes):
             template = env.get_template(name)
     except TemplateSyntaxError as e:
         raise RenderError("E001", f"template syntax error: {e.message}", e.name or name, e.lineno) from None
@@ -123,7 +129,7 @@ def load_template(
     except RecursionError:
         raise RenderError("E006", "template nested too deeply to parse", name, None) from None
     except DeadlineExceeded:
-        raise RenderError("E006", f"parsing the template exceeded the time limit of {limits.timeout_s:g} s", name, None) from None
+        raise RenderError("E006", f"parsing the template exceeded the time limit of {parse_timeout:g} s", name, None) from None
     except MemoryError:
         raise RenderError("E006", "parsing the template ran out of memory", name, None) from None
     except Exception as e:  # a compiler bug triggered by odd input: still a per-file error
