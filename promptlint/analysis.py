@@ -196,6 +196,8 @@ class TemplateRun:
 
 def _display(path: Path) -> str:
     try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
+        from promptlint.discovery import safe_resolve
+
+        return str(safe_resolve(path).relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)

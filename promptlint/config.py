@@ -43,6 +43,7 @@ class Settings:
     template_env: str = "jinja2"
     render_timeout: float = 2.0
     max_output: int = 1_000_000
+    max_recursion: int = 200  # template nesting levels per render (macros calling themselves)
     config_path: Optional[Path] = None  # the file the settings came from
     root: Path = field(default_factory=Path.cwd)  # the config file's directory (or cwd)
 
@@ -80,12 +81,18 @@ def read_config_file(path: Path) -> Optional[Dict[str, Any]]:
     return data
 
 
+def _resolve(path: Path) -> Path:
+    from promptlint.discovery import safe_resolve
+
+    return safe_resolve(path)
+
+
 def settings_from(path: Path, data: Dict[str, Any], use_cache: bool = False) -> Settings:
     _validate(path, data, use_cache)
     root = path.parent.resolve()
     kw: Dict[str, Any] = {"config_path": path, "root": root}
     if "tokenizer" in data:
-        kw["tokenizer"] = str((root / data["tokenizer"]).resolve())
+        kw["tokenizer"] = str(_resolve(root / data["tokenizer"]))
     simple = {
         "tokenizer-sha256": "tokenizer_sha256",
         "engine": "engine",
@@ -93,6 +100,7 @@ def settings_from(path: Path, data: Dict[str, Any], use_cache: bool = False) -> 
         "template-env": "template_env",
         "render-timeout": "render_timeout",
         "max-output": "max_output",
+        "max-recursion": "max_recursion",
     }
     for key, attr in simple.items():
         if key in data:
@@ -151,7 +159,7 @@ def load_settings(
         settings = settings_from(*found, use_cache=use_cache) if found else Settings()
     clean = {k: v for k, v in (overrides or {}).items() if v is not None}
     if "tokenizer" in clean:
-        clean["tokenizer"] = str(Path(clean["tokenizer"]).resolve())
+        clean["tokenizer"] = str(_resolve(Path(clean["tokenizer"])))
         if "tokenizer_sha256" not in clean and settings.tokenizer != clean["tokenizer"]:
             clean["tokenizer_sha256"] = None  # a pin belongs to the configured file, not to another one
     return replace(settings, **clean)

@@ -29,9 +29,17 @@ def _matches(rel: str, globs: Sequence[str]) -> bool:
     return False
 
 
+def safe_resolve(path: Path) -> Path:
+    """``path.resolve()``, or its absolute form when a symlink loop makes resolving fail."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):  # RuntimeError: "Symlink loop" before Python 3.13
+        return Path(os.path.abspath(path))
+
+
 def relative(path: Path, root: Path) -> str:
     try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
+        return safe_resolve(path).relative_to(safe_resolve(root)).as_posix()
     except ValueError:
         return path.as_posix()
 

@@ -49,8 +49,13 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
 
     settings = ctx.settings
     display = ctx.display(path)
+    limits = Limits(
+        timeout_s=settings.render_timeout,
+        max_output_bytes=settings.max_output,
+        max_recursion=settings.max_recursion,
+    )
     try:
-        loaded = load_template(path, settings.template_env, [settings.root], source=text)
+        loaded = load_template(path, settings.template_env, [settings.root], source=text, limits=limits)
     except RenderError as e:
         return [file_error(display, e.code, e.message, e.line)]
 
@@ -65,7 +70,6 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     ast = loaded.env.parse(text)
     scenario = infer_scenario(template_asts(loaded.env, ast), loaded.env.globals, name_patterns(), scenario)
 
-    limits = Limits(timeout_s=settings.render_timeout, max_output_bytes=settings.max_output)
     run = TemplateRun(
         path,
         display,

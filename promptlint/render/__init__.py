@@ -6,14 +6,13 @@
 
 from __future__ import annotations
 
-import signal
-import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
+from promptlint.render.sandbox import DeadlineExceeded, ValueTooLarge
 from promptlint.render.sourcemap import SourceMap, SourceText
 
 
@@ -21,7 +20,10 @@ from promptlint.render.sourcemap import SourceMap, SourceText
 class Limits:
     timeout_s: float = 2.0
     max_output_bytes: int = 1_000_000
-    max_recursion: int = 200  # Python frames a render may add (macros calling themselves)
+    max_recursion: int = 200  # template nesting levels a render may add (macros calling themselves)
+
+
+PARSE_TIMEOUT_FLOOR_S = 10.0  # parse + compile time limit is max(render-timeout, this)
 
 
 class RenderError(Exception):
@@ -88,11 +90,17 @@ def load_template(
     env_kind: str = "jinja2",
     search_paths: Sequence[Path] = (),
     source: Optional[str] = None,
+    limits: Optional[Limits] = None,
 ) -> LoadedTemplate:
-    """Parse ``path`` (or ``source`` given as its text) in a sandboxed environment."""
+    """Parse ``path`` (or ``source`` given as its text) in a sandboxed environment.
+
+    Parsing and compiling run under the render time limit too (constant folding
+    evaluates filters at compile time).
+    """
     from jinja2.exceptions import TemplateNotFound, TemplateSyntaxError
 
     from promptlint.render.environments import make_environment
+    from promptlint.render.limits import RenderGuard
 
     path = Path(path)
     name = path.name
@@ -103,14 +111,29 @@ def load_template(
     env = make_environment(env_kind, loader=loader.jinja_loader, clock=clock)
     env.python_sources_names = []
     _remember_names(env)
+    limits = limits or Limits()
+    # Parsing is linear in the (size-capped) file and its constant folding is size-guarded;
+    # a generous floor keeps a large real template on a loaded CI machine from an E006.
+    parse_timeout = max(limits.timeout_s, PARSE_TIMEOUT_FLOOR_S)
     try:
-        template = env.get_template(name)
+        # the interpreter's own recursion limit while parsing (max_recursion=None), so a
+        # later env.parse() of the same text by an analyzer cannot fail where this passed
+        with RenderGuard(env, parse_timeout, None, limits.max_output_bytes):
+            template = env.get_template(name)
     except TemplateSyntaxError as e:
         raise RenderError("E001", f"template syntax error: {e.message}", e.name or name, e.lineno) from None
     except TemplateNotFound as e:
         raise RenderError("E002", f"template not found: {e.name}", name, None) from None
     except UnicodeDecodeError:
         raise RenderError("E005", "not UTF-8 text; save the template as UTF-8", name, None) from None
+    except RecursionError:
+        raise RenderError("E006", "template nested too deeply to parse", name, None) from None
+    except DeadlineExceeded:
+        raise RenderError("E006", f"parsing the template exceeded the time limit of {parse_timeout:g} s", name, None) from None
+    except MemoryError:
+        raise RenderError("E006", "parsing the template ran out of memory", name, None) from None
+    except Exception as e:  # a compiler bug triggered by odd input: still a per-file error
+        raise RenderError("E001", f"template cannot be compiled: {type(e).__name__}: {e}", name, None) from None
     return LoadedTemplate(path, name, env, template, clock)
 
 
@@ -125,15 +148,9 @@ def _remember_names(env) -> None:
     env._load_template = load
 
 
-class _Deadline(Exception):
-    pass
-
-
 def render(loaded: LoadedTemplate, variables: dict, limits: Limits = Limits(), clock: Optional[datetime] = None) -> Rendered:
     """Render one scenario; raises RenderError with the template line where known."""
-    from jinja2.exceptions import TemplateError, TemplateNotFound, TemplateSyntaxError, UndefinedError
-    from jinja2.sandbox import SecurityError
-
+    from promptlint.render.limits import RenderGuard
     from promptlint.render.trace import traced_chunks
 
     if clock is not None:
@@ -141,14 +158,14 @@ def render(loaded: LoadedTemplate, variables: dict, limits: Limits = Limits(), c
     parts: List[str] = []
     chunk_meta = []
     size = 0
-    last = (loaded.name, None)
-    deadline = time.monotonic() + limits.timeout_s
-    alarm = _Alarm(limits.timeout_s)
+    last = [loaded.name, None]
+    guard = RenderGuard(loaded.env, limits.timeout_s, limits.max_recursion, limits.max_output_bytes)
     try:
-        with alarm:
+        with guard:
+            deadline = guard.deadline
             context = loaded.template.new_context(dict(variables))
             for chunk, tname, line, literal in traced_chunks(loaded.template, context):
-                last = (tname, line)
+                last[0], last[1] = tname, line
                 parts.append(chunk)
                 chunk_meta.append((tname, line, literal))
                 size += len(chunk)
@@ -157,27 +174,55 @@ def render(loaded: LoadedTemplate, variables: dict, limits: Limits = Limits(), c
                         "E006", f"render exceeded the output limit of {limits.max_output_bytes:,} characters", tname, line
                     )
                 if time.monotonic() > deadline:
-                    raise _Deadline()
-    except RenderError:
-        raise
-    except _Deadline:
-        raise RenderError("E006", f"render exceeded the time limit of {limits.timeout_s:g} s", last[0], last[1]) from None
-    except SecurityError as e:
-        raise RenderError("E007", f"unsafe template construct refused by the sandbox: {e}", *_error_where(e, last)) from None
-    except UndefinedError as e:
-        raise RenderError("E004", f"undefined variable: {e.message}; declare it in the samples file", *_error_where(e, last)) from None
-    except TemplateSyntaxError as e:
-        raise RenderError("E001", f"template syntax error: {e.message}", e.name or last[0], e.lineno) from None
-    except TemplateNotFound as e:
-        raise RenderError("E002", f"render failed: included template not found: {e.name}", *_error_where(e, last)) from None
-    except TemplateError as e:
-        raise RenderError("E002", f"render failed: {e}", *_error_where(e, last)) from None
-    except RecursionError:
-        raise RenderError("E006", "render exceeded the recursion limit (a macro calling itself?)", last[0], last[1]) from None
-    except MemoryError:
-        raise RenderError("E006", "render ran out of memory", last[0], last[1]) from None
-    except Exception as e:  # the template's own runtime error (TypeError in a filter, ...)
-        raise RenderError("E002", f"render failed: {type(e).__name__}: {e}", *_error_where(e, last)) from None
+                    raise DeadlineExceeded()
+    except BaseException as e:  # noqa: B036 - DeadlineExceeded is a BaseException on purpose
+        raise _as_render_error(e, tuple(last), limits) from None
+    sm = SourceMap(loaded.sources())
+    offset = 0
+    for chunk, (tname, line, literal) in zip(parts, chunk_meta):
+        sm.add(offset, chunk, tname, line, literal)
+        offset += len(chunk)
+    return Rendered("".join(parts), sm)
+
+
+def _as_render_error(e: BaseException, last, limits: Limits) -> BaseException:
+    """The RenderError (E-finding) for an exception out of a render; other BaseExceptions pass."""
+    from jinja2.exceptions import TemplateError, TemplateNotFound, TemplateSyntaxError, UndefinedError
+    from jinja2.sandbox import SecurityError
+
+    if isinstance(e, RenderError):
+        return e
+    if isinstance(e, DeadlineExceeded):
+        return RenderError("E006", f"render exceeded the time limit of {limits.timeout_s:g} s", *_error_where(e, last))
+    if isinstance(e, ValueTooLarge):
+        return RenderError("E006", f"render exceeded the size limit: {e.message}", *_error_where(e, last))
+    if isinstance(e, SecurityError):
+        return RenderError("E007", f"unsafe template construct refused by the sandbox: {e}", *_error_where(e, last))
+    if isinstance(e, UndefinedError):
+        if "has no attribute" in (e.message or ""):  # a value of the wrong type (a list where a mapping is used)
+            hint = "check the type of the value in the samples file"
+        else:
+            hint = "declare it in the samples file"
+        return RenderError("E004", f"undefined variable: {e.message}; {hint}", *_error_where(e, last))
+    if isinstance(e, TemplateSyntaxError):
+        return RenderError("E001", f"template syntax error: {e.message}", e.name or last[0], e.lineno)
+    if isinstance(e, TemplateNotFound):
+        return RenderError("E002", f"render failed: included template not found: {e.name}", *_error_where(e, last))
+    if isinstance(e, TemplateError):
+        return RenderError("E002", f"render failed: {e}", *_error_where(e, last))
+    if isinstance(e, RecursionError):
+        return RenderError(
+            "E006",
+            f"render exceeded the recursion limit of {limits.max_recursion} levels (a macro calling itself?)",
+            *_error_where(e, last),
+        )
+    if isinstance(e, MemoryError):
+        return RenderError("E006", "render ran out of memory", last[0], last[1])
+    if isinstance(e, Exception):  # the template's own runtime error (TypeError in a filter, ...)
+        return RenderError("E002", f"render failed: {type(e).__name__}: {e}", *_error_where(e, last))
+    return e  # KeyboardInterrupt, SystemExit: not the template's fault
+
+
     sm = SourceMap(loaded.sources())
     offset = 0
     for chunk, (tname, line, literal) in zip(parts, chunk_meta):
@@ -202,36 +247,3 @@ def _error_where(exc: BaseException, last):
         except Exception:
             pass
     return last
-
-
-class _Alarm:
-    """A hard wall-clock stop for renders in the main thread (SIGALRM), else a no-op.
-
-    The per-chunk deadline check cannot interrupt a long buffered macro; the
-    signal can, because it raises inside whatever Python code is running.
-    """
-
-    def __init__(self, seconds: float):
-        self.seconds = seconds
-        self.armed = False
-
-    def __enter__(self):
-        if (
-            hasattr(signal, "setitimer")
-            and threading.current_thread() is threading.main_thread()
-            and signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None)
-        ):
-            self.previous = signal.signal(signal.SIGALRM, self._fire)
-            signal.setitimer(signal.ITIMER_REAL, self.seconds + 0.05)
-            self.armed = True
-        return self
-
-    @staticmethod
-    def _fire(signum, frame):
-        raise _Deadline()
-
-    def __exit__(self, *exc):
-        if self.armed:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, self.previous)
-        return False

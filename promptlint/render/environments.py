@@ -16,8 +16,7 @@ from typing import Callable, Optional
 from jinja2 import Undefined, nodes
 from jinja2.exceptions import TemplateError, UndefinedError
 from jinja2.ext import Extension
-from jinja2.sandbox import ImmutableSandboxedEnvironment
-
+from promptlint.render.sandbox import HardenedSandbox, check_strftime_format
 from promptlint.render.trace import TracedTemplate
 
 ENVIRONMENTS = ("jinja2", "transformers")
@@ -60,8 +59,8 @@ def hf_tojson(x, ensure_ascii=False, indent=None, separators=None, sort_keys=Fal
     return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
 
-class LintEnvironment(ImmutableSandboxedEnvironment):
-    """The sandbox, remembering the Python source Jinja generates for each template.
+class LintEnvironment(HardenedSandbox):
+    """The (hardened, see sandbox.py) sandbox, remembering the Python source Jinja generates for each template.
 
     The tracer reads it to tell literal chunks from expression chunks.
     """
@@ -95,12 +94,13 @@ def make_environment(
         env.filters["tojson"] = hf_tojson
         now = clock or datetime.now
         env.globals["raise_exception"] = raise_exception
-        env.globals["strftime_now"] = lambda fmt: now().strftime(fmt)
+        env.globals["strftime_now"] = lambda fmt: now().strftime(check_strftime_format(fmt))
     elif kind == "jinja2":
         env = LintEnvironment(loader=loader, undefined=LintUndefined)
     else:
         raise ValueError(f"unknown template environment {kind!r}; choose one of {', '.join(ENVIRONMENTS)}")
     env.template_class = TracedTemplate
+    env.guard_new_filters()  # size guards on filters replaced above (tojson)
     return env
 
 
