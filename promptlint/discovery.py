@@ -29,6 +29,11 @@ def _matches(rel: str, globs: Sequence[str]) -> bool:
     return False
 
 
+def is_excluded(path: Path, root: Path, exclude: Sequence[str]) -> bool:
+    """Whether the configured ``exclude`` globs match ``path`` (what --force-exclude applies)."""
+    return _matches(relative(path, root), exclude)
+
+
 def relative(path: Path, root: Path) -> str:
     try:
         return path.resolve().relative_to(root.resolve()).as_posix()
