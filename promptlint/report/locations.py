@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-from functools import lru_cache
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Tuple
 
@@ -29,7 +28,6 @@ def relative_to(path: str, root: Path) -> str:
         return p.as_posix()
 
 
-@lru_cache(maxsize=256)
 def _lines(path: str) -> Tuple[str, ...]:
     try:
         return tuple(Path(path).read_text(encoding="utf-8").splitlines())
@@ -37,9 +35,12 @@ def _lines(path: str) -> Tuple[str, ...]:
         return ()
 
 
-def snippet(f) -> str:
+def snippet(f, cache: Optional[Dict[str, Tuple[str, ...]]] = None) -> str:
     """The source text a finding points at (its span on one line, else its first line), whitespace-normalised."""
-    lines = _lines(f.path)
+    cache = {} if cache is None else cache
+    if f.path not in cache:
+        cache[f.path] = _lines(f.path)
+    lines = cache[f.path]
     if not (1 <= f.line <= len(lines)):
         return ""
     text = lines[f.line - 1]
@@ -57,9 +58,10 @@ def fingerprints(findings: Iterable, root: Path) -> Dict[int, str]:
     """
     out: Dict[int, str] = {}
     seen: Dict[str, int] = {}
+    files: Dict[str, Tuple[str, ...]] = {}
     ordered: List = sorted(findings, key=lambda f: f.sort_key)
     for f in ordered:
-        key = "\x1f".join((f.code, relative_to(f.path, root), f.variable or "", snippet(f)))
+        key = "\x1f".join((f.code, relative_to(f.path, root), f.variable or "", snippet(f, files)))
         n = seen.get(key, 0)
         seen[key] = n + 1
         out[id(f)] = hashlib.sha256(f"{key}\x1f{n}".encode("utf-8")).hexdigest()[:32]
