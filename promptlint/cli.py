@@ -24,6 +24,7 @@ EXIT_ERROR = 2
 COMMANDS = [
     "check",
     "rule",
+    "server",
 ]
 
 

@@ -29,11 +29,6 @@ def _matches(rel: str, globs: Sequence[str]) -> bool:
     return False
 
 
-def is_excluded(path: Path, root: Path, exclude: Sequence[str]) -> bool:
-    """Whether the configured ``exclude`` globs match ``path`` (what --force-exclude applies)."""
-    return _matches(relative(path, root), exclude)
-
-
 def relative(path: Path, root: Path) -> str:
     try:
         return path.resolve().relative_to(root.resolve()).as_posix()
@@ -85,3 +80,8 @@ def _unique(files: List[Path]) -> List[Path]:
             seen.add(key)
             out.append(f)
     return out
+
+
+def is_excluded(path: Path, root: Path, exclude: Sequence[str]) -> bool:
+    """Whether the configured ``exclude`` globs match ``path`` (what --force-exclude applies)."""
+    return _matches(relative(path, root), exclude)

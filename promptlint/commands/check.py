@@ -26,17 +26,17 @@ def add_parser(sub) -> None:
     from promptlint.report import FORMATS  # stdlib-only module: a name table
 
     p.add_argument("--output-format", choices=list(FORMATS), default=None, help="default: full")
+    p.add_argument(
+        "--stdin-filename",
+        metavar="PATH",
+        help="lint the text read from stdin as if it were the file PATH (for editors); takes no PATH arguments",
+    )
     p.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to enable (e.g. M1,E)")
     p.add_argument("--ignore", metavar="CODES", help="comma-separated codes or prefixes to disable")
     p.add_argument("--template-env", choices=["jinja2", "transformers"], help="Jinja environment for application templates")
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     p.add_argument("--evidence", action="store_true", help="put both renders of each comparison into the JSON output")
     p.add_argument("--force-exclude", action="store_true", help="apply `exclude` to paths given explicitly too")
-    p.add_argument(
-        "--stdin-filename",
-        metavar="PATH",
-        help="lint the text read from stdin as if it were the file PATH (for editors); takes no PATH arguments",
-    )
 
 
 def settings_from_args(args, start=None):
