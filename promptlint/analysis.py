@@ -48,6 +48,7 @@ class TemplateRun:
         limits: Limits,
         add_special_tokens: bool = False,
         search_paths=(),
+        is_enabled=None,
     ):
         self.path = path
         self.display_path = display_path
@@ -59,6 +60,17 @@ class TemplateRun:
         self.add_special_tokens = add_special_tokens
         self.search_paths = list(search_paths)
         self._memo: Dict[Tuple, Sample] = {}
+        self._is_enabled = is_enabled or (lambda code: True)
+
+    def enabled(self, code: str) -> bool:
+        return self._is_enabled(code)
+
+    def scenario_order(self, name: str) -> Optional[str]:
+        var = self.scenario.variables.get(name)
+        return var.order if var is not None else None
+
+    def scenario_tools_pinned(self) -> bool:
+        return self.scenario.tools_order == "pinned"
 
     @property
     def tokenizer(self) -> LoadedTokenizer:

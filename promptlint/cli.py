@@ -24,6 +24,9 @@ EXIT_ERROR = 2
 COMMANDS = [
     "check",
     "rule",
+    "diff",
+    "hashes",
+    "tokenize",
     "server",
 ]
 

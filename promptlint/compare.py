@@ -8,8 +8,10 @@ can reuse ``floor(min(S, P - 1) / B) * B`` tokens.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from pathlib import Path
+from typing import Dict, Optional, Sequence, Union
 
 
 def shared_prefix(a: Sequence[int], b: Sequence[int]) -> int:
@@ -53,9 +55,155 @@ ENGINE_DESCRIPTION = {
 
 
 def engine_profile(engine: str, block_size: Optional[int] = None) -> Profile:
+    """A self-hosted engine's profile, or a hosted API's (default model) by its provider name."""
+    if engine in HOSTED_PROVIDERS:
+        return hosted_profile(engine, block_size=block_size)
     if engine not in ENGINE_DEFAULT_BLOCK:
-        raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINE_DEFAULT_BLOCK)}")
+        raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(PROFILE_NAMES)}")
     return Profile(engine, block_size or ENGINE_DEFAULT_BLOCK[engine], 0, ENGINE_DESCRIPTION[engine])
+
+
+# --- hosted APIs -------------------------------------------------------------------------------
+#
+# Hosted APIs publish a minimum cacheable length and (OpenAI) a granularity, not an engine:
+# a prefix shorter than the minimum is not cached at all; above it, OpenAI caches in 128-token
+# increments counted from the minimum: ``cached = 0 if S < 1024 else 1024 + floor((S-1024)/128)*128``.
+# Anthropic and Gemini publish only per-model minimums (a dated table in
+# ``data/hosted-cache-minimums.json`` the user can override); their figure here is the shared
+# prefix when it reaches the minimum: an upper bound, since Anthropic reads only at cache
+# breakpoints and neither documents a granularity. No last-token cap is documented for any of
+# them, so none is applied. All three are approximations of documented behaviour.
+
+HOSTED_PROVIDERS = ("openai", "anthropic", "gemini")
+PROFILE_NAMES = tuple(ENGINE_DEFAULT_BLOCK) + HOSTED_PROVIDERS
+HOSTED_DESCRIPTION = {
+    "openai": "OpenAI prompt caching: nothing below {min} tokens, then {inc}-token increments (documented rule)",
+    "anthropic": "Anthropic prompt caching ({model}): nothing below {min} tokens; upper bound (reads happen at cache breakpoints)",
+    "gemini": "Gemini implicit caching ({model}): nothing below {min} tokens; upper bound",
+}
+_MINIMUMS_FILE = Path(__file__).parent / "data" / "hosted-cache-minimums.json"
+
+
+def hosted_eligible_tokens(shared: int, prompt_len: int, min_tokens: int, increment: int) -> int:
+    """Tokens a hosted API reports cached: 0 below the minimum, then ``min + k*increment``."""
+    if increment < 1:
+        raise ValueError("increment must be >= 1")
+    s = max(0, min(shared, prompt_len))
+    if s < min_tokens or s == 0:
+        return 0
+    return min_tokens + (s - min_tokens) // increment * increment
+
+
+@dataclass(frozen=True)
+class HostedProfile(Profile):
+    """A hosted API: ``block_size`` is the caching increment, ``min_tokens`` the model minimum."""
+
+    model: str = ""
+    as_of: str = ""  # date of the table the minimum comes from
+    source: str = ""
+
+    def eligible(self, shared: int, prompt_len: int) -> int:
+        return hosted_eligible_tokens(shared, prompt_len, self.min_tokens, self.block_size)
+
+
+class CacheTableError(ValueError):
+    """The hosted-minimums table (or a user override of it) is unusable; one-line message."""
+
+
+def load_cache_minimums(override: Optional[Union[str, Path]] = None) -> Dict[str, dict]:
+    """The shipped dated table of hosted-API minimums, with a user file merged over it.
+
+    An override file has the same layout; per provider, its ``models`` entries are added to or
+    replace the shipped ones and its other keys (``as_of``, ``default``, ``increment``,
+    ``source``) replace the shipped values.
+    """
+    table = json.loads(_MINIMUMS_FILE.read_text(encoding="utf-8"))
+    table = {k: v for k, v in table.items() if not k.startswith("_")}
+    if override is None:
+        return table
+    path = Path(override)
+    try:
+        user = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise CacheTableError(f"{path}: cannot read the cache-minimums file ({e.strerror}); check the path") from None
+    except (ValueError, UnicodeDecodeError):
+        raise CacheTableError(f"{path}: not valid JSON; the cache-minimums file is a JSON object per provider") from None
+    if not isinstance(user, dict):
+        raise CacheTableError(f"{path}: expected a JSON object keyed by provider ({', '.join(HOSTED_PROVIDERS)})")
+    for provider, block in user.items():
+        if provider.startswith("_"):
+            continue
+        if provider not in HOSTED_PROVIDERS or not isinstance(block, dict):
+            raise CacheTableError(
+                f"{path}: {provider!r} is not a provider block; use keys {', '.join(HOSTED_PROVIDERS)} with an object each"
+            )
+        models = block.get("models", {})
+        if not isinstance(models, dict) or not all(
+            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in models.values()
+        ):
+            raise CacheTableError(f"{path}: {provider}.models must map model names to token counts (integers >= 0)")
+        merged = dict(table.get(provider, {}))
+        merged.update({k: v for k, v in block.items() if k != "models"})
+        merged["models"] = {**table.get(provider, {}).get("models", {}), **models}
+        if "as_of" not in block and models:
+            merged["as_of"] = f"{merged.get('as_of', '?')} + {path.name}"
+        table[provider] = merged
+    return table
+
+
+def _lookup_model(models: Dict[str, int], model: str) -> Optional[str]:
+    if model in models:
+        return model
+    candidates = [k for k in models if model.startswith(k + "-") or model.startswith(k + "@")]
+    return max(candidates, key=len) if candidates else None
+
+
+def hosted_profile(
+    provider: str,
+    model: Optional[str] = None,
+    table: Optional[Dict[str, dict]] = None,
+    block_size: Optional[int] = None,
+) -> HostedProfile:
+    """The profile of a hosted API for ``model`` (the table's default model when None)."""
+    if provider not in HOSTED_PROVIDERS:
+        raise ValueError(f"unknown hosted API {provider!r}; choose one of {', '.join(HOSTED_PROVIDERS)}")
+    table = table if table is not None else load_cache_minimums()
+    block = table.get(provider) or {}
+    models = block.get("models") or {}
+    wanted = model or block.get("default") or "*"
+    key = _lookup_model(models, wanted)
+    if key is None and "*" in models:
+        key = "*"
+    if key is None:
+        raise CacheTableError(
+            f"no cache minimum for {provider} model {wanted!r}; known: {', '.join(sorted(models)) or 'none'}; "
+            "add it with --cache-minimums FILE"
+        )
+    minimum = int(models[key])
+    increment = int(block_size or block.get("increment") or 1)
+    shown = key if key != "*" else (model or "all models")
+    description = HOSTED_DESCRIPTION[provider].format(min=minimum, inc=increment, model=shown)
+    return HostedProfile(
+        provider, increment, minimum, description, model=shown, as_of=str(block.get("as_of", "")),
+        source=str(block.get("source", "")),
+    )
+
+
+def all_profiles(
+    block_size: Optional[int] = None,
+    engine: str = "vllm",
+    models: Optional[Dict[str, str]] = None,
+    table: Optional[Dict[str, dict]] = None,
+) -> Dict[str, Profile]:
+    """Every profile, by name. ``block_size`` applies to the selected ``engine`` only."""
+    table = table if table is not None else load_cache_minimums()
+    models = models or {}
+    out: Dict[str, Profile] = {}
+    for name in ENGINE_DEFAULT_BLOCK:
+        out[name] = engine_profile(name, block_size if name == engine else None)
+    for name in HOSTED_PROVIDERS:
+        out[name] = hosted_profile(name, models.get(name), table, block_size if name == engine else None)
+    return out
 
 
 @dataclass(frozen=True)

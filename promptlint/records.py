@@ -52,6 +52,7 @@ class Finding:
     arithmetic: Optional[Arithmetic] = None
     notes: List[str] = field(default_factory=list)  # extra lines for humans
     evidence: Optional[Dict[str, Any]] = None  # with --evidence: both renders
+    variant_description: Optional[str] = None  # the controlled change, in words
 
     @property
     def sort_key(self):
@@ -74,6 +75,8 @@ class Finding:
             out["variable"] = self.variable
         if self.help:
             out["help"] = self.help
+        if self.variant_description:
+            out["variant"] = self.variant_description
         if self.first_divergent_token is not None:
             out["first_divergent_token"] = asdict(self.first_divergent_token)
         if self.arithmetic is not None:

@@ -23,7 +23,7 @@ from typing import Any, Dict, Iterable, List, Optional, Tuple
 
 KINDS = ("static", "per-request", "volatile")
 SUB_KINDS = ("timestamp", "date", "time", "id")
-SPEC_KEYS = {"value", "kind", "sub-kind", "variant"}
+SPEC_KEYS = {"value", "kind", "sub-kind", "variant", "order"}
 
 
 class SamplesError(Exception):
@@ -41,6 +41,7 @@ class Variable:
     sub_kind: Optional[str] = None
     variant: Any = None  # explicit second value, if the samples file gives one
     declared: bool = False  # from a samples file (True) or inferred (False)
+    order: Optional[str] = None  # lists: "pinned" or "unordered" (samples file)
 
     def variant_value(self) -> Any:
         if self.variant is not None:
@@ -54,6 +55,7 @@ class Variable:
 class Scenario:
     variables: Dict[str, Variable] = field(default_factory=dict)
     samples_path: Optional[Path] = None
+    tools_order: Optional[str] = None  # "pinned": tool order is fixed by the application
 
     def values(self, **overrides: Any) -> Dict[str, Any]:
         out = {name: v.value for name, v in self.variables.items()}
@@ -106,7 +108,7 @@ def load_samples(path: Path) -> Dict[str, Any]:
 
 
 def scenario_from_samples(data: Dict[str, Any], path: Path) -> Scenario:
-    scenario = Scenario(samples_path=path)
+    scenario = Scenario(samples_path=path, tools_order=data.get("tools-order"))
     for name, entry in (data.get("variables") or {}).items():
         if isinstance(entry, dict) and entry and set(entry) <= SPEC_KEYS and ("value" in entry or "kind" in entry):
             if "value" not in entry:
@@ -115,7 +117,7 @@ def scenario_from_samples(data: Dict[str, Any], path: Path) -> Scenario:
             sub = entry.get("sub-kind")
             if kind == "volatile" and sub is None:
                 sub = guess_sub_kind(name, entry["value"])
-            scenario.variables[name] = Variable(name, entry["value"], kind, sub, entry.get("variant"), True)
+            scenario.variables[name] = Variable(name, entry["value"], kind, sub, entry.get("variant"), True, entry.get("order"))
         else:
             scenario.variables[name] = Variable(name, entry, "static", None, None, True)
     return scenario
@@ -141,20 +143,46 @@ class NamePatterns:
         return "static", None
 
 
-def infer_scenario(ast, known: Iterable[str], patterns: NamePatterns, declared: Optional[Scenario] = None) -> Scenario:
-    """Fill in every undeclared template variable not already in ``declared``."""
+def infer_scenario(asts, known: Iterable[str], patterns: NamePatterns, declared: Optional[Scenario] = None) -> Scenario:
+    """Fill in every undeclared variable of the template (and its includes) not in ``declared``."""
     from jinja2 import meta
 
+    if not isinstance(asts, (list, tuple)):
+        asts = [asts]
     scenario = declared or Scenario()
     shapes = _Shapes()
-    shapes.visit(ast)
-    for name in sorted(meta.find_undeclared_variables(ast)):
+    names = set()
+    for ast in asts:
+        shapes.visit(ast)
+        names |= meta.find_undeclared_variables(ast)
+    for name in sorted(names):
         if name in scenario.variables or name in known:
             continue
         kind, sub = patterns.kind_of(name)
         value = _placeholder(name, shapes.shape(name), kind, sub)
         scenario.variables[name] = Variable(name, value, kind, sub)
     return scenario
+
+
+def template_asts(env, ast, limit: int = 50) -> list:
+    """The template's AST plus those of the templates it includes/imports/extends (by constant name)."""
+    from jinja2 import meta
+
+    out, seen, queue = [ast], set(), [ast]
+    while queue and len(out) < limit:
+        node = queue.pop()
+        for ref in meta.find_referenced_templates(node):
+            if ref is None or ref in seen:
+                continue
+            seen.add(ref)
+            try:
+                source, _, _ = env.loader.get_source(env, ref)
+                sub = env.parse(source)
+            except Exception:  # a missing include is reported when rendering
+                continue
+            out.append(sub)
+            queue.append(sub)
+    return out
 
 
 class _Shapes:
@@ -218,6 +246,7 @@ def _shaped(name: str, shape, index: int = 0):
 
 PER_REQUEST_SAMPLES = ("How do I reset my password?", "Where is my order #4417?")
 _BASE_CLOCK = datetime(2025, 3, 14, 9, 26, 53)
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _IDS = ("7f3c9a2e-4b1d-4e8a-9c6f-2d5e8b1a0c34", "c1a9e4d2-8f3b-4a7c-b5e6-9d0f1e2a3b4c")
 
 
@@ -249,6 +278,11 @@ def volatile_variant(value: Any, sub: Optional[str]) -> Any:
     v = value.strip()
     if sub == "id" and value == _IDS[0]:
         return _IDS[1]
+    if sub == "id":
+        # Real ids keep their constant prefix ("req-", "trace_"): only the random part changes.
+        m = re.match(r"^([A-Za-z]+[-_:])(?=.*\d)", value)
+        if m and not _UUID.fullmatch(v):
+            return m.group(1) + _rotate(value[m.end():])
     if sub in (None, "timestamp", "date", "time"):
         try:
             if sub == "date" or re.fullmatch(r"\d{4}-\d{2}-\d{2}", v):
@@ -300,7 +334,7 @@ def per_request_variant(value: Any) -> Any:
 
 
 def with_values(scenario: Scenario, **values: Any) -> Scenario:
-    new = Scenario(dict(scenario.variables), scenario.samples_path)
+    new = Scenario(dict(scenario.variables), scenario.samples_path, scenario.tools_order)
     for k, v in values.items():
         new.variables[k] = replace(new.variables[k], value=v)
     return new

@@ -82,6 +82,7 @@ class LoadedTokenizer:
     sha256: str
     _tok: object = field(repr=False)
     special_tokens: Dict[str, str] = field(default_factory=dict)  # bos_token -> "<s>", ...
+    _added: Optional[list] = field(default=None, repr=False)
 
     def encode(self, text: str, add_special_tokens: bool = False) -> Encoding:
         enc = self._tok.encode(text, add_special_tokens=add_special_tokens)
@@ -95,9 +96,11 @@ class LoadedTokenizer:
     def id_to_token(self, token_id: int) -> Optional[str]:
         return self._tok.id_to_token(token_id)
 
-    def added_tokens(self) -> Dict[str, int]:
-        """Special/added token texts and their ids (what the tokenizer matches as one control token)."""
-        return {t.content: i for i, t in self._tok.get_added_tokens_decoder().items()}
+    def added_tokens(self, special_only: bool = False) -> Dict[str, int]:
+        """Added-token texts and their ids (what the tokenizer matches as one token in any text)."""
+        if self._added is None:
+            self._added = [(t.content, i, bool(t.special)) for i, t in self._tok.get_added_tokens_decoder().items()]
+        return {text: i for text, i, special in self._added if special or not special_only}
 
 
 _LOADED: Dict[Tuple[Optional[str], str], LoadedTokenizer] = {}
@@ -149,14 +152,14 @@ def _from_str(text: str, spec: TokenizerSpec):
     from tokenizers import Tokenizer  # lazy: only when something must be tokenized
 
     try:
-        json.loads(text)
-    except ValueError:
-        raise TokenizerError(
-            f"{spec.display}: not a tokenizer.json file (invalid or truncated JSON); restore it from the model repository"
-        ) from None
-    try:
         return Tokenizer.from_str(text)
-    except Exception as e:  # tokenizers raises a bare Exception for schema problems
+    except Exception as e:  # tokenizers raises a bare Exception; diagnose only on failure
+        try:
+            json.loads(text)
+        except ValueError:
+            raise TokenizerError(
+                f"{spec.display}: not a tokenizer.json file (invalid or truncated JSON); restore it from the model repository"
+            ) from None
         first = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise TokenizerError(f"{spec.display}: not a Hugging Face tokenizer.json ({first})") from None
 

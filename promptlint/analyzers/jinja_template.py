@@ -25,7 +25,14 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     from promptlint.analysis import TemplateRun
     from promptlint.compare import engine_profile
     from promptlint.render import Limits, RenderError, load_template
-    from promptlint.scenarios import SamplesError, infer_scenario, load_samples, samples_path_for, scenario_from_samples
+    from promptlint.scenarios import (
+        SamplesError,
+        infer_scenario,
+        load_samples,
+        samples_path_for,
+        scenario_from_samples,
+        template_asts,
+    )
 
     settings = ctx.settings
     display = ctx.display(path)
@@ -42,7 +49,7 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
         except SamplesError as e:
             return [file_error(ctx.display(e.path), "E003", e.message)]
     ast = loaded.env.parse(text)
-    scenario = infer_scenario(ast, loaded.env.globals, name_patterns(), scenario)
+    scenario = infer_scenario(template_asts(loaded.env, ast), loaded.env.globals, name_patterns(), scenario)
 
     limits = Limits(timeout_s=settings.render_timeout, max_output_bytes=settings.max_output)
     run = TemplateRun(
@@ -54,6 +61,7 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
         engine_profile(settings.engine, settings.block_size),
         limits,
         search_paths=[settings.root],
+        is_enabled=ctx.is_enabled,
     )
     findings: List[Finding] = []
     try:

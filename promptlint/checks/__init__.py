@@ -11,6 +11,8 @@ from typing import List, Sequence, Tuple
 # (module, codes it can report), in the order they run
 CHECKS: List[Tuple[str, Tuple[str, ...]]] = [
     ("promptlint.checks.m101_volatile", ("M101",)),
+    ("promptlint.checks.m1_tokens", ("M102", "M103", "M104")),
+    ("promptlint.checks.m2_order", ("M201", "M202", "M203")),
 ]
 
 

@@ -26,7 +26,7 @@ def check(run) -> List[Finding]:
         )
         profile = run.profile
         notes = [
-            f"{profile.name}, block {cmp.block_size}: eligible {cmp.eligible_blocks:,} blocks now, "
+            f"{profile.name}, block {cmp.block_size}: eligible {_blocks(cmp.eligible_blocks)} now, "
             f"{cmp.ideal_eligible_blocks:,} if `{var.name}` came after the shared material"
         ]
         coarser = "" if var.sub_kind == "date" else ", or make it coarser (date, not time)" if var.sub_kind in (None, "timestamp", "time") else ""
@@ -43,3 +43,7 @@ def check(run) -> List[Finding]:
             )
         )
     return findings
+
+
+def _blocks(n: int) -> str:
+    return f"{n:,} block" if n == 1 else f"{n:,} blocks"

@@ -24,6 +24,11 @@ def validate(name: str, data: Any, where: str = "") -> Optional[str]:
     if not errors:
         return None
     e = errors[0]
+    if e.validator == "anyOf" and isinstance(e.instance, dict) and e.context:
+        # A variable table: explain against the table form, the branch the user meant.
+        branch = [c for c in e.context if c.schema_path and c.schema_path[0] == 0]
+        if branch:
+            e = max(branch, key=lambda c: len(c.absolute_path))
     path = ".".join(str(p) for p in e.absolute_path)
     prefix = f"{where}." if where and path else where
     if e.validator == "additionalProperties":
@@ -31,8 +36,8 @@ def validate(name: str, data: Any, where: str = "") -> Optional[str]:
         key = f"{prefix}{path}." if path else (f"{where}." if where else "")
         return f"unknown key `{key}{extra[0]}`" if extra else e.message
     location = f"`{prefix}{path}`" if (prefix or path) else "top level"
-    if e.validator == "anyOf" and isinstance(e.instance, dict):
-        return f"{location}: a table with `kind` needs `value` and only value/kind/sub-kind/variant keys"
+    if e.validator == "required":
+        return f"{location}: {e.message.replace(' is a required property', '')} is required"
     if e.validator == "enum":
         return f"{location}: {e.instance!r} is not one of {', '.join(map(repr, e.validator_value))}"
     if e.validator == "type":

@@ -1,0 +1,64 @@
+"""Shared fixtures: real tokenizers from tests/data, an in-process CLI runner."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data"
+REPO = Path(__file__).parent.parent
+QWEN = DATA / "tokenizers" / "qwen2.5" / "tokenizer.json"
+MISTRAL = DATA / "tokenizers" / "mistral-v3-spm" / "tokenizer.json"
+
+
+@pytest.fixture(scope="session")
+def qwen():
+    from tokenizers import Tokenizer
+
+    return Tokenizer.from_file(str(QWEN))
+
+
+@pytest.fixture(scope="session")
+def mistral():
+    from tokenizers import Tokenizer
+
+    return Tokenizer.from_file(str(MISTRAL))
+
+
+class Result:
+    def __init__(self, code, out, err):
+        self.code, self.out, self.err = code, out, err
+
+    def json(self):
+        return json.loads(self.out)
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch):
+    """Run `promptlint ARGS` in-process; returns Result(code, stdout, stderr)."""
+    from promptlint.cli import main
+
+    def run(*args, cwd=None):
+        if cwd is not None:
+            monkeypatch.chdir(cwd)
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as e:  # argparse errors and --version
+            code = e.code
+        out, err = capsys.readouterr()
+        return Result(code, out, err)
+
+    return run
+
+
+def shared_prefix(a, b):
+    """Independent of promptlint.compare: the test's own longest common prefix."""
+    n = 0
+    for x, y in zip(a, b):
+        if x != y:
+            break
+        n += 1
+    return n
