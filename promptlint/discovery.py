@@ -53,7 +53,7 @@ def discover(
         p = Path(raw)
         if p.is_dir():
             for f in _walk(p):
-                if is_template(f) and not _matches(relative(f, root), exclude):
+                if (is_template(f) or _walk_includes(f)) and not _matches(relative(f, root), exclude):
                     files.append(f)
         elif p.is_file() or p.is_symlink():
             if force_exclude and _matches(relative(p, root), exclude):
@@ -62,6 +62,19 @@ def discover(
         else:
             missing.append(raw)
     return _unique(files), missing
+
+
+def _walk_includes(path: Path) -> bool:
+    """Non-template files a directory walk lints: Python that talks to an LLM or builds chat
+    messages, and launch configs that mention prefix caching (a byte-level prefilter;
+    explicit paths are always linted). See docs/python.md."""
+    if path.suffix in (".py", ".pyi"):
+        from promptlint.analyzers.python_source import looks_like_prompt_code
+
+        return looks_like_prompt_code(path)
+    from promptlint.analyzers import launch_config
+
+    return launch_config.handles(path) and launch_config.mentions_flags(path)
 
 
 def _walk(directory: Path) -> Iterable[Path]:

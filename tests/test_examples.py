@@ -10,13 +10,20 @@ def test_examples_findings(cli, mistral):
     assert r.code == 1, r.err
     doc = r.json()
     assert doc["errors"] == [] and doc["files"] == 3
-    by_file = {f["path"]: f for f in doc["findings"]}
-    assert set(by_file) == {"examples/prompts/support_timestamp.j2", "examples/prompts/agent_request_id.j2"}
-    ts = by_file["examples/prompts/support_timestamp.j2"]
-    rid = by_file["examples/prompts/agent_request_id.j2"]
+    by_key = {(f["path"], f["code"]): f for f in doc["findings"]}
+    assert set(by_key) == {
+        ("examples/prompts/support_timestamp.j2", "M101"),
+        ("examples/prompts/agent_request_id.j2", "M101"),
+        ("examples/prompts/agent_request_id.j2", "M202"),
+    }
+    ts = by_key["examples/prompts/support_timestamp.j2", "M101"]
+    rid = by_key["examples/prompts/agent_request_id.j2", "M101"]
+    tools = by_key["examples/prompts/agent_request_id.j2", "M202"]
+    assert tools["variant"] == "tools reversed: get_order, track_parcel → track_parcel, get_order"
+    assert (tools["line"], tools["column"]) == (6, 3)
     assert (ts["line"], ts["column"], ts["variable"]) == (1, 15, "now")
     assert (rid["line"], rid["column"], rid["variable"]) == (1, 13, "rid")
-    for f in (ts, rid):
+    for f in (ts, rid, tools):
         ev = f["evidence"]
         b = mistral.encode(ev["base_render"], add_special_tokens=False).ids
         v = mistral.encode(ev["variant_render"], add_special_tokens=False).ids

@@ -11,6 +11,8 @@ from typing import Optional
 
 ANALYZERS = [
     "promptlint.analyzers.jinja_template",
+    "promptlint.analyzers.python_source",
+    "promptlint.analyzers.launch_config",
 ]
 
 

@@ -71,4 +71,4 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     except RenderError as e:
         where = run.path_of(e.template) if e.template else display
         findings.append(file_error(where, e.code, e.message, e.line))
-    return findings
+    return checks.collapse(findings)

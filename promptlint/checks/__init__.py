@@ -26,3 +26,23 @@ def enabled_checks(is_enabled) -> List:
 
 def codes() -> Sequence[str]:
     return [c for _, cs in CHECKS for c in cs]
+
+
+def collapse(findings: List) -> List:
+    """One finding per first divergent token: when several variants of a template diverge at the
+    same token, keep the earliest cause (by position, then code) and mention the others."""
+    keep, by_token = [], {}
+    for f in sorted(findings, key=lambda f: (f.line, f.column, f.code)):
+        t = f.first_divergent_token
+        if t is None or f.severity == "error":
+            keep.append(f)
+            continue
+        key = (f.path, t.index)
+        if key in by_token:
+            first = by_token[key]
+            what = f.variant_description or (f"`{f.variable}` changed" if f.variable else f.name)
+            first.notes.append(f"also diverges at this token: {f.code} {f.name} ({what})")
+            continue
+        by_token[key] = f
+        keep.append(f)
+    return keep

@@ -37,6 +37,8 @@ def add_parser(sub) -> None:
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     p.add_argument("--evidence", action="store_true", help="put both renders of each comparison into the JSON output")
     p.add_argument("--force-exclude", action="store_true", help="apply `exclude` to paths given explicitly too")
+    p.add_argument("--fix", action="store_true", help="apply safe fixes (Python: sort_keys=True, sorted(...)) and report what remains")
+    p.add_argument("--diff", action="store_true", help="print the safe fixes as a unified diff instead of writing them; exit 1 if any")
 
 
 def settings_from_args(args, start=None):
@@ -101,9 +103,27 @@ def run(args) -> int:
     except TokenizerError as e:
         raise UsageError(str(e)) from None
     fmt = args.output_format or "full"
+    fixed = []
+    if getattr(args, "fix", False) or getattr(args, "diff", False):
+        from promptlint.fixing import apply_fixes
+
+        fixed, diffs = apply_fixes(report, write=not args.diff)
+        if args.diff:
+            sys.stdout.write("".join(diffs))
+            n = len(fixed)
+            print(f"Would fix {n:,} finding{'s' if n != 1 else ''}." if n else "No fixes available.", file=sys.stderr)
+            return EXIT_FINDINGS if diffs and not args.exit_zero else EXIT_OK
+        if fixed:  # report what remains after the rewrite
+            report = lint(args.paths, settings, force_exclude=args.force_exclude)
     get(fmt).render(report, sys.stdout, evidence=args.evidence, settings=settings)
+    if fixed:
+        n = len(fixed)
+        where = ", ".join(f"{f.code} {f.path}:{f.line}:{f.column}" for f in fixed[:5]) + (", ..." if n > 5 else "")
+        print(f"Fixed {n:,} finding{'s' if n != 1 else ''} ({where}).", file=sys.stderr if fmt == "json" else sys.stdout)
     for notice in report.notices:
         print(f"promptlint: note: {notice}", file=sys.stderr)
     if args.exit_zero:
         return EXIT_OK
-    return EXIT_FINDINGS if (report.findings or report.errors) else EXIT_OK
+    # Notes (severity "info", e.g. an order the samples file declares pinned) never fail a run.
+    failing = [f for f in report.findings + report.errors if f.severity != "info"]
+    return EXIT_FINDINGS if failing else EXIT_OK

@@ -1,0 +1,792 @@
+"""A module index and a small evaluator: what text and hazards can reach an expression.
+
+The evaluator follows, within one module:
+- local assignments (``x = ...``, ``x += ...``, ``for x in ...``) in the same function,
+  the latest one above the use;
+- list and dict building statements on a name (``x.append``, ``x.extend``, ``x.insert``,
+  ``x[k] = v``, ``x.update``), including inside ``for`` loops whose iterable is unordered;
+- calls of functions and ``self.`` methods defined in the module: their ``return``
+  expressions with the parameters bound to the call's arguments;
+- parameters of module functions: the arguments at the module's own call sites;
+- module-level constants.
+
+It does not follow attributes of objects, globals assigned inside functions, other
+modules, ``global``/``nonlocal``, or control flow (both branches of an ``if`` count; the
+latest assignment in source order wins). docs/python.md lists this precisely.
+"""
+
+from __future__ import annotations
+
+import ast
+import string
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+from promptlint.pysource import sinks
+
+MAX_DEPTH = 8
+MAX_CALL_SITES = 4
+MODULE = 0  # scope id of the module
+
+
+@dataclass(frozen=True, eq=False)
+class Hole:
+    """A part of a prompt whose text is not a literal: a volatile value, a per-request input, or unknown."""
+
+    kind: str  # "volatile" | "per-request" | "static"
+    label: str  # source text or name, for messages
+    node: ast.AST
+    sub: Optional[str] = None  # volatile sub-kind: timestamp, date, time, id, number
+
+
+@dataclass(eq=False)
+class Hazard:
+    kind: str  # "volatile" | "json" | "unordered" | "chat-text"
+    node: ast.AST  # where it is reported (and fixed)
+    label: str
+    sub: Optional[str] = None
+    origin: Optional[ast.AST] = None  # e.g. the set the iteration came from
+    origin_label: str = ""
+    fix: Optional[str] = None  # "sort-keys" | "sorted"
+    in_text: bool = False  # the unordered iteration already produced text (sorted() of the list cannot help)
+
+
+Part = Union[str, Hole]
+
+
+@dataclass
+class Val:
+    parts: Optional[List[Part]] = None  # text, when the value is (or renders as) a string
+    hazards: List[Hazard] = field(default_factory=list)
+    items: Optional[List["Val"]] = None  # known list/tuple elements, in order
+    mapping: Optional[Dict[str, "Val"]] = None  # dict literal with string keys
+    unordered: Optional[Tuple[ast.AST, str]] = None  # the collection itself has no stable order: (origin, what)
+    names: frozenset = frozenset()  # identifiers seen on the way (names, attributes), for salt checks
+
+    def add(self, *others: Optional["Val"]) -> "Val":
+        ids = None
+        for o in others:
+            if o is None:
+                continue
+            if o.hazards:
+                if ids is None:
+                    ids = {id(h) for h in self.hazards}
+                for h in o.hazards:
+                    if id(h) not in ids:
+                        ids.add(id(h))
+                        self.hazards.append(h)
+            if o.names:
+                self.names = self.names | o.names
+        return self
+
+
+def merge(vals: List[Val]) -> Val:
+    vals = [v for v in vals if v is not None]
+    if not vals:
+        return Val()
+    first = vals[0]
+    out = Val(first.parts, [], first.items, first.mapping, first.unordered, frozenset())
+    out.add(*vals)
+    for v in vals[1:]:
+        out.unordered = out.unordered or v.unordered
+    return out
+
+
+# ------------------------------------------------------------------- index
+
+
+@dataclass
+class Entry:
+    pos: Tuple[int, int]
+    kind: str  # assign | aug | for | unpack | append | extend | insert | setitem | update
+    value: Optional[ast.AST]
+    loops: Tuple[ast.AST, ...]  # enclosing for loops in the same function, outermost first
+
+
+_LEAVES = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
+
+
+class Index:
+    """One pass over the module: scopes, bindings, mutations, returns, calls, dicts."""
+
+    def __init__(self, tree: ast.Module):
+        self.tree = tree
+        self.aliases: Dict[str, str] = {}
+        self.functions: Dict[str, ast.AST] = {}
+        self.methods: Dict[Tuple[str, str], ast.AST] = {}
+        self.class_of: Dict[int, str] = {}
+        self.bindings: Dict[Tuple[int, str], List[Entry]] = {}
+        self.returns: Dict[int, List[ast.AST]] = {}
+        self.call_sites: Dict[str, List[Tuple[ast.Call, Optional[ast.AST]]]] = {}
+        self.calls: List[Tuple[ast.Call, Optional[ast.AST]]] = []
+        self.dicts: List[Tuple[ast.Dict, Optional[ast.AST]]] = []
+        self.raises: List[Tuple[ast.Raise, Optional[ast.AST]]] = []
+        self.strings: List[ast.Constant] = []
+        self._walk(tree, None, (), None)
+        for entries in self.bindings.values():
+            entries.sort(key=lambda e: e.pos)
+
+    @staticmethod
+    def sid(scope: Optional[ast.AST]) -> int:
+        return MODULE if scope is None else id(scope)
+
+    def _bind(self, scope, name: str, entry: Entry) -> None:
+        self.bindings.setdefault((self.sid(scope), name), []).append(entry)
+
+    def _walk(self, node: ast.AST, scope, loops, cls) -> None:
+        stack = [(node, scope, loops, cls)]
+        while stack:
+            node, scope, loops, cls = stack.pop()
+            t = type(node)
+            if t in (ast.FunctionDef, ast.AsyncFunctionDef):
+                if cls is None and scope is None:
+                    self.functions[node.name] = node
+                elif cls is not None:
+                    self.methods[(cls, node.name)] = node
+                    self.class_of[id(node)] = cls
+                self.returns.setdefault(id(node), [])
+                for d in node.decorator_list + node.args.defaults + [d for d in node.args.kw_defaults if d]:
+                    stack.append((d, scope, loops, cls))
+                for stmt in reversed(node.body):
+                    stack.append((stmt, node, (), cls))
+                continue
+            if t is ast.ClassDef:
+                for stmt in reversed(node.body):
+                    stack.append((stmt, scope if scope is not None else None, loops, node.name if scope is None else None))
+                for b in node.bases + node.decorator_list:
+                    stack.append((b, scope, loops, cls))
+                continue
+            if t is ast.Import:
+                for a in node.names:
+                    if a.asname:
+                        self.aliases[a.asname] = a.name
+                continue
+            if t is ast.ImportFrom:
+                if node.module and not node.level:
+                    for a in node.names:
+                        self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+                continue
+            pos = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+            if t in (ast.For, ast.AsyncFor):
+                self._target(scope, node.target, Entry(pos, "for", node.iter, loops))
+                stack.append((node.iter, scope, loops, cls))
+                for stmt in reversed(node.body + node.orelse):
+                    stack.append((stmt, scope, loops + (node,), cls))
+                continue
+            if t is ast.Assign:
+                for target in node.targets:
+                    self._target(scope, target, Entry(pos, "assign", node.value, loops))
+            elif t is ast.AnnAssign and node.value is not None:
+                self._target(scope, node.target, Entry(pos, "assign", node.value, loops))
+            elif t is ast.AugAssign and isinstance(node.target, ast.Name):
+                self._bind(scope, node.target.id, Entry(pos, "aug", node.value, loops))
+            elif t is ast.NamedExpr and isinstance(node.target, ast.Name):
+                self._bind(scope, node.target.id, Entry(pos, "assign", node.value, loops))
+            elif t is ast.Return:
+                if scope is not None and node.value is not None:
+                    self.returns.setdefault(id(scope), []).append(node.value)
+            elif t is ast.Raise:
+                self.raises.append((node, scope))
+            elif t is ast.Dict:
+                self.dicts.append((node, scope))
+            elif t is ast.Constant:
+                if isinstance(node.value, str):
+                    self.strings.append(node)
+            elif t is ast.Call:
+                self.calls.append((node, scope))
+                f = node.func
+                if isinstance(f, ast.Name):
+                    self.call_sites.setdefault(f.id, []).append((node, scope))
+                elif isinstance(f, ast.Attribute):
+                    if isinstance(f.value, ast.Name) and f.value.id in ("self", "cls"):
+                        self.call_sites.setdefault("self." + f.attr, []).append((node, scope))
+                    if isinstance(f.value, ast.Name) and f.attr in ("append", "extend", "insert", "update", "appendleft", "add"):
+                        args = node.args
+                        value = args[-1] if args else None
+                        kind = {"appendleft": "append", "add": "append"}.get(f.attr, f.attr)
+                        self._bind(scope, f.value.id, Entry(pos, kind, value, loops))
+            for name in node._fields:
+                if name == "ctx":
+                    continue
+                v = getattr(node, name, None)
+                if type(v) is list:
+                    for child in v:
+                        if isinstance(child, ast.AST) and not isinstance(child, _LEAVES):
+                            stack.append((child, scope, loops, cls))
+                elif isinstance(v, ast.AST) and not isinstance(v, _LEAVES):
+                    stack.append((v, scope, loops, cls))
+
+    def _target(self, scope, target: ast.AST, entry: Entry) -> None:
+        if isinstance(target, ast.Name):
+            self._bind(scope, target.id, entry)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                if isinstance(elt, ast.Starred):
+                    elt = elt.value
+                if isinstance(elt, ast.Name):
+                    self._bind(scope, elt.id, Entry(entry.pos, "unpack", entry.value, entry.loops))
+        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
+            self._bind(scope, target.value.id, Entry(entry.pos, "setitem", entry.value, entry.loops))
+
+    def params(self, func: ast.AST) -> List[str]:
+        a = func.args
+        return [p.arg for p in a.posonlyargs + a.args] + ([a.vararg.arg] if a.vararg else []) + [p.arg for p in a.kwonlyargs]
+
+
+# ------------------------------------------------------------------- evaluator
+
+
+class Flow:
+    def __init__(self, index: Index, source: str, kind_of):
+        self.index = index
+        self.source = source
+        self._kind_of = kind_of  # name -> (kind, sub): promptlint.lint.name_patterns().kind_of
+        self._kinds: Dict[str, Tuple[str, Optional[str]]] = {}
+        self._memo: Dict[Tuple[int, int], Val] = {}
+        self._active: set = set()
+        self._lines = [line.encode("utf-8") for line in source.splitlines(keepends=True)]
+
+    # -- helpers
+    def kind_of(self, name: str) -> Tuple[str, Optional[str]]:
+        k = self._kinds.get(name)
+        if k is None:
+            k = self._kinds[name] = self._kind_of(name)
+        return k
+
+    def text_of(self, node: ast.AST, limit: int = 60) -> str:
+        seg = self._segment(node) or type(node).__name__
+        seg = " ".join(seg.split())
+        return seg if len(seg) <= limit else seg[: limit - 3] + "..."
+
+    def _segment(self, node: ast.AST) -> Optional[str]:
+        """The node's source text (ast columns are UTF-8 byte offsets); like ast.get_source_segment, cached lines."""
+        try:
+            first, last = node.lineno - 1, node.end_lineno - 1
+            start, end = node.col_offset, node.end_col_offset
+        except AttributeError:
+            return None
+        if end is None or not (0 <= first <= last < len(self._lines)):
+            return None
+        if first == last:
+            return self._lines[first][start:end].decode("utf-8", "replace")
+        chunk = [self._lines[first][start:]] + self._lines[first + 1:last] + [self._lines[last][:end]]
+        return b"".join(chunk).decode("utf-8", "replace")
+
+    def name_of(self, node: ast.AST) -> Optional[str]:
+        return sinks.canonical(sinks.dotted(node), self.index.aliases)
+
+    def opaque(self, node: ast.AST, label: Optional[str] = None, name: Optional[str] = None) -> Val:
+        label = label or self.text_of(node)
+        kind, sub = ("static", None)
+        if name:
+            kind, sub = self.kind_of(name)
+        hole = Hole(kind, label, node, sub)
+        v = Val(parts=[hole], names=frozenset([name]) if name else frozenset())
+        if kind == "volatile":
+            v.hazards.append(Hazard("volatile", node, label, sub))
+        return v
+
+    # -- entry point
+    def ev(self, node: Optional[ast.AST], scope: Optional[ast.AST], env: Optional[Dict[str, Val]] = None, depth: int = 0) -> Val:
+        if node is None:
+            return Val()
+        if depth > MAX_DEPTH:
+            return self.opaque(node)
+        key = (id(node), Index.sid(scope))
+        if not env and key in self._memo:
+            return self._memo[key]
+        if key in self._active:
+            return self.opaque(node)
+        self._active.add(key)
+        try:
+            v = self._ev(node, scope, env or {}, depth)
+        finally:
+            self._active.discard(key)
+        if not env:
+            self._memo[key] = v
+        return v
+
+    def _ev(self, node, scope, env, depth) -> Val:
+        t = type(node)
+        ev = lambda n, e=env: self.ev(n, scope, e, depth)  # noqa: E731
+        if t is ast.Constant:
+            if isinstance(node.value, str):
+                return Val(parts=[node.value])
+            if node.value is None:
+                return Val()
+            return Val(parts=[str(node.value)])
+        if t is ast.JoinedStr:
+            out = Val(parts=[])
+            for piece in node.values:
+                if isinstance(piece, ast.Constant):
+                    out.parts.append(str(piece.value))
+                    continue
+                v = ev(piece.value)
+                out.add(v)
+                spec = _const_spec(piece.format_spec)
+                if v.parts is not None and not (spec and len(v.parts) == 1 and isinstance(v.parts[0], Hole)):
+                    out.parts.extend(v.parts)
+                elif v.parts and isinstance(v.parts[0], Hole):
+                    h = v.parts[0]
+                    out.parts.append(Hole(h.kind, h.label, h.node, _sub_from_format(spec, h.sub)))
+                else:
+                    out.parts.append(Hole("static", self.text_of(piece.value), piece.value))
+            return out
+        if t is ast.Name:
+            return self._name(node, scope, env, depth)
+        if t is ast.BinOp:
+            left, right = ev(node.left), ev(node.right)
+            if isinstance(node.op, ast.Add):
+                out = Val().add(left, right)
+                if left.parts is not None and right.parts is not None:
+                    out.parts = left.parts + right.parts
+                elif left.items is not None and right.items is not None:
+                    out.items = left.items + right.items
+                return out
+            if isinstance(node.op, ast.BitOr) and (left.unordered or right.unordered):
+                return Val(unordered=left.unordered or right.unordered).add(left, right)
+            out = self.opaque(node)
+            return out.add(left, right)
+        if t in (ast.List, ast.Tuple):
+            out = Val(items=[])
+            for elt in node.elts:
+                if isinstance(elt, ast.Starred):
+                    v = ev(elt.value)
+                    out.add(v)
+                    self._iterate(v, elt.value, out)
+                    if v.items is not None and out.items is not None:
+                        out.items.extend(v.items)
+                    else:
+                        out.items = None
+                    continue
+                v = ev(elt)
+                out.add(v)
+                if out.items is not None:
+                    out.items.append(v)
+            return out
+        if t is ast.Set:
+            out = Val(unordered=(node, "a set literal"))
+            for elt in node.elts:
+                out.add(ev(elt))
+            return out
+        if t is ast.Dict:
+            out = Val(mapping={})
+            for k, v_node in zip(node.keys, node.values):
+                v = ev(v_node)
+                out.add(v)
+                if k is None:
+                    out.unordered = out.unordered or v.unordered
+                elif isinstance(k, ast.Constant) and isinstance(k.value, str):
+                    out.mapping[k.value] = v
+            return out
+        if t in (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp):
+            return self._comprehension(node, scope, env, depth)
+        if t is ast.Call:
+            return self._call(node, scope, env, depth)
+        if t is ast.IfExp:
+            return merge([ev(node.body), ev(node.orelse)])
+        if t is ast.BoolOp:
+            return merge([ev(v) for v in node.values])
+        if t is ast.Subscript:
+            base = ev(node.value)
+            key = node.slice
+            if isinstance(key, ast.Constant):
+                if base.mapping is not None and isinstance(key.value, str) and key.value in base.mapping:
+                    return base.mapping[key.value]
+                if base.items is not None and isinstance(key.value, int) and -len(base.items) <= key.value < len(base.items):
+                    return base.items[key.value]
+            out = self.opaque(node)
+            return out.add(base)
+        if t is ast.Attribute:
+            if _is_module_ref(node.value, self.index):
+                out = self.opaque(node, name=node.attr)
+                out.names = out.names | {node.attr}
+                return out
+            base = ev(node.value)
+            if base.parts is not None and len(base.parts) == 1 and isinstance(base.parts[0], Hole) and base.parts[0].kind == "volatile":
+                return base  # uuid4().hex, datetime.now().year: still the volatile value
+            out = self.opaque(node, name=node.attr)
+            out.names = out.names | {node.attr}
+            return out.add(base)
+        if t in (ast.Await, ast.Starred):
+            return ev(node.value)
+        if t is ast.NamedExpr:
+            return ev(node.value)
+        return self.opaque(node)
+
+    # -- names and parameters
+    def _name(self, node: ast.Name, scope, env, depth) -> Val:
+        name = node.id
+        if name in env:
+            return env[name]
+        pos = (node.lineno, node.col_offset)
+        v = self._binding(scope, name, pos, depth, env)
+        if v is not None:
+            return self._named(v, name)
+        if scope is not None and name in self.index.params(scope):
+            return self._named(self._param(scope, name, node, depth), name)
+        if scope is not None:
+            v = self._binding(None, name, (10**9, 0), depth, {})
+            if v is not None:
+                return self._named(v, name)
+        return self.opaque(node, name, name)
+
+    @staticmethod
+    def _named(v: Val, name: str) -> Val:
+        if name in v.names:
+            return v
+        out = Val(v.parts, list(v.hazards), v.items, v.mapping, v.unordered, v.names | {name})
+        return out
+
+    def _binding(self, scope, name, pos, depth, env) -> Optional[Val]:
+        entries = self.index.bindings.get((Index.sid(scope), name))
+        if not entries:
+            return None
+        before = [e for e in entries if e.pos < pos]
+        base_i = None
+        for i, e in enumerate(before):
+            if e.kind in ("assign", "for", "unpack"):
+                base_i = i
+        if base_i is None:
+            if before:
+                return None
+            # used above every assignment (a loop, or a later module constant): take the first
+            base_i, before = 0, entries[:1]
+            if entries[0].kind not in ("assign", "for", "unpack"):
+                return None
+        base = before[base_i]
+        sub_env = env if scope is not None else {}
+        v = self.ev(base.value, scope, sub_env, depth + 1)
+        if base.kind == "for":
+            elem = self.opaque(base.value, self.text_of(base.value), name)
+            v = elem.add(Val(hazards=v.hazards, names=v.names))
+        elif base.kind == "unpack":
+            v = self.opaque(base.value, name, name).add(v)
+        out = Val(v.parts, list(v.hazards), list(v.items) if v.items is not None else None,
+                  dict(v.mapping) if v.mapping is not None else None, v.unordered, v.names)
+        for e in before[base_i + 1:]:
+            self._mutate(out, e, scope, sub_env, depth)
+        return out
+
+    def _mutate(self, out: Val, e: Entry, scope, env, depth) -> None:
+        v = self.ev(e.value, scope, env, depth + 1) if e.value is not None else Val()
+        out.add(v)
+        if e.kind == "aug":
+            if out.parts is not None and v.parts is not None:
+                out.parts = out.parts + v.parts
+            elif out.items is not None and v.items is not None:
+                out.items = out.items + v.items
+            else:
+                out.parts = out.parts if v.parts is None else None
+            self._iterate(v, e.value, out)
+        elif e.kind in ("append", "insert"):
+            if out.items is not None:
+                out.items = out.items + [v] if not e.loops else None
+        elif e.kind in ("extend", "update"):
+            self._iterate(v, e.value, out)
+            if out.items is not None:
+                out.items = out.items + v.items if (v.items is not None and not e.loops) else None
+        elif e.kind == "setitem":
+            out.mapping = None
+        if out.unordered is None:  # a list or dict filled in a loop over an unordered collection
+            for loop in e.loops:
+                it = self.ev(loop.iter, scope, env, depth + 1)
+                self._iterate(it, loop.iter, out)
+
+    def _param(self, func, name: str, node: ast.AST, depth: int) -> Val:
+        params = self.index.params(func)
+        idx = params.index(name)
+        cls = self.index.class_of.get(id(func))
+        key = ("self." + func.name) if cls else func.name
+        if cls and params and params[0] in ("self", "cls"):
+            idx -= 1
+        vals = []
+        for call, caller in self.index.call_sites.get(key, [])[:MAX_CALL_SITES]:
+            arg = None
+            for kw in call.keywords:
+                if kw.arg == name:
+                    arg = kw.value
+            if arg is None and 0 <= idx < len(call.args) and not any(isinstance(a, ast.Starred) for a in call.args[: idx + 1]):
+                arg = call.args[idx]
+            if arg is not None:
+                vals.append(self.ev(arg, caller, None, depth + 1))
+        if not vals:
+            default = _default_of(func, name)
+            if default is not None:
+                vals.append(self.ev(default, None, None, depth + 1))
+        if not vals:
+            return self.opaque(node, name, name)
+        return merge(vals)
+
+    # -- iteration and comprehensions
+    def _iterate(self, v: Val, node: ast.AST, out: Val, in_text: bool = False) -> None:
+        """``v`` is iterated in order at ``node``: an unordered ``v`` makes the result's order unstable."""
+        if v is None or v.unordered is None or node is None:
+            return
+        origin, what = v.unordered
+        if any(h.kind == "unordered" and h.node is node for h in out.hazards):
+            return
+        out.hazards.append(Hazard("unordered", node, self.text_of(node), origin=origin, origin_label=what,
+                                  fix="sorted", in_text=in_text))
+
+    def _comprehension(self, node, scope, env, depth) -> Val:
+        inner = dict(env)
+        iter_vals = Val()
+        unordered = None
+        for gen in node.generators:
+            it = self.ev(gen.iter, scope, inner or None, depth + 1)
+            iter_vals.add(it)
+            if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
+                self._iterate(it, gen.iter, iter_vals)
+            else:
+                unordered = unordered or it.unordered
+            for target in _names_in(gen.target):
+                inner[target] = self.opaque(gen.iter, self.text_of(gen.iter), target)
+        if isinstance(node, ast.DictComp):
+            elt = Val().add(self.ev(node.key, scope, inner, depth + 1), self.ev(node.value, scope, inner, depth + 1))
+        else:
+            elt = self.ev(node.elt, scope, inner, depth + 1)
+        out = Val().add(Val(hazards=[h for h in elt.hazards]), iter_vals)
+        if isinstance(node, ast.SetComp):
+            out.unordered = (node, "a set comprehension")
+        elif isinstance(node, ast.DictComp):
+            out.unordered = unordered
+        return out
+
+    # -- calls
+    def _call(self, node: ast.Call, scope, env, depth) -> Val:
+        name = self.name_of(node.func)
+        f = node.func
+        ev = lambda n: self.ev(n, scope, env, depth)  # noqa: E731
+        label = self.text_of(node)
+        sub = sinks.volatile_sub(name)
+        if sub is not None:
+            hole = Hole("volatile", label, node, sub)
+            return Val(parts=[hole], hazards=[Hazard("volatile", node, label, sub)], names=frozenset([name]))
+        method = f.attr if isinstance(f, ast.Attribute) else None
+        receiver = ev(f.value) if isinstance(f, ast.Attribute) and not _is_module_ref(f.value, self.index) else None
+
+        if name in ("json.dumps", "orjson.dumps", "ujson.dumps", "simplejson.dumps"):
+            return self._dumps(node, name, ev)
+        if method == "join" and node.args:
+            sep = receiver or Val(parts=[""])
+            arg = node.args[0]
+            x = ev(arg)
+            out = Val().add(sep, x)
+            self._iterate(x, arg, out, in_text=True)
+            if x.items is not None and sep.parts is not None and all(i.parts is not None for i in x.items):
+                parts: List[Part] = []
+                for i, item in enumerate(x.items):
+                    if i:
+                        parts.extend(sep.parts)
+                    parts.extend(item.parts)
+                out.parts = parts
+            else:
+                out.parts = [Hole("static", label, node)]
+            return out
+        if method == "format" and receiver is not None and receiver.parts is not None and all(isinstance(p, str) for p in receiver.parts):
+            return self._format("".join(receiver.parts), node, ev).add(receiver)
+        if name in ("sorted", "min", "max", "sum", "len", "any", "all"):
+            x = ev(node.args[0]) if node.args else Val()
+            out = Val(hazards=[h for h in x.hazards if not (h.kind == "unordered" and not h.in_text)], names=x.names)
+            if name == "sorted" and x.items is not None:
+                out.items = None
+            return out
+        if name in ("list", "tuple", "enumerate", "reversed", "iter", "dict.fromkeys", "collections.OrderedDict", "OrderedDict", "dict"):
+            if not node.args:
+                return Val(items=[] if name in ("list", "tuple") else None, mapping={} if name == "dict" else None)
+            x = ev(node.args[0])
+            out = Val(items=x.items, mapping=x.mapping if name == "dict" else None).add(x)
+            if name in ("dict.fromkeys", "dict", "collections.OrderedDict", "OrderedDict"):
+                out.unordered = x.unordered
+            else:
+                self._iterate(x, node.args[0], out)
+            return out
+        if name in sinks.UNORDERED_CALLS:
+            x = ev(node.args[0]) if node.args else Val()
+            out = Val(unordered=(node, sinks.UNORDERED_CALLS[name]))
+            return out.add(Val(hazards=[h for h in x.hazards if h.kind != "unordered"], names=x.names))
+        if method in sinks.UNORDERED_METHODS and name not in ("glob.glob",):
+            return Val(unordered=(node, sinks.UNORDERED_METHODS[method])).add(receiver)
+        if method in sinks.SET_METHODS and receiver is not None and receiver.unordered:
+            out = Val(unordered=receiver.unordered).add(receiver)
+            for a in node.args:
+                out.add(ev(a))
+            return out
+        if method in ("keys", "values", "items") and receiver is not None:
+            return Val(unordered=receiver.unordered).add(receiver)
+        if method == "apply_chat_template":
+            out = Val()
+            for a in list(node.args) + [k.value for k in node.keywords]:
+                out.add(ev(a))
+            if _kw_const(node, "tokenize") is False:
+                out.parts = [Hole("static", label, node)]
+                out.hazards.append(Hazard("chat-text", node, label))
+            else:
+                out = self.opaque(node).add(out)
+            return out
+        if name in sinks.TEXT_FUNCTIONS or name == "copy.deepcopy" or name == "copy.copy":
+            x = ev(node.args[0]) if node.args else Val(parts=[""])
+            return x
+        if method in sinks.TEXT_METHODS and receiver is not None:
+            return self._text_method(node, method, receiver, ev)
+        func = self._local_function(node, scope)
+        if func is not None:
+            return self._call_local(node, func, scope, env, depth)
+        return self.opaque(node)
+
+    def _dumps(self, node: ast.Call, name: str, ev) -> Val:
+        data = ev(node.args[0]) if node.args else Val()
+        out = Val(parts=[Hole("static", self.text_of(node), node)]).add(data)
+        sort = _kw_const(node, "sort_keys")
+        if sort is not True and name != "orjson.dumps":
+            has_star = any(k.arg is None for k in node.keywords)
+            fix = None if has_star else "sort-keys"
+            out.hazards.append(Hazard("json", node, self.text_of(node), fix=fix))
+        return out
+
+    def _format(self, fmt: str, node: ast.Call, ev) -> Val:
+        out = Val(parts=[])
+        auto = 0
+        try:
+            parsed = list(string.Formatter().parse(fmt))
+        except ValueError:
+            return self.opaque(node)
+        kws = {k.arg: k.value for k in node.keywords if k.arg}
+        for literal, field_name, spec, _conv in parsed:
+            if literal:
+                out.parts.append(literal)
+            if field_name is None:
+                continue
+            head = field_name.split(".")[0].split("[")[0]
+            if head == "":
+                arg = node.args[auto] if auto < len(node.args) else None
+                auto += 1
+            elif head.isdigit():
+                arg = node.args[int(head)] if int(head) < len(node.args) else None
+            else:
+                arg = kws.get(head)
+            if arg is None:
+                out.parts.append(Hole("static", field_name, node))
+                continue
+            v = ev(arg)
+            out.add(v)
+            if v.parts is not None and head == field_name:
+                if spec and len(v.parts) == 1 and isinstance(v.parts[0], Hole):
+                    h = v.parts[0]
+                    out.parts.append(Hole(h.kind, h.label, h.node, _sub_from_format(spec, h.sub)))
+                else:
+                    out.parts.extend(v.parts)
+            else:
+                out.parts.append(Hole("static", self.text_of(arg), arg))
+        return out
+
+    def _text_method(self, node: ast.Call, method: str, receiver: Val, ev) -> Val:
+        parts = receiver.parts
+        if parts is not None and len(parts) == 1 and isinstance(parts[0], Hole):
+            h = parts[0]
+            sub = h.sub
+            if method == "strftime" and node.args and isinstance(node.args[0], ast.Constant):
+                sub = _sub_from_format(str(node.args[0].value), sub)
+            elif method == "date":
+                sub = "date"
+            elif method == "hex" and h.sub == "id":
+                sub = "id"
+            return Val([Hole(h.kind, h.label, h.node, sub)], list(receiver.hazards), names=receiver.names)
+        if parts is not None and all(isinstance(p, str) for p in parts):
+            args = [a.value for a in node.args if isinstance(a, ast.Constant)]
+            if len(args) == len(node.args) and not node.keywords:
+                try:
+                    res = getattr(str, method)("".join(parts), *args)
+                    if isinstance(res, str):
+                        return Val(parts=[res], hazards=list(receiver.hazards), names=receiver.names)
+                except (AttributeError, TypeError, ValueError):
+                    pass
+        return Val(parts=parts, hazards=list(receiver.hazards), names=receiver.names)
+
+    def _local_function(self, node: ast.Call, scope) -> Optional[ast.AST]:
+        f = node.func
+        if isinstance(f, ast.Name):
+            return self.index.functions.get(f.id)
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in ("self", "cls") and scope is not None:
+            cls = self.index.class_of.get(id(scope))
+            if cls:
+                return self.index.methods.get((cls, f.attr))
+        return None
+
+    def _call_local(self, node: ast.Call, func, scope, env, depth) -> Val:
+        params = self.index.params(func)
+        if self.index.class_of.get(id(func)) and params and params[0] in ("self", "cls"):
+            params = params[1:]
+        new_env: Dict[str, Val] = {}
+        for i, a in enumerate(node.args):
+            if isinstance(a, ast.Starred):
+                break
+            if i < len(params):
+                new_env[params[i]] = self.ev(a, scope, env, depth + 1)
+        for k in node.keywords:
+            if k.arg and k.arg in params:
+                new_env[k.arg] = self.ev(k.value, scope, env, depth + 1)
+        for p in params:
+            if p not in new_env:
+                d = _default_of(func, p)
+                new_env[p] = self.ev(d, None, None, depth + 1) if d is not None else self.opaque(func, p, p)
+        returns = self.index.returns.get(id(func), [])
+        if not returns:
+            return self.opaque(node)
+        return merge([self.ev(r, func, new_env, depth + 1) for r in returns])
+
+
+# ------------------------------------------------------------------- small helpers
+
+
+def _names_in(target: ast.AST) -> List[str]:
+    return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)]
+
+
+def _kw_const(node: ast.Call, name: str) -> Any:
+    for k in node.keywords:
+        if k.arg == name:
+            return k.value.value if isinstance(k.value, ast.Constant) else ...
+    return None
+
+
+def _default_of(func, name: str) -> Optional[ast.AST]:
+    a = func.args
+    positional = a.posonlyargs + a.args
+    offset = len(positional) - len(a.defaults)
+    for i, p in enumerate(positional):
+        if p.arg == name and i >= offset:
+            return a.defaults[i - offset]
+    for p, d in zip(a.kwonlyargs, a.kw_defaults):
+        if p.arg == name:
+            return d
+    return None
+
+
+def _const_spec(spec: Optional[ast.AST]) -> Optional[str]:
+    if spec is None:
+        return None
+    if isinstance(spec, ast.JoinedStr) and all(isinstance(v, ast.Constant) for v in spec.values):
+        return "".join(str(v.value) for v in spec.values)
+    return None
+
+
+def _sub_from_format(spec: Optional[str], sub: Optional[str]) -> Optional[str]:
+    if not spec or sub not in ("timestamp", "date", "time", None):
+        return sub
+    has_time = any(d in spec for d in ("%H", "%M", "%S", "%I", "%X", "%c", "%f", "%p"))
+    has_date = any(d in spec for d in ("%Y", "%y", "%m", "%d", "%j", "%x", "%b", "%B", "%a", "%A"))
+    if has_time and has_date:
+        return "timestamp"
+    if has_time:
+        return "time"
+    if has_date:
+        return "date"
+    return sub
+
+
+def _is_module_ref(node: ast.AST, index: Index) -> bool:
+    return isinstance(node, ast.Name) and node.id in index.aliases and "." not in index.aliases[node.id] or (
+        isinstance(node, ast.Name) and node.id in ("json", "os", "glob", "time", "uuid", "random", "secrets", "datetime")
+    )

@@ -1,0 +1,395 @@
+"""Hazards reaching prompt sinks -> candidate findings; literal prompts are measured in tokens.
+
+``analyze`` is structural (no tokenizer); ``measure`` renders the prompt text around a
+volatile value twice, tokenizes both with the pinned tokenizer and computes the first
+divergent token and lost blocks exactly as the template check M101 does.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Dict, List, Optional, Tuple
+
+from promptlint.pysource import sinks
+from promptlint.pysource.flow import Flow, Hazard, Hole, Index, Part, Val
+
+FLAG_RE = re.compile(r"--no-enable-prefix-caching\b|--disable-radix-cache\b|--no-prefix-caching\b")
+SALT_ID_PATTERNS = ("*request_id*", "*requestid*", "*trace_id*", "*span_id*", "*correlation_id*", "*uuid*", "nonce",
+                    "*_nonce", "*message_id*", "*x_request_id*", "rid", "req_id")
+SEPARATOR = "\n\n"  # between message contents when a prompt is measured without its chat template
+
+
+@dataclass
+class Candidate:
+    """A finding before it is turned into a record (and, for M101, before it is measured)."""
+
+    code: str
+    node: ast.AST
+    message: str
+    help: Optional[str] = None
+    notes: List[str] = field(default_factory=list)
+    variable: Optional[str] = None
+    fix: Optional[str] = None  # "sort-keys" | "sorted"
+    prompt: Optional[List[Part]] = None  # M101: the prompt text to measure
+    hole: Optional[Hole] = None
+    sink: str = ""
+
+
+@dataclass
+class Segment:
+    val: Val
+    where: str  # "messages[0].content", "system=", ...
+
+
+class Analysis:
+    def __init__(self, source: str, tree: ast.Module, kind_of: Callable[[str], Tuple[str, Optional[str]]]):
+        self.source = source
+        self.index = Index(tree)
+        self.flow = Flow(self.index, source, kind_of)
+        self.candidates: Dict[Tuple[str, int, int], Candidate] = {}
+        self.seen_dicts: set = set()
+
+    def add(self, c: Candidate) -> None:
+        key = (c.code, getattr(c.node, "lineno", 0), getattr(c.node, "col_offset", 0))
+        if key not in self.candidates:
+            self.candidates[key] = c
+
+    def line(self, node: ast.AST) -> int:
+        return getattr(node, "lineno", 1)
+
+    # ----------------------------------------------------------------- driver
+    def run(self) -> List[Candidate]:
+        salt_names: Dict[int, set] = {}
+        for call, scope in self.index.calls:
+            name = self.flow.name_of(call.func)
+            m = sinks.llm_call(name)
+            if m is not None:
+                self.llm_call(call, scope, name, m[0], m[1])
+            self.double_bos(call, scope, name)
+            for kw in call.keywords:
+                self.keyword(kw.arg, kw.value, call, scope, salt_names)
+        for d, scope in self.index.dicts:
+            for k, v in zip(d.keys, d.values):
+                if isinstance(k, ast.Constant) and isinstance(k.value, str):
+                    self.keyword(k.value, v, d, scope, salt_names)
+            if id(d) not in self.seen_dicts and _is_message_dict(d):
+                val = self.flow.ev(d, scope)
+                content = (val.mapping or {}).get("content")
+                if content is not None:
+                    self.prompt_hazards([Segment(content, "message content")], f"the message at line {d.lineno}", "messages")
+        for s in self.index.strings:
+            m = FLAG_RE.search(s.value)
+            if m:
+                self.add(Candidate("M701", s, f"`{m.group(0)}` turns the prefix cache off: every request pays the full prefill",
+                                   help="remove the flag (prefix caching is on by default in vLLM V1 and SGLang)"))
+        self.salt_leaks(salt_names)
+        return list(self.candidates.values())
+
+    # ----------------------------------------------------------------- LLM calls
+    def llm_call(self, call: ast.Call, scope, name: str, suffix: str, positional: Dict[int, str]) -> None:
+        args: Dict[str, ast.AST] = {}
+        for i, a in enumerate(call.args):
+            if i in positional and not isinstance(a, ast.Starred):
+                args[positional[i]] = a
+        for kw in call.keywords:
+            if kw.arg:
+                args[kw.arg] = kw.value
+        where = f"`{self.flow.text_of(call.func, 50)}(...)` at line {call.lineno}"
+        segments: List[Segment] = []
+        for key in ("system", "instructions"):
+            if key in args:
+                segments.append(Segment(self.flow.ev(args[key], scope), f"{key}="))
+        for key in sorted(sinks.MESSAGES_KWARGS):
+            if key in args:
+                node = args[key]
+                val = self.flow.ev(node, scope)
+                self._mark_dicts(node)
+                segments.extend(self.messages(val, key))
+                self.collection_hazards(val, where, "messages", key)
+        for key in ("prompt", "prompts", "input", "contents", "text"):
+            if key in args and (suffix not in ("generate",) or key == "prompts"):
+                val = self.flow.ev(args[key], scope)
+                if val.items is not None and val.items and val.items[0].mapping is not None:
+                    segments.extend(self.messages(val, key))
+                elif val.items is not None and val.items:
+                    segments.append(Segment(val.items[0], f"{key}[0]"))
+                else:
+                    segments.append(Segment(val, f"{key}="))
+                self.collection_hazards(val, where, "prompt parts", key)
+        if segments:
+            self.prompt_hazards(segments, where, suffix)
+        for key in sorted(sinks.TOOLS_KWARGS):
+            if key in args:
+                val = self.flow.ev(args[key], scope)
+                self.tool_hazards(val, where, key)
+        for key in sorted(sinks.DOCUMENTS_KWARGS):
+            if key in args:
+                val = self.flow.ev(args[key], scope)
+                self.collection_hazards(val, where, "documents", key)
+
+    def _mark_dicts(self, node: ast.AST) -> None:
+        if isinstance(node, (ast.List, ast.Tuple)):
+            for e in node.elts:
+                if isinstance(e, ast.Dict):
+                    self.seen_dicts.add(id(e))
+
+    def messages(self, val: Val, key: str) -> List[Segment]:
+        if val.items is None:
+            return [Segment(val, f"{key}=")] if val.parts is not None else []
+        out = []
+        for i, item in enumerate(val.items):
+            content = None
+            if item.mapping is not None:
+                content = item.mapping.get("content")
+                if content is not None and content.items is not None:  # [{"type": "text", "text": ...}, ...]
+                    for j, part in enumerate(content.items):
+                        if part.mapping is not None and "text" in part.mapping:
+                            out.append(Segment(part.mapping["text"], f"{key}[{i}].content[{j}].text"))
+                    continue
+            elif item.items is not None and len(item.items) == 2:  # LangChain ("system", "...") tuples
+                content = item.items[1]
+            if content is not None:
+                out.append(Segment(content, f"{key}[{i}].content"))
+        return out
+
+    # ----------------------------------------------------------------- hazards by kind
+    def prompt_hazards(self, segments: List[Segment], where: str, sink: str) -> None:
+        prompt: List[Part] = []
+        for i, seg in enumerate(segments):
+            if i:
+                prompt.append(SEPARATOR)
+            if seg.val.parts is not None:
+                prompt.extend(seg.val.parts)
+        holes = {}
+        for p in prompt:
+            if isinstance(p, Hole) and p.kind == "volatile" and id(p.node) not in holes:
+                holes[id(p.node)] = p
+        for seg in segments:
+            for h in seg.val.hazards:
+                if h.kind == "json":
+                    self.json_candidate(h, f"{seg.where} of {where}")
+                elif h.kind == "unordered":
+                    self.unordered_candidate(h, "M203", f"{seg.where} of {where}")
+        for hole in holes.values():
+            self.add(Candidate("M101", hole.node, "", variable=hole.label, prompt=prompt, hole=hole,
+                               sink=f"reaches {where}"))
+
+    def collection_hazards(self, val: Val, where: str, what: str, key: str) -> None:
+        for h in val.hazards:
+            if h.kind == "unordered":
+                self.unordered_candidate(h, "M203", f"`{key}=` of {where}")
+            elif h.kind == "json":
+                self.json_candidate(h, f"`{key}=` of {where}")
+
+    def tool_hazards(self, val: Val, where: str, key: str) -> None:
+        if val.unordered is not None:
+            origin, what = val.unordered
+            h = Hazard("unordered", origin, self.flow.text_of(origin), origin=origin, origin_label=what, fix=None)
+            self.unordered_candidate(h, "M202", f"`{key}=` of {where}")
+        for h in val.hazards:
+            if h.kind == "unordered":
+                self.unordered_candidate(h, "M202", f"`{key}=` of {where}")
+            elif h.kind == "json":
+                self.json_candidate(h, f"`{key}=` of {where}")
+
+    def json_candidate(self, h: Hazard, where: str) -> None:
+        self.add(Candidate(
+            "M201", h.node,
+            f"`{h.label}` serializes keys in insertion order and reaches {where}: the same data built in another "
+            "order changes the prompt",
+            help="pass `sort_keys=True`" if h.fix else "serialize with sorted keys", fix=h.fix))
+
+    def unordered_candidate(self, h: Hazard, code: str, where: str) -> None:
+        what = "tools" if code == "M202" else "prompt parts"
+        origin = h.origin_label or "an unordered collection"
+        at = f" (line {h.origin.lineno})" if h.origin is not None and h.origin is not h.node else ""
+        self.add(Candidate(
+            code, h.node,
+            f"{what} come from iterating {origin}{at} without `sorted()` and reach {where}: their order can differ "
+            "between processes, changing every token after the first one that moves",
+            help=f"iterate `sorted({h.label})`" if h.fix else "sort before building the prompt",
+            notes=["set and dict-from-set order depends on string hashing (PYTHONHASHSEED), which differs per "
+                   "process and replica; file-system listings follow directory order"],
+            fix=h.fix))
+
+    # ----------------------------------------------------------------- double BOS
+    def double_bos(self, call: ast.Call, scope, name: Optional[str]) -> None:
+        if not name or not call.args and not call.keywords:
+            return
+        tail = name.rsplit(".", 1)[-1]
+        arg = None
+        kind = None
+        if tail == "encode" or "tokenizer" in tail.lower() or tail in ("tok", "tokenize"):
+            if _kw_is(call, "add_special_tokens", False):
+                return
+            arg = call.args[0] if call.args else _kw(call, "text")
+            kind = f"`{self.flow.text_of(call.func, 40)}(...)` adds the tokenizer's special tokens (add_special_tokens defaults to True)"
+        elif name.endswith("completions.create") and not name.endswith("chat.completions.create"):
+            arg = _kw(call, "prompt")
+            kind = "the completions endpoint tokenizes `prompt` with add_special_tokens=True"
+        elif tail == "generate" and "." in name:
+            arg = call.args[0] if call.args else (_kw(call, "prompts") or _kw(call, "prompt"))
+            kind = "`LLM.generate` tokenizes a text prompt with add_special_tokens=True"
+        if arg is None:
+            return
+        val = self.flow.ev(arg, scope)
+        for h in val.hazards:
+            if h.kind == "chat-text":
+                self.add(Candidate(
+                    "M102", call,
+                    f"text from `{h.label}` (line {h.node.lineno}, tokenize=False) already holds the chat template's "
+                    f"special tokens, and {kind}: BOS is duplicated, and these requests share no blocks with "
+                    "chat-endpoint traffic",
+                    help="pass `add_special_tokens=False`, send token ids, or use the chat endpoint with messages",
+                    notes=["whether a second BOS appears depends on the model's tokenizer post-processor "
+                           "(Llama, Mistral and Gemma add one; Qwen2.5 adds none)"]))
+                break
+
+    # ----------------------------------------------------------------- M4 and M7 keywords
+    def keyword(self, key: Optional[str], value: ast.AST, owner: ast.AST, scope, salt_names: Dict[int, set]) -> None:
+        if key == "cache_salt":
+            if isinstance(value, ast.Name):
+                salt_names.setdefault(Index.sid(scope), set()).add(value.id)
+            if isinstance(value, ast.Constant):
+                return
+            val = self.flow.ev(value, scope)
+            why = None
+            for h in val.hazards:
+                if h.kind == "volatile":
+                    why = f"`{h.label}` (line {h.node.lineno}) changes on every request"
+                    break
+            if why is None:
+                ids = sorted(n for n in val.names | set(_identifiers(value)) if n and _matches(n, SALT_ID_PATTERNS))
+                if ids:
+                    why = f"it is built from `{ids[0]}`, which is unique per request"
+            if why:
+                self.add(Candidate(
+                    "M401", value,
+                    f"per-request `cache_salt`: {why}, so no request can reuse another's KV blocks",
+                    help="salt per tenant or per user (the isolation boundary), never per request"))
+        elif key == "enable_prefix_caching" and isinstance(value, ast.Constant) and value.value is False:
+            self.add(Candidate("M701", value, "`enable_prefix_caching=False` turns the prefix cache off: every request pays the full prefill",
+                               help="remove it (prefix caching is on by default in vLLM V1)"))
+        elif key == "disable_radix_cache" and isinstance(value, ast.Constant) and value.value is True:
+            self.add(Candidate("M701", value, "`disable_radix_cache=True` turns SGLang's prefix cache off: every request pays the full prefill",
+                               help="remove it"))
+        elif key == "prompt_logprobs" and not (isinstance(value, ast.Constant) and value.value is None):
+            self.add(Candidate(
+                "M702", value,
+                "`prompt_logprobs` makes vLLM skip the prefix-cache lookup for this request: its whole prompt is prefilled again",
+                help="request prompt logprobs only on requests that need them (evaluation), not on serving traffic"))
+
+    def salt_leaks(self, salt_names: Dict[int, set]) -> None:
+        def salty(n: ast.AST, names: set) -> bool:
+            if isinstance(n, ast.Name):
+                return n.id in names or "salt" in n.id.lower()
+            if isinstance(n, ast.Attribute):
+                return "salt" in n.attr.lower()
+            if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Constant):
+                return isinstance(n.slice.value, str) and "salt" in n.slice.value.lower()
+            return False
+
+        def check(node: ast.AST, scope, what: str) -> None:
+            names = salt_names.get(Index.sid(scope), set()) | salt_names.get(0, set())
+            for n in ast.walk(node):
+                if salty(n, names):
+                    self.add(Candidate(
+                        "M402", n,
+                        f"the cache salt `{self.flow.text_of(n, 40)}` is written to {what}: anyone who reads it can "
+                        "probe the tenant's cached prefixes (timing side channel), defeating the isolation the salt buys",
+                        help="log a hash prefix or the tenant id, never the salt"))
+                    return
+
+        for call, scope in self.index.calls:
+            name = self.flow.name_of(call.func)
+            if sinks.is_log_call(name):
+                for a in list(call.args) + [k.value for k in call.keywords]:
+                    check(a, scope, "logs")
+            elif sinks.is_metrics_labels(name):
+                for a in list(call.args) + [k.value for k in call.keywords]:
+                    check(a, scope, "metrics labels")
+        for r, scope in self.index.raises:
+            if isinstance(r.exc, ast.Call):
+                for a in r.exc.args:
+                    check(a, scope, "an error message")
+
+
+def _is_message_dict(d: ast.Dict) -> bool:
+    keys = {k.value for k in d.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    return "role" in keys and "content" in keys
+
+
+def _kw(call: ast.Call, name: str) -> Optional[ast.AST]:
+    for k in call.keywords:
+        if k.arg == name:
+            return k.value
+    return None
+
+
+def _kw_is(call: ast.Call, name: str, value) -> bool:
+    v = _kw(call, name)
+    return isinstance(v, ast.Constant) and v.value is value
+
+
+def _identifiers(node: ast.AST) -> List[str]:
+    out = []
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            out.append(n.id)
+        elif isinstance(n, ast.Attribute):
+            out.append(n.attr)
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str) and len(n.value) < 40:
+            out.append(n.value)
+    return out
+
+
+def _matches(name: str, patterns) -> bool:
+    low = name.lower().replace("-", "_")
+    return any(fnmatch.fnmatchcase(low, p) for p in patterns)
+
+
+# --------------------------------------------------------------------- measurement
+
+_NUMBERS = ("1741944413.482113", "1741944420.917402")
+
+
+def hole_values(hole: Hole) -> Tuple[str, str]:
+    from promptlint.scenarios import volatile_value, volatile_variant
+
+    if hole.sub == "number":
+        return _NUMBERS
+    base = volatile_value(hole.sub)
+    return base, volatile_variant(base, hole.sub)
+
+
+def render(prompt: List[Part], changed: Optional[Hole] = None, per_request_variant: bool = False) -> str:
+    from promptlint.scenarios import PER_REQUEST_SAMPLES
+
+    out = []
+    for p in prompt:
+        if isinstance(p, str):
+            out.append(p)
+        elif p.kind == "volatile":
+            base, variant = hole_values(p)
+            out.append(variant if changed is not None and p.node is changed.node else base)
+        elif p.kind == "per-request":
+            out.append(PER_REQUEST_SAMPLES[1 if per_request_variant else 0])
+        else:
+            out.append(f"sample {p.label}")
+    return "".join(out)
+
+
+def unresolved_after(prompt: List[Part], hole: Hole) -> Optional[str]:
+    """The first value promptlint could not evaluate that follows ``hole`` (shared material it cannot measure)."""
+    seen = False
+    for p in prompt:
+        if isinstance(p, Hole) and p.node is hole.node:
+            seen = True
+        elif seen and isinstance(p, Hole) and p.kind == "static":
+            return p.label
+        elif seen and isinstance(p, Hole) and p.kind == "per-request":
+            return None
+    return None

@@ -1,0 +1,150 @@
+"""Names that matter: prompt sinks, volatile calls, set-like sources, logging and metrics calls.
+
+Matching is by the dotted name written in the code (``client.chat.completions.create``,
+``datetime.now``), after mapping ``from x import y [as z]`` aliases back to ``x.y``.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Dict, Optional, Tuple
+
+# LLM calls: suffix of the dotted call name -> positional parameters (index -> role)
+LLM_CALL_SUFFIXES: Tuple[Tuple[str, Dict[int, str]], ...] = (
+    ("chat.completions.create", {}),
+    ("chat.completions.parse", {}),
+    ("chat.completions.stream", {}),
+    ("completions.create", {}),  # legacy completions endpoint: prompt=
+    ("responses.create", {}),
+    ("responses.parse", {}),
+    ("messages.create", {}),
+    ("messages.stream", {}),
+    ("messages.count_tokens", {}),
+    ("litellm.completion", {1: "messages"}),
+    ("litellm.acompletion", {1: "messages"}),
+    ("litellm.text_completion", {1: "prompt"}),
+    ("apply_chat_template", {0: "conversation"}),
+    ("from_messages", {0: "messages"}),
+    ("generate", {0: "prompts"}),  # vLLM LLM.generate / AsyncLLMEngine.generate
+    ("chat", {0: "messages"}),  # vLLM LLM.chat
+)
+BARE_LLM_FUNCTIONS = {"completion": {1: "messages"}, "acompletion": {1: "messages"}, "text_completion": {1: "prompt"}}
+
+# keyword -> what the value is
+PROMPT_TEXT_KWARGS = {"system", "prompt", "prompts", "instructions", "input", "text", "contents"}
+MESSAGES_KWARGS = {"messages", "conversation"}
+TOOLS_KWARGS = {"tools", "functions"}
+DOCUMENTS_KWARGS = {"documents"}
+
+# volatile calls -> sub-kind (scenarios.volatile_value understands timestamp/date/time/id)
+VOLATILE_CALLS: Dict[str, str] = {
+    "datetime.now": "timestamp",
+    "datetime.utcnow": "timestamp",
+    "datetime.today": "timestamp",
+    "datetime.datetime.now": "timestamp",
+    "datetime.datetime.utcnow": "timestamp",
+    "datetime.datetime.today": "timestamp",
+    "date.today": "date",
+    "datetime.date.today": "date",
+    "time.time": "number",
+    "time.time_ns": "number",
+    "time.monotonic": "number",
+    "time.perf_counter": "number",
+    "time.ctime": "timestamp",
+    "time.strftime": "timestamp",
+    "time.localtime": "timestamp",
+    "time.gmtime": "timestamp",
+    "uuid.uuid1": "id",
+    "uuid.uuid4": "id",
+    "os.getpid": "number",
+    "pendulum.now": "timestamp",
+    "arrow.now": "timestamp",
+    "arrow.utcnow": "timestamp",
+}
+VOLATILE_MODULES = {"random": "number", "secrets": "id"}  # any function of the module
+
+# calls whose result is an unordered collection of strings (safe to wrap in sorted())
+UNORDERED_CALLS = {
+    "set": "a set",
+    "frozenset": "a frozenset",
+    "glob.glob": "glob.glob() (file-system order)",
+    "glob.iglob": "glob.iglob() (file-system order)",
+    "os.listdir": "os.listdir() (file-system order)",
+    "os.scandir": "os.scandir() (file-system order)",
+}
+UNORDERED_METHODS = {"glob": "Path.glob() (file-system order)", "rglob": "Path.rglob() (file-system order)",
+                     "iterdir": "Path.iterdir() (file-system order)"}
+SET_METHODS = {"union", "intersection", "difference", "symmetric_difference", "copy"}
+
+# how a value becomes text while keeping what it is
+TEXT_METHODS = {
+    "isoformat", "strftime", "strip", "lstrip", "rstrip", "upper", "lower", "title", "capitalize",
+    "replace", "hex", "ctime", "date", "time", "timestamp", "encode", "decode", "casefold", "zfill",
+    "expandtabs", "center", "ljust", "rjust", "removeprefix", "removesuffix",
+}
+TEXT_FUNCTIONS = {"str", "format", "repr", "textwrap.dedent", "inspect.cleandoc", "int", "float", "round"}
+
+LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log", "fatal"}
+
+
+def dotted(node: ast.AST) -> Optional[str]:
+    """`a.b.c` for a Name/Attribute chain; `?.b.c` when the chain starts with a call or subscript."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    elif parts:
+        parts.append("?")
+    else:
+        return None
+    return ".".join(reversed(parts))
+
+
+def canonical(name: Optional[str], aliases: Dict[str, str]) -> Optional[str]:
+    """Map the first segment through import aliases: `dt.now` with `from datetime import datetime as dt`."""
+    if not name:
+        return name
+    head, _, rest = name.partition(".")
+    if head in aliases:
+        head = aliases[head]
+    return head + ("." + rest if rest else "")
+
+
+def llm_call(name: Optional[str]) -> Optional[Tuple[str, Dict[int, str]]]:
+    """(matched suffix, positional roles) when ``name`` is an LLM or chat-template call."""
+    if not name:
+        return None
+    if name in BARE_LLM_FUNCTIONS:
+        return name, BARE_LLM_FUNCTIONS[name]
+    for suffix, positional in LLM_CALL_SUFFIXES:
+        if name == suffix or name.endswith("." + suffix):
+            if suffix in ("generate", "chat") and name.count(".") < 1:
+                continue  # a bare generate()/chat() function is not vLLM's method
+            return suffix, positional
+    return None
+
+
+def volatile_sub(name: Optional[str]) -> Optional[str]:
+    if not name:
+        return None
+    if name in VOLATILE_CALLS:
+        return VOLATILE_CALLS[name]
+    head = name.split(".", 1)[0]
+    if head in VOLATILE_MODULES and "." in name:
+        return VOLATILE_MODULES[head]
+    return None
+
+
+def is_log_call(name: Optional[str]) -> bool:
+    if not name:
+        return False
+    if name in ("print", "warnings.warn"):
+        return True
+    receiver, _, method = name.rpartition(".")
+    return method in LOG_METHODS and ("log" in receiver.lower() or receiver == "logging")
+
+
+def is_metrics_labels(name: Optional[str]) -> bool:
+    return bool(name) and (name.endswith(".labels") or name.endswith(".tags") or name.endswith(".set_attribute"))
