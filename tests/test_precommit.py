@@ -67,6 +67,7 @@ def hook_env(tmp_path_factory):
     (work / "vendor").mkdir()
     (work / "vendor" / "upstream.j2").write_text(BAD, encoding="utf-8")  # excluded: must never fail the hook
     (work / "notes.md").write_text("not a template\n", encoding="utf-8")
+    (work / "app.py").write_text("def main():\n    print('hello')\n", encoding="utf-8")  # passed to the hook, clean
     return work, env
 
 

@@ -94,3 +94,34 @@ def test_add_code_for_the_editor_action():
     assert suppress.add_code("plain", "M101") is None
     assert suppress.comment_for("M101") == "{# promptlint: ignore[M101] #}"
     assert suppress.comment_for("M101", python=True) == "# promptlint: ignore[M101]"
+
+
+PY_SOURCE = '''import json
+
+import anthropic
+
+client = anthropic.Anthropic()
+
+
+def ask(profile, question):
+    system = "Customer: " + json.dumps(profile) + "\\nYou are the support assistant."
+    return client.messages.create(
+        model="claude-sonnet-4",
+        system=system,
+        messages=[{"role": "user", "content": question}],
+        max_tokens=512,
+    )
+'''
+
+
+def test_python_comment_end_to_end(tmp_path, capsys, monkeypatch):
+    lines = PY_SOURCE.split("\n")
+    (tmp_path / "a.py").write_text(PY_SOURCE, encoding="utf-8")
+    lines[8] += "  # promptlint: ignore[M201]"
+    (tmp_path / "b.py").write_text("\n".join(lines), encoding="utf-8")
+    (tmp_path / "c.py").write_text("\n".join(lines).replace("ignore[M201]", "ignore[M202]"), encoding="utf-8")
+    code, out, err = run_cli(
+        capsys, monkeypatch, tmp_path, "check", "--tokenizer", QWEN, "--output-format", "concise", "a.py", "b.py", "c.py"
+    )
+    got = [l.split(" ")[:2] for l in out.splitlines()]
+    assert got == [["a.py:9:29:", "M201"], ["c.py:9:29:", "M201"], ["c.py:9:87:", "PL100"]], out
