@@ -45,8 +45,9 @@ def hook_env(tmp_path_factory):
         GIT_COMMITTER_NAME="t",
         GIT_COMMITTER_EMAIL="t@example.invalid",
         GIT_CONFIG_NOSYSTEM="1",
-        HOME=str(base),  # no user git config (hooks, signing) leaks in
+        GIT_CONFIG_GLOBAL=str(base / "gitconfig"),  # no user git config (hooks, signing) leaks in
     )
+    (base / "gitconfig").write_text("", encoding="utf-8")
     env.pop("PROMPTLINT_DEBUG", None)
     env.pop("PYTHONPATH", None)  # the hook must run the installed package, not this checkout
     work = base / "work"
