@@ -28,6 +28,7 @@ COMMANDS = [
     "hashes",
     "tokenize",
     "clean",
+    "server",
 ]
 
 

@@ -101,3 +101,8 @@ def _unique(files: List[Path]) -> List[Path]:
             seen.add(key)
             out.append(f)
     return out
+
+
+def is_excluded(path: Path, root: Path, exclude: Sequence[str]) -> bool:
+    """Whether the configured ``exclude`` globs match ``path`` (what --force-exclude applies)."""
+    return _matches(relative(path, root), exclude)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence
 
-from promptlint import registry
+from promptlint import registry, suppress
 from promptlint.config import Settings, code_enabled, ignored_for_file
 from promptlint.discovery import discover, relative
 from promptlint.records import Finding
@@ -62,7 +62,10 @@ def lint(
     report.tokenizer = spec
     provider = TokenizerProvider(spec)
     cache = Cache(settings.root, enabled=use_cache)
-    files, missing = discover(paths, settings.root, settings.templates, settings.exclude, force_exclude)
+    if overrides and not paths:  # stdin / editor buffers only: no discovery
+        files, missing = [], []
+    else:
+        files, missing = discover(paths, settings.root, settings.templates, settings.exclude, force_exclude)
     if overrides:
         files = [Path(p) for p in overrides] + [f for f in files if str(f) not in overrides]
     is_enabled = _enabled(settings)
@@ -76,9 +79,15 @@ def lint(
         text = (overrides or {}).get(str(path))
         if tok_sha is None:
             tok_sha = tokenizer_sha(spec, cache)  # verifies a pinned sha without loading the tokenizer
-        for f in _cached_lint_file(path, ctx, text, cache, settings_key, tok_sha):
+
+        def keep(f: Finding) -> bool:
             rel = relative(Path(f.path), settings.root)
-            if not is_enabled(f.code) or ignored_for_file(f.code, rel, settings.per_file_ignores):
+            return is_enabled(f.code) and not ignored_for_file(f.code, rel, settings.per_file_ignores)
+
+        raw = _cached_lint_file(path, ctx, text, cache, settings_key, tok_sha)
+        complete = not any(f.code.startswith("E") for f in raw)  # else nothing can be called unused
+        for f in apply_suppressions([f for f in raw if keep(f)], path, text, ctx, complete):
+            if f.code == suppress.UNUSED and not keep(f):
                 continue
             (report.errors if f.code.startswith("E") else report.findings).append(f)
     report.findings.sort(key=lambda f: f.sort_key)
@@ -95,6 +104,23 @@ def lint(
             "until the model's tokenizer is pinned (`tokenizer` in [tool.promptlint])"
         )
     return report
+
+
+def apply_suppressions(
+    findings: List[Finding], path: Path, text: Optional[str], ctx: "Context", complete: bool = True
+) -> List[Finding]:
+    """Drop findings silenced by `promptlint: ignore/disable` comments; add PL100 for unused ones."""
+    primary = ctx.display(path)
+
+    def read(display: str) -> Optional[str]:
+        if display == primary and text is not None:
+            return text
+        try:
+            return Path(display).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    return suppress.apply(findings, primary, read, ctx.is_enabled, list(registry.all_rules()), complete)
 
 
 def _enabled(settings: Settings) -> Callable[[str], bool]:

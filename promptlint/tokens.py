@@ -116,7 +116,7 @@ def load(spec: TokenizerSpec) -> LoadedTokenizer:
             _LOADED[key] = LoadedTokenizer(spec, sha, _from_str(raw.decode("utf-8"), spec))
         return _LOADED[key]
     try:
-        sha = file_sha256(spec.path)
+        sha = _cached_sha256(spec.path)
     except OSError as e:
         raise TokenizerError(f"{spec.path}: cannot read the tokenizer ({e.strerror}); check the path") from None
     if spec.sha256 and spec.sha256 != sha:
@@ -133,6 +133,19 @@ def load(spec: TokenizerSpec) -> LoadedTokenizer:
         tok.special_tokens = _special_tokens(spec.config_path)
         _LOADED[key] = tok
     return _LOADED[key]
+
+
+_SHA256: Dict[Tuple[str, int, int], str] = {}
+
+
+def _cached_sha256(path: Path) -> str:
+    """file_sha256 memoised per process on (path, mtime, size), so a long-running process
+    (the language server) re-lints without re-hashing a multi-megabyte tokenizer.json."""
+    st = path.stat()
+    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    if key not in _SHA256:
+        _SHA256[key] = file_sha256(path)
+    return _SHA256[key]
 
 
 def _from_str(text: str, spec: TokenizerSpec):

@@ -23,7 +23,14 @@ def add_parser(sub) -> None:
     )
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: configured templates, else .)")
     add_common_tokenizer_options(p)
-    p.add_argument("--output-format", choices=["full", "concise", "json"], default=None, help="default: full")
+    from promptlint.report import FORMATS  # stdlib-only module: a name table
+
+    p.add_argument("--output-format", choices=list(FORMATS), default=None, help="default: full")
+    p.add_argument(
+        "--stdin-filename",
+        metavar="PATH",
+        help="lint the text read from stdin as if it were the file PATH (for editors); takes no PATH arguments",
+    )
     p.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to enable (e.g. M1,E)")
     p.add_argument("--ignore", metavar="CODES", help="comma-separated codes or prefixes to disable")
     p.add_argument("--template-env", choices=["jinja2", "transformers"], help="Jinja environment for application templates")
@@ -68,9 +75,35 @@ def run(args) -> int:
     from promptlint.report import get
     from promptlint.tokens import TokenizerError
 
-    settings = settings_from_args(args)
+    stdin_name = getattr(args, "stdin_filename", None)
+    overrides = None
+    if stdin_name:
+        from pathlib import Path
+
+        if args.paths:
+            raise UsageError("--stdin-filename lints stdin only: give no PATH arguments")
+        settings = settings_from_args(args, start=Path(stdin_name))
+        try:
+            text = sys.stdin.buffer.read().decode("utf-8")
+        except UnicodeDecodeError:
+            raise UsageError("stdin is not UTF-8 text") from None
+        overrides = {str(Path(stdin_name)): text}
+        if args.force_exclude:
+            from promptlint.discovery import is_excluded
+
+            if is_excluded(Path(stdin_name), settings.root, settings.exclude):
+                overrides = {}  # excluded: lint nothing, as ruff does
+    else:
+        settings = settings_from_args(args)
     try:
-        report = lint(args.paths, settings, force_exclude=args.force_exclude, use_cache=not args.no_cache)
+        if overrides == {}:
+            from promptlint.lint import Report, tokenizer_spec
+
+            report = Report(tokenizer=tokenizer_spec(settings))
+        else:
+            report = lint(
+                args.paths, settings, force_exclude=args.force_exclude, overrides=overrides, use_cache=not args.no_cache
+            )
     except TokenizerError as e:
         raise UsageError(str(e)) from None
     fmt = args.output_format or "full"

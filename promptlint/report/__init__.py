@@ -8,6 +8,10 @@ FORMATS = {
     "full": "promptlint.report.full",
     "concise": "promptlint.report.concise",
     "json": "promptlint.report.json_format",
+    "json-lines": "promptlint.report.json_lines",
+    "github": "promptlint.report.github",
+    "gitlab": "promptlint.report.gitlab",
+    "sarif": "promptlint.report.sarif",
 }
 
 

@@ -1,0 +1,308 @@
+"""`promptlint server`: a Language Server (LSP over stdio) built on pygls.
+
+Imported only by the `server` command (pygls is the optional `lsp` extra). Publishes
+diagnostics on open and save, and on change after a debounce; the tokenizer stays loaded
+between lints (promptlint.tokens caches it per process). Positions are converted from
+promptlint's 1-based code-point columns to the negotiated LSP encoding (UTF-16 unless the
+client offers UTF-8/UTF-32). A quick fix inserts `{# promptlint: ignore[CODE] #}` (or
+`# promptlint: ignore[CODE]` in Python files) at the end of the line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+from lsprotocol import types
+
+try:  # pygls 2.x
+    from pygls.lsp.server import LanguageServer
+
+    PYGLS2 = True
+except ImportError:  # pragma: no cover - pygls 1.x
+    from pygls.server import LanguageServer
+
+    PYGLS2 = False
+from pygls.uris import to_fs_path
+
+from promptlint import __version__, suppress
+
+log = logging.getLogger("promptlint.lsp")
+
+SEVERITY = {
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "info": types.DiagnosticSeverity.Information,
+}
+SOURCE = "promptlint"
+
+
+@dataclass
+class Options:
+    tokenizer: Optional[str] = None
+    tokenizer_sha256: Optional[str] = None
+    config: Optional[str] = None
+    engine: Optional[str] = None
+    block_size: Optional[int] = None
+    select: Optional[Tuple[str, ...]] = None
+    ignore: Optional[Tuple[str, ...]] = None
+    debounce: float = 0.3  # seconds after the last change before re-linting
+    extra: Dict[str, Any] = field(default_factory=dict)
+
+
+# ------------------------------------------------------------------ positions
+
+
+def units(text: str, encoding: str) -> int:
+    """Length of ``text`` in the code units of an LSP position encoding."""
+    if encoding == types.PositionEncodingKind.Utf8:
+        return len(text.encode("utf-8"))
+    if encoding == types.PositionEncodingKind.Utf32:
+        return len(text)
+    return len(text.encode("utf-16-le")) // 2
+
+
+def to_position(lines: List[str], line: int, column: int, encoding: str) -> types.Position:
+    """1-based line and code-point column -> 0-based LSP Position in ``encoding`` units."""
+    if not lines:
+        return types.Position(line=0, character=0)
+    i = min(max(line - 1, 0), len(lines) - 1)
+    text = lines[i].rstrip("\r\n")
+    return types.Position(line=i, character=units(text[: max(column - 1, 0)], encoding))
+
+
+def to_diagnostic(f, lines: List[str], encoding: str) -> types.Diagnostic:
+    start = to_position(lines, f.line, f.column, encoding)
+    end = to_position(lines, f.end_line, f.end_column, encoding)
+    if (end.line, end.character) < (start.line, start.character):
+        end = start
+    message = f.message + (f"\nhelp: {f.help}" if f.help else "")
+    return types.Diagnostic(
+        range=types.Range(start=start, end=end),
+        message=message,
+        severity=SEVERITY.get(f.severity, types.DiagnosticSeverity.Warning),
+        code=f.code,
+        source=SOURCE,
+        data={"name": f.name},
+    )
+
+
+# ------------------------------------------------------------------ server
+
+
+class PromptlintServer(LanguageServer):
+    def __init__(self, options: Options):
+        super().__init__("promptlint", f"v{__version__}")
+        self.options = options
+        self._pending: Dict[str, asyncio.TimerHandle] = {}
+        self._settings: Dict[Tuple, Any] = {}
+        self.last_lint_ms: Optional[float] = None
+        self._reported: set = set()
+
+    # -- compatibility between pygls 1.x and 2.x
+    def publish(self, uri: str, diagnostics: List[types.Diagnostic], version: Optional[int]) -> None:
+        if PYGLS2:
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
+            )
+        else:  # pragma: no cover
+            self.publish_diagnostics(uri, diagnostics, version=version)
+
+    def log(self, message: str, kind=types.MessageType.Log) -> None:
+        if PYGLS2:
+            self.window_log_message(types.LogMessageParams(type=kind, message=message))
+        else:  # pragma: no cover
+            self.show_message_log(message, kind)
+
+    def show(self, message: str, kind=types.MessageType.Error) -> None:
+        if message in self._reported:  # one popup per distinct problem
+            return
+        self._reported.add(message)
+        if PYGLS2:
+            self.window_show_message(types.ShowMessageParams(type=kind, message=message))
+        else:  # pragma: no cover
+            self.show_message(message, kind)
+
+    @property
+    def encoding(self) -> str:
+        codec = getattr(self.workspace, "position_codec", None)
+        return getattr(codec, "encoding", None) or types.PositionEncodingKind.Utf16
+
+    # -- settings: discovered per document, cached while the config file is unchanged
+    def settings_for(self, path: Path):
+        from promptlint.config import find_config, load_settings
+
+        found = None if self.options.config else find_config(path.parent)
+        where = Path(self.options.config) if self.options.config else (found[0] if found else None)
+        try:
+            stamp = where.stat().st_mtime_ns if where else None
+        except OSError:
+            stamp = None
+        key = (str(where), stamp, None if where else str(path.parent))
+        if key not in self._settings:
+            o = self.options
+            overrides = {
+                "tokenizer": o.tokenizer,
+                "tokenizer_sha256": o.tokenizer_sha256,
+                "engine": o.engine,
+                "block_size": o.block_size,
+                "select": o.select,
+                "ignore": o.ignore,
+            }
+            self._settings[key] = load_settings(o.config, path, overrides)
+        return self._settings[key]
+
+    # -- linting
+    def lint_uri(self, uri: str) -> None:
+        self._pending.pop(uri, None)
+        doc = self.workspace.get_text_document(uri)
+        fs = to_fs_path(uri)
+        if fs is None:
+            return
+        path = Path(fs)
+        if not lintable(path):
+            self.publish(uri, [], doc.version)
+            return
+        try:
+            diagnostics = self.diagnostics(path, doc.source)
+        except Exception as e:  # config, tokenizer or internal errors: say so, keep serving
+            from promptlint.config import ConfigError
+            from promptlint.tokens import TokenizerError
+
+            if isinstance(e, (ConfigError, TokenizerError)):
+                self.show(f"promptlint: {e}")
+            else:
+                log.exception("lint failed")
+                self.show(f"promptlint: internal error: {type(e).__name__}: {e}")
+            return
+        self.publish(uri, diagnostics, doc.version)
+
+    def diagnostics(self, path: Path, text: str) -> List[types.Diagnostic]:
+        from promptlint.lint import lint
+
+        start = time.perf_counter()
+        settings = self.settings_for(path)
+        report = lint([], settings, overrides={str(path): text})
+        target = path.resolve()
+        lines = text.splitlines() or [""]
+        out = [
+            to_diagnostic(f, lines, self.encoding)
+            for f in report.errors + report.findings
+            if _same_file(f.path, target)
+        ]
+        self.last_lint_ms = (time.perf_counter() - start) * 1000
+        self.log(f"promptlint: linted {path.name} in {self.last_lint_ms:.1f} ms ({len(out)} diagnostics)")
+        return out
+
+    def schedule(self, uri: str, delay: float) -> None:
+        old = self._pending.pop(uri, None)
+        if old is not None:
+            old.cancel()
+        if delay <= 0:
+            self.lint_uri(uri)
+            return
+        loop = asyncio.get_event_loop()
+        self._pending[uri] = loop.call_later(delay, self.lint_uri, uri)
+
+    def forget(self, uri: str) -> None:
+        old = self._pending.pop(uri, None)
+        if old is not None:
+            old.cancel()
+        self.publish(uri, [], None)
+
+
+def lintable(path: Path) -> bool:
+    """Documents some analyzer handles (templates, chat templates, Python once its analyzer exists)."""
+    from promptlint.analyzers import analyzer_for
+
+    return analyzer_for(path) is not None
+
+
+def _same_file(reported: str, target: Path) -> bool:
+    try:
+        return Path(reported).resolve() == target
+    except OSError:
+        return False
+
+
+def suppression_action(uri: str, lines: List[str], diag: types.Diagnostic, encoding: str) -> Optional[types.CodeAction]:
+    """A quick fix adding the diagnostic's code to an ignore comment on its line."""
+    code = str(diag.code) if diag.code is not None else None
+    if not code or diag.source != SOURCE:
+        return None
+    i = diag.range.start.line
+    if not (0 <= i < len(lines)):
+        return None
+    python = suppress.is_python(uri)
+    text = lines[i].rstrip("\r\n")
+    merged = suppress.add_code(text, code, python)
+    if merged is not None:
+        if merged == text:
+            return None
+        edit = types.TextEdit(
+            range=types.Range(start=types.Position(line=i, character=0), end=types.Position(line=i, character=units(text, encoding))),
+            new_text=merged,
+        )
+    else:
+        sep = "  " if python else " "
+        at = types.Position(line=i, character=units(text, encoding))
+        edit = types.TextEdit(range=types.Range(start=at, end=at), new_text=(sep if text.strip() else "") + suppress.comment_for(code, python))
+    return types.CodeAction(
+        title=f"Suppress {code} on this line (promptlint)",
+        kind=types.CodeActionKind.QuickFix,
+        diagnostics=[diag],
+        edit=types.WorkspaceEdit(changes={uri: [edit]}),
+    )
+
+
+def build_server(options: Options) -> PromptlintServer:
+    server = PromptlintServer(options)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: PromptlintServer, params: types.DidOpenTextDocumentParams):
+        ls.schedule(params.text_document.uri, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: PromptlintServer, params: types.DidSaveTextDocumentParams):
+        name = Path(to_fs_path(params.text_document.uri) or "").name
+        if name in ("pyproject.toml", "promptlint.toml"):
+            ls._settings.clear()
+            for doc_uri in list(ls.workspace.text_documents):
+                ls.schedule(doc_uri, 0)
+            return
+        ls.schedule(params.text_document.uri, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: PromptlintServer, params: types.DidChangeTextDocumentParams):
+        ls.schedule(params.text_document.uri, ls.options.debounce)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: PromptlintServer, params: types.DidCloseTextDocumentParams):
+        ls.forget(params.text_document.uri)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    )
+    def code_action(ls: PromptlintServer, params: types.CodeActionParams):
+        uri = params.text_document.uri
+        lines = ls.workspace.get_text_document(uri).source.splitlines()
+        actions = []
+        for diag in params.context.diagnostics:
+            action = suppression_action(uri, lines, diag, ls.encoding)
+            if action is not None:
+                actions.append(action)
+        return actions
+
+    return server
+
+
+def serve(options: Options) -> None:
+    from promptlint.tokens import env_tokenizer_threads
+
+    env_tokenizer_threads()
+    build_server(options).start_io()

@@ -1,0 +1,45 @@
+"""`github`: GitHub Actions workflow commands, one annotation per finding.
+
+    ::warning file=prompts/a.j2,line=1,col=15,endLine=1,endColumn=24,title=promptlint (M101)::message
+
+Escaping follows @actions/core: in the message `%`, CR and LF are percent-encoded; in
+property values also `:` and `,`. Severity: error -> error, warning -> warning,
+info -> notice. Paths are relative to $GITHUB_WORKSPACE (else the git work tree).
+"""
+
+from __future__ import annotations
+
+from promptlint.report.locations import relative_to, repo_root
+
+LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def escape_data(s: str) -> str:
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(s: str) -> str:
+    return escape_data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation(f, root) -> str:
+    level = LEVELS.get(f.severity, "warning")
+    props = [
+        ("file", relative_to(f.path, root)),
+        ("line", str(f.line)),
+        ("col", str(f.column)),
+        ("endLine", str(f.end_line)),
+        ("endColumn", str(f.end_column)),
+        ("title", f"promptlint ({f.code})"),
+    ]
+    message = f"{f.code} {f.message}"
+    if f.help:
+        message += f"\nhelp: {f.help}"
+    params = ",".join(f"{k}={escape_property(v)}" for k, v in props)
+    return f"::{level} {params}::{escape_data(message)}"
+
+
+def render(report, stream, evidence: bool = False, settings=None) -> None:
+    root = repo_root("GITHUB_WORKSPACE")
+    for f in sorted(report.errors + report.findings, key=lambda f: f.sort_key):
+        stream.write(annotation(f, root) + "\n")

@@ -1,0 +1,14 @@
+"""`json-lines`: one `Finding.to_dict()` object per line (errors and findings, in file order).
+
+The objects are exactly those of the `json` format's `findings`/`errors` arrays; there is
+no envelope, so a consumer can stream them.
+"""
+
+from __future__ import annotations
+
+import json
+
+
+def render(report, stream, evidence: bool = False, settings=None) -> None:
+    for f in sorted(report.errors + report.findings, key=lambda f: f.sort_key):
+        stream.write(json.dumps(f.to_dict(evidence), ensure_ascii=False) + "\n")

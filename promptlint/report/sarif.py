@@ -1,0 +1,114 @@
+"""`sarif`: SARIF 2.1.0 for GitHub code scanning (and any SARIF viewer).
+
+Every rule ships with its documentation as `help.markdown`; each result has a
+repository-relative `artifactLocation.uri` (base `%SRCROOT%`), a region (1-based,
+columns in Unicode code points, end column exclusive), a level, a stable
+`partialFingerprints["promptlint/v1"]`, and the token arithmetic in `properties`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from urllib.parse import quote
+
+from promptlint import __version__
+from promptlint.report.locations import fingerprints, relative_to, repo_root
+
+SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+FINGERPRINT_KEY = "promptlint/v1"
+
+
+def _rule(rule) -> dict:
+    markdown = rule.markdown()
+    short = rule.summary.split(". ")[0].rstrip(".") if rule.summary else rule.name
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": short},
+        "fullDescription": {"text": rule.summary or short},
+        "help": {"text": markdown, "markdown": markdown},
+        "defaultConfiguration": {"level": LEVELS.get(rule.severity, "warning")},
+        "properties": {"tags": ["promptlint", f"miss-class/{rule.miss_class}"], "precision": "high"},
+    }
+
+
+def _location(f, root: Path) -> dict:
+    rel = relative_to(f.path, root)
+    if Path(rel).is_absolute():
+        artifact = {"uri": Path(rel).as_uri()}
+    else:
+        artifact = {"uri": quote(rel, safe="/"), "uriBaseId": "%SRCROOT%"}
+    region = {"startLine": f.line, "startColumn": f.column, "endLine": max(f.end_line, f.line)}
+    if f.end_column >= 1:
+        region["endColumn"] = f.end_column
+    return {"physicalLocation": {"artifactLocation": artifact, "region": region}}
+
+
+def _properties(f) -> dict:
+    props = {"name": f.name, "miss_class": f.miss_class, "severity": f.severity}
+    if f.variable is not None:
+        props["variable"] = f.variable
+    if f.first_divergent_token is not None:
+        props["first_divergent_token"] = asdict(f.first_divergent_token)
+    if f.arithmetic is not None:
+        props.update(asdict(f.arithmetic))
+    if f.notes:
+        props["notes"] = list(f.notes)
+    return props
+
+
+def document(report, settings=None) -> dict:
+    from promptlint import registry
+
+    rules = list(registry.all_rules().values())
+    index = {r.code: i for i, r in enumerate(rules)}
+    root = repo_root("GITHUB_WORKSPACE")
+    items = sorted(report.errors + report.findings, key=lambda f: f.sort_key)
+    prints = fingerprints(items, root)
+    results = []
+    for f in items:
+        text = f.message + (f"\nhelp: {f.help}" if f.help else "")
+        result = {
+            "ruleId": f.code,
+            "level": LEVELS.get(f.severity, "warning"),
+            "message": {"text": text},
+            "locations": [_location(f, root)],
+            "partialFingerprints": {FINGERPRINT_KEY: prints[id(f)]},
+            "properties": _properties(f),
+        }
+        if f.code in index:
+            result["ruleIndex"] = index[f.code]
+        results.append(result)
+    run = {
+        "tool": {
+            "driver": {
+                "name": "promptlint",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "rules": [_rule(r) for r in rules],
+            }
+        },
+        "automationDetails": {"id": "promptlint/"},
+        "originalUriBaseIds": {"%SRCROOT%": {"uri": root.as_uri() + "/"}},
+        "columnKind": "unicodeCodePoints",
+        "invocations": [
+            {
+                "executionSuccessful": True,
+                "toolExecutionNotifications": [
+                    {"level": "note", "message": {"text": n}} for n in report.notices
+                ],
+            }
+        ],
+        "results": results,
+    }
+    if settings is not None:
+        run["properties"] = {"engine": settings.engine, "tokenizer_sha256": report.tokenizer_sha256}
+    return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+def render(report, stream, evidence: bool = False, settings=None) -> None:
+    json.dump(document(report, settings), stream, indent=2, ensure_ascii=False)
+    stream.write("\n")

@@ -1,0 +1,222 @@
+"""`promptlint server`, spoken to over stdio as an editor would: initialize -> didOpen -> publishDiagnostics."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from integration_helpers import BAD, QWEN, REPO, SHARED
+
+pytest.importorskip("pygls")
+
+TIMEOUT = 60
+
+
+class Client:
+    """A minimal LSP client: Content-Length framing, requests with ids, a queue of incoming messages."""
+
+    def __init__(self, *args, cwd):
+        env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "promptlint", "server", *map(str, args)],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        self.inbox: "queue.Queue[dict]" = queue.Queue()
+        self.logs: list = []  # window/logMessage texts, kept even when wait() skips them
+        self.next_id = 0
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        out = self.proc.stdout
+        while True:
+            headers = {}
+            while True:
+                line = out.readline()
+                if not line:
+                    return
+                line = line.decode("ascii").strip()
+                if not line:
+                    break
+                k, v = line.split(":", 1)
+                headers[k.lower()] = v.strip()
+            message = json.loads(out.read(int(headers["content-length"])))
+            if message.get("method") == "window/logMessage":
+                self.logs.append(message["params"]["message"])
+            self.inbox.put(message)
+
+    def send(self, message):
+        body = json.dumps(message).encode("utf-8")
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.flush()
+
+    def notify(self, method, params):
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def request(self, method, params):
+        self.next_id += 1
+        rid = self.next_id
+        self.send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
+        return self.wait(lambda m: m.get("id") == rid and "method" not in m)
+
+    def wait(self, predicate, timeout=TIMEOUT):
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no matching message within {timeout}s; stderr: {self.stderr_tail()}")
+            try:
+                m = self.inbox.get(timeout=left)
+            except queue.Empty:
+                continue
+            if predicate(m):
+                return m
+
+    def diagnostics(self, uri, version=None):
+        m = self.wait(
+            lambda m: m.get("method") == "textDocument/publishDiagnostics"
+            and m["params"]["uri"] == uri
+            and (version is None or m["params"].get("version") == version)
+        )
+        return m["params"]["diagnostics"]
+
+    def stderr_tail(self):
+        if self.proc.poll() is None:
+            return "(running)"
+        return self.proc.stderr.read().decode("utf-8", "replace")[-2000:]
+
+    def close(self):
+        try:
+            self.request("shutdown", None)
+            self.notify("exit", None)
+            self.proc.wait(timeout=10)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@pytest.fixture
+def client(tmp_path):
+    c = Client("--tokenizer", QWEN, "--debounce", "50", cwd=tmp_path)
+    init = c.request(
+        "initialize",
+        {"processId": os.getpid(), "rootUri": tmp_path.as_uri(), "capabilities": {"general": {"positionEncodings": ["utf-16"]}}},
+    )
+    assert init["result"]["capabilities"]["positionEncoding"] == "utf-16"
+    assert init["result"]["serverInfo"]["name"] == "promptlint"
+    c.notify("initialized", {})
+    yield c
+    c.close()
+
+
+def open_doc(client, path: Path, text: str, language="jinja", version=1):
+    uri = path.as_uri()
+    client.notify(
+        "textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": language, "version": version, "text": text}}
+    )
+    return uri
+
+
+def change(client, uri, text, version):
+    client.notify(
+        "textDocument/didChange",
+        {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]},
+    )
+
+
+def lint_times(client):
+    """Lint durations the server reported in window/logMessage so far."""
+    hits = (re.search(r"linted .* in ([0-9.]+) ms", m) for m in list(client.logs))
+    return [float(h.group(1)) for h in hits if h]
+
+
+def test_diagnostics_on_open_with_utf16_positions_and_the_quick_fix(client, tmp_path):
+    # never saved: the buffer is linted, not the disk. The clock emoji is 2 UTF-16 code units.
+    text = BAD.replace("Current time:", "\N{ALARM CLOCK}\N{CLOCK FACE THREE OCLOCK} Current time:")
+    path = tmp_path / "prompts" / "support.j2"
+    uri = open_doc(client, path, text)
+    diags = client.diagnostics(uri, version=1)
+    assert [d["code"] for d in diags] == ["M101"]
+    d = diags[0]
+    assert d["source"] == "promptlint" and d["severity"] == 2
+    # code points: "⏰🕒 Current time: " is 17 chars, so `{{` is column 18 (1-based);
+    # in UTF-16 the non-BMP 🕒 counts twice: character 18 (0-based)
+    assert d["range"] == {"start": {"line": 0, "character": 18}, "end": {"line": 0, "character": 27}}
+    assert "`now`" in d["message"]
+
+    action = client.request(
+        "textDocument/codeAction",
+        {"textDocument": {"uri": uri}, "range": d["range"], "context": {"diagnostics": [d]}},
+    )["result"]
+    assert len(action) == 1 and action[0]["kind"] == "quickfix"
+    (edit,) = action[0]["edit"]["changes"][uri]
+    assert edit["newText"] == " {# promptlint: ignore[M101] #}"
+    first = text.split("\n")[0]
+    assert edit["range"]["start"] == {"line": 0, "character": len(first.encode("utf-16-le")) // 2}
+
+    lines = text.split("\n")
+    lines[0] += edit["newText"]
+    change(client, uri, "\n".join(lines), 2)
+    assert client.diagnostics(uri, version=2) == []  # debounced change re-linted: suppressed
+
+    # a second, different template in the same server: tokenizer already loaded
+    other = open_doc(client, tmp_path / "b.prompt", "{{ request_id }} " + SHARED + "\n{{ question }}\n")
+    assert [d["code"] for d in client.diagnostics(other)] == ["M101"]
+
+
+def test_relint_after_the_first_lint_is_fast(client, tmp_path):
+    path = tmp_path / "t.j2"
+    path.write_text(BAD, encoding="utf-8")
+    uri = open_doc(client, path, BAD)
+    assert len(client.diagnostics(uri, version=1)) == 1
+    times = []
+    for v in range(2, 7):
+        text = BAD.replace("Acme", f"Acme {v}")
+        change(client, uri, text, v)
+        assert len(client.diagnostics(uri, version=v)) == 1
+    times = lint_times(client)
+    relints = times[1:]
+    assert len(relints) >= 3, times
+    print(f"\nfirst lint {times[0]:.1f} ms; re-lints {', '.join(f'{t:.1f}' for t in relints)} ms")
+    # the target is < 50 ms (measured: see the report); a loose bound keeps slow CI runners green
+    assert min(relints) < 250, relints
+    # save lints at once; closing clears the diagnostics
+    client.notify("textDocument/didSave", {"textDocument": {"uri": uri}})
+    assert len(client.diagnostics(uri, version=6)) == 1
+    client.notify("textDocument/didClose", {"textDocument": {"uri": uri}})
+    assert client.diagnostics(uri) == []
+
+
+def test_unlintable_documents_get_no_diagnostics(client, tmp_path):
+    uri = open_doc(client, tmp_path / "notes.md", "Current time: {{ now }}\n", language="markdown")
+    assert client.diagnostics(uri) == []
+
+
+def test_cli_does_not_import_pygls(tmp_path):
+    code = (
+        "import sys; from promptlint.cli import main\n"
+        "try:\n    main(['check', '--help'])\nexcept SystemExit:\n    pass\n"
+        "assert 'pygls' not in sys.modules and 'lsprotocol' not in sys.modules, 'pygls imported'\n"
+        "sys.modules['pygls'] = None  # as if the lsp extra were not installed\n"
+        "sys.exit(main(['server']))\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(REPO))
+    )
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip().splitlines()[-1] == (
+        "promptlint: error: `promptlint server` needs pygls: pip install 'promptlint-kv[lsp]'"
+    )

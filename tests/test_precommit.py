@@ -1,0 +1,123 @@
+"""The pre-commit hook, for real: pre-commit installs this repository (at HEAD) and runs it.
+
+Slow (pre-commit builds a virtualenv and pip-installs the package once per session);
+needs git and pre-commit (the `test` extra), and the package index pip is configured with.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from integration_helpers import BAD, GOOD, QWEN, REPO
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+
+def git(cwd, *args, env=None):
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def pre_commit_cmd():
+    try:
+        import pre_commit  # noqa: F401
+    except ImportError:
+        pytest.skip("pre-commit is not installed (the `test` extra)")
+    return [sys.executable, "-m", "pre_commit"]
+
+
+@pytest.fixture(scope="module")
+def hook_env(tmp_path_factory):
+    if not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    rev = git(REPO, "rev-parse", "HEAD").strip()
+    base = tmp_path_factory.mktemp("precommit")
+    env = dict(os.environ)
+    env.update(
+        PRE_COMMIT_HOME=str(base / "home"),
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.invalid",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.invalid",
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_CONFIG_GLOBAL=str(base / "gitconfig"),  # no user git config (hooks, signing) leaks in
+    )
+    (base / "gitconfig").write_text("", encoding="utf-8")
+    env.pop("PROMPTLINT_DEBUG", None)
+    env.pop("PYTHONPATH", None)  # the hook must run the installed package, not this checkout
+    work = base / "work"
+    work.mkdir()
+    git(work, "init", "-q", env=env)
+    (work / ".pre-commit-config.yaml").write_text(
+        "repos:\n"
+        f"  - repo: {REPO.resolve().as_posix()}\n"
+        f"    rev: {rev}\n"
+        "    hooks:\n"
+        "      - id: promptlint\n",
+        encoding="utf-8",
+    )
+    # paths in promptlint.toml are relative to it; an absolute path is kept as is
+    (work / "promptlint.toml").write_text(
+        f'tokenizer = "{QWEN.resolve().as_posix()}"\nexclude = ["vendor/"]\n', encoding="utf-8"
+    )
+    (work / "vendor").mkdir()
+    (work / "vendor" / "upstream.j2").write_text(BAD, encoding="utf-8")  # excluded: must never fail the hook
+    (work / "notes.md").write_text("not a template\n", encoding="utf-8")
+    (work / "app.py").write_text("def main():\n    print('hello')\n", encoding="utf-8")  # passed to the hook, clean
+    return work, env
+
+
+def run_hooks(work, env):
+    git(work, "add", "-A", env=env)
+    git(work, "commit", "-q", "--no-verify", "-m", "update", env=env)
+    assert git(work, "status", "--porcelain", env=env) == ""
+    r = subprocess.run(
+        pre_commit_cmd() + ["run", "--all-files", "--color", "never"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    status = git(work, "status", "--porcelain", "--ignored", env=env)
+    return r, status
+
+
+def test_hook_fails_on_early_timestamp_and_passes_when_fixed(hook_env):
+    work, env = hook_env
+    prompts = work / "prompts"
+    prompts.mkdir(exist_ok=True)
+    (prompts / "support.j2").write_text(BAD, encoding="utf-8")
+    r, status = run_hooks(work, env)
+    out = r.stdout + r.stderr
+    assert r.returncode == 1, out
+    assert "promptlint" in out and "Failed" in out
+    assert "prompts/support.j2:1:15: M101" in out, out
+    assert "vendor/upstream.j2" not in out  # --force-exclude applied the config's exclude
+    assert status == "", status  # the hook wrote nothing into the repository
+
+    (prompts / "support.j2").write_text(GOOD, encoding="utf-8")
+    r, status = run_hooks(work, env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Passed" in r.stdout
+    assert status == "", status
+
+
+def test_hook_manifest_matches_the_documented_files():
+    import re
+
+    text = (REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8")
+    assert "entry: promptlint check --force-exclude" in text
+    assert "types: [text]" in text and "require_serial: true" in text
+    files = re.search(r"files: '([^']+)'", text).group(1)
+    rx = re.compile(files)
+    for name in ("a.j2", "d/a.jinja", "a.jinja2", "x/y.prompt", "app.py", "tokenizer_config.json",
+                 "m/chat_template.jinja", "m/tokenizer_config.json"):
+        assert rx.search(name), name
+    for name in ("README.md", "data.json", "my_tokenizer_config.json", "a.j2.bak", "x.pyc"):
+        assert not rx.search(name), name
