@@ -195,9 +195,6 @@ class TemplateRun:
 
 
 def _display(path: Path) -> str:
-    try:
-        from promptlint.discovery import safe_resolve
+    from promptlint.discovery import display_path
 
-        return str(safe_resolve(path).relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
+    return display_path(path)

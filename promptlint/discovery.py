@@ -106,3 +106,11 @@ def _unique(files: List[Path]) -> List[Path]:
 def is_excluded(path: Path, root: Path, exclude: Sequence[str]) -> bool:
     """Whether the configured ``exclude`` globs match ``path`` (what --force-exclude applies)."""
     return _matches(relative(path, root), exclude)
+
+
+def display_path(path: Path) -> str:
+    """How findings name a file: relative to the working directory when it is inside it."""
+    try:
+        return str(safe_resolve(Path(path)).relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)

@@ -149,9 +149,9 @@ class Context:
 
     @staticmethod
     def display(path: Path) -> str:
-        from promptlint.analysis import _display
+        from promptlint.discovery import display_path
 
-        return _display(path)
+        return display_path(path)
 
 
 def lint_file(path: Path, ctx: "Context", text: Optional[str] = None) -> List[Finding]:
