@@ -85,6 +85,9 @@ def run_hooks(work, env):
         timeout=900,
     )
     status = git(work, "status", "--porcelain", "--ignored", env=env)
+    # The result cache ignores itself (its own .gitignore holds `*`), as ruff's does; nothing else may appear.
+    assert (work / ".promptlint_cache" / ".gitignore").read_text().splitlines()[-1] == "*"
+    status = "".join(l + "\n" for l in status.splitlines() if l != "!! .promptlint_cache/")
     return r, status
 
 
