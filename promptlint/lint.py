@@ -73,6 +73,7 @@ def lint(
             if not is_enabled(f.code) or ignored_for_file(f.code, rel, settings.per_file_ignores):
                 continue
             (report.errors if f.code.startswith("E") else report.findings).append(f)
+    report.notices.extend(ctx.notices)
     report.findings.sort(key=lambda f: f.sort_key)
     report.errors.sort(key=lambda f: f.sort_key)
     if provider.loaded is not None:
@@ -103,6 +104,7 @@ class Context:
     settings: Settings
     tokenizer: Callable[[], LoadedTokenizer]
     is_enabled: Callable[[str], bool]
+    notices: List[str] = field(default_factory=list)  # informational notes analyzers add (stderr)
 
     @staticmethod
     def display(path: Path) -> str:
@@ -115,6 +117,8 @@ def lint_file(path: Path, ctx: "Context", text: Optional[str] = None) -> List[Fi
     """Read ``path`` (unless its text is given) and run the analyzer for its kind."""
     from promptlint.analyzers import analyzer_for
 
+    if text is None and path.is_dir():
+        text = ""  # a model directory: its analyzer reads the files it needs
     if text is None:
         text_or_error = _read_text(path)
         if isinstance(text_or_error, Finding):
