@@ -100,6 +100,14 @@ def builtin_requests() -> Dict[str, ChatRequest]:
     sys_msg = {"role": "system", "content": SYSTEM}
     return {
         "system-user": ChatRequest([dict(sys_msg), {"role": "user", "content": USER_1}], add_generation_prompt=True),
+        "no-system": ChatRequest(  # for templates that refuse a system role (Gemma)
+            [
+                {"role": "user", "content": USER_1},
+                {"role": "assistant", "content": ASSISTANT_1},
+                {"role": "user", "content": USER_2},
+            ],
+            add_generation_prompt=True,
+        ),
         "multi-turn": ChatRequest(
             [
                 dict(sys_msg),
