@@ -126,7 +126,9 @@ def builtin_requests() -> Dict[str, ChatRequest]:
                 {"role": "user", "content": USER_WEATHER},
                 {
                     "role": "assistant",
-                    "content": None,
+                    # "" rather than None: transformers 5.x drops None-valued keys and many templates then
+                    # fail on `message.content` (vLLM turns None into "" itself)
+                    "content": "",
                     "tool_calls": [
                         {"id": TOOL_CALL_ID, "type": "function", "function": {"name": "get_weather", "arguments": TOOL_ARGUMENTS}}
                     ],
