@@ -7,8 +7,11 @@ from __future__ import annotations
 import copy
 from datetime import datetime
 
+import os
+
 import pytest
 
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never the hub: tokenizers are built from local files
 transformers = pytest.importorskip("transformers")
 
 from chat_helpers import model_dir, special_tokens, template_names  # noqa: E402

@@ -6,8 +6,11 @@ import io
 import json
 from contextlib import redirect_stdout
 
+import os
+
 import pytest
 
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never the hub: tokenizers are built from local files
 transformers = pytest.importorskip("transformers")
 
 from chat_helpers import model_dir  # noqa: E402
