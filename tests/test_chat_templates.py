@@ -93,6 +93,16 @@ def test_llama_3_2_reports_m101_at_strftime_now(workdir):
     assert "daily" in f.message
 
 
+@pytest.mark.parametrize(
+    "template",
+    ["Mistral-Small-3.2-24B-Instruct-2506.jinja", "ibm-granite-granite-3.3-2B-Instruct.jinja", "openai-gpt-oss-120b.jinja"],
+)
+def test_todays_date_templates_report_m101(template, workdir):
+    (f,) = _check(model_dir(template, workdir)).findings
+    line = (TEMPLATES / template).read_text().splitlines()[f.line - 1]
+    assert f.code == "M101" and line[f.column - 1 :].startswith("strftime_now") and f.arithmetic.lost_blocks > 0
+
+
 def test_llama_3_1_default_date_string_is_constant(workdir):
     d = model_dir("meta-llama-Llama-3.1-8B-Instruct.jinja", workdir)
     report = _check(d)

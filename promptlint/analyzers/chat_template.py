@@ -60,7 +60,6 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     from promptlint.compare import engine_profile
     from promptlint.render import Limits, RenderError
     from promptlint.scenarios import SamplesError
-    from promptlint.tokens import TokenizerError
 
     settings = ctx.settings
     display = ctx.display(path)
@@ -73,10 +72,12 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     display = ctx.display(source.path)
     tokenizer = _tokenizer_for(source, ctx)
     if not source.special_tokens:
-        try:
-            source.special_tokens = dict(tokenizer().special_tokens)
-        except TokenizerError:
-            raise
+        source.special_tokens = dict(tokenizer().special_tokens)
+        if not source.special_tokens:
+            ctx.notices.append(
+                f"{display}: no tokenizer_config.json gives the special tokens, so `bos_token`/`eos_token` are "
+                "undefined in the render; lint the model directory or configure a tokenizer directory that has one"
+            )
     sp = samples_path_for_chat(path)
     try:
         scenarios = [load_chat_samples(sp)] if sp is not None else builtin_scenarios()
