@@ -128,6 +128,10 @@ class TemplateRun:
             i += 1
         return i
 
+    def locate_change(self, var, variant: Sample) -> Location:
+        """Template location responsible for ``var``'s change in ``variant`` (the first divergent character's)."""
+        return self.locate(self.first_divergent_char(variant))
+
     def locate(self, offset: int) -> Location:
         loc = self.base().rendered.sourcemap.locate(offset)
         if loc is None:

@@ -23,6 +23,7 @@ EXIT_ERROR = 2
 # name -> module under promptlint.commands (order = order in --help)
 COMMANDS = [
     "check",
+    "render",
     "rule",
     "diff",
     "hashes",

@@ -41,6 +41,9 @@ class Settings:
     ignore: Tuple[str, ...] = ()
     per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     template_env: str = "jinja2"
+    frontend: str = "transformers"  # chat templates: how messages reach the template (transformers | vllm)
+    transformers: int = 5  # chat templates: transformers major version whose semantics apply (4 | 5)
+    serving: str = "chat"  # chat: add_special_tokens=False; completions: a pre-rendered prompt, True
     render_timeout: float = 2.0
     max_output: int = 1_000_000
     max_recursion: int = 200  # template nesting levels per render (macros calling themselves)
@@ -101,6 +104,9 @@ def settings_from(path: Path, data: Dict[str, Any], use_cache: bool = False) -> 
         "render-timeout": "render_timeout",
         "max-output": "max_output",
         "max-recursion": "max_recursion",
+        "frontend": "frontend",
+        "transformers": "transformers",
+        "serving": "serving",
     }
     for key, attr in simple.items():
         if key in data:

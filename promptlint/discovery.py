@@ -11,11 +11,33 @@ TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2", ".prompt")
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox", ".promptlint_cache"}
 
 
+CHAT_CONFIG = "tokenizer_config.json"
+# a model directory's chat-template files: linted once, as the directory
+MODEL_DIR_FILES = {CHAT_CONFIG, "chat_template.jinja"}
+
+
+def is_model_dir(path: Path) -> bool:
+    """A Hugging Face model directory: tokenizer.json + tokenizer_config.json."""
+    return path.is_dir() and (path / "tokenizer.json").is_file() and (path / CHAT_CONFIG).is_file()
+
+
 def is_template(path: Path) -> bool:
     name = path.name
     if ".samples." in name:
         return False
-    return path.suffix in TEMPLATE_SUFFIXES
+    if name == CHAT_CONFIG:
+        return _has_chat_template(path)
+    if path.suffix in TEMPLATE_SUFFIXES:
+        return True
+    return is_model_dir(path)
+
+
+def _has_chat_template(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return b'"chat_template"' in f.read(2_000_000)
+    except OSError:
+        return False
 
 
 def _matches(rel: str, globs: Sequence[str]) -> bool:
@@ -88,7 +110,13 @@ def _walk_includes(path: Path) -> bool:
 def _walk(directory: Path) -> Iterable[Path]:
     for dirpath, dirnames, filenames in os.walk(directory, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        model_dir = is_model_dir(Path(dirpath))
+        if model_dir:  # the directory is the target; its chat-template files are not linted separately
+            yield Path(dirpath)
+            dirnames[:] = [d for d in dirnames if d != "chat_templates"]
         for name in sorted(filenames):
+            if model_dir and name in MODEL_DIR_FILES:
+                continue
             yield Path(dirpath) / name
 
 

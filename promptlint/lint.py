@@ -90,6 +90,7 @@ def lint(
             if f.code == suppress.UNUSED and not keep(f):
                 continue
             (report.errors if f.code.startswith("E") else report.findings).append(f)
+    report.notices.extend(ctx.notices)
     report.findings.sort(key=lambda f: f.sort_key)
     report.errors.sort(key=lambda f: f.sort_key)
     if provider.loaded is not None:
@@ -141,6 +142,7 @@ class Context:
     settings: Settings
     tokenizer: Callable[[], LoadedTokenizer]
     is_enabled: Callable[[str], bool]
+    notices: List[str] = field(default_factory=list)  # informational notes analyzers add (stderr)
     deps: List[Path] = field(default_factory=list)  # other files the current analysis read
 
     def depend(self, path: Path) -> None:
@@ -158,6 +160,8 @@ def lint_file(path: Path, ctx: "Context", text: Optional[str] = None) -> List[Fi
     """Read ``path`` (unless its text is given) and run the analyzer for its kind."""
     from promptlint.analyzers import analyzer_for
 
+    if text is None and path.is_dir():
+        text = ""  # a model directory: its analyzer reads the files it needs
     if text is None:
         text_or_error = _read_text(path)
         if isinstance(text_or_error, Finding):

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Optional
 
 ANALYZERS = [
+    "promptlint.analyzers.chat_template",  # before jinja_template: chat `.jinja` files are templates too
     "promptlint.analyzers.jinja_template",
     "promptlint.analyzers.python_source",
     "promptlint.analyzers.launch_config",

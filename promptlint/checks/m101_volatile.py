@@ -18,7 +18,7 @@ def check(run) -> List[Finding]:
         cmp = run.compare(variant)
         if cmp.lost_blocks <= 0:
             continue
-        location = run.locate(run.first_divergent_char(variant))
+        location = run.locate_change(var, variant)
         cadence = _CADENCE.get(var.sub_kind, _CADENCE[None])
         message = (
             f"`{var.name}` {cadence} and precedes the shared prompt: "

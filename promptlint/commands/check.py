@@ -14,6 +14,13 @@ def add_common_tokenizer_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", metavar="FILE", help="use this pyproject.toml or promptlint.toml")
 
 
+def add_chat_options(p: argparse.ArgumentParser, serving: bool = True) -> None:
+    p.add_argument("--frontend", choices=["transformers", "vllm"], help="chat templates: how messages reach the template (default transformers)")
+    p.add_argument("--transformers", type=int, choices=[4, 5], help="chat templates: transformers major version semantics (default 5)")
+    if serving:
+        p.add_argument("--serving", choices=["chat", "completions"], help="chat endpoint (default) or a pre-rendered prompt sent to completions")
+
+
 def add_parser(sub) -> None:
     p = sub.add_parser(
         "check",
@@ -34,6 +41,7 @@ def add_parser(sub) -> None:
     p.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to enable (e.g. M1,E)")
     p.add_argument("--ignore", metavar="CODES", help="comma-separated codes or prefixes to disable")
     p.add_argument("--template-env", choices=["jinja2", "transformers"], help="Jinja environment for application templates")
+    add_chat_options(p)
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
     p.add_argument("--evidence", action="store_true", help="put both renders of each comparison into the JSON output")
     p.add_argument("--force-exclude", action="store_true", help="apply `exclude` to paths given explicitly too")
@@ -63,6 +71,9 @@ def settings_from_args(args, start=None):
                 overrides[key] = parse_codes(getattr(args, key))
         if getattr(args, "template_env", None):
             overrides["template_env"] = args.template_env
+        for key in ("frontend", "transformers", "serving"):
+            if getattr(args, key, None) is not None:
+                overrides[key] = getattr(args, key)
         use_cache = not getattr(args, "no_cache", False)
         return load_settings(args.config, start or (first if first and first.exists() else None), overrides, use_cache)
     except ConfigError as e:

@@ -4,7 +4,10 @@
   (Jinja's own ``tojson`` sorts keys and HTML-escapes).
 - ``transformers``: what Hugging Face ``apply_chat_template`` uses (trim/lstrip blocks,
   loopcontrols, the ``generation`` tag, a ``tojson`` that keeps key order,
-  ``raise_exception`` and ``strftime_now``).
+  ``raise_exception`` and ``strftime_now``), as in transformers 5.x: its restricted
+  ``dict`` and ``namespace`` globals.
+- ``transformers4``: the same for transformers 4.x, which keeps Jinja's own ``dict`` and
+  ``namespace``.
 """
 
 from __future__ import annotations
@@ -16,10 +19,14 @@ from typing import Callable, Optional
 from jinja2 import Undefined, nodes
 from jinja2.exceptions import TemplateError, UndefinedError
 from jinja2.ext import Extension
+from jinja2.sandbox import SecurityError
+from jinja2.utils import Namespace
+
 from promptlint.render.sandbox import HardenedSandbox, check_strftime_format
+
 from promptlint.render.trace import TracedTemplate
 
-ENVIRONMENTS = ("jinja2", "transformers")
+ENVIRONMENTS = ("jinja2", "transformers", "transformers4")
 
 
 class LintUndefined(Undefined):
@@ -78,13 +85,46 @@ def raise_exception(message):
     raise TemplateError(message)
 
 
+class TemplateDict:
+    """transformers 5.x `dict` global: callable and `fromkeys`, no attribute access beyond."""
+
+    def __call__(self, *args, **kwargs):
+        return dict(*args, **kwargs)
+
+    def fromkeys(self, *args, **kwargs):
+        return dict.fromkeys(*args, **kwargs)
+
+
+class TemplateNamespace(Namespace):
+    """transformers 5.x `namespace` global: rejects underscore-prefixed attribute names."""
+
+    def __init__(*args, **kwargs):  # noqa: N805 - Jinja's own signature trick (`namespace(self=...)`)
+        self, args = args[0], args[1:]
+        attrs = dict(*args, **kwargs)
+        for name in attrs:
+            TemplateNamespace._check_name(name)
+        Namespace.__init__(self, attrs)
+
+    def __setitem__(self, name, value):
+        TemplateNamespace._check_name(name)
+        Namespace.__setitem__(self, name, value)
+
+    @staticmethod
+    def _check_name(name):
+        if isinstance(name, str) and name.startswith("_"):
+            raise SecurityError(
+                f"Chat templates cannot store underscore-prefixed attributes on a namespace, but got {name!r}. "
+                "Please rename the attribute."
+            )
+
+
 def make_environment(
     kind: str,
     loader=None,
     clock: Optional[Callable[[], datetime]] = None,
 ) -> LintEnvironment:
     """A sandboxed environment of ``kind``; ``clock`` freezes `strftime_now`."""
-    if kind == "transformers":
+    if kind in ("transformers", "transformers4"):
         env = LintEnvironment(
             loader=loader,
             trim_blocks=True,
@@ -95,6 +135,9 @@ def make_environment(
         now = clock or datetime.now
         env.globals["raise_exception"] = raise_exception
         env.globals["strftime_now"] = lambda fmt: now().strftime(check_strftime_format(fmt))
+        if kind == "transformers":  # 5.x
+            env.globals["dict"] = TemplateDict()
+            env.globals["namespace"] = TemplateNamespace
     elif kind == "jinja2":
         env = LintEnvironment(loader=loader, undefined=LintUndefined)
     else:

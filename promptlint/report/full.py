@@ -8,6 +8,8 @@ from promptlint.report.style import Style, use_color
 
 
 def _excerpt(f, style) -> list:
+    if f.path.endswith(".json"):  # a chat template inside tokenizer_config.json: lines are the template's (see notes)
+        return []
     try:
         lines = Path(f.path).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):

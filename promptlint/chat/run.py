@@ -1,0 +1,243 @@
+"""Render and tokenize chat scenarios; the ``TemplateRun`` the checks see for a chat template."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from promptlint.analysis import Sample, TemplateRun
+from promptlint.chat.request import ChatProfile, ChatRequest, Prepared, RequestError, cut_continued, prepare
+from promptlint.chat.scenarios import ChatScenario
+from promptlint.chat.source import ChatSource
+from promptlint.render import Limits, LoadedTemplate, RenderError, Rendered, load_template, render
+from promptlint.render.sourcemap import Location
+from promptlint.scenarios import Scenario, Variable
+
+CLOCK = "strftime_now"
+LAST_USER = "messages[-1 user].content"
+_TIME_DIRECTIVES = set("HIMSfpXcTRrsklzZ")
+
+
+@dataclass
+class StrftimeCall:
+    template: str
+    line: int
+    format: str
+    output: str
+
+
+class ChatTemplate:
+    """A chat source compiled in the profile's environment (one compile per named template)."""
+
+    def __init__(self, source: ChatSource, profile: ChatProfile = ChatProfile(), limits: Limits = Limits()):
+        self.source = source
+        self.profile = profile
+        self.limits = limits
+        self._loaded: Dict[str, LoadedTemplate] = {}
+        self._undeclared: Dict[str, frozenset] = {}
+
+    def loaded(self, name: str) -> LoadedTemplate:
+        if name not in self._loaded:
+            text = self.source.templates[name]
+            loaded = load_template(self.source.path, self.profile.env_kind, [], source=text)
+            _record_strftime(loaded)
+            self._loaded[name] = loaded
+        return self._loaded[name]
+
+    def undeclared(self, name: str) -> frozenset:
+        if name not in self._undeclared:
+            from jinja2 import meta
+
+            loaded = self.loaded(name)
+            self._undeclared[name] = frozenset(meta.find_undeclared_variables(loaded.env.parse(self.source.templates[name])))
+        return self._undeclared[name]
+
+    def select(self, request: ChatRequest) -> str:
+        has_tools = bool(request.tools) if self.profile.frontend == "vllm" else request.tools is not None
+        return self.source.select(has_tools)
+
+    def render(self, request: ChatRequest, now: Optional[datetime] = None) -> Tuple[Rendered, str, Prepared]:
+        """(render, template name, prepared inputs); raises RenderError (E0xx) like transformers raises."""
+        name = self.select(request)
+        loaded = self.loaded(name)
+        text = self.source.templates[name]
+        try:
+            prepared = prepare(request, self.source, text, self.undeclared(name), self.profile)
+        except RequestError as e:
+            raise RenderError("E002", f"render failed: {e}", loaded.name, None) from None
+        except TypeError as e:
+            raise RenderError("E002", f"render failed: TypeError: {e}", loaded.name, None) from None
+        loaded.env.strftime_calls = []
+        if now is None:
+            now = datetime.now()
+        rendered = render(loaded, prepared.variables, self.limits, now)
+        if prepared.continue_field is not None:
+            try:
+                cut = cut_continued(rendered.text, prepared.final_text)
+            except RequestError as e:
+                raise RenderError("E002", f"render failed: {e}", loaded.name, None) from None
+            rendered = Rendered(rendered.text[:cut], rendered.sourcemap)
+        return rendered, name, prepared
+
+    def strftime_calls(self, name: str) -> List[StrftimeCall]:
+        return list(getattr(self.loaded(name).env, "strftime_calls", []))
+
+
+def _record_strftime(loaded: LoadedTemplate) -> None:
+    """Wrap `strftime_now` so each call records its template line, format and output."""
+    env = loaded.env
+    original = env.globals.get(CLOCK)
+    if original is None:
+        return
+    env.strftime_calls = []
+
+    def strftime_now(fmt):
+        out = original(fmt)
+        name, line = loaded.name, 0
+        f = sys._getframe(1)
+        while f is not None:
+            tmpl = f.f_globals.get("__jinja_template__")
+            if tmpl is not None:
+                name = f.f_globals.get("name") or loaded.name
+                try:
+                    line = tmpl.get_corresponding_lineno(f.f_lineno)
+                except Exception:
+                    line = 0
+                break
+            f = f.f_back
+        env.strftime_calls.append(StrftimeCall(name, line, str(fmt), out))
+        return out
+
+    env.globals[CLOCK] = strftime_now
+
+
+def is_date_format(fmt: str) -> bool:
+    """A strftime format with no time-of-day directive (changes once a day)."""
+    i = 0
+    while i < len(fmt):
+        if fmt[i] == "%" and i + 1 < len(fmt):
+            d = fmt[i + 1]
+            if d in ("-", "#") and i + 2 < len(fmt):
+                d = fmt[i + 2]
+            if d in _TIME_DIRECTIVES:
+                return False
+            i += 2
+            continue
+        i += 1
+    return True
+
+
+def last_user_index(messages: List[Dict[str, Any]]) -> Optional[int]:
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if isinstance(m, dict) and m.get("role") == "user" and isinstance(m.get("content"), str):
+            return i
+    return None
+
+
+class ChatRun(TemplateRun):
+    """A ``TemplateRun`` over one chat scenario: variables are kwargs, the clock and the last user turn."""
+
+    def __init__(
+        self,
+        chat: ChatTemplate,
+        scenario: ChatScenario,
+        display_path: str,
+        tokenizer: Callable,
+        engine_profile,
+        embedded_note: Optional[str] = None,
+    ):
+        self.chat = chat
+        self.chat_scenario = scenario
+        self.embedded_note = embedded_note
+        self._name = chat.select(scenario.request)
+        loaded = chat.loaded(self._name)
+        variables = Scenario(dict(scenario.variables.variables), scenario.samples_path)
+        super().__init__(
+            chat.source.path,
+            display_path,
+            loaded,
+            variables,
+            tokenizer,
+            engine_profile,
+            chat.limits,
+            add_special_tokens=chat.profile.add_special_tokens,
+        )
+        idx = last_user_index(scenario.request.messages)
+        if idx is not None:
+            content = scenario.request.messages[idx]["content"]
+            self.scenario.variables[LAST_USER] = Variable(LAST_USER, content, "per-request")
+
+    def _request(self, overrides: Dict[str, Any]) -> Tuple[ChatRequest, datetime]:
+        req = self.chat_scenario.request.copy()
+        now = self.chat_scenario.now
+        for name, var in self.scenario.variables.items():
+            value = overrides.get(name, var.value)
+            if name == CLOCK:
+                now = value
+            elif name == LAST_USER:
+                idx = last_user_index(req.messages)
+                if idx is not None:
+                    req.messages[idx]["content"] = value
+            else:
+                req.kwargs[name] = value
+        return req, now
+
+    def sample(self, clock: Optional[datetime] = None, **overrides: Any) -> Sample:
+        key = (clock, tuple(sorted((k, repr(v)) for k, v in overrides.items())))
+        if key not in self._memo:
+            req, now = self._request(overrides)
+            rendered, _, _ = self.chat.render(req, clock or now)
+            encoding = self.tokenizer.encode(rendered.text, add_special_tokens=self.add_special_tokens)
+            self._memo[key] = Sample(rendered, encoding)
+            if not overrides and clock is None:
+                self._base_calls = self.chat.strftime_calls(self._name)
+        return self._memo[key]
+
+    def base(self) -> Sample:
+        sample = self.sample()
+        self._add_clock_variable()
+        return sample
+
+    def _add_clock_variable(self) -> None:
+        calls = getattr(self, "_base_calls", [])
+        if not calls or CLOCK in self.scenario.variables:
+            return
+        daily = all(is_date_format(c.format) for c in calls)
+        now = self.chat_scenario.now
+        variant = now + (timedelta(days=1) if daily else timedelta(seconds=7))
+        self.scenario.variables[CLOCK] = Variable(CLOCK, now, "volatile", "date" if daily else "timestamp", variant)
+
+    def locate_change(self, var: Variable, variant: Sample) -> Location:
+        offset = self.first_divergent_char(variant)
+        if var.name != CLOCK:
+            return self.locate(offset)
+        calls = getattr(self, "_base_calls", [])
+        text = self.base().text
+        best = None
+        for call in calls:  # the call whose output sits at (or nearest before) the first change
+            pos = text.rfind(call.output, 0, offset + len(call.output))
+            if pos != -1 and pos <= offset and (best is None or pos > best[0]):
+                best = (pos, call)
+        call = best[1] if best else (calls[0] if calls else None)
+        if call is None or not call.line:
+            return self.locate(offset)
+        src = self.loaded.sources().get(call.template)
+        col = 1
+        if src is not None:
+            line_text = src.line_text(call.line)
+            col = line_text.find(CLOCK) + 1 if CLOCK in line_text else 1
+        end = col + len(CLOCK) if col > 1 or (src and CLOCK in src.line_text(call.line)) else col + 1
+        return Location(call.template, call.line, col, call.line, end)
+
+    def finding(self, code, message, location, **kw):
+        f = super().finding(code, message, location, **kw)
+        if self.embedded_note:
+            f.notes.append(self.embedded_note)
+        if f.variable == CLOCK:
+            fmt = ", ".join(sorted({c.format for c in getattr(self, "_base_calls", [])}))
+            f.notes.append(f"strftime_now({fmt}) renders the serving host's current time into the prompt")
+        return f

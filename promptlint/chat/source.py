@@ -1,0 +1,207 @@
+"""Chat-template sources: a `.jinja` file, a `tokenizer_config.json`, or a model directory.
+
+transformers reads the template from `chat_template.jinja` when a model directory has one
+(5.x; named extras in `chat_templates/<name>.jinja`), else from the `chat_template` key of
+`tokenizer_config.json`: a string, or a list of ``{"name", "template"}`` entries. The
+special-token strings (``bos_token``...) come from `tokenizer_config.json`, as plain strings
+or ``{"content": ...}`` objects.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+CONFIG_NAME = "tokenizer_config.json"
+TEMPLATE_FILE = "chat_template.jinja"
+TEMPLATES_DIR = "chat_templates"
+# transformers 5.x `special_tokens_map`: the named string tokens only
+SPECIAL_TOKEN_KEYS = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
+
+_MESSAGES_USE = re.compile(r"\bin\s+messages\b|\bmessages\s*\[|\bmessages\s*\|")
+
+
+class SourceError(Exception):
+    def __init__(self, path: Path, message: str, code: str = "E005"):
+        super().__init__(message)
+        self.path = path
+        self.message = message
+        self.code = code
+
+
+@dataclass
+class ChatSource:
+    """One chat template (or a set of named ones) and what transformers passes beside it."""
+
+    path: Path  # the file findings point at (the .jinja file or tokenizer_config.json)
+    templates: Dict[str, str]  # name -> template text; a single template is named "default"
+    special_tokens: Dict[str, str] = field(default_factory=dict)
+    additional_special_tokens: List[str] = field(default_factory=list)  # 4.x passes these too
+    embedded: Dict[str, str] = field(default_factory=dict)  # name -> JSON key path, when inside JSON
+    model_dir: Optional[Path] = None  # the model directory, when there is one (its tokenizer)
+    single: bool = True  # one template (not a dict of named templates)
+
+    def select(self, has_tools: bool) -> str:
+        """transformers' `get_chat_template`: `tool_use` when tools are given, else `default`."""
+        if self.single:
+            return "default"
+        if has_tools and "tool_use" in self.templates:
+            return "tool_use"
+        if "default" in self.templates:
+            return "default"
+        raise SourceError(
+            self.path,
+            "this model has several chat templates and none is named `default`: "
+            f"available {', '.join(sorted(self.templates))}",
+            "E002",
+        )
+
+    def file_for(self, name: str) -> Path:
+        return self.path
+
+
+def looks_like_chat_template(text: str) -> bool:
+    """A `.jinja` file that iterates/indexes `messages` and reads roles: a chat template."""
+    return bool(_MESSAGES_USE.search(text)) and "role" in text
+
+
+def is_model_dir(path: Path) -> bool:
+    return path.is_dir() and (path / "tokenizer.json").is_file() and (path / CONFIG_NAME).is_file()
+
+
+def handles(path: Path) -> bool:
+    if path.is_dir():
+        return is_model_dir(path)
+    if path.name == CONFIG_NAME or path.name == TEMPLATE_FILE:
+        return True
+    if path.suffix in (".jinja", ".j2", ".jinja2") and ".samples." not in path.name:
+        try:
+            with open(path, "r", encoding="utf-8", errors="replace") as f:
+                head = f.read(200_000)
+        except OSError:
+            return False
+        return looks_like_chat_template(head)
+    return False
+
+
+def read_config(path: Path) -> Dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise SourceError(path, f"cannot read {path.name}: {e.strerror or e}") from None
+    except (ValueError, UnicodeDecodeError) as e:
+        raise SourceError(path, f"invalid {path.name}: not JSON ({e})", "E005") from None
+    if not isinstance(data, dict):
+        raise SourceError(path, f"invalid {path.name}: expected a JSON object")
+    return data
+
+
+def special_tokens_of(config: Dict[str, Any]) -> Dict[str, str]:
+    out = {}
+    for key in SPECIAL_TOKEN_KEYS:
+        value = config.get(key)
+        if isinstance(value, dict):
+            value = value.get("content")
+        if isinstance(value, str):
+            out[key] = value
+    return out
+
+
+def _additional(config: Dict[str, Any]) -> List[str]:
+    out = []
+    for value in config.get("additional_special_tokens") or []:
+        if isinstance(value, dict):
+            value = value.get("content")
+        if isinstance(value, str):
+            out.append(value)
+    return out
+
+
+def _templates_from_config(path: Path, config: Dict[str, Any]):
+    raw = config.get("chat_template")
+    if raw is None:
+        return None
+    if isinstance(raw, str):
+        return {"default": raw}, {"default": "chat_template"}, True
+    if isinstance(raw, list):
+        templates, keys = {}, {}
+        for i, entry in enumerate(raw):
+            if not (isinstance(entry, dict) and isinstance(entry.get("name"), str) and isinstance(entry.get("template"), str)):
+                raise SourceError(path, f"invalid chat_template[{i}] in {path.name}: expected {{\"name\", \"template\"}}")
+            templates[entry["name"]] = entry["template"]
+            keys[entry["name"]] = f"chat_template[{i}].template"
+        return templates, keys, False
+    raise SourceError(path, f"invalid chat_template in {path.name}: expected a string or a list of named templates")
+
+
+def load_source(path: Path, text: Optional[str] = None) -> ChatSource:
+    """The chat template(s) of ``path`` (a .jinja file, a tokenizer_config.json or a model dir)."""
+    path = Path(path)
+    if path.is_dir():
+        return _from_model_dir(path)
+    if path.name == CONFIG_NAME:
+        config = json.loads(text) if text is not None else read_config(path)
+        if path.parent.joinpath(TEMPLATE_FILE).is_file() and text is None:
+            pass  # the config file was named explicitly: lint its own template
+        found = _templates_from_config(path, config)
+        if found is None:
+            raise SourceError(path, f"{path.name} has no `chat_template`", "E005")
+        templates, keys, single = found
+        return ChatSource(path, templates, special_tokens_of(config), _additional(config), keys, None, single)
+    # a .jinja template: special tokens from a tokenizer_config.json beside it, if any
+    if text is None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise SourceError(path, f"cannot read the template: {e}") from None
+    config_path = path.parent / CONFIG_NAME
+    config = read_config(config_path) if config_path.is_file() else {}
+    model_dir = path.parent if is_model_dir(path.parent) else None
+    return ChatSource(path, {"default": text}, special_tokens_of(config), _additional(config), {}, model_dir, True)
+
+
+def _from_model_dir(directory: Path) -> ChatSource:
+    config_path = directory / CONFIG_NAME
+    config = read_config(config_path)
+    specials, extra = special_tokens_of(config), _additional(config)
+    template_file = directory / TEMPLATE_FILE
+    if template_file.is_file():
+        try:
+            text = template_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise SourceError(template_file, f"cannot read the template: {e}") from None
+        named = {"default": text}
+        extra_dir = directory / TEMPLATES_DIR
+        if extra_dir.is_dir():
+            for f in sorted(extra_dir.glob("*.jinja")):
+                named[f.stem] = f.read_text(encoding="utf-8")
+        src = ChatSource(template_file, named, specials, extra, {}, directory, len(named) == 1)
+        return src
+    found = _templates_from_config(config_path, config)
+    if found is None:
+        raise SourceError(config_path, f"no chat template in {directory}: neither {TEMPLATE_FILE} nor `chat_template` in {CONFIG_NAME}")
+    templates, keys, single = found
+    return ChatSource(config_path, templates, specials, extra, keys, directory, single)
+
+
+def embedded_template_text(file_text: str, key_path: str) -> Optional[str]:
+    """The template string at ``key_path`` (`chat_template`, `chat_template[1].template`) of a JSON text."""
+    try:
+        value: Any = json.loads(file_text)
+    except ValueError:
+        return None
+    for part in re.findall(r"[A-Za-z_]+|\[\d+\]", key_path):
+        try:
+            value = value[int(part[1:-1])] if part.startswith("[") else value[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return value if isinstance(value, str) else None
+
+
+def json_line_of_key(file_text: str, key: str = "chat_template") -> int:
+    """1-based line of ``"key"`` in a JSON text (1 when not found)."""
+    i = file_text.find(f'"{key}"')
+    return file_text.count("\n", 0, i) + 1 if i >= 0 else 1

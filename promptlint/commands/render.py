@@ -1,0 +1,190 @@
+"""`promptlint render TARGET --scenario FILE`: print exactly what the model would see.
+
+TARGET is a chat template (a model directory, a `tokenizer_config.json`, a chat `.jinja`
+file) or an application template. FILE (JSON or TOML) gives the inputs: for chat templates
+`messages`, `tools`, `documents`, `add_generation_prompt`, `now` and kwargs under
+`variables`; for application templates the variables (top level or under `variables`).
+Without `now`, `strftime_now` uses the real current time, as `apply_chat_template` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def add_parser(sub) -> None:
+    from promptlint.commands.check import add_chat_options
+
+    p = sub.add_parser(
+        "render",
+        help="show exactly what the model receives for one scenario",
+        description="Render a template for one scenario as the serving stack does and show its tokens.",
+    )
+    p.add_argument("target", metavar="TARGET", help="model directory, tokenizer_config.json, or template file")
+    p.add_argument("--scenario", required=True, metavar="FILE", help="scenario inputs (JSON or TOML)")
+    p.add_argument("--tokenizer", metavar="PATH", help="tokenizer.json, or a model directory holding one")
+    p.add_argument("--tokenizer-sha256", metavar="HEX", help="expected sha256 of tokenizer.json (pin)")
+    p.add_argument("--config", metavar="FILE", help="use this pyproject.toml or promptlint.toml")
+    add_chat_options(p)
+    p.add_argument("--template-env", choices=["jinja2", "transformers"], help="Jinja environment for application templates")
+    p.add_argument("--output-format", choices=["text", "json"], default="text", help="text (token boundaries shown) or json")
+
+
+def _settings(args):
+    from promptlint.commands.check import settings_from_args
+
+    args.engine = None
+    args.block_size = None
+    args.paths = [args.target]
+    return settings_from_args(args)
+
+
+def _read_scenario(path):
+    import json
+    from pathlib import Path
+
+    from promptlint.cli import UsageError
+    from promptlint.config import toml_loads
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise UsageError(f"{p}: cannot read the scenario file ({e})") from None
+    try:
+        data = json.loads(text) if p.suffix == ".json" else toml_loads(text)
+    except ValueError as e:
+        raise UsageError(f"{p}: invalid {'JSON' if p.suffix == '.json' else 'TOML'}: {e}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{p}: the scenario must be a JSON object / TOML table")
+    return p, data
+
+
+def run(args) -> int:
+    from datetime import datetime
+    from pathlib import Path
+
+    from promptlint.cli import EXIT_OK, UsageError
+    from promptlint.render import Limits, RenderError
+    from promptlint.tokens import TokenizerError, load, resolve
+
+    settings = _settings(args)
+    target = Path(args.target)
+    if not target.exists():
+        raise UsageError(f"{target}: no such file or directory")
+    scenario_path, data = _read_scenario(args.scenario)
+    limits = Limits(timeout_s=settings.render_timeout, max_output_bytes=settings.max_output)
+    from promptlint.chat.source import SourceError, handles, load_source
+
+    try:
+        if handles(target):
+            text, add_special_tokens, spec = _render_chat(target, data, scenario_path, settings, limits)
+        else:
+            text, add_special_tokens, spec = _render_template(target, data, settings, limits)
+        tokenizer = load(spec)
+    except RenderError as e:
+        where = f"{target}:{e.line}: " if e.line else f"{target}: "
+        raise UsageError(f"{where}{e.code} {e.message}") from None
+    except SourceError as e:
+        raise UsageError(f"{e.path}: {e.message}") from None
+    except TokenizerError as e:
+        raise UsageError(str(e)) from None
+    encoding = tokenizer.encode(text, add_special_tokens=add_special_tokens)
+    if args.output_format == "json":
+        import json
+
+        json.dump({"render": text, "token_ids": encoding.ids, "add_special_tokens": add_special_tokens}, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(show_tokens(text, encoding, tokenizer, sys.stdout))
+        sys.stdout.write("\n")
+        print(
+            f"promptlint: {len(encoding.ids):,} tokens, add_special_tokens={add_special_tokens}, tokenizer {spec.display}",
+            file=sys.stderr,
+        )
+    if spec.embedded:
+        print("promptlint: note: no tokenizer configured: token ids are from the embedded cl100k_base tokenizer", file=sys.stderr)
+    return EXIT_OK
+
+
+def _tokenizer_spec(settings, source_dir):
+    from promptlint.tokens import resolve
+
+    if settings.tokenizer:
+        return resolve(settings.tokenizer, settings.tokenizer_sha256)
+    if source_dir is not None:
+        return resolve(str(source_dir))
+    return resolve(None)
+
+
+def _render_chat(target, data, scenario_path, settings, limits):
+    from datetime import datetime
+
+    from promptlint.chat.request import ChatProfile
+    from promptlint.chat.run import ChatTemplate
+    from promptlint.chat.scenarios import scenario_from_data
+    from promptlint.chat.source import load_source
+    from promptlint.cli import UsageError
+    from promptlint.scenarios import SamplesError
+    from promptlint.schemas import validate
+    from promptlint.tokens import load
+
+    problem = validate("samples", data)
+    if problem:
+        raise UsageError(f"{scenario_path}: invalid scenario: {problem}")
+    try:
+        scenario = scenario_from_data(data, scenario_path, "scenario")
+    except SamplesError as e:
+        raise UsageError(f"{e.path}: {e.message}") from None
+    for name, var in scenario.variables.variables.items():
+        scenario.request.kwargs[name] = var.value
+    source = load_source(target)
+    directory = source.model_dir
+    if directory is None and (source.path.parent / "tokenizer.json").is_file():
+        directory = source.path.parent
+    spec = _tokenizer_spec(settings, directory)
+    if not source.special_tokens and spec.config_path is not None:
+        source.special_tokens = dict(load(spec).special_tokens)
+    profile = ChatProfile(settings.transformers, settings.frontend, settings.serving)
+    now = scenario.now if "now" in data else datetime.now()
+    rendered, _, _ = ChatTemplate(source, profile, limits).render(scenario.request, now)
+    return rendered.text, profile.add_special_tokens, spec
+
+
+def _render_template(target, data, settings, limits):
+    from datetime import datetime
+
+    from promptlint.render import load_template, render
+
+    variables = data.get("variables", data) if isinstance(data.get("variables"), dict) else data
+    values = {k: (v["value"] if isinstance(v, dict) and "value" in v and set(v) <= {"value", "kind", "sub-kind", "variant"} else v) for k, v in variables.items()}
+    loaded = load_template(target, settings.template_env, [settings.root])
+    now = datetime.now()
+    rendered = render(loaded, values, limits, now)
+    return rendered.text, settings.serving == "completions", _tokenizer_spec(settings, None)
+
+
+def show_tokens(text: str, encoding, tokenizer, stream) -> str:
+    """The render with token boundaries visible: alternating colours on a TTY, else `|` between tokens."""
+    from promptlint.report.style import use_color
+
+    color = use_color(stream)
+    pieces = []
+    pos = 0
+    for i, (start, end) in enumerate(encoding.offsets):
+        if end <= start or start < pos:  # a token the tokenizer added (BOS), or one sharing a character
+            if end <= start and start >= pos:
+                pieces.append(("[" + tokenizer.token_text(encoding.ids[i]) + "]", True))
+            continue
+        pieces.append((text[pos:end] if start == pos else text[pos:start] + text[start:end], False))
+        pos = end
+    if pos < len(text):
+        pieces.append((text[pos:], False))
+    if not color:
+        return "|".join(p for p, _ in pieces)
+    out = []
+    for i, (p, added) in enumerate(pieces):
+        code = "7" if added else ("36" if i % 2 else "33")
+        out.append(f"\x1b[{code}m{p}\x1b[0m")
+    return "".join(out)
