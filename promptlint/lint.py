@@ -176,22 +176,20 @@ def lint_file(path: Path, ctx: "Context", text: Optional[str] = None) -> List[Fi
 def _cached_lint_file(path: Path, ctx: "Context", text: Optional[str], cache, settings_key: str, tok_sha: str) -> List[Finding]:
     from promptlint.records import finding_from_dict
 
-    if text is None:
+    if text is None and path.is_dir():
+        content = b""  # a model directory: its files enter the key through _neighbourhood()
+    elif text is None:
         raw = _read_bytes(path)
         if isinstance(raw, Finding):
             return [raw]
         content = raw
     else:
         content = text.encode("utf-8", "surrogatepass")
-    from promptlint.scenarios import samples_path_for
-
-    sidecar = samples_path_for(path)  # a samples file that appears or disappears changes the key
-    sidecar_key = f"{sidecar}:{(sidecar.stat().st_size, sidecar.stat().st_mtime_ns)}" if sidecar else "no-samples"
-    key = cache.key(path, content, settings_key + sidecar_key, tok_sha)
+    key = cache.key(path, content, settings_key + _neighbourhood(path), tok_sha)
     entry = cache.get(key)
     if entry is not None:
         return [finding_from_dict(d) for d in entry["findings"]]
-    if text is None:
+    if text is None and not path.is_dir():
         decoded = _decode(path, content)
         if isinstance(decoded, Finding):
             return [decoded]
@@ -200,6 +198,30 @@ def _cached_lint_file(path: Path, ctx: "Context", text: Optional[str], cache, se
     findings = lint_file(path, ctx, text)
     cache.put(key, [f.to_dict(evidence=True) for f in findings], ctx.deps)
     return findings
+
+
+_NEIGHBOURS = ("tokenizer_config.json", "chat_template.jinja", "tokenizer.json")
+
+
+def _neighbourhood(path: Path) -> str:
+    """Size and mtime of the files an analysis may read beside ``path`` without naming them as
+    dependencies: samples files (which may appear or disappear), a model directory's chat-template
+    files and tokenizer_config.json (special tokens)."""
+    directory = path if path.is_dir() else path.parent
+    stem = path.name.rsplit(".", 1)[0]
+    candidates = [directory / n for n in _NEIGHBOURS]
+    candidates += [directory / f"{s}.samples.{ext}" for s in (stem, "chat_template", "tokenizer_config") for ext in ("toml", "json")]
+    extra = directory / "chat_templates"
+    if extra.is_dir():
+        candidates += sorted(extra.iterdir())
+    parts = []
+    for c in candidates:
+        try:
+            st = c.stat()
+        except OSError:
+            continue
+        parts.append(f"{c.name}:{st.st_size}:{st.st_mtime_ns}")
+    return "|".join(parts)
 
 
 def _settings_key(settings: Settings) -> str:

@@ -77,13 +77,27 @@ def handles(path: Path) -> bool:
         return is_model_dir(path)
     if path.name == CONFIG_NAME or path.name == TEMPLATE_FILE:
         return True
-    if path.suffix in (".jinja", ".j2", ".jinja2") and ".samples." not in path.name:
+    # Only `.jinja` files can be bare chat templates (the Hugging Face convention); `.j2`, `.jinja2`
+    # and `.prompt` are application templates, and so is a `.jinja` whose samples file has [variables].
+    if path.suffix == ".jinja" and ".samples." not in path.name and not _has_app_samples(path):
         try:
             with open(path, "r", encoding="utf-8", errors="replace") as f:
                 head = f.read(200_000)
         except OSError:
             return False
         return looks_like_chat_template(head)
+    return False
+
+
+def _has_app_samples(path: Path) -> bool:
+    stem = path.name.rsplit(".", 1)[0]
+    for suffix in (".samples.toml", ".samples.json"):
+        sidecar = path.with_name(stem + suffix)
+        try:
+            text = sidecar.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        return "variables" in text
     return False
 
 

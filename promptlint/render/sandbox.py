@@ -72,6 +72,11 @@ class GuardedCodeGenerator(CodeGenerator):
         self.write(")")
 
 
+# Introspection names that have no business in a prompt template: reaching for them on an object
+# that lacks them (transformers 5.x's restricted `dict` global has no `mro`) is still a probe.
+_PROBE_NAMES = frozenset({"mro", "gi_frame", "gi_code", "f_globals", "f_back", "f_locals", "tb_frame", "cr_frame", "func_globals"})
+
+
 class HardenedSandbox(ImmutableSandboxedEnvironment):
     intercepted_binops = frozenset({"*", "**", "+", "%"})
     code_generator_class = GuardedCodeGenerator
@@ -94,7 +99,7 @@ class HardenedSandbox(ImmutableSandboxedEnvironment):
 
     def getattr(self, obj: Any, attribute: str) -> Any:
         value = super().getattr(obj, attribute)
-        if isinstance(value, Undefined) and _is_dunder(attribute):
+        if isinstance(value, Undefined) and (_is_dunder(attribute) or attribute in _PROBE_NAMES):
             self.unsafe_undefined(obj, attribute)  # `ns.__init__` on an object that hides it: still a probe
         return value
 
