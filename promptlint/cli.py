@@ -21,6 +21,7 @@ EXIT_ERROR = 2
 
 # name -> module under promptlint.commands (order = order in --help)
 COMMANDS = [
+    "audit",
 ]
 
 
