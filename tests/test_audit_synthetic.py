@@ -64,7 +64,7 @@ def test_summary_totals(result):
     assert s["classes"]["M0"]["requests"] == 5
     assert s["classes"]["M0"]["tokens"] == 100 + 80 + 80 + 48 + 97  # r0, f1, f2, f3, r9a
     assert s["classes"]["HIT"] == {"requests": 2, "tokens": 96 + 96, "share": 192 / P}
-    assert s["classes"]["M3"]["tokens"] == 4 * 6 + 3 + 7 + 7
+    assert s["classes"]["M3"]["tokens"] == 4 * 5 + 3 + 7 + 7  # r1 r2 r3 r7 r8, r4, r5, r6
     assert s["by"]["instance"]["b"]["ceiling_inst_ratio"] == 0.0
     assert s["reconciliation"] == {"status": "not requested"}
 
