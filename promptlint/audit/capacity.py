@@ -55,7 +55,7 @@ class StackDistance:
         return d if d < self.limit else None
 
     def touch(self, item: Hashable) -> None:
-        p = self.pos.get(item)
+        p = self.pos.pop(item, None)
         if p is not None:
             self._add(p, -1)
             self.live -= 1
@@ -71,10 +71,12 @@ class StackDistance:
         self.pos = {item: i + 1 for i, (item, _) in enumerate(keep)}
         n = len(keep)
         tree = [0] * (self.size + 1)
-        for i in range(1, n + 1):
-            tree[i] += 1
+        size = self.size
+        for i in range(1, size + 1):  # linear Fenwick build: a[i] = 1 for i <= n
+            if i <= n:
+                tree[i] += 1
             j = i + (i & -i)
-            if j <= self.size:
+            if j <= size:
                 tree[j] += tree[i]
         self.tree = tree
         self.live = n
