@@ -104,3 +104,17 @@ def test_bad_line_is_one_line_error(tmp_path, capsys):
     assert main(["audit", str(bad)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "bad.jsonl:1" in err and "prompt_tokens" in err
+
+
+def test_bundled_example_prints_summary_and_reconciliation(tmp_path, capsys):
+    ex = Path(__file__).parent.parent / "examples" / "audit"
+    plot = tmp_path / "p.svg"
+    assert main(["audit", str(ex / "trace.jsonl"), "--scrape-before", str(ex / "before.prom"),
+                 "--scrape-after", str(ex / "after.prom"), "--capacity-curve", "64", "--plot", str(plot)]) == 0
+    out = capsys.readouterr().out
+    assert "audited 60 requests" in out
+    # the example's after-scrape holds one 180-token request (96 cached) that is not in the trace
+    assert "counter - trace: queries +180, hits +96, prompt_tokens +180" in out
+    import xml.dom.minidom
+
+    assert xml.dom.minidom.parse(str(plot)).documentElement.tagName == "svg"
