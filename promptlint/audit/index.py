@@ -61,6 +61,17 @@ def prefix_run(fps: Sequence[str], gen: Gen, hi: Optional[int] = None) -> int:
     return lo
 
 
+def _run_in(fps: Sequence[str], d: dict) -> int:
+    lo, hi = 0, len(fps)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if fps[mid - 1] in d:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 def _common(a: Sequence[int], b: Sequence[int]) -> int:
     n = min(len(a), len(b))
     i = 0
@@ -135,9 +146,12 @@ class Shard:
             self.scope((tenant,), True).cur.update(dict.fromkeys(fps, True))
             self.scope((tenant, instance), True).cur.update(dict.fromkeys(fps, True))
         else:
-            self.all.cur.update(dict.fromkeys(fps, rid))
-            self.scope((tenant,)).cur.update(dict.fromkeys(fps, True))
-            self.scope((tenant, instance)).cur.update(dict.fromkeys(fps, True))
+            # each generation's current set is itself prefix-closed: add only what it lacks
+            g = self.all
+            g.cur.update(dict.fromkeys(fps[_run_in(fps, g.cur):], rid))
+            for key in ((tenant,), (tenant, instance)):
+                g = self.scope(key)
+                g.cur.update(dict.fromkeys(fps[_run_in(fps, g.cur):], True))
         if ids is not None:
             cur = self.children.cur
             n = len(ids)

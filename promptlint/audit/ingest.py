@@ -93,7 +93,8 @@ def native(obj: Dict[str, Any], where: str, opts: Options) -> AuditRequest:
             r.flags["ids_truncated"] = len(ids) < r.prompt_tokens
     elif obj.get("block_fp") is not None:
         r.chunk = int(obj.get("fp_tokens") or fpm.DEFAULT_CHUNK)
-        r.fps = [fpm.normalise_fp(x) for x in obj["block_fp"]]
+        fps = obj["block_fp"]
+        r.fps = fps if not fps or isinstance(fps[0], str) else [fpm.normalise_fp(x) for x in fps]
         r.source = "block_fp"
         r.prompt_tokens = _req_int(obj, "prompt_tokens", where)
         if len(r.fps) > r.prompt_tokens // r.chunk:

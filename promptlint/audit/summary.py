@@ -83,7 +83,7 @@ class Totals:
 class Summary:
     """Pooled totals plus breakdowns per instance, tenant and revision."""
 
-    BY = ("instance", "tenant", "model_rev", "tokenizer_rev", "template_rev")
+    BY = ("instance", "tenant", "model_rev", "template_rev")
 
     def __init__(self) -> None:
         self.total = Totals()
