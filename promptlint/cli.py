@@ -28,6 +28,7 @@ COMMANDS = [
     "diff",
     "hashes",
     "tokenize",
+    "audit",
     "clean",
     "server",
 ]

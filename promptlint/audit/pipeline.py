@@ -1,0 +1,203 @@
+"""Stream requests through index -> classify -> capacity, one worksheet row each."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
+
+from promptlint.audit.capacity import Curve, StackDistance, request_distances
+from promptlint.audit.classify import LOST_KEYS, ceiling, waterfall
+from promptlint.audit.fingerprints import CHECKPOINT_TOKENS
+from promptlint.audit.index import PrefixIndex, prefix_run
+from promptlint.audit.records import AuditRequest, block_fps, flag, lookup_skipped
+
+
+class Auditor:
+    def __init__(self, index_limit: int = 4_000_000, capacity_blocks: Optional[Dict[str, int]] = None,
+                 curve_limit: int = 0, kv_events: Any = None) -> None:
+        self.index = PrefixIndex(index_limit)
+        self.capacity = capacity_blocks or {}  # instance (or "*") -> blocks
+        self.curve_limit = curve_limit
+        self.kv = kv_events
+        self.stacks: Dict[str, StackDistance] = {}
+        self.curves: Dict[str, Curve] = {}
+        stack_limit = max([curve_limit] + list(self.capacity.values()) + [0])
+        self.stack_limit = stack_limit
+        self.trace_sums: Dict[str, Dict[str, int]] = {}  # instance -> sums for reconciliation
+
+    def _capacity(self, instance: str) -> Optional[int]:
+        return self.capacity.get(instance, self.capacity.get("*"))
+
+    def audit(self, reqs: Iterable[AuditRequest]) -> Iterator[Dict[str, Any]]:
+        for r in reqs:
+            yield self.one(r)
+
+    def one(self, r: AuditRequest) -> Dict[str, Any]:
+        if self.kv is not None:
+            self.kv.advance(r.arrival_ts)
+        P, B, O = r.prompt_tokens, r.block_size, r.cached_tokens
+        evidence: List[str] = []
+        row: Dict[str, Any] = {
+            "request_id": r.request_id, "arrival_ts": r.arrival_ts, "instance": r.instance, "tenant": r.tenant,
+            "model_rev": r.model_rev, "tokenizer_rev": r.tokenizer_rev, "template_rev": r.template_rev,
+            "engine": r.engine, "tokens_source": r.source, "prompt_tokens": P, "block_size": B, "cached_tokens": O,
+        }
+        if not r.identity:
+            row.update({"class": "U", "shared_tokens": None, "ceiling_tokens": None, "ceiling_inst_tokens": None,
+                        "lost": {}, "evidence": ["no token identity (usage only): pass token ids, fingerprints or "
+                                                 "a tokenizer and chat template to derive them"]})
+            return self._finish(row, r)
+        shard = self.index.shard(r.model_rev, r.chunk)
+        g = r.chunk
+        S = {}
+        partner = None
+        interval = None
+        if r.source == "checkpoint":
+            S, interval, partner = self._checkpoints(shard, r)
+        else:
+            fps = r.fps
+            k_all = prefix_run(fps, shard.all)
+            s_all = k_all * g
+            if k_all:
+                partner = shard.all.get(fps[k_all - 1])
+            if r.ids is not None:
+                extra, who = shard.exact_tail(k_all, fps, r.ids, g)
+                if extra:
+                    s_all += extra
+                    partner = who
+            k_ten = prefix_run(fps, shard.scope((r.tenant,)), k_all)
+            k_inst = prefix_run(fps, shard.scope((r.tenant, r.instance)), k_ten)
+            S = {"all": s_all, "tenant": k_ten * g, "inst": k_inst * g}
+            if k_ten == k_all:
+                S["tenant"] = s_all  # same chunks: the exact tail is the same tail
+                if k_inst == k_ten:
+                    S["inst"] = s_all
+            if B % g:
+                evidence.append(f"fingerprint chunk {g} does not divide block size {B}: ceilings are lower bounds")
+        S["raw"] = S["tmpl"] = S["all"]
+        for name, d in (("raw", r.tmpl_raw), ("tmpl", r.tmpl_canon)):
+            if d:
+                hit = (shard.raw if name == "raw" else shard.canon).get(d)
+                if hit is not None:
+                    s = min(P, hit[0])
+                    if s > S[name]:
+                        S[name] = s
+                        if name == "raw":
+                            diffs = [f"{f} {a}->{b}" for f, a, b in (("tokenizer_rev", hit[2], r.tokenizer_rev),
+                                     ("template_rev", hit[3], r.template_rev)) if a != b]
+                            evidence.append(f"same template inputs as {hit[1]}" + (f"; revs differ: {', '.join(diffs)}" if diffs else ""))
+                        else:
+                            evidence.append(f"canonical template inputs equal {hit[1]}'s, raw differ (order/serialization)")
+        S["tmpl"] = max(S["tmpl"], S["raw"])
+        # remainder class and stack distances
+        remainder = "U"
+        stack_m = None
+        bfps = block_fps(r.fps, g, B) if r.fps else None
+        if O is None:
+            remainder = "unobserved"
+            evidence.append("no observed cached tokens (what-if)")
+        elif lookup_skipped(r):
+            remainder = "M7"
+            evidence.append("caching disabled" if flag(r, "caching_disabled") else "prompt_logprobs skips the cache lookup")
+        ms = None
+        if bfps is not None and self.stack_limit:
+            st = self.stacks.get(r.instance)
+            if st is None:
+                st = self.stacks[r.instance] = StackDistance(self.stack_limit)
+            items = [(r.model_rev, r.tenant, f) for f in bfps]
+            ms = request_distances(st, items, max(0, (P - 1) // B))
+            if self.curve_limit:
+                c = self.curves.get(r.instance)
+                if c is None:
+                    c = self.curves[r.instance] = Curve(self.curve_limit)
+                c.add(ms, B)
+        if remainder == "U" and O is not None and bfps is not None:
+            j = O // B
+            if self.kv is not None and j < len(bfps):
+                proof = self.kv.proof(r.instance, bfps[j])
+                if proof:
+                    remainder = "M5"
+                    evidence.append(f"eviction proven: {proof}")
+            cap = self._capacity(r.instance)
+            if ms is not None and j < len(ms):
+                stack_m = ms[j]
+                if remainder == "U" and cap is not None and (stack_m is None or stack_m >= cap):
+                    remainder = "M5"
+                    evidence.append(f"eviction inferred: stack distance {'>= limit' if stack_m is None else stack_m} >= capacity {cap} blocks")
+        for k in ("ids_truncated", "preempted"):
+            if flag(r, k):
+                evidence.append(k.replace("_", " "))
+        if "derived_length" in r.flags:
+            evidence.append(f"derived tokens: {r.flags['derived_length']} rendered vs {P} reported")
+        v = waterfall(P, B, O, S, remainder, r.engine)
+        if partner is not None and v.ceilings["all"]:
+            evidence.insert(0, f"partner {partner}")
+        if v.over_ceiling:
+            evidence.append(f"over ceiling by {v.over_ceiling} tokens (connector/host tier, or cache older than the trace)")
+        row.update({
+            "class": v.cls, "shared_tokens": S["all"], "shared_tmpl_tokens": max(S["tmpl"], S["all"]),
+            "shared_tenant_tokens": S["tenant"], "shared_inst_tokens": S["inst"], "partner": partner,
+            "ceiling_tokens": v.ceilings["tmpl"], "ceiling_all_tokens": v.ceilings["all"],
+            "ceiling_tenant_tokens": v.ceilings["tenant"], "ceiling_inst_tokens": v.ceilings["inst"],
+            "gap_tokens": None if O is None else v.ceilings["inst"] - O,
+            "over_ceiling_tokens": v.over_ceiling, "counted_observed_tokens": v.counted_observed,
+            "lost": {k: n for k, n in v.lost.items()}, "stack_m": stack_m, "evidence": evidence,
+        })
+        if interval is not None:
+            row["shared_interval"] = interval
+            row["ceiling_interval"] = [ceiling(interval[0], P, B, r.engine), ceiling(interval[1], P, B, r.engine)]
+        # insert after the look-ups: a request never matches itself
+        if r.source == "checkpoint":
+            fps = [r.checkpoints[n] for n in sorted(r.checkpoints)]
+            shard.insert(r.request_id, r.tenant, r.instance, fps, None, g, sparse=True)
+        else:
+            shard.insert(r.request_id, r.tenant, r.instance, r.fps, r.ids, g)
+        shard.note_digests(r.tmpl_raw, r.tmpl_canon, (P, r.request_id, r.tokenizer_rev, r.template_rev))
+        return self._finish(row, r)
+
+    def _checkpoints(self, shard, r: AuditRequest) -> Tuple[Dict[str, int], List[int], Optional[str]]:
+        """Largest checkpoint shared in each scope: S lies in [c_k, next checkpoint - 1]."""
+        levels = [n for n in CHECKPOINT_TOKENS if n <= r.prompt_tokens]
+        got = {}
+        partner = None
+        for scope, gens in (("all", (shard.all, shard.sparse_all)),
+                            ("tenant", (shard.scope((r.tenant,)), shard.scope((r.tenant,), True))),
+                            ("inst", (shard.scope((r.tenant, r.instance)), shard.scope((r.tenant, r.instance), True)))):
+            best = 0
+            for n in levels:
+                fp = r.checkpoints.get(n)
+                if fp is not None and any(fp in gsn for gsn in gens):
+                    best = n
+                    if scope == "all":
+                        partner = gens[0].get(fp) or gens[1].get(fp)
+                else:
+                    break
+            got[scope] = best
+        lo = got["all"]
+        nxt = [n for n in CHECKPOINT_TOKENS if n > lo]
+        hi = min(r.prompt_tokens, nxt[0] - 1) if nxt else r.prompt_tokens
+        return got, [lo, hi], partner
+
+    def _finish(self, row: Dict[str, Any], r: AuditRequest) -> Dict[str, Any]:
+        r.ids = None  # token ids never outlive their row
+        t = self.trace_sums.get(r.instance)
+        if t is None:
+            t = self.trace_sums[r.instance] = {"requests": 0, "prompt_tokens": 0, "cached_tokens": 0,
+                                               "queried_tokens": 0, "queried_cached_tokens": 0}
+        O = r.cached_tokens or 0
+        t["requests"] += 1
+        t["prompt_tokens"] += r.prompt_tokens
+        t["cached_tokens"] += O
+        if not lookup_skipped(r) and not flag(r, "preempted"):
+            t["queried_tokens"] += r.prompt_tokens
+            t["queried_cached_tokens"] += O
+        if "ttft_s" not in row:
+            row["ttft_s"] = r.ttft_s
+        return row
+
+    def curve(self) -> Optional[Curve]:
+        if not self.curves:
+            return None
+        total = Curve(self.curve_limit)
+        for c in self.curves.values():
+            total.merge(c)
+        return total

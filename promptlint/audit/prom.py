@@ -1,0 +1,50 @@
+"""Prometheus text exposition format: just enough to read two scrapes of /metrics."""
+
+from __future__ import annotations
+
+import re
+from typing import Dict, FrozenSet, Iterable, Tuple
+
+Series = Tuple[str, FrozenSet[Tuple[str, str]]]
+
+_LINE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)(\s+\S+)?\s*$')
+_LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*,?')
+
+
+class ScrapeError(ValueError):
+    pass
+
+
+def _unescape(v: str) -> str:
+    return v.replace('\\"', '"').replace("\\n", "\n").replace("\\\\", "\\")
+
+
+def parse(lines: Iterable[str], name: str = "<scrape>") -> Dict[Series, float]:
+    out: Dict[Series, float] = {}
+    for n, line in enumerate(lines, 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        m = _LINE.match(line)
+        if not m:
+            raise ScrapeError(f"{name}:{n}: not a Prometheus text-format sample; pass a raw /metrics scrape")
+        labels = []
+        body = m.group(3) or ""
+        pos = 0
+        while pos < len(body):
+            lm = _LABEL.match(body, pos)
+            if not lm:
+                raise ScrapeError(f"{name}:{n}: malformed labels; pass a raw /metrics scrape")
+            labels.append((lm.group(1), _unescape(lm.group(2))))
+            pos = lm.end()
+        try:
+            value = float(m.group(4))
+        except ValueError:
+            raise ScrapeError(f"{name}:{n}: sample value {m.group(4)!r} is not a number") from None
+        out[(m.group(1), frozenset(labels))] = value
+    return out
+
+
+def load(path: str) -> Dict[Series, float]:
+    with open(path, encoding="utf-8") as f:
+        return parse(f, path)

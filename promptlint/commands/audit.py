@@ -1,0 +1,175 @@
+"""`promptlint audit`: attribute every prefix-cache miss of a request trace to a class.
+
+Standard library only at module level; the audit modules are imported in run().
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Dict, List, Optional, Tuple
+
+HELP = "attribute the prefix-cache misses of a request trace to miss classes (worksheet + summary)"
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("audit", help=HELP, description=HELP + ". See docs/audit.md.")
+    p.add_argument("trace", help="trace file (JSONL; '-' for stdin): native audit rows, OpenAI-compatible "
+                   "request/response pairs, LiteLLM payloads, OTel GenAI spans or hash_ids traces")
+    p.add_argument("--output-format", choices=("full", "json", "csv"), default="full",
+                   help="full: summary text (default); json: requests + summary; csv: the worksheet")
+    p.add_argument("--worksheet", metavar="PATH", help="also write the per-request worksheet (.csv or .jsonl)")
+    p.add_argument("--scrape-before", action="append", default=[], metavar="[INSTANCE=]FILE",
+                   help="Prometheus /metrics scrape taken before the trace window (repeat per instance)")
+    p.add_argument("--scrape-after", action="append", default=[], metavar="[INSTANCE=]FILE",
+                   help="the matching scrape after the window")
+    p.add_argument("--kv-events", metavar="FILE", help="decoded vLLM KV events (JSONL) to prove evictions (M5)")
+    p.add_argument("--capacity-blocks", action="append", default=[], metavar="[INSTANCE=]N",
+                   help="KV cache size in blocks (num_gpu_blocks); enables inferred M5 via stack distances")
+    p.add_argument("--capacity-curve", type=int, metavar="MAX_BLOCKS",
+                   help="compute hit tokens versus capacity up to MAX_BLOCKS blocks (Mattson, one pass)")
+    p.add_argument("--plot", metavar="PATH.svg", help="write an SVG of the class waterfall (and capacity curve)")
+    p.add_argument("--fp-key", metavar="FILE", help="fingerprint key file (default: a fresh random key per run); "
+                   "needed when the trace carries block_fp/checkpoints made with that key")
+    p.add_argument("--chunk-tokens", type=int, default=16, help="tokens per fingerprint chunk for token-id rows (16)")
+    p.add_argument("--hash-block-tokens", type=int, default=16,
+                   help="tokens per hash id in hash_ids traces (16 Alibaba/Qwen, 512 Mooncake)")
+    p.add_argument("--block-size", type=int, help="block size when a row does not give one")
+    p.add_argument("--engine", help="engine when a row does not say (vllm, sglang, llamacpp, openai, anthropic, gemini)")
+    p.add_argument("--tenant-field", help="LiteLLM metadata key or OTel attribute holding the tenant label")
+    p.add_argument("--tokenizer", help="tokenizer.json to derive token ids for rows without them")
+    p.add_argument("--chat-template", help="chat template (Jinja) used with --tokenizer to derive token ids")
+    p.add_argument("--index-blocks", type=int, default=4_000_000,
+                   help="fingerprints kept per model revision (horizon; memory bound); default 4,000,000")
+    p.add_argument("--reorder-window", type=float, default=60.0,
+                   help="seconds of arrival-time disorder tolerated (logs written at completion); default 60")
+    return p
+
+
+def _labelled(values: List[str], what: str) -> Dict[str, str]:
+    out: Dict[str, str] = {}
+    for v in values:
+        if "=" in v and not v.split("=", 1)[0].endswith((".prom", ".txt")):
+            k, path = v.split("=", 1)
+        else:
+            k, path = "*", v
+        out[k] = path
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+    import os
+
+    from promptlint.audit import fingerprints, ingest, prom, reconcile, report
+    from promptlint.audit.capacity import default_grid
+    from promptlint.audit.pipeline import Auditor
+    from promptlint.audit.summary import Summary, ratio
+    from promptlint.cli import UsageError
+
+    try:
+        key = fingerprints.load_key(args.fp_key)
+    except (OSError, ValueError) as e:
+        raise UsageError(f"{args.fp_key}: cannot use as fingerprint key ({e}); give a file of >= 16 random bytes")
+    if args.chunk_tokens < 1:
+        raise UsageError("--chunk-tokens: must be >= 1")
+    before, after = _labelled(args.scrape_before, "before"), _labelled(args.scrape_after, "after")
+    if set(before) != set(after):
+        raise UsageError("--scrape-before/--scrape-after: give one 'after' scrape per 'before' scrape "
+                         "(same INSTANCE= labels)")
+    scrapes = {}
+    for inst in before:
+        try:
+            scrapes[inst] = (prom.load(before[inst]), prom.load(after[inst]))
+        except OSError as e:
+            raise UsageError(f"{e.filename}: cannot read the scrape ({e.strerror})")
+        except prom.ScrapeError as e:
+            raise UsageError(str(e))
+    capacity: Dict[str, int] = {}
+    for inst, n in _labelled(args.capacity_blocks, "capacity").items():
+        try:
+            capacity[inst] = int(n)
+        except ValueError:
+            raise UsageError(f"--capacity-blocks {n}: not a number of blocks")
+    deriver = None
+    if args.tokenizer or args.chat_template:
+        if not (args.tokenizer and args.chat_template):
+            raise UsageError("--tokenizer and --chat-template go together (both pinned) to derive token ids")
+        from promptlint.audit.derive import make_deriver
+        from promptlint.tokens import TokenizerError
+        try:
+            deriver = make_deriver(args.tokenizer, args.chat_template)
+        except (TokenizerError, OSError) as e:
+            raise UsageError(str(e))
+    opts = ingest.Options(key, args.chunk_tokens, args.tenant_field, args.hash_block_tokens, args.block_size,
+                          deriver, args.engine)
+    kv = None
+    if args.kv_events:
+        from promptlint.audit.kvevents import KvEvents
+        if not os.path.exists(args.kv_events):
+            raise UsageError(f"{args.kv_events}: KV events file not found")
+        kv = KvEvents(args.kv_events, key, args.chunk_tokens)
+    auditor = Auditor(args.index_blocks, capacity, args.capacity_curve or 0, kv)
+    summary = Summary()
+    out = sys.stdout
+    sheet_file = None
+    sinks = []
+    try:
+        if args.worksheet:
+            fmt = "csv" if args.worksheet.endswith(".csv") else "jsonl"
+            sheet_file = open(args.worksheet, "w", encoding="utf-8", newline="")
+            sinks.append(report.Worksheet(sheet_file, fmt))
+        js = None
+        if args.output_format == "json":
+            js = report.JsonStream(out)
+            sinks.append(js)
+        elif args.output_format == "csv":
+            sinks.append(report.Worksheet(out, "csv"))
+        name = "<stdin>" if args.trace == "-" else args.trace
+        try:
+            f = sys.stdin if args.trace == "-" else open(args.trace, encoding="utf-8")
+        except OSError as e:
+            raise UsageError(f"{args.trace}: cannot read the trace ({e.strerror}); check the path")
+        with f:
+            reqs = ingest.in_arrival_order(ingest.read(f, name, opts), args.reorder_window, name)
+            try:
+                for row in auditor.audit(reqs):
+                    summary.add(row)
+                    for s in sinks:
+                        s.write(row)
+            except ingest.TraceError as e:
+                raise UsageError(str(e))
+            except ValueError as e:
+                raise UsageError(f"{name}: {e}")
+        result = summary.as_dict()
+        if scrapes:
+            result["reconciliation"] = reconcile.reconcile(scrapes, auditor.trace_sums)
+        else:
+            result["reconciliation"] = {"status": "not requested"}
+        curve = auditor.curve()
+        if curve is not None:
+            result["capacity"] = {
+                "model": "LRU over tenant-scoped chained blocks, one stack per instance; the head of a chain evicted last",
+                "lookup_tokens": curve.lookup_tokens,
+                "curve": [{"blocks": c, "hit_tokens": curve.hit_tokens(c),
+                           "share_of_lookup": ratio(curve.hit_tokens(c), curve.lookup_tokens)}
+                          for c in default_grid(args.capacity_curve)],
+            }
+        result["index"] = {"horizon_fingerprints_per_model_rev": args.index_blocks,
+                           "rotations": sum(s.rotations for s in auditor.index.shards.values())}
+        if kv is not None and kv.gaps:
+            result["kv_events_gaps"] = kv.gaps
+        if js is not None:
+            js.close(result)
+        elif args.output_format == "full":
+            rot = result["index"]["rotations"]
+            report.full(result, out, f"index horizon: {args.index_blocks} fingerprints per model revision"
+                        + (f" ({rot} generation(s) dropped: partners older than that were not seen)" if rot else ""))
+        if args.plot:
+            from promptlint.audit.plot import svg
+            with open(args.plot, "w", encoding="utf-8") as pf:
+                pf.write(svg(result))
+    finally:
+        if sheet_file is not None:
+            sheet_file.close()
+    return 0
