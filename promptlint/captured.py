@@ -34,7 +34,9 @@ class Settings:
     tokenizer_sha256: Optional[str] = None
     add_special_tokens: bool = False  # chat serving: False; completions with a pre-rendered prompt: True
     input_format: str = "auto"
-    chat_template: Optional[str] = None  # for request bodies (not yet supported)
+    chat_template: Optional[str] = None  # for request bodies: model dir, tokenizer_config.json or .jinja
+    frontend: str = "vllm"  # how a request body reaches the template (the OpenAI-compatible server)
+    transformers: int = 5
     quiet: bool = False
     _loaded: Any = field(default=None, repr=False)
     _noticed: bool = field(default=False, repr=False)
@@ -151,12 +153,57 @@ def _load_request(path: str, body: dict, settings: Settings) -> Side:
 
 
 def _render_chat_request(path: str, body: dict, settings: Settings) -> str:
-    """Render a chat-completions request body through the serving stack's chat template.
+    """Render a chat-completions request body through the chat template as the server does.
 
-    Seam for the chat-template renderer (promptlint.render): it must return the exact string
-    the engine tokenizes (tools as the engine passes them, add_generation_prompt default, ...).
+    The template comes from --chat-template, else from --tokenizer when it names a model
+    directory. The `vllm` frontend applies what vLLM's OpenAI server does to a request
+    (add_generation_prompt true by default, tools as pydantic dumps with null fields, ...).
     """
-    raise InputError(
-        f"{path}: request bodies need a chat template: pass --chat-template ... (not yet supported); "
-        "meanwhile capture the rendered prompt or the prompt token ids"
+    from pathlib import Path
+
+    from promptlint.chat.request import ChatProfile
+    from promptlint.chat.run import ChatTemplate
+    from promptlint.chat.source import SourceError, load_source
+    from promptlint.render import Limits, RenderError
+
+    target = settings.chat_template or (settings.tokenizer if settings.tokenizer and Path(settings.tokenizer).is_dir() else None)
+    if target is None:
+        raise InputError(
+            f"{path}: a request body with `messages` needs the chat template: pass --chat-template "
+            "(a model directory, tokenizer_config.json or .jinja file) or --tokenizer MODEL_DIR"
+        )
+    try:
+        source = load_source(Path(target))
+    except SourceError as e:
+        raise InputError(f"{e.path}: {e.message}") from None
+    if not source.special_tokens:
+        source.special_tokens = dict(settings.load_tokenizer().special_tokens)
+    profile = ChatProfile(settings.transformers, settings.frontend, "completions" if settings.add_special_tokens else "chat")
+    try:
+        request = _request_from_body(body)
+        rendered, _, _ = ChatTemplate(source, profile, Limits()).render(request)
+    except RenderError as e:
+        raise InputError(f"{path}: the chat template refused the request: {e.message}") from None
+    except (TypeError, ValueError) as e:
+        raise InputError(f"{path}: not a usable chat-completions request body: {e}") from None
+    return rendered.text
+
+
+def _request_from_body(body: dict):
+    """An OpenAI chat-completions body as a ChatRequest (the fields vLLM passes to the template)."""
+    from promptlint.chat.request import ChatRequest
+
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+        raise ValueError("`messages` must be a list of objects")
+    kwargs = body.get("chat_template_kwargs") or {}
+    if not isinstance(kwargs, dict):
+        raise ValueError("`chat_template_kwargs` must be an object")
+    return ChatRequest(
+        messages=messages,
+        tools=body.get("tools") or None,
+        documents=body.get("documents"),
+        add_generation_prompt=body.get("add_generation_prompt"),
+        continue_final_message=body.get("continue_final_message", False),
+        kwargs=dict(kwargs),
     )

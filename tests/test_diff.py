@@ -243,7 +243,29 @@ def test_chat_request_body_needs_template(tmp_path, capsys):
     body = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
     pa = write(tmp_path, "a.json", json.dumps(body))
     err = run_error(capsys, "diff", pa, pa, "--tokenizer", QWEN)
-    assert "request bodies need a chat template" in err and "not yet supported" in err
+    assert "needs the chat template: pass --chat-template" in err
+
+
+def test_chat_request_bodies_with_tools_reordered(tmp_path, capsys):
+    """Two OpenAI request bodies rendered through the Qwen2.5 template as vLLM's server renders them."""
+    from chat_helpers import model_dir
+    from tokenizers import Tokenizer
+
+    d = model_dir("Qwen-Qwen2.5-7B-Instruct.jinja", tmp_path)
+    tools = [TOOL_A, TOOL_B]
+    msgs = [{"role": "system", "content": "You are helpful."}, {"role": "user", "content": "Where is order 7?"}]
+    pa = write(tmp_path, "a.json", json.dumps({"model": "m", "messages": msgs, "tools": tools}))
+    pb = write(tmp_path, "b.json", json.dumps({"model": "m", "messages": msgs, "tools": tools[::-1]}))
+    r, _ = run_json(capsys, pa, pb, "--tokenizer", d)
+    # independently: Qwen2.5 renders `<tools>` then one JSON object per line; the first tool line differs
+    tok = Tokenizer.from_file(str(QWEN))
+    rendered_prefix = "<|im_start|>system\nYou are helpful.\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>\n"
+    a = tok.encode(rendered_prefix + '{"type": "function", "function": {"name": "get_weather"', add_special_tokens=False).ids
+    b = tok.encode(rendered_prefix + '{"type": "function", "function": {"name": "get_time"', add_special_tokens=False).ids
+    s = next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
+    assert r["first_divergent_token"]["index"] == s
+    assert (r["first_divergent_token"]["base_id"], r["first_divergent_token"]["variant_id"]) == (a[s], b[s])
+    assert r["cause"]["kind"] == "json-value-order"
 
 
 def test_missing_file(tmp_path, capsys):

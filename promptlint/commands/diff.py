@@ -52,6 +52,15 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
         "completions (add_special_tokens=true: the tokenizer adds BOS)",
     )
     p.add_argument(
+        "--chat-template", metavar="PATH",
+        help="chat template for request bodies: a model directory, tokenizer_config.json or .jinja file "
+        "(default: --tokenizer when it is a model directory)",
+    )
+    p.add_argument(
+        "--frontend", choices=("vllm", "transformers"), default="vllm",
+        help="how request bodies reach the template: vLLM's OpenAI server (default) or apply_chat_template",
+    )
+    p.add_argument(
         "--input-format", choices=("auto", "text", "ids", "request"), default="auto",
         help="how to read inputs (default auto: a JSON array of ints is token ids, a JSON object with "
         "messages/prompt is a request body, anything else is a rendered prompt)",
@@ -66,6 +75,8 @@ def settings_from_args(args):
         tokenizer_sha256=args.tokenizer_sha256,
         add_special_tokens=args.serving == "completions",
         input_format=args.input_format,
+        chat_template=getattr(args, "chat_template", None),
+        frontend=getattr(args, "frontend", "vllm"),
     )
 
 
