@@ -33,6 +33,28 @@ CACHEDIR_TAG = (
 )
 
 
+_CODE_STAMP: Optional[str] = None
+
+
+def code_stamp() -> str:
+    """Size and mtime of promptlint's own files: a development checkout that changes its rules or
+    code never serves results computed by older code (releases also differ by version)."""
+    global _CODE_STAMP
+    if _CODE_STAMP is None:
+        from promptlint.registry import rules_dir
+
+        parts = []
+        for root in (Path(__file__).parent, rules_dir()):
+            for dirpath, dirnames, filenames in os.walk(root):
+                dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+                for name in filenames:
+                    if name.endswith((".py", ".toml", ".json")):
+                        st = os.stat(os.path.join(dirpath, name))
+                        parts.append(f"{dirpath}/{name}:{st.st_size}:{st.st_mtime_ns}")
+        _CODE_STAMP = sha256_bytes("\n".join(sorted(parts)).encode("utf-8"))
+    return _CODE_STAMP
+
+
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
@@ -55,7 +77,7 @@ class Cache:
 
     def key(self, path: Path, content: bytes, settings_key: str, tokenizer_sha: str) -> str:
         h = hashlib.sha256()
-        for part in (__version__, os.getcwd(), str(Path(path)), settings_key, tokenizer_sha):
+        for part in (__version__, code_stamp(), os.getcwd(), str(Path(path)), settings_key, tokenizer_sha):
             h.update(part.encode("utf-8", "surrogateescape") + b"\0")
         h.update(content)
         return h.hexdigest()

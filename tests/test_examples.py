@@ -33,3 +33,9 @@ def test_examples_findings(cli, mistral):
     # SentencePiece splits digits: '▁Current', '▁time', ':', '▁', '2','0','2','5','-','0','3','-','1','4','▁','0','9',':','2' | '6'
     assert ts["first_divergent_token"]["index"] == 19
     assert ts["eligible_blocks"] == 1
+
+
+def test_promptlint_lints_its_own_repository_clean(cli):
+    # dogfooding: the repository's own [tool.promptlint] excludes the deliberately hazardous test data
+    r = cli("check", "--no-cache", "--output-format", "concise", cwd=REPO)
+    assert r.code == 0, r.out

@@ -92,7 +92,8 @@ TOOLS = [
 
 TOOL_CALL_ID = "call7f3c9"  # 9 characters: Mistral templates require it
 TOOL_ARGUMENTS = json.dumps({"location": {"city": "Paris", "country": "FR"}, "unit": "celsius"})
-TOOL_RESULT = json.dumps({"temperature": 17, "condition": "light rain", "forecast": [{"hour": 15, "rain_mm": 1.2}]})
+# A tool result exactly as a tool returns it (insertion order): fidelity scenarios mirror real traffic.
+TOOL_RESULT = json.dumps({"temperature": 17, "condition": "light rain", "forecast": [{"hour": 15, "rain_mm": 1.2}]})  # promptlint: ignore[M201]
 
 
 def builtin_requests() -> Dict[str, ChatRequest]:

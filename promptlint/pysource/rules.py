@@ -16,6 +16,21 @@ from typing import Callable, Dict, List, Optional, Tuple
 from promptlint.pysource import sinks
 from promptlint.pysource.flow import Flow, Hazard, Hole, Index, Part, Val
 
+# dict literals passed as these keywords are request bodies / sampling parameters
+REQUEST_KWARGS = {"extra_body", "json", "body", "data", "sampling_params", "params"}
+REQUEST_KEYS = {"model", "prompt", "messages", "max_tokens", "temperature", "top_p", "n", "logprobs", "stream"}
+
+
+def _is_launch_text(text: str, m) -> bool:
+    """The flag as a command-line argument (an argv element, or a command line), not prose or a pattern."""
+    if text.strip() == m.group(0) or text.strip().startswith(m.group(0) + "="):
+        return True
+    if any(tok in text for tok in ("\\b", "(?", "|", "[")):
+        return False  # a regular expression or a pattern naming the flag
+    low = text.lower()
+    return any(word in low for word in ("vllm", "sglang", "serve", "launch_server", "python -m"))
+
+
 FLAG_RE = re.compile(r"--no-enable-prefix-caching\b|--disable-radix-cache\b|--no-prefix-caching\b")
 SALT_ID_PATTERNS = ("*request_id*", "*requestid*", "*trace_id*", "*span_id*", "*correlation_id*", "*uuid*", "nonce",
                     "*_nonce", "*message_id*", "*x_request_id*", "rid", "req_id")
@@ -71,9 +86,15 @@ class Analysis:
             self.double_bos(call, scope, name)
             for kw in call.keywords:
                 self.keyword(kw.arg, kw.value, call, scope, salt_names)
+        request_dicts = {id(kw.value) for call, _ in self.index.calls for kw in call.keywords if kw.arg in REQUEST_KWARGS}
         for d, scope in self.index.dicts:
+            keys = {k.value for k in d.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+            # a dict is a request only when it looks like one: a record that merely names the flag is not
+            requestlike = id(d) in request_dicts or bool(keys & REQUEST_KEYS)
             for k, v in zip(d.keys, d.values):
                 if isinstance(k, ast.Constant) and isinstance(k.value, str):
+                    if k.value == "prompt_logprobs" and not requestlike:
+                        continue
                     self.keyword(k.value, v, d, scope, salt_names)
             if id(d) not in self.seen_dicts and _is_message_dict(d):
                 val = self.flow.ev(d, scope)
@@ -82,7 +103,7 @@ class Analysis:
                     self.prompt_hazards([Segment(content, "message content")], f"the message at line {d.lineno}", "messages")
         for s in self.index.strings:
             m = FLAG_RE.search(s.value)
-            if m:
+            if m and _is_launch_text(s.value, m):
                 self.add(Candidate("M701", s, f"`{m.group(0)}` turns the prefix cache off: every request pays the full prefill",
                                    help="remove the flag (prefix caching is on by default in vLLM V1 and SGLang)"))
         self.salt_leaks(salt_names)
