@@ -36,6 +36,7 @@ class Settings:
     input_format: str = "auto"
     chat_template: Optional[str] = None  # for request bodies: model dir, tokenizer_config.json or .jinja
     frontend: str = "vllm"  # how a request body reaches the template (the OpenAI-compatible server)
+    engine: str = "vllm"  # whose tokenization text inputs get (llamacpp differs from the pinned tokenizer)
     transformers: int = 5
     quiet: bool = False
     _loaded: Any = field(default=None, repr=False)
@@ -132,7 +133,9 @@ def load_side(path: str, settings: Settings) -> Side:
 
 
 def _encode_text(path: str, text: str, settings: Settings, kind: str = "text") -> Side:
-    tok = settings.load_tokenizer()
+    from promptlint.engine_tokenize import engine_encoder
+
+    tok = engine_encoder(settings.load_tokenizer(), settings.engine)
     enc = tok.encode(text, add_special_tokens=settings.add_special_tokens)
     return Side(path, kind, enc.ids, text, enc.offsets)
 

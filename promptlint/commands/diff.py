@@ -77,6 +77,7 @@ def settings_from_args(args):
         input_format=args.input_format,
         chat_template=getattr(args, "chat_template", None),
         frontend=getattr(args, "frontend", "vllm"),
+        engine=getattr(args, "engine", None) or "vllm",
     )
 
 

@@ -28,13 +28,16 @@ def add_parser(sub) -> None:
     p.add_argument("--config", metavar="FILE", help="use this pyproject.toml or promptlint.toml")
     add_chat_options(p)
     p.add_argument("--template-env", choices=["jinja2", "transformers"], help="Jinja environment for application templates")
+    p.add_argument(
+        "--engine", choices=["vllm", "sglang", "llamacpp"], default="vllm",
+        help="whose tokenization to show (llamacpp: no NFC normalizer, control-looking texts as control tokens)",
+    )
     p.add_argument("--output-format", choices=["text", "json"], default="text", help="text (token boundaries shown) or json")
 
 
 def _settings(args):
     from promptlint.commands.check import settings_from_args
 
-    args.engine = None
     args.block_size = None
     args.paths = [args.target]
     return settings_from_args(args)
@@ -90,6 +93,9 @@ def run(args) -> int:
         raise UsageError(f"{e.path}: {e.message}") from None
     except TokenizerError as e:
         raise UsageError(str(e)) from None
+    from promptlint.engine_tokenize import engine_encoder
+
+    tokenizer = engine_encoder(tokenizer, args.engine)
     encoding = tokenizer.encode(text, add_special_tokens=add_special_tokens)
     if args.output_format == "json":
         import json
