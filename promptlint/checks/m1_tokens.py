@@ -78,6 +78,7 @@ def _duplicated_special(run) -> List[Finding]:
         f.first_divergent_token = _pair(run, ids, chat_ids, shared, base)
         f.arithmetic = _arith(cmp)
         describe(f, "the same render through the chat endpoint (add_special_tokens=False)")
+        f.evidence = {"base_render": base.text, "variant_render": base.text, "add_special_tokens": True, "variant_add_special_tokens": False}
     return [f]
 
 
