@@ -67,7 +67,7 @@ def tokenizer_file(template: str, workdir: Path) -> Path:
     users = [t for t in META if tokenizer_name(t) == name]
     wanted = {v for t in users for v in special_tokens(t).values()}
     for t in users:
-        if not META[t].get("tokenizer_is_exact_fit"):
+        if not META[t].get("tokenizer_is_exact_fit") or tokenizer_name(t) != META[t]["corpus_tokenizer"]:
             wanted |= set(_CONTROL.findall((TEMPLATES / t).read_text(encoding="utf-8")))
     tok = Tokenizer.from_file(str(original))
     missing = sorted(s for s in wanted if tok.token_to_id(s) is None)
