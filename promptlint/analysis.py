@@ -97,6 +97,10 @@ class TemplateRun:
     def base(self) -> Sample:
         return self.sample()
 
+    def text_inputs(self):
+        """(name, value) of every per-request input (M103 looks for special-token text in them)."""
+        return [(v.name, v.value) for v in self.scenario.of_kind("per-request")]
+
     def ideal_shared(self, variant: Sample) -> int:
         """S if only genuinely per-request inputs differed; P when there are none."""
         per_request = self.scenario.of_kind("per-request")

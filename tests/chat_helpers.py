@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Dict
 
@@ -14,6 +15,12 @@ META = json.loads((TEMPLATES / "meta.json").read_text(encoding="utf-8"))["templa
 
 # llama3's tokenizer may not be copied (licence): Llama-family templates use a stand-in for the text check.
 STAND_IN = {"llama3": "qwen2.5"}
+# The real tokenizers behind the stand-in templates add their BOS in the post-processor (Llama 3, Hermes 3,
+# Gemma, Command R; not Granite): the stand-in does the same, so the completions path doubles it as it would.
+STAND_IN_ADDS_BOS = ("<|begin_of_text|>", "<bos>", "<BOS_TOKEN>")
+# Control tokens a stand-in (or not-exact-fit) template writes (`<|start_header_id|>`, `<|START_RESPONSE|>`, `<start_of_turn>`):
+# special tokens in the real vocabularies, so the stand-in gets them too (else BPE merges across them).
+_CONTROL = re.compile(r"<\|[A-Za-z_]+\|>|<(?:start|end)_of_turn>")
 
 
 def template_names():
@@ -37,25 +44,45 @@ def special_tokens(template: str) -> Dict[str, str]:
 _FILES: Dict[str, Path] = {}
 
 
+def stand_in_bos(template: str) -> str:
+    """The BOS a stand-in tokenizer's post-processor adds for ``template`` ("" when none)."""
+    meta = META[template]
+    if tokenizer_name(template) == meta["corpus_tokenizer"]:
+        return ""
+    return meta.get("bos") if meta.get("bos") in STAND_IN_ADDS_BOS else ""
+
+
 def tokenizer_file(template: str, workdir: Path) -> Path:
     """The template's tokenizer.json. Special tokens that the corpus templates of this tokenizer
-    name but its vocabulary lacks (stand-ins) are added once, as transformers would add them."""
-    from tokenizers import AddedToken, Tokenizer
+    name but its vocabulary lacks (stand-ins) are added once, as transformers would add them; a
+    stand-in also gets the control tokens its templates write and the real tokenizer's BOS post-processor."""
+    from tokenizers import AddedToken, Tokenizer, processors
 
     name = tokenizer_name(template)
-    if name in _FILES:
-        return _FILES[name]
+    bos = stand_in_bos(template)
+    key = f"{name}+{bos}"
+    if key in _FILES:
+        return _FILES[key]
     original = TOKENIZERS / name / "tokenizer.json"
-    wanted = sorted({v for t in META if tokenizer_name(t) == name for v in special_tokens(t).values()})
+    users = [t for t in META if tokenizer_name(t) == name]
+    wanted = {v for t in users for v in special_tokens(t).values()}
+    for t in users:
+        if not META[t].get("tokenizer_is_exact_fit") or tokenizer_name(t) != META[t]["corpus_tokenizer"]:
+            wanted |= set(_CONTROL.findall((TEMPLATES / t).read_text(encoding="utf-8")))
     tok = Tokenizer.from_file(str(original))
-    missing = [s for s in wanted if tok.token_to_id(s) is None]
+    missing = sorted(s for s in wanted if tok.token_to_id(s) is None)
     target = original
-    if missing:
-        target = workdir / "tokenizers" / name / "tokenizer.json"
+    if missing or bos:
+        target = workdir / "tokenizers" / key.replace("|", "_").replace("<", "").replace(">", "") / "tokenizer.json"
         target.parent.mkdir(parents=True, exist_ok=True)
         tok.add_special_tokens([AddedToken(s, special=True, normalized=False) for s in missing])
+        if bos:
+            template_processing = processors.TemplateProcessing(
+                single=f"{bos} $A", pair=f"{bos} $A {bos} $B", special_tokens=[(bos, tok.token_to_id(bos))]
+            )
+            tok.post_processor = processors.Sequence([processors.ByteLevel(trim_offsets=False), template_processing])
         tok.save(str(target))
-    _FILES[name] = target
+    _FILES[key] = target
     return target
 
 

@@ -4,13 +4,21 @@ A case gives a `template` (and optionally `samples`, `tokenizer`, `filename`) an
 findings it must produce (`[[cases.expect]]`: code, line, and optionally column/variable);
 a pass case expects none of the rule's own code. Cases with a `python` key are run by the
 Python-rule tests.
+
+A case with `chat = { bos_token = ..., eos_token = ... }` is a Hugging Face chat template: it is
+linted as a model directory (the tokenizer's tokenizer.json, a tokenizer_config.json holding the
+template and those special tokens, `samples` as its chat samples file). An expectation
+`token = N` checks the first divergent token against a direct `tokenizers` encode of both renders
+(the evidence), not promptlint's own arithmetic.
 """
 
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
+from tokenizers import Tokenizer
 
 from conftest import DATA
 
@@ -32,20 +40,48 @@ def test_every_rule_has_cases():
 
 @pytest.mark.parametrize("rule,case", CASES)
 def test_rule_case(rule, case, tmp_path, cli):
-    name = case.get("filename", "case.j2")
-    (tmp_path / name).write_text(case["template"], encoding="utf-8")
-    if "samples" in case:
-        stem = name.rsplit(".", 1)[0]
-        (tmp_path / f"{stem}.samples.json").write_text(json.dumps(case["samples"]), encoding="utf-8")
     tok = DATA / "tokenizers" / case.get("tokenizer", "qwen2.5") / "tokenizer.json"
-    r = cli("check", "--tokenizer", tok, "--output-format", "json", *case.get("args", []), name, cwd=tmp_path)
+    expect = case.get("expect", [])
+    args = list(case.get("args", []))
+    if any("token" in e for e in expect):
+        args.append("--evidence")
+    if "chat" in case:
+        target = tmp_path / "model"
+        target.mkdir()
+        os.symlink(tok, target / "tokenizer.json")
+        config = {**case["chat"], "chat_template": case["template"]}
+        (target / "tokenizer_config.json").write_text(json.dumps(config, ensure_ascii=False), encoding="utf-8")
+        if "samples" in case:
+            (target / "chat_template.samples.json").write_text(json.dumps(case["samples"]), encoding="utf-8")
+        r = cli("check", "--output-format", "json", *args, "model", cwd=tmp_path)
+    else:
+        name = case.get("filename", "case.j2")
+        (tmp_path / name).write_text(case["template"], encoding="utf-8")
+        if "samples" in case:
+            stem = name.rsplit(".", 1)[0]
+            (tmp_path / f"{stem}.samples.json").write_text(json.dumps(case["samples"]), encoding="utf-8")
+        r = cli("check", "--tokenizer", tok, "--output-format", "json", *args, name, cwd=tmp_path)
     assert r.code in (0, 1), r.err
     doc = r.json()
     got = [f for f in doc["findings"] + doc["errors"] if f["code"] == rule.code]
-    expect = case.get("expect", [])
     assert len(got) == len(expect), (got, expect)
     for g, e in zip(sorted(got, key=lambda f: (f["line"], f["column"])), expect):
         for key, value in e.items():
-            assert g[key] == value, (key, g, e)
+            if key == "token":
+                assert g["first_divergent_token"]["index"] == value == _direct_divergence(tok, g["evidence"]), g
+            else:
+                assert g[key] == value, (key, g, e)
     if case.get("kind") == "pass":
         assert not expect
+
+
+def _direct_divergence(tokenizer_json, evidence) -> int:
+    """First index where the two renders' token ids differ, by a plain `tokenizers` encode."""
+    tok = Tokenizer.from_file(str(tokenizer_json))
+    special = evidence["add_special_tokens"]
+    a = tok.encode(evidence["base_render"], add_special_tokens=special).ids
+    b = tok.encode(evidence["variant_render"], add_special_tokens=special).ids
+    i = 0
+    while i < min(len(a), len(b)) and a[i] == b[i]:
+        i += 1
+    return i

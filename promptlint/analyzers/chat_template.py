@@ -95,7 +95,7 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
         try:
             name = chat.select(scenario.request)
             note = embedded_note(source, name)
-            run = ChatRun(chat, scenario, display, tokenizer, engine, note)
+            run = ChatRun(chat, scenario, display, tokenizer, engine, note, ctx.is_enabled)
         except SourceError as e:
             findings.append(file_error(display, e.code, e.message))
             break
@@ -106,12 +106,15 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
         try:
             run.base()
             rendered_any = True
+            found = []
             for module in checks.enabled_checks(ctx.is_enabled):
-                for f in module.check(run):
-                    key = (f.code, f.path, f.line, f.column, f.variable)
-                    if key not in seen:
-                        seen.add(key)
-                        findings.append(f)
+                found += module.check(run)
+            # token indices are per scenario: collapse within one scenario, then drop repeats across scenarios
+            for f in checks.collapse(found):
+                key = (f.code, f.path, f.line, f.column, f.variable)
+                if key not in seen:
+                    seen.add(key)
+                    findings.append(f)
         except RenderError as e:
             where = run.path_of(e.template) if e.template else display
             f = file_error(where, e.code, e.message, e.line)

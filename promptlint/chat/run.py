@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -18,6 +19,8 @@ from promptlint.scenarios import Scenario, Variable
 
 CLOCK = "strftime_now"
 LAST_USER = "messages[-1 user].content"
+REQUEST_LISTS = ("tools", "documents")  # request fields the order rules (M201-M203) vary
+_MESSAGE_CONTENT = re.compile(r"^messages\[(\d+)\]\.content$")
 _TIME_DIRECTIVES = set("HIMSfpXcTRrsklzZ")
 
 
@@ -149,13 +152,20 @@ class ChatRun(TemplateRun):
         tokenizer: Callable,
         engine_profile,
         embedded_note: Optional[str] = None,
+        is_enabled: Optional[Callable[[str], bool]] = None,
     ):
         self.chat = chat
         self.chat_scenario = scenario
         self.embedded_note = embedded_note
         self._name = chat.select(scenario.request)
         loaded = chat.loaded(self._name)
-        variables = Scenario(dict(scenario.variables.variables), scenario.samples_path)
+        variables = Scenario(dict(scenario.variables.variables), scenario.samples_path, scenario.variables.tools_order)
+        # tools and documents are static inputs of the request: M201 varies their key order, M202/M203 their order
+        for name in REQUEST_LISTS:
+            value = getattr(scenario.request, name)
+            if value and name not in variables.variables:
+                order = "pinned" if name == "tools" and scenario.variables.tools_order == "pinned" else None
+                variables.variables[name] = Variable(name, value, "static", order=order)
         super().__init__(
             chat.source.path,
             display_path,
@@ -165,6 +175,7 @@ class ChatRun(TemplateRun):
             engine_profile,
             chat.limits,
             add_special_tokens=chat.profile.add_special_tokens,
+            is_enabled=is_enabled,
         )
         idx = last_user_index(scenario.request.messages)
         if idx is not None:
@@ -178,13 +189,33 @@ class ChatRun(TemplateRun):
             value = overrides.get(name, var.value)
             if name == CLOCK:
                 now = value
+            elif name in REQUEST_LISTS:
+                setattr(req, name, value)
             elif name == LAST_USER:
                 idx = last_user_index(req.messages)
                 if idx is not None:
                     req.messages[idx]["content"] = value
             else:
                 req.kwargs[name] = value
+        for name, value in overrides.items():
+            m = _MESSAGE_CONTENT.match(name)
+            if m and int(m.group(1)) < len(req.messages):
+                req.messages[int(m.group(1))]["content"] = value
         return req, now
+
+    def text_inputs(self) -> List[Tuple[str, Any]]:
+        """Per-request text the caller passes: the last user turn, then every other user or tool message."""
+        out: List[Tuple[str, Any]] = [(v.name, v.value) for v in self.scenario.of_kind("per-request")]
+        last = last_user_index(self.chat_scenario.request.messages)
+        for i, m in enumerate(self.chat_scenario.request.messages):
+            if i != last and isinstance(m, dict) and m.get("role") in ("user", "tool") and isinstance(m.get("content"), str):
+                out.append((f"messages[{i}].content", m["content"]))
+        return out
+
+    def render_request(self, request: ChatRequest, now: Optional[datetime] = None) -> Tuple[Sample, str]:
+        """Render and tokenize another request (same template, profile and serving path)."""
+        rendered, name, _ = self.chat.render(request, now or self.chat_scenario.now)
+        return Sample(rendered, self.tokenizer.encode(rendered.text, add_special_tokens=self.add_special_tokens)), name
 
     def sample(self, clock: Optional[datetime] = None, **overrides: Any) -> Sample:
         key = (clock, tuple(sorted((k, repr(v)) for k, v in overrides.items())))

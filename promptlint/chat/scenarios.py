@@ -90,6 +90,26 @@ TOOLS = [
     },
 ]
 
+USER_DOCUMENTS = "Can I return a tent I have already used once, and who pays for the return shipping?"
+DOCUMENTS = [
+    {
+        "title": "Returns policy",
+        "text": "Unused items can be returned within 30 days for a full refund. Used tents and sleeping bags can be "
+        "returned within 14 days if they are clean and undamaged; a 10% restocking fee applies. Refunds are issued "
+        "to the original payment method within five business days of the return being received.",
+    },
+    {
+        "title": "Shipping policy",
+        "text": "Standard shipping is free on orders over 50 GBP. Return shipping is free for faulty items; for other "
+        "returns the customer pays the return label (4.95 GBP within the UK), which is deducted from the refund.",
+    },
+    {
+        "title": "Product care: tents",
+        "text": "Dry the tent completely before storing it. Clean the fabric with lukewarm water and a soft sponge; never "
+        "use detergents or a washing machine, which damage the waterproof coating.",
+    },
+]
+
 TOOL_CALL_ID = "call7f3c9"  # 9 characters: Mistral templates require it
 TOOL_ARGUMENTS = json.dumps({"location": {"city": "Paris", "country": "FR"}, "unit": "celsius"})
 # A tool result exactly as a tool returns it (insertion order): fidelity scenarios mirror real traffic.
@@ -139,6 +159,9 @@ def builtin_requests() -> Dict[str, ChatRequest]:
             tools=copy.deepcopy(TOOLS),
             add_generation_prompt=True,
         ),
+        "documents": ChatRequest(  # grounded generation (Granite, Command R): M203 permutes the documents
+            [dict(sys_msg), {"role": "user", "content": USER_DOCUMENTS}], documents=copy.deepcopy(DOCUMENTS), add_generation_prompt=True
+        ),
         "reasoning": ChatRequest(
             [
                 dict(sys_msg),
@@ -170,9 +193,11 @@ class ChatScenario:
     now: datetime = DEFAULT_NOW
     builtin: bool = True
     samples_path: Optional[Path] = None
+    reply: Optional[Dict[str, Any]] = None  # M204: the assistant's reply to the request (default: built in)
+    next_user: Optional[str] = None  # M204: the user message of the next turn (default: built in)
 
 
-CHAT_KEYS = ("messages", "tools", "documents", "add_generation_prompt", "continue_final_message", "now")
+CHAT_KEYS = ("messages", "tools", "documents", "add_generation_prompt", "continue_final_message", "now", "reply", "next_user")
 
 
 def samples_path_for_chat(path: Path) -> Optional[Path]:
@@ -209,6 +234,7 @@ def scenario_from_data(data: Dict[str, Any], path: Optional[Path], name: str = "
     if not messages:
         raise SamplesError(path or Path("."), "a chat samples file needs `messages` (a list of {role, content})")
     variables = scenario_from_samples({"variables": data.get("variables") or {}}, path or Path("."))
+    variables.tools_order = data.get("tools-order")
     # kwargs passed as plain values whose names say date/time are volatile (today's date passed per request)
     patterns = name_patterns()
     for var in variables.variables.values():
@@ -227,7 +253,10 @@ def scenario_from_data(data: Dict[str, Any], path: Optional[Path], name: str = "
         {},
     )
     now = parse_now(data["now"], path) if "now" in data else DEFAULT_NOW
-    return ChatScenario(name, req, variables, now, False, path)
+    reply = data.get("reply")
+    if isinstance(reply, str):
+        reply = {"role": "assistant", "content": reply}
+    return ChatScenario(name, req, variables, now, False, path, copy.deepcopy(reply), data.get("next_user"))
 
 
 def load_chat_samples(path: Path) -> ChatScenario:

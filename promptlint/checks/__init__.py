@@ -14,7 +14,27 @@ CHECKS: List[Tuple[str, Tuple[str, ...]]] = [
     ("promptlint.checks.m1_tokens", ("M102", "M103", "M104")),
     ("promptlint.checks.m105_engine", ("M105",)),
     ("promptlint.checks.m2_order", ("M201", "M202", "M203")),
+    ("promptlint.checks.m204_history", ("M204",)),
 ]
+
+
+def short(value, limit: int = 40) -> str:
+    """A value in a few characters, for variant descriptions."""
+    from datetime import datetime
+
+    if isinstance(value, datetime):
+        text = value.isoformat(sep=" ")
+    elif isinstance(value, str):
+        text = repr(value)
+    else:
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def describe(f, described: str) -> None:
+    """Record a comparison finding's variant in words (JSON `variant`, and a note)."""
+    f.variant_description = described
+    f.notes.insert(0, f"variant: {described}")
 
 
 def enabled_checks(is_enabled) -> List:

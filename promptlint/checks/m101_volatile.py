@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import List
 
+from promptlint.checks import describe, short
 from promptlint.records import Finding
 
 CODES = ("M101",)
@@ -30,18 +31,19 @@ def check(run) -> List[Finding]:
             f"{cmp.ideal_eligible_blocks:,} if `{var.name}` came after the shared material"
         ]
         coarser = "" if var.sub_kind == "date" else ", or make it coarser (date, not time)" if var.sub_kind in (None, "timestamp", "time") else ""
-        findings.append(
-            run.finding(
-                "M101",
-                message,
-                location,
-                variable=var.name,
-                variant=variant,
-                cmp=cmp,
-                help=f"move `{var.name}` after the shared material{coarser}",
-                notes=notes,
-            )
+        f = run.finding(
+            "M101",
+            message,
+            location,
+            variable=var.name,
+            variant=variant,
+            cmp=cmp,
+            help=f"move `{var.name}` after the shared material{coarser}",
+            notes=notes,
         )
+        when = "the next day" if var.sub_kind == "date" else "on the next request"
+        describe(f, f"`{var.name}` {when}: {short(var.value)} → {short(var.variant_value())}")
+        findings.append(f)
     return findings
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import List, Optional
 
+from promptlint.checks import describe, short
 from promptlint.compare import Comparison, eligible_tokens
 from promptlint.records import Finding
 
@@ -76,6 +77,8 @@ def _duplicated_special(run) -> List[Finding]:
     if run.add_special_tokens:
         f.first_divergent_token = _pair(run, ids, chat_ids, shared, base)
         f.arithmetic = _arith(cmp)
+        describe(f, "the same render through the chat endpoint (add_special_tokens=False)")
+        f.evidence = {"base_render": base.text, "variant_render": base.text, "add_special_tokens": True, "variant_add_special_tokens": False}
     return [f]
 
 
@@ -87,8 +90,8 @@ def _special_text_in_inputs(run) -> List[Finding]:
     if not specials:
         return []
     out = []
-    for var in run.scenario.of_kind("per-request"):
-        for text in _strings(var.value):
+    for name, value in run.text_inputs():
+        for text in _strings(value):
             hits = [t for t in specials if t and t in text]
             if not hits:
                 continue
@@ -96,20 +99,21 @@ def _special_text_in_inputs(run) -> List[Finding]:
             tid = specials[token]
             if tid not in run.tokenizer.encode(text, add_special_tokens=False).ids:
                 continue  # the tokenizer does not match it as a control token
-            defused = _replace_deep(var.value, token, token.replace("<", "< ").replace("[", "[ "))
-            variant = run.sample(**{var.name: defused})
+            defused = _replace_deep(value, token, token.replace("<", "< ").replace("[", "[ "))
+            variant = run.sample(**{name: defused})
             cmp = run.compare(variant)
             location = run.locate(run.first_divergent_char(variant))
             f = run.finding(
                 "M103",
-                f"per-request input `{var.name}` contains `{token}`, which the tokenizer encodes as control token {tid}, not text",
+                f"per-request input `{name}` contains `{token}`, which the tokenizer encodes as control token {tid}, not text",
                 location,
-                variable=var.name,
+                variable=name,
                 variant=variant,
                 cmp=cmp,
                 help="strip or escape special-token text in user input before rendering (or encode with split_special_tokens)",
                 notes=["a prompt-injection path: user text can close the turn or forge a role"],
             )
+            describe(f, f"`{name}` with `{token}` defused to text: {short(text)} → {short(_replace_deep(text, token, token.replace('<', '< ').replace('[', '[ ')))}")
             out.append(f)
             break
     return out
@@ -167,6 +171,7 @@ def _boundary_merges(run) -> List[Finding]:
             cmp=cmp,
             help=f"put a hard boundary (a newline or a space) right before `{var.name}`",
         )
+        describe(f, f"`{var.name}` changed: {short(var.value)} → {short(var.variant_value())}")
         out.append(f)
     return out
 

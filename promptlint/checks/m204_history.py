@@ -1,0 +1,248 @@
+"""M204 history-not-prefix-stable: a conversation that grows by one turn must extend the cached tokens.
+
+Turn N is the scenario's request (ending with a user or tool message, with the generation
+prompt). The engine caches turn N's prompt tokens followed by the tokens the model generated.
+Turn N+1 is the same conversation plus the assistant's reply and one more user message,
+rendered again from scratch. Only the common prefix of the two is reused; a template that moves
+a block (Mistral Nemo's ``[AVAILABLE_TOOLS]`` and system message sit before the *last* user
+message), drops the generation prompt's own text (``<think>\\n``), or strips earlier reasoning
+from history (Qwen3, QwQ, DeepSeek-R1, gpt-oss) loses everything after the divergence on
+every turn.
+
+What "plus the assistant's reply" means here: the generated tokens, not the reply re-rendered.
+The model's output is what the template renders for the reply when it is the final message of
+the conversation (``add_generation_prompt=False``), i.e. the text after turn N's prompt, up to
+and including the first special token after the reply's content (the stop token). Those tokens
+are encoded on their own (prompt ids + generated ids, as the engine holds them) and the stop
+token is dropped: its KV is never computed, so it is never cached. When the template's render
+of the final reply does not even start with turn N's prompt, no generated tokens are assumed
+and the divergence lies inside turn N's prompt.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Tuple
+
+from promptlint.checks import describe
+from promptlint.compare import Comparison
+from promptlint.records import Arithmetic, DivergentToken, Finding
+
+CODES = ("M204",)
+
+NEXT_USER = "Thanks! And if it has already left the warehouse, can the courier still redirect it?"
+REPLY = (
+    "Order 58213 is still in the warehouse, so I have redirected it to 12 Harbour Road, Portsmouth. "
+    "You will receive a confirmation e-mail with the updated delivery estimate within the hour."
+)
+REASONING = (
+    "The customer gave order 58213 and a new address. Policy 4.2 allows redirecting an order until it leaves "
+    "the warehouse. The order status shows it is still being packed, so the address can be changed. I should "
+    "confirm the change, repeat the new address so the customer can check it, and mention the confirmation "
+    "e-mail. No clarifying question is needed because the order number and the address are both complete."
+)
+REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
+
+
+def default_reply(template_text: str) -> Dict[str, Any]:
+    """The built-in reply, with reasoning in the form the template reads (a field, or in-band <think>)."""
+    if any(f in template_text for f in REASONING_FIELDS):
+        return {"role": "assistant", "content": REPLY, "reasoning_content": REASONING}
+    if "</think>" in template_text:
+        return {"role": "assistant", "content": f"<think>\n{REASONING}\n</think>\n\n{REPLY}"}
+    return {"role": "assistant", "content": REPLY}
+
+
+def check(run) -> List[Finding]:
+    if not run.enabled("M204") or not hasattr(run, "chat_scenario"):
+        return []
+    from promptlint.render import RenderError
+
+    scenario = run.chat_scenario
+    request, now = run._request({})
+    if not request.messages or request.continue_final_message:
+        return []
+    add_gen = request.add_generation_prompt
+    if add_gen is None:
+        add_gen = run.chat.profile.frontend == "vllm"
+    last = request.messages[-1]
+    if not add_gen or not isinstance(last, dict) or last.get("role") not in ("user", "tool"):
+        return []
+    template_text = run.chat.source.templates[run._name]
+    reply = dict(getattr(scenario, "reply", None) or default_reply(template_text))
+    reply.setdefault("role", "assistant")
+    next_user = {"role": "user", "content": getattr(scenario, "next_user", None) or NEXT_USER}
+
+    final = request.copy()
+    final.messages.append(dict(reply))
+    final.add_generation_prompt = False
+    grown = request.copy()
+    grown.messages += [dict(reply), next_user]
+    grown.add_generation_prompt = True
+    try:
+        base = run.base()
+        replied, _ = run.render_request(final, now)
+        after, _ = run.render_request(grown, now)
+    except RenderError:
+        return []  # the template refuses the longer conversation: not this rule's business
+
+    tok = run.tokenizer
+    prompt_text = base.text
+    generated_text, stop, derived = "", False, False
+    if replied.text.startswith(prompt_text):
+        generated_text, stop = _generated(replied.text[len(prompt_text) :], _content(reply), tok)
+        derived = True
+    else:  # the template re-renders turn N's prompt itself: assume the reply's text and the stop token
+        eos = run.chat.source.special_tokens.get("eos_token") or ""
+        raw = reply.get("content") if isinstance(reply.get("content"), str) else _content(reply)
+        generated_text, stop = raw + eos, bool(eos)
+    gen_ids, gen_offsets = _generated_ids(tok, base, generated_text, run.add_special_tokens)
+    if stop and gen_ids:
+        gen_ids, gen_offsets = gen_ids[:-1], gen_offsets[:-1]
+    cached = list(base.ids) + gen_ids
+    shared = 0
+    limit = min(len(cached), len(after.ids))
+    while shared < limit and cached[shared] == after.ids[shared]:
+        shared += 1
+    if shared >= len(cached):
+        return []
+    cmp = Comparison(shared, len(after.ids), len(cached), run.profile.block_size)
+    if cmp.lost_blocks <= 0:
+        return []
+
+    in_prompt = shared < len(base.ids)
+    if in_prompt:
+        offset = base.encoding.offsets[shared][0]
+        location = run.locate(offset)
+    else:
+        offset = len(prompt_text) + gen_offsets[shared - len(base.ids)]
+        location = (replied.rendered.sourcemap.locate(offset) if derived else None) or run.locate(max(len(prompt_text) - 1, 0))
+    a, b = cached[shared], after.ids[shared] if shared < len(after.ids) else None
+    a_text, b_text = tok.token_text(a), tok.token_text(b)
+    reasoning = _reasoning(reply)
+    notes = _causes(run, request, now, base, prompt_text, generated_text, after.text, offset, in_prompt, reasoning, a_text)
+    where = "turn N's prompt" if in_prompt else "the assistant's reply"
+    message = (
+        f"the conversation does not grow as a prefix: turn N+1 re-renders {where} differently from token {shared} "
+        f"(`{_show(a_text)}` → `{_show(b_text)}`): {cmp.lost_blocks:,} of {cmp.ideal_eligible_blocks:,} eligible KV blocks lost on every turn"
+    )
+    notes.append(
+        f"{run.profile.name}, block {cmp.block_size}: turn N caches {len(cached):,} tokens ({len(base.ids):,} prompt + "
+        f"{len(gen_ids):,} generated{'' if derived else ', assumed: the reply as given'}); turn N+1 ({len(after.ids):,} tokens) reuses {cmp.eligible_blocks:,} blocks, "
+        f"{cmp.ideal_eligible_blocks:,} if the history re-rendered to the cached tokens"
+    )
+    f = run.finding(
+        "M204",
+        message,
+        location,
+        help="render earlier turns exactly as they were generated (keep reasoning and tool blocks where they were), "
+        "or keep moving blocks (tools, system message) at a fixed place at the start",
+        notes=notes,
+    )
+    f.first_divergent_token = DivergentToken(shared, a, b, a_text, b_text, offset)
+    f.arithmetic = Arithmetic(
+        prompt_tokens=cmp.prompt_len,
+        shared_tokens=cmp.shared,
+        ideal_shared_tokens=cmp.ideal_shared,
+        block_size=cmp.block_size,
+        eligible_blocks=cmp.eligible_blocks,
+        ideal_eligible_blocks=cmp.ideal_eligible_blocks,
+        lost_blocks=cmp.lost_blocks,
+        lost_tokens=cmp.lost_tokens,
+    )
+    f.evidence = {
+        "base_render": prompt_text + generated_text,
+        "variant_render": after.text,
+        "add_special_tokens": run.add_special_tokens,
+        "prompt_tokens": len(base.ids),
+        "generated_tokens": len(gen_ids),
+    }
+    describe(
+        f,
+        f"the conversation grown by one turn: + assistant reply{' with reasoning' if reasoning else ''} + user message "
+        f"({len(request.messages)} → {len(grown.messages)} messages)",
+    )
+    return [f]
+
+
+def _generated_ids(tok, base, generated_text: str, add_special_tokens: bool) -> Tuple[List[int], List[int]]:
+    """The generated tokens and their character offsets within ``generated_text``.
+
+    In context (prompt + generated encoded together) when that leaves the prompt's tokens unchanged:
+    a model generates the in-context tokenization (no SentencePiece prefix space at the start);
+    else on their own (the prompt's last token and the reply would have merged)."""
+    if not generated_text:
+        return [], []
+    n = len(base.ids)
+    joint = tok.encode(base.text + generated_text, add_special_tokens=add_special_tokens)
+    if list(joint.ids[:n]) == list(base.ids):
+        start = len(base.text)
+        return list(joint.ids[n:]), [max(o[0] - start, 0) for o in joint.offsets[n:]]
+    alone = tok.encode(generated_text, add_special_tokens=False)
+    return list(alone.ids), [o[0] for o in alone.offsets]
+
+
+def _content(reply: Dict[str, Any]) -> str:
+    content = reply.get("content")
+    if isinstance(content, list):
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    content = content if isinstance(content, str) else ""
+    return content.split("</think>")[-1].strip()
+
+
+def _reasoning(reply: Dict[str, Any]) -> Optional[str]:
+    for k in REASONING_FIELDS:
+        if isinstance(reply.get(k), str) and reply[k]:
+            return reply[k]
+    content = reply.get("content")
+    if isinstance(content, str) and "</think>" in content:
+        return content.split("</think>")[0].replace("<think>", "").strip()
+    return None
+
+
+def _generated(suffix: str, content: str, tok) -> Tuple[str, bool]:
+    """The model's output within the template's render of the final reply: up to the stop token."""
+    end = suffix.rfind(content) + len(content) if content and content in suffix else -1
+    if end < 0:
+        return suffix.rstrip(), False
+    rest = suffix[end:]
+    specials = sorted(tok.added_tokens(special_only=True), key=len, reverse=True)
+    for s in specials:
+        if s and rest.startswith(s):
+            return suffix[: end + len(s)], True
+    return suffix[:end], False
+
+
+def _causes(run, request, now, base, prompt_text, generated_text, after_text, offset, in_prompt, reasoning, a_text) -> List[str]:
+    from promptlint.render import RenderError
+
+    notes = []
+    if reasoning and reasoning[:40] in generated_text and reasoning[:40] not in after_text:
+        notes.append("the reasoning of earlier turns is stripped from history: it is in turn N's generated tokens, not in turn N+1's prompt")
+    if in_prompt:
+        bare = request.copy()
+        bare.add_generation_prompt = False
+        try:
+            without, _ = run.render_request(bare, now)
+        except RenderError:
+            without = None
+        if without is not None and prompt_text.startswith(without.text) and offset >= len(without.text) > 0:
+            notes.append(
+                f"the generation prompt `{_show(prompt_text[len(without.text):])}` is not rendered again in history: "
+                "the assistant's turn starts differently when re-rendered"
+            )
+        else:
+            segment = prompt_text[offset : offset + 40]
+            at = after_text.find(segment, offset + 1) if segment.strip() else -1
+            if at > offset:
+                notes.append(
+                    f"`{_show(a_text)}…` is rendered before the last message: it moves down the prompt every turn "
+                    f"(character {offset:,} in turn N, {at:,} in turn N+1)"
+                )
+    return notes
+
+
+def _show(text: Optional[str]) -> str:
+    if text is None:
+        return "(end)"
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= 40 else text[:39] + "…"
