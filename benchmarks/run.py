@@ -244,11 +244,14 @@ print(dt, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 
 
 class Bench:
-    def __init__(self, python: str, reps: int):
+    def __init__(self, python: str, reps: int, warmup: bool = True):
         self.python = python
         self.reps = reps
+        self.warmup = warmup
         self.env = dict(os.environ, PYTHONPATH=str(REPO), TOKENIZERS_PARALLELISM="false")
         self.env.pop("PROMPTLINT_DEBUG", None)
+        # measure as an installed package runs: with bytecode (.pyc) written and reused
+        self.env.pop("PYTHONDONTWRITEBYTECODE", None)
 
     def once(self, argv: Sequence[str], cwd: Path):
         r = subprocess.run([sys.executable, "-c", WRAPPER, json.dumps(list(argv))], cwd=cwd, env=self.env,
@@ -258,9 +261,14 @@ class Bench:
         dt, rss = r.stdout.split()
         return float(dt), int(rss) / 1024.0  # seconds, MiB (Linux reports kB)
 
-    def time(self, argv: Sequence[str], cwd: Path, before=None, reps: Optional[int] = None):
-        """Median seconds and max peak MiB over repetitions; ``before()`` runs (untimed) before each."""
+    def time(self, argv: Sequence[str], cwd: Path, before=None, reps: Optional[int] = None, warmup: Optional[bool] = None):
+        """Median seconds and max peak MiB over repetitions; ``before()`` runs (untimed) before each.
+        One untimed warm-up run first (bytecode, the OS file cache)."""
         times, peaks = [], []
+        if self.warmup if warmup is None else warmup:
+            if before:
+                before()
+            self.once(argv, cwd)
         for _ in range(reps or self.reps):
             if before:
                 before()
@@ -301,7 +309,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     scale = args.scale if args.scale is not None else (10 if quick else 1000)
     py = sys.executable
     tpy = args.transformers_python or py
-    bench = Bench(py, reps)
+    bench = Bench(py, reps, warmup=not quick)
 
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="promptlint-bench-"))
     if args.keep and work.exists():
@@ -367,7 +375,8 @@ def _run(bench: Bench, work: Path, quick: bool, reps: int, apps: int, chats: int
     big = work / "scale"
     make_repo(big, scale, 0)
     scale_reps = 1 if quick else min(reps, 3)
-    rows["f"] = bench.time(bench.promptlint(), big, before=lambda: shutil.rmtree(big / ".promptlint_cache", ignore_errors=True), reps=scale_reps)
+    rows["f"] = bench.time(bench.promptlint(), big, before=lambda: shutil.rmtree(big / ".promptlint_cache", ignore_errors=True),
+                           reps=scale_reps, warmup=False)
 
     print_table(rows, quick, apps, chats, scale, tver, tpy, len(data["requests"]))
     return 0
