@@ -189,6 +189,35 @@ def capture(out: str) -> None:
     Path(out).write_text(json.dumps(data, default=str, ensure_ascii=False), encoding="utf-8")
 
 
+def resident(changed: str, reps: int) -> None:
+    """What a resident process (the LSP server, a dmypy-like daemon) pays for (c): the tokenizer
+    and modules already loaded, one template changed, lint the repository; print the median."""
+    sys.path.insert(0, str(REPO))
+    import io
+    from contextlib import redirect_stderr
+
+    from promptlint.config import load_settings
+    from promptlint.lint import lint, tokenizer_spec
+    from promptlint.tokens import load
+
+    settings = load_settings(None, Path.cwd())
+    load(tokenizer_spec(settings))
+    with redirect_stderr(io.StringIO()):
+        lint([], settings)  # warm the modules and the cache
+    path = Path(changed)
+    base = path.read_text(encoding="utf-8")
+    times = []
+    try:
+        for i in range(reps):
+            path.write_text(base + f"Resident edit {i}.\n", encoding="utf-8")
+            t0 = time.perf_counter()
+            lint([], settings)
+            times.append(time.perf_counter() - t0)
+    finally:
+        path.write_text(base, encoding="utf-8")
+    print(statistics.median(times))
+
+
 # ---------------------------------------------------------------------------- scripts timed
 
 FLOOR = """\
@@ -297,9 +326,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     help="interpreter with transformers for (e) (env PROMPTLINT_BENCH_TRANSFORMERS_PYTHON; default this one)")
     ap.add_argument("--keep", metavar="DIR", help="generate the repositories here and keep them")
     ap.add_argument("--capture", metavar="OUT", help=argparse.SUPPRESS)
+    ap.add_argument("--resident", metavar="FILE", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.capture:
         capture(args.capture)
+        return 0
+    if args.resident:
+        resident(args.resident, args.reps or 5)
         return 0
 
     quick = args.quick
@@ -364,6 +397,10 @@ def _run(bench: Bench, work: Path, quick: bool, reps: int, apps: int, chats: int
     rows["b"] = bench.time(bench.promptlint(), repo)
     rows["c"] = bench.time(bench.promptlint(), repo, before=change)
     changed.write_text(base_text, encoding="utf-8")
+    r = subprocess.run([py, str(Path(__file__).resolve()), "--resident", str(changed), "--reps", str(reps)], cwd=repo,
+                       env=bench.env, capture_output=True, text=True)
+    if r.returncode == 0:
+        rows["c_resident"] = (float(r.stdout.split()[-1]), float("nan"))
     rows["d"] = bench.time([py, str(work / "floor.py"), tok, str(work / "all.json")], repo)
     rows["d1"] = bench.time([py, str(work / "floor.py"), tok, str(work / "one.json")], repo)
     rows["a_chat"] = bench.time(bench.promptlint("models"), repo, before=clean)
@@ -389,6 +426,7 @@ def print_table(rows, quick, apps, chats, scale, tver, tpy, chat_renders) -> Non
         "a": f"(a) cold: {apps} app + {chats} chat templates",
         "b": "(b) warm: nothing changed",
         "c": "(c) one application template changed",
+        "c_resident": "(c) in a process holding the tokenizer (LSP/daemon)",
         "d": "(d) floor: load tokenizer + encode every render",
         "d1": "(d1) floor for (c): load + that template's renders",
         "a_chat": f"(a') cold, the {chats} chat templates only",
@@ -402,7 +440,7 @@ def print_table(rows, quick, apps, chats, scale, tver, tpy, chat_renders) -> Non
     for key, label in labels.items():
         if key in rows:
             t, m = rows[key]
-            print(f"{label:<54} {t:>9.3f} {m:>9.0f}")
+            print(f"{label:<54} {t:>9.3f} {m:>9.0f}" if m == m else f"{label:<54} {t:>9.3f} {'-':>9}")
         else:
             print(f"{label:<54} {'skipped':>9} {'':>9}  (transformers not importable by {tpy})")
 
@@ -418,6 +456,7 @@ def print_table(rows, quick, apps, chats, scale, tver, tpy, chat_renders) -> Non
         ("scale (f) seconds", rows["f"][0], "<", 10.0),
         ("scale (f) peak MiB", rows["f"][1], "<", 500.0),
         ("tokenizer load / one changed (c)", ratio("load", "c"), None, None),
+        ("one changed (c) / the same in a resident process", ratio("c", "c_resident"), None, None),
     ]
     print()
     print(f"{'ratio':<54} {'value':>9} {'target':>9}  {'met' if not quick else ''}")

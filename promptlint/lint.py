@@ -31,50 +31,14 @@ class Report:
 
 
 class TokenizerProvider:
-    """Loads the pinned tokenizer on first use only (a run with nothing to tokenize never pays for it).
-
-    ``prefetch()`` starts loading it on a background thread when the run knows it will have work
-    to do (a cache miss): `tokenizers` parses tokenizer.json without holding the GIL, so the
-    0.5-1 s load overlaps the imports, Jinja compiles and renders of the main thread. The result
-    is taken (or its error raised) on first use, as if loaded then.
-    """
+    """Loads the pinned tokenizer on first use only (a run with nothing to tokenize never pays for it)."""
 
     def __init__(self, spec: TokenizerSpec):
         self.spec = spec
         self.loaded: Optional[LoadedTokenizer] = None
-        self._thread = None
-        self._result: list = []
-
-    def prefetch(self) -> None:
-        if self.loaded is not None or self._thread is not None:
-            return
-        import threading
-
-        def work() -> None:
-            try:
-                self._result.append((load(self.spec), None))
-            except BaseException as e:  # noqa: B036 - re-raised in the main thread on first use
-                self._result.append((None, e))
-
-        self._thread = threading.Thread(target=work, name="promptlint-tokenizer-load", daemon=True)
-        self._thread.start()
-
-    def join(self) -> None:
-        """Wait for a prefetch that nobody used (never leave a thread inside the tokenizer at exit)."""
-        if self._thread is not None:
-            self._thread.join()
 
     def __call__(self) -> LoadedTokenizer:
         if self.loaded is None:
-            if self._thread is not None:
-                self._thread.join()
-                tok, error = self._result[0] if self._result else (None, None)
-                self._thread = None
-                if error is not None:
-                    raise error
-                if tok is not None:
-                    self.loaded = tok
-                    return tok
             self.loaded = load(self.spec)
         return self.loaded
 
@@ -106,23 +70,26 @@ def lint(
         files = [Path(p) for p in overrides] + [f for f in files if str(f) not in overrides]
     is_enabled = _enabled(settings)
     ctx = Context(settings, provider, is_enabled)
-    ctx.overrides = overrides
     tok_sha = None
     settings_key = _settings_key(settings)
     for raw in missing:
         report.errors.append(file_error(raw, "E005", f"no such file or directory: {raw}"))
-    if files:
-        tok_sha = tokenizer_sha(spec, cache)  # verifies a pinned sha without loading the tokenizer
-    # Look every file up first: when any must be analysed, a configured tokenizer starts loading
-    # in the background at once (the embedded one only on demand: its use adds a notice).
-    lookups = [_lookup(path, (overrides or {}).get(str(path)), cache, settings_key, tok_sha) for path in files]
-    if spec.path is not None and any(lk.entry is None and lk.error is None for lk in lookups):
-        provider.prefetch()
-    try:
-        for path, lk in zip(files, lookups):
-            _lint_one(report, path, lk, ctx, cache, settings)
-    finally:
-        provider.join()
+    for path in files:
+        report.files += 1
+        text = (overrides or {}).get(str(path))
+        if tok_sha is None:
+            tok_sha = tokenizer_sha(spec, cache)  # verifies a pinned sha without loading the tokenizer
+
+        def keep(f: Finding) -> bool:
+            rel = relative(Path(f.path), settings.root)
+            return is_enabled(f.code) and not ignored_for_file(f.code, rel, settings.per_file_ignores)
+
+        raw = _cached_lint_file(path, ctx, text, cache, settings_key, tok_sha)
+        complete = not any(f.code.startswith("E") for f in raw)  # else nothing can be called unused
+        for f in apply_suppressions([f for f in raw if keep(f)], path, text, ctx, complete):
+            if f.code == suppress.UNUSED and not keep(f):
+                continue
+            (report.errors if f.code.startswith("E") else report.findings).append(f)
     report.notices.extend(ctx.notices)
     report.findings.sort(key=lambda f: f.sort_key)
     report.errors.sort(key=lambda f: f.sort_key)
@@ -177,7 +144,6 @@ class Context:
     is_enabled: Callable[[str], bool]
     notices: List[str] = field(default_factory=list)  # informational notes analyzers add (stderr)
     deps: List[Path] = field(default_factory=list)  # other files the current analysis read
-    overrides: Optional[Dict[str, str]] = None  # path -> text given in memory (stdin, editor buffers)
 
     def depend(self, path: Path) -> None:
         """Record a file (include, samples file) whose change must invalidate the cached result."""
@@ -207,67 +173,31 @@ def lint_file(path: Path, ctx: "Context", text: Optional[str] = None) -> List[Fi
     return analyzer.lint_file(path, text, ctx)
 
 
-@dataclass
-class _Lookup:
-    """A file's cache lookup: its key and bytes, the cached entry (a hit) or a read error."""
+def _cached_lint_file(path: Path, ctx: "Context", text: Optional[str], cache, settings_key: str, tok_sha: str) -> List[Finding]:
+    from promptlint.records import finding_from_dict
 
-    key: Optional[str] = None
-    content: Optional[bytes] = None
-    entry: Optional[Dict] = None
-    error: Optional[Finding] = None
-
-
-def _lookup(path: Path, text: Optional[str], cache, settings_key: str, tok_sha: str) -> _Lookup:
     if text is None and path.is_dir():
         content = b""  # a model directory: its files enter the key through _neighbourhood()
     elif text is None:
         raw = _read_bytes(path)
         if isinstance(raw, Finding):
-            return _Lookup(error=raw)
+            return [raw]
         content = raw
     else:
         content = text.encode("utf-8", "surrogatepass")
     key = cache.key(path, content, settings_key + _neighbourhood(path), tok_sha)
-    return _Lookup(key, content, cache.get(key))
-
-
-def _lint_one(report: Report, path: Path, lk: _Lookup, ctx: "Context", cache, settings: Settings) -> None:
-    report.files += 1
-    text = None if ctx.overrides is None else ctx.overrides.get(str(path))
-
-    def keep(f: Finding) -> bool:
-        rel = relative(Path(f.path), settings.root)
-        return ctx.is_enabled(f.code) and not ignored_for_file(f.code, rel, settings.per_file_ignores)
-
-    raw = _analyse(path, ctx, text, cache, lk)
-    complete = not any(f.code.startswith("E") for f in raw)  # else nothing can be called unused
-    for f in apply_suppressions([f for f in raw if keep(f)], path, text, ctx, complete):
-        if f.code == suppress.UNUSED and not keep(f):
-            continue
-        (report.errors if f.code.startswith("E") else report.findings).append(f)
-
-
-def _analyse(path: Path, ctx: "Context", text: Optional[str], cache, lk: _Lookup) -> List[Finding]:
-    """The cached findings on a hit, else run the analyzer and store its findings."""
-    from promptlint.records import finding_from_dict
-
-    if lk.error is not None:
-        return [lk.error]
-    if lk.entry is not None:
-        return [finding_from_dict(d) for d in lk.entry["findings"]]
+    entry = cache.get(key)
+    if entry is not None:
+        return [finding_from_dict(d) for d in entry["findings"]]
     if text is None and not path.is_dir():
-        decoded = _decode(path, lk.content)
+        decoded = _decode(path, content)
         if isinstance(decoded, Finding):
             return [decoded]
         text = decoded
     ctx.deps = []
     findings = lint_file(path, ctx, text)
-    cache.put(lk.key, [f.to_dict(evidence=True) for f in findings], ctx.deps)
+    cache.put(key, [f.to_dict(evidence=True) for f in findings], ctx.deps)
     return findings
-
-
-def _cached_lint_file(path: Path, ctx: "Context", text: Optional[str], cache, settings_key: str, tok_sha: str) -> List[Finding]:
-    return _analyse(path, ctx, text, cache, _lookup(path, text, cache, settings_key, tok_sha))
 
 
 _NEIGHBOURS = ("tokenizer_config.json", "chat_template.jinja", "tokenizer.json")

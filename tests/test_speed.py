@@ -1,5 +1,5 @@
-"""Speed-ups that must not change results: names recorded while compiling, the tokenizer
-loaded in the background, source maps reused between renders."""
+"""Speed-ups that must not change results: names recorded while compiling, source maps
+reused between renders, common prefixes found by slices."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import pytest
 from jinja2 import meta
 
 from chat_helpers import TEMPLATES, template_names
-from conftest import QWEN
 
 from promptlint.render import RenderError, load_template, render
 from promptlint.render.sourcemap import SourceText
@@ -65,34 +64,22 @@ def test_sources_follow_an_include_that_changes(tmp_path):
     assert loaded.sources()["part.j2"].text == "two\nlines"
 
 
-def _project(tmp_path, tokenizer_text=None):
-    import shutil
-
-    (tmp_path / "tok").mkdir()
-    if tokenizer_text is None:
-        shutil.copy(QWEN, tmp_path / "tok" / "tokenizer.json")
-    else:
-        (tmp_path / "tok" / "tokenizer.json").write_text(tokenizer_text, encoding="utf-8")
-    (tmp_path / "promptlint.toml").write_text('tokenizer = "tok/tokenizer.json"\n', encoding="utf-8")
-    (tmp_path / "a.j2").write_text("Time {{ now }}\n" + "Rules of the shop. " * 40 + "\nQ: {{ question }}\n", encoding="utf-8")
+def _naive(a, b):
+    i = 0
+    while i < min(len(a), len(b)) and a[i] == b[i]:
+        i += 1
+    return i
 
 
-def test_background_load_gives_the_same_report(tmp_path, cli):
-    _project(tmp_path)
-    with_prefetch = cli("check", "--no-cache", "--output-format", "json", "a.j2", cwd=tmp_path)
-    import promptlint.lint as lint_mod
+def test_shared_prefix_matches_an_element_by_element_scan():
+    import random
 
-    original = lint_mod.TokenizerProvider.prefetch
-    try:
-        lint_mod.TokenizerProvider.prefetch = lambda self: None
-        without = cli("check", "--no-cache", "--output-format", "json", "a.j2", cwd=tmp_path)
-    finally:
-        lint_mod.TokenizerProvider.prefetch = original
-    assert (with_prefetch.code, with_prefetch.out, with_prefetch.err) == (without.code, without.out, without.err)
-    assert with_prefetch.code == 1 and "M101" in with_prefetch.out
+    from promptlint.compare import shared_prefix
 
-
-def test_background_load_error_is_reported_as_before(tmp_path, cli):
-    _project(tmp_path, tokenizer_text="{ not a tokenizer")
-    r = cli("check", "--no-cache", "a.j2", cwd=tmp_path)
-    assert r.code == 2 and "not a tokenizer.json file" in r.err
+    rnd = random.Random(7)
+    for _ in range(2000):
+        n = rnd.choice([0, 1, 5, 31, 32, 33, 64, 200, 3000])
+        a = [rnd.randrange(3) for _ in range(n)]
+        b = list(a[: rnd.randrange(n + 1)]) + [rnd.randrange(3) for _ in range(rnd.randrange(300))]
+        for x, y in ((a, b), (b, a), (tuple(a), b), ("".join(map(str, a)), "".join(map(str, b)))):
+            assert shared_prefix(x, y) == _naive(x, y)
