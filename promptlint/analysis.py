@@ -125,12 +125,7 @@ class TemplateRun:
         return DivergentToken(s, b_id, v_id, tok.token_text(b_id), tok.token_text(v_id), offset)
 
     def first_divergent_char(self, variant: Sample) -> int:
-        a, b = self.base().text, variant.text
-        n = min(len(a), len(b))
-        i = 0
-        while i < n and a[i] == b[i]:
-            i += 1
-        return i
+        return shared_prefix(self.base().text, variant.text)
 
     def locate_change(self, var, variant: Sample) -> Location:
         """Template location responsible for ``var``'s change in ``variant`` (the first divergent character's)."""

@@ -38,21 +38,24 @@ class UsageError(Exception):
     """A usage, configuration or tokenizer problem: one line on stderr, exit 2."""
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: Optional[str] = None) -> argparse.ArgumentParser:
+    """The full parser; with ``only``, just that subcommand (parsing its arguments is the same,
+    without importing and building the other eight: a pre-commit run parses `check` alone)."""
     parser = argparse.ArgumentParser(
         prog="promptlint",
         description="Find prompt-layout hazards that break the KV prefix cache, in tokens and blocks.",
     )
     parser.add_argument("--version", action="version", version=f"promptlint {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else [only]:
         module = importlib.import_module(f"promptlint.commands.{name}")
         module.add_parser(sub)
     return parser
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    parser = build_parser()
+    first = (sys.argv[1:] if argv is None else argv)[:1]
+    parser = build_parser(first[0] if first and first[0] in COMMANDS else None)
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help()

@@ -14,13 +14,24 @@ from pathlib import Path
 from typing import Dict, Optional, Sequence, Union
 
 
-def shared_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    """Length of the longest common prefix: the index of the first divergent token."""
+def shared_prefix(a: Sequence, b: Sequence) -> int:
+    """Length of the longest common prefix: the index of the first divergent token (or character,
+    for two strings). Slices are compared in C, halving the range, before a short final scan."""
+    if type(a) is not type(b) or not isinstance(a, (list, tuple, str)):
+        a, b = list(a), list(b)
     n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n  # a[:lo] == b[:lo]; they differ within [lo, hi)
+    while hi - lo > 32:
+        mid = (lo + hi) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid
+    while lo < hi and a[lo] == b[lo]:
+        lo += 1
+    return lo
 
 
 def eligible_tokens(shared: int, prompt_len: int, block_size: int) -> int:

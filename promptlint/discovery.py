@@ -59,9 +59,27 @@ def safe_resolve(path: Path) -> Path:
         return Path(os.path.abspath(path))
 
 
+_BASES: dict = {}
+
+
+def _resolved_base(path: Path) -> Path:
+    """``safe_resolve`` of a base directory (project root, working directory), memoised by its
+    spelling and the directory's identity: relative() and display_path() run per file and per finding."""
+    try:
+        st = os.stat(path)
+        key = (os.fspath(path), os.getcwd(), st.st_dev, st.st_ino)
+    except OSError:
+        return safe_resolve(Path(path))
+    if key not in _BASES:
+        if len(_BASES) > 64:
+            _BASES.clear()
+        _BASES[key] = safe_resolve(Path(path))
+    return _BASES[key]
+
+
 def relative(path: Path, root: Path) -> str:
     try:
-        return safe_resolve(path).relative_to(safe_resolve(root)).as_posix()
+        return safe_resolve(path).relative_to(_resolved_base(root)).as_posix()
     except ValueError:
         return path.as_posix()
 
@@ -139,6 +157,6 @@ def is_excluded(path: Path, root: Path, exclude: Sequence[str]) -> bool:
 def display_path(path: Path) -> str:
     """How findings name a file: relative to the working directory when it is inside it."""
     try:
-        return str(safe_resolve(Path(path)).relative_to(Path.cwd().resolve()))
+        return str(safe_resolve(Path(path)).relative_to(_resolved_base(Path.cwd())))
     except ValueError:
         return str(path)

@@ -121,7 +121,27 @@ def apply_suppressions(
         except (OSError, UnicodeDecodeError):
             return None
 
-    return suppress.apply(findings, primary, read, ctx.is_enabled, list(registry.all_rules()), complete)
+    return suppress.apply(findings, primary, read, ctx.is_enabled, _ALL_CODES, complete)
+
+
+class _AllCodes(Sequence):
+    """Every rule code, read from the rule files only when a suppression comment needs them
+    (a warm run over files without comments parses no rule TOML)."""
+
+    def _codes(self) -> List[str]:
+        return list(registry.all_rules())
+
+    def __getitem__(self, index):
+        return self._codes()[index]
+
+    def __len__(self) -> int:
+        return len(self._codes())
+
+    def __iter__(self):
+        return iter(self._codes())
+
+
+_ALL_CODES = _AllCodes()
 
 
 def _enabled(settings: Settings) -> Callable[[str], bool]:

@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import os
@@ -109,6 +108,8 @@ _LOADED: Dict[Tuple[Optional[str], str], LoadedTokenizer] = {}
 def load(spec: TokenizerSpec) -> LoadedTokenizer:
     """Load (once per process) and verify the tokenizer named by ``spec``."""
     if spec.path is None:
+        import gzip
+
         raw = gzip.decompress(_EMBEDDED_FILE.read_bytes())
         sha = hashlib.sha256(raw).hexdigest()
         key = (None, sha)

@@ -52,10 +52,7 @@ class ChatTemplate:
 
     def undeclared(self, name: str) -> frozenset:
         if name not in self._undeclared:
-            from jinja2 import meta
-
-            loaded = self.loaded(name)
-            self._undeclared[name] = frozenset(meta.find_undeclared_variables(loaded.env.parse(self.source.templates[name])))
+            self._undeclared[name] = self.loaded(name).undeclared()  # recorded while compiling
         return self._undeclared[name]
 
     def select(self, request: ChatRequest) -> str:

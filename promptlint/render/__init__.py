@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
@@ -72,17 +72,33 @@ class LoadedTemplate:
     env: object
     template: object
     clock: Clock
+    _source_texts: Dict[str, SourceText] = field(default_factory=dict, repr=False, compare=False)
 
     def sources(self) -> Dict[str, SourceText]:
         """Source text of the template and of everything it loaded (includes)."""
+        memo = self._source_texts  # name -> SourceText, reused while the text is unchanged
         out = {}
         for name in list(self.env.python_sources_names):
             try:
                 src, _, _ = self.env.loader.get_source(self.env, name)
             except Exception:
                 continue
-            out[name] = SourceText(src)
+            known = memo.get(name)
+            if known is None or known.text != src:
+                known = memo[name] = SourceText(src)
+            out[name] = known
         return out
+
+    def undeclared(self) -> frozenset:
+        """``jinja2.meta.find_undeclared_variables(env.parse(source))`` for this template, from the
+        names its compile recorded (no second parse and code generation)."""
+        resolved = getattr(self.env, "promptlint_resolved", {}).get(self.name)
+        if resolved is None:
+            from jinja2 import meta
+
+            source, _, _ = self.env.loader.get_source(self.env, self.name)
+            return frozenset(meta.find_undeclared_variables(self.env.parse(source)))
+        return frozenset(p for p in resolved if p not in self.env.globals)
 
 
 def load_template(
@@ -111,6 +127,8 @@ def load_template(
     env = make_environment(env_kind, loader=loader.jinja_loader, clock=clock)
     env.python_sources_names = []
     _remember_names(env)
+    env.promptlint_resolved = {}
+    env.code_generator_class = _recording_generator(env.code_generator_class)
     limits = limits or Limits()
     # Parsing is linear in the (size-capped) file and its constant folding is size-guarded;
     # a generous floor keeps a large real template on a loaded CI machine from an E006.
@@ -135,6 +153,27 @@ def load_template(
     except Exception as e:  # a compiler bug triggered by odd input: still a per-file error
         raise RenderError("E001", f"template cannot be compiled: {type(e).__name__}: {e}", name, None) from None
     return LoadedTemplate(path, name, env, template, clock)
+
+
+_RECORDING: Dict[type, type] = {}
+
+
+def _recording_generator(base: type) -> type:
+    """``base`` (the environment's code generator) that also records, per template name, the
+    names each frame resolves from the context: what ``jinja2.meta.TrackingCodeGenerator``
+    collects before filtering out globals, gathered during the one compile."""
+    if base not in _RECORDING:
+
+        class Recording(base):  # type: ignore[misc, valid-type]
+            def enter_frame(self, frame) -> None:
+                super().enter_frame(frame)
+                seen = self.environment.promptlint_resolved.setdefault(self.name, set())
+                for _, (action, param) in frame.symbols.loads.items():
+                    if action == "resolve":
+                        seen.add(param)
+
+        _RECORDING[base] = Recording
+    return _RECORDING[base]
 
 
 def _remember_names(env) -> None:

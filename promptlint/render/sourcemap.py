@@ -41,10 +41,13 @@ class SourceText:
 
     def __init__(self, text: str):
         self.text = text
-        self._line_starts = [0]
-        for i, ch in enumerate(text):
-            if ch == "\n":
-                self._line_starts.append(i + 1)
+        starts = [0]
+        find = text.find
+        i = find("\n")
+        while i != -1:
+            starts.append(i + 1)
+            i = find("\n", i + 1)
+        self._line_starts = starts
 
     def line_start(self, line: int) -> int:
         line = min(max(line, 1), len(self._line_starts))

@@ -1,0 +1,480 @@
+"""How fast is `promptlint check`, as ratios measured in one run on this machine.
+
+    python benchmarks/run.py                     # the full run (a few minutes)
+    python benchmarks/run.py --quick             # small sizes, a smoke test (CI)
+    python benchmarks/run.py --transformers-python /path/to/venv/bin/python
+
+Generates a repository of application templates (.j2, some with samples files and
+includes) and chat templates (tokenizer_config.json files holding the corpus templates
+from tests/data/chat_templates), configured with the 151k-vocabulary Qwen2.5 tokenizer,
+and times, each as a fresh subprocess (median of several repetitions):
+
+  bare     `python -c pass`
+  (a)      cold `promptlint check` (no cache)
+  (b)      warm: the same again, nothing changed
+  (c)      one application template changed
+  (d)      the floor: a script that only loads the tokenizer and encodes each render
+           promptlint encodes (captured from a run) once
+  (e)      the way people do it today: transformers (PreTrainedTokenizerFast +
+           apply_chat_template + encode) over the same chat requests and variants,
+           compared with promptlint cold/warm on the chat templates alone
+  (f)      scale: 1,000 application templates x the default variants, with peak memory
+
+Only the standard library here; the subprocesses import promptlint, tokenizers and (e)
+transformers. The interpreter for (e) comes from --transformers-python or the
+PROMPTLINT_BENCH_TRANSFORMERS_PYTHON environment variable (default: this one); (e) is
+skipped with a note when transformers cannot be imported there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO / "tests" / "data"
+QWEN = DATA / "tokenizers" / "qwen2.5" / "tokenizer.json"
+CHAT_TEMPLATES = DATA / "chat_templates"
+
+# ---------------------------------------------------------------------------- the repository
+
+WORDS = (
+    "the customer order parcel return refund policy warranty shipping tent backpack rope harness "
+    "answer question agent tool status delay voucher language friendly concise precise section "
+    "store product invoice account address delivery carrier tracking business days express standard "
+    "never always only if when unless before after during item items condition credit damage safety "
+    "instructions manufacturer rating support human connect escalate summary context document source "
+    "cite quote verify check confirm politely briefly clearly in of for with on by to from and or but"
+).split()
+
+KINDS = ("clean", "clock-first", "include", "samples", "user-first", "loop")
+
+
+def prose(rnd: random.Random, words: int) -> str:
+    lines, line = [], []
+    for i in range(words):
+        line.append(rnd.choice(WORDS))
+        if len(line) >= rnd.randrange(12, 24):
+            lines.append(" ".join(line).capitalize() + ".")
+            line = []
+    if line:
+        lines.append(" ".join(line).capitalize() + ".")
+    return "\n".join(lines)
+
+
+def app_template(i: int, directory: Path) -> None:
+    """One application template (a mix of hazards and clean ones, ~400-2,400 tokens)."""
+    rnd = random.Random(i)
+    kind = KINDS[i % len(KINDS)]
+    body = f"You are assistant number {i} of the Acme shop.\n" + prose(rnd, rnd.randrange(300, 1800))
+    name = f"app_{i:04d}"
+    samples = None
+    if kind == "clean":
+        text = body + "\n\nCustomer: {{ customer_name }}\nQuestion: {{ question }}\n"
+    elif kind == "clock-first":
+        text = "Current time: {{ now }}\n" + body + "\n\nQuestion: {{ question }}\n"
+    elif kind == "include":
+        part = directory / "partials" / f"rules_{i % 7}.txt"
+        if not part.exists():
+            part.parent.mkdir(parents=True, exist_ok=True)
+            part.write_text(prose(random.Random(-1 - i % 7), 400) + "\n", encoding="utf-8")
+        text = body + '\n{% include "partials/rules_' + str(i % 7) + '.txt" %}\nQuestion: {{ question }}\n'
+    elif kind == "samples":
+        text = "### Request {{ rid }} ###\n" + body + "\nTools:\n{% for tool in tools %}- {{ tool.name }}: {{ tool.description }}\n{% endfor %}\nUser: {{ question }}\n"
+        samples = (
+            "[variables]\n"
+            'rid = { value = "req-7f3c9a2e", kind = "volatile", sub-kind = "id" }\n'
+            'question = { value = "Where is my order 10023?", kind = "per-request" }\n\n'
+            '[[variables.tools.value]]\nname = "get_order"\ndescription = "Look up an order by its number."\n\n'
+            '[[variables.tools.value]]\nname = "track_parcel"\ndescription = "Return the carrier and last scan."\n'
+        )
+    elif kind == "user-first":
+        text = "User id: {{ user_id }}\n" + body + "\n\nQuestion: {{ question }}\n"
+    else:
+        text = body + "\n\nDocuments:\n{% for d in documents %}[{{ loop.index }}] {{ d }}\n{% endfor %}\nQuestion: {{ question }}\n"
+    (directory / f"{name}.j2").write_text(text, encoding="utf-8")
+    if samples:
+        (directory / f"{name}.samples.toml").write_text(samples, encoding="utf-8")
+
+
+def chat_templates(n: int) -> List[Path]:
+    meta = json.loads((CHAT_TEMPLATES / "meta.json").read_text(encoding="utf-8"))["templates"]
+    return [CHAT_TEMPLATES / name for name in sorted(meta)][:n], meta
+
+
+def make_repo(root: Path, apps: int, chats: int) -> None:
+    """root/promptlint.toml, root/tok/tokenizer.json, root/prompts/*.j2, root/models/*/tokenizer_config.json."""
+    (root / "tok").mkdir(parents=True)
+    shutil.copy(QWEN, root / "tok" / "tokenizer.json")
+    (root / "promptlint.toml").write_text('tokenizer = "tok/tokenizer.json"\n', encoding="utf-8")
+    prompts = root / "prompts"
+    prompts.mkdir()
+    for i in range(apps):
+        app_template(i, prompts)
+    paths, meta = chat_templates(chats)
+    for path in paths:
+        m = meta[path.name]
+        config = {"tokenizer_class": "PreTrainedTokenizerFast", "chat_template": path.read_text(encoding="utf-8")}
+        for key, meta_key in (("bos_token", "bos"), ("eos_token", "eos"), ("pad_token", "pad")):
+            if m.get(meta_key):
+                config[key] = m[meta_key]
+        d = root / "models" / path.stem
+        d.mkdir(parents=True)
+        (d / "tokenizer_config.json").write_text(json.dumps(config, indent=2, ensure_ascii=False), encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------- capture (subprocess)
+
+def capture(out: str) -> None:
+    """Run promptlint in this process (cwd = the repository, no cache), recording every text it
+    encodes (per file) and every chat request it renders; write them as JSON to ``out``."""
+    sys.path.insert(0, str(REPO))
+    from promptlint import lint as lint_mod
+    from promptlint import tokens
+    from promptlint.chat import run as chat_run
+    from promptlint.config import load_settings
+
+    current = {"file": None}
+    texts: Dict[str, List[str]] = {}
+    requests: List[Dict] = []
+    templates: Dict[str, Dict] = {}
+
+    original_lint_file = lint_mod.lint_file
+
+    def lint_file(path, ctx, text=None):
+        current["file"] = str(path)
+        return original_lint_file(path, ctx, text)
+
+    original_encode = tokens.LoadedTokenizer.encode
+
+    def encode(self, text, add_special_tokens=False):
+        texts.setdefault(current["file"], []).append(text)
+        return original_encode(self, text, add_special_tokens)
+
+    original_render = chat_run.ChatTemplate.render
+
+    def render(self, request, now=None):
+        name = self.select(request)
+        key = f"{self.source.path}::{name}"
+        templates.setdefault(key, {"template": self.source.templates[name], "special_tokens": dict(self.source.special_tokens)})
+        requests.append({
+            "template": key,
+            "messages": request.messages,
+            "tools": request.tools,
+            "documents": request.documents,
+            "add_generation_prompt": bool(request.add_generation_prompt),
+            "continue_final_message": bool(request.continue_final_message),
+            "kwargs": request.kwargs,
+        })
+        return original_render(self, request, now)
+
+    lint_mod.lint_file = lint_file
+    tokens.LoadedTokenizer.encode = encode
+    chat_run.ChatTemplate.render = render
+    settings = load_settings(None, Path.cwd())
+    report = lint_mod.lint([], settings, use_cache=False)
+    data = {"texts": texts, "requests": requests, "templates": templates, "files": report.files,
+            "findings": len(report.findings), "errors": len(report.errors)}
+    Path(out).write_text(json.dumps(data, default=str, ensure_ascii=False), encoding="utf-8")
+
+
+def resident(changed: str, reps: int) -> None:
+    """What a resident process (the LSP server, a dmypy-like daemon) pays for (c): the tokenizer
+    and modules already loaded, one template changed, lint the repository; print the median."""
+    sys.path.insert(0, str(REPO))
+    import io
+    from contextlib import redirect_stderr
+
+    from promptlint.config import load_settings
+    from promptlint.lint import lint, tokenizer_spec
+    from promptlint.tokens import load
+
+    settings = load_settings(None, Path.cwd())
+    load(tokenizer_spec(settings))
+    with redirect_stderr(io.StringIO()):
+        lint([], settings)  # warm the modules and the cache
+    path = Path(changed)
+    base = path.read_text(encoding="utf-8")
+    times = []
+    try:
+        for i in range(reps):
+            path.write_text(base + f"Resident edit {i}.\n", encoding="utf-8")
+            t0 = time.perf_counter()
+            lint([], settings)
+            times.append(time.perf_counter() - t0)
+    finally:
+        path.write_text(base, encoding="utf-8")
+    print(statistics.median(times))
+
+
+# ---------------------------------------------------------------------------- scripts timed
+
+FLOOR = """\
+import json, sys
+from tokenizers import Tokenizer
+tok = Tokenizer.from_file(sys.argv[1])
+texts = json.load(open(sys.argv[2], encoding="utf-8"))
+for t in texts:
+    tok.encode(t, add_special_tokens=False)
+"""
+
+LOAD_ONLY = """\
+import sys
+from tokenizers import Tokenizer
+Tokenizer.from_file(sys.argv[1])
+"""
+
+TRANSFORMERS = """\
+import json, sys
+from transformers import PreTrainedTokenizerFast
+data = json.load(open(sys.argv[2], encoding="utf-8"))
+tok = PreTrainedTokenizerFast(tokenizer_file=sys.argv[1])  # one shared tokenizer file: loaded once
+failed = 0
+for req in data["requests"]:
+    t = data["templates"][req["template"]]
+    for key, value in t["special_tokens"].items():
+        setattr(tok, key, value)
+    try:
+        text = tok.apply_chat_template(
+            req["messages"], tools=req["tools"], documents=req["documents"], chat_template=t["template"],
+            add_generation_prompt=req["add_generation_prompt"], continue_final_message=req["continue_final_message"],
+            tokenize=False, **req["kwargs"])
+    except Exception:
+        failed += 1
+        continue
+    tok.encode(text, add_special_tokens=False)
+print("failed", failed, "of", len(data["requests"]))
+"""
+
+# Runs COMMAND (argv as JSON) and prints "elapsed maxrss_kb"; a fresh wrapper per run so
+# getrusage(RUSAGE_CHILDREN) reports that run's peak alone.
+WRAPPER = """\
+import json, resource, subprocess, sys, time
+argv = json.loads(sys.argv[1])
+t0 = time.perf_counter()
+r = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+dt = time.perf_counter() - t0
+if r.returncode not in (0, 1):
+    sys.stderr.write(r.stderr.decode("utf-8", "replace")[-2000:])
+    sys.exit(3)
+print(dt, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+"""
+
+
+class Bench:
+    def __init__(self, python: str, reps: int, warmup: bool = True):
+        self.python = python
+        self.reps = reps
+        self.warmup = warmup
+        self.env = dict(os.environ, PYTHONPATH=str(REPO), TOKENIZERS_PARALLELISM="false")
+        self.env.pop("PROMPTLINT_DEBUG", None)
+        # measure as an installed package runs: with bytecode (.pyc) written and reused
+        self.env.pop("PYTHONDONTWRITEBYTECODE", None)
+
+    def once(self, argv: Sequence[str], cwd: Path):
+        r = subprocess.run([sys.executable, "-c", WRAPPER, json.dumps(list(argv))], cwd=cwd, env=self.env,
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise RuntimeError(f"{' '.join(argv)} failed in {cwd}:\n{r.stderr}")
+        dt, rss = r.stdout.split()
+        return float(dt), int(rss) / 1024.0  # seconds, MiB (Linux reports kB)
+
+    def time(self, argv: Sequence[str], cwd: Path, before=None, reps: Optional[int] = None, warmup: Optional[bool] = None):
+        """Median seconds and max peak MiB over repetitions; ``before()`` runs (untimed) before each.
+        One untimed warm-up run first (bytecode, the OS file cache)."""
+        times, peaks = [], []
+        if self.warmup if warmup is None else warmup:
+            if before:
+                before()
+            self.once(argv, cwd)
+        for _ in range(reps or self.reps):
+            if before:
+                before()
+            dt, rss = self.once(argv, cwd)
+            times.append(dt)
+            peaks.append(rss)
+        return statistics.median(times), max(peaks)
+
+    def promptlint(self, *args: str) -> List[str]:
+        return [self.python, "-m", "promptlint", "check", "--output-format", "concise", *args]
+
+
+def transformers_ok(python: str) -> Optional[str]:
+    r = subprocess.run([python, "-c", "import transformers; print(transformers.__version__)"], capture_output=True, text=True)
+    return r.stdout.strip() if r.returncode == 0 else None
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="small sizes, one repetition (CI smoke test); no targets judged")
+    ap.add_argument("--reps", type=int, help="repetitions per row (default 5, --quick 1)")
+    ap.add_argument("--apps", type=int, help="application templates in the repository (default 60, --quick 4)")
+    ap.add_argument("--chats", type=int, help="chat templates in the repository (default 20, --quick 2)")
+    ap.add_argument("--scale", type=int, help="application templates for (f) (default 1000, --quick 10)")
+    ap.add_argument("--transformers-python", default=os.environ.get("PROMPTLINT_BENCH_TRANSFORMERS_PYTHON"),
+                    help="interpreter with transformers for (e) (env PROMPTLINT_BENCH_TRANSFORMERS_PYTHON; default this one)")
+    ap.add_argument("--keep", metavar="DIR", help="generate the repositories here and keep them")
+    ap.add_argument("--capture", metavar="OUT", help=argparse.SUPPRESS)
+    ap.add_argument("--resident", metavar="FILE", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.capture:
+        capture(args.capture)
+        return 0
+    if args.resident:
+        resident(args.resident, args.reps or 5)
+        return 0
+
+    quick = args.quick
+    reps = args.reps or (1 if quick else 5)
+    apps = args.apps if args.apps is not None else (4 if quick else 60)
+    chats = args.chats if args.chats is not None else (2 if quick else 20)
+    scale = args.scale if args.scale is not None else (10 if quick else 1000)
+    py = sys.executable
+    tpy = args.transformers_python or py
+    bench = Bench(py, reps, warmup=not quick)
+
+    work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="promptlint-bench-"))
+    if args.keep and work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        return _run(bench, work, quick, reps, apps, chats, scale, py, tpy)
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _run(bench: Bench, work: Path, quick: bool, reps: int, apps: int, chats: int, scale: int, py: str, tpy: str) -> int:
+    repo = work / "repo"
+    make_repo(repo, apps, chats)
+    tok = str(repo / "tok" / "tokenizer.json")
+    cap = work / "capture.json"
+    r = subprocess.run([py, str(Path(__file__).resolve()), "--capture", str(cap)], cwd=repo, env=bench.env,
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        print(r.stderr, file=sys.stderr)
+        return 2
+    data = json.loads(cap.read_text(encoding="utf-8"))
+    all_texts = list(dict.fromkeys(t for ts in data["texts"].values() for t in ts))
+    changed = repo / "prompts" / "app_0001.j2"
+    one = list(dict.fromkeys(data["texts"].get(str(Path("prompts") / "app_0001.j2"), [])))
+    (work / "all.json").write_text(json.dumps(all_texts), encoding="utf-8")
+    (work / "one.json").write_text(json.dumps(one), encoding="utf-8")
+    (work / "chat.json").write_text(json.dumps({"requests": data["requests"], "templates": data["templates"]}), encoding="utf-8")
+    for name, text in (("floor.py", FLOOR), ("load.py", LOAD_ONLY), ("transformers_chat.py", TRANSFORMERS)):
+        (work / name).write_text(text, encoding="utf-8")
+    cache_dir = repo / ".promptlint_cache"
+
+    def clean():
+        shutil.rmtree(cache_dir, ignore_errors=True)
+
+    counter = [0]
+    base_text = changed.read_text(encoding="utf-8")
+
+    def change():
+        counter[0] += 1
+        changed.write_text(base_text + f"Edit number {counter[0]}.\n", encoding="utf-8")
+
+    rows = {}
+    print(f"repository: {data['files']} files ({apps} application templates, {chats} chat templates); "
+          f"{len(all_texts)} distinct renders encoded, {len(data['requests'])} chat renders; "
+          f"{data['findings']} findings, {data['errors']} errors; {reps} repetition(s), median", flush=True)
+
+    rows["bare"] = bench.time([py, "-c", "pass"], repo)
+    rows["load"] = bench.time([py, str(work / "load.py"), tok], repo)
+    rows["a"] = bench.time(bench.promptlint(), repo, before=clean)
+    rows["b"] = bench.time(bench.promptlint(), repo)
+    rows["c"] = bench.time(bench.promptlint(), repo, before=change)
+    changed.write_text(base_text, encoding="utf-8")
+    r = subprocess.run([py, str(Path(__file__).resolve()), "--resident", str(changed), "--reps", str(reps)], cwd=repo,
+                       env=bench.env, capture_output=True, text=True)
+    if r.returncode == 0:
+        rows["c_resident"] = (float(r.stdout.split()[-1]), float("nan"))
+    rows["d"] = bench.time([py, str(work / "floor.py"), tok, str(work / "all.json")], repo)
+    rows["d1"] = bench.time([py, str(work / "floor.py"), tok, str(work / "one.json")], repo)
+    rows["a_chat"] = bench.time(bench.promptlint("models"), repo, before=clean)
+    rows["b_chat"] = bench.time(bench.promptlint("models"), repo)
+    tver = transformers_ok(tpy)
+    if tver:
+        rows["e"] = bench.time([tpy, str(work / "transformers_chat.py"), tok, str(work / "chat.json")], repo)
+
+    big = work / "scale"
+    make_repo(big, scale, 0)
+    scale_reps = 1 if quick else min(reps, 3)
+    rows["f"] = bench.time(bench.promptlint(), big, before=lambda: shutil.rmtree(big / ".promptlint_cache", ignore_errors=True),
+                           reps=scale_reps, warmup=False)
+
+    print_table(rows, quick, apps, chats, scale, tver, tpy, len(data["requests"]))
+    return 0
+
+
+def print_table(rows, quick, apps, chats, scale, tver, tpy, chat_renders) -> None:
+    labels = {
+        "bare": "bare `python -c pass`",
+        "load": "tokenizer load only (Qwen2.5, 151k)",
+        "a": f"(a) cold: {apps} app + {chats} chat templates",
+        "b": "(b) warm: nothing changed",
+        "c": "(c) one application template changed",
+        "c_resident": "(c) in a process holding the tokenizer (LSP/daemon)",
+        "d": "(d) floor: load tokenizer + encode every render",
+        "d1": "(d1) floor for (c): load + that template's renders",
+        "a_chat": f"(a') cold, the {chats} chat templates only",
+        "b_chat": f"(b') warm, the {chats} chat templates only",
+        "e": f"(e) transformers {tver or ''}: same {chat_renders} chat renders".rstrip(),
+        "f": f"(f) scale: {scale} app templates, cold",
+    }
+    print()
+    print(f"{'run':<54} {'median s':>9} {'peak MiB':>9}")
+    print("-" * 74)
+    for key, label in labels.items():
+        if key in rows:
+            t, m = rows[key]
+            print(f"{label:<54} {t:>9.3f} {m:>9.0f}" if m == m else f"{label:<54} {t:>9.3f} {'-':>9}")
+        else:
+            print(f"{label:<54} {'skipped':>9} {'':>9}  (transformers not importable by {tpy})")
+
+    def ratio(a, b):
+        return rows[a][0] / rows[b][0] if a in rows and b in rows and rows[b][0] > 0 else None
+
+    checks = [
+        ("warm / bare python", ratio("b", "bare"), "<=", 8.0),
+        ("one changed / its floor (d1)", ratio("c", "d1"), "<=", 1.3),
+        ("cold / floor (d)", ratio("a", "d"), "<=", 1.5),
+        ("transformers (e) / promptlint cold, chat only (a')", ratio("e", "a_chat"), ">=", 1.0),
+        ("transformers (e) / promptlint warm, chat only (b')", ratio("e", "b_chat"), ">=", 20.0),
+        ("scale (f) seconds", rows["f"][0], "<", 10.0),
+        ("scale (f) peak MiB", rows["f"][1], "<", 500.0),
+        ("tokenizer load / one changed (c)", ratio("load", "c"), None, None),
+        ("one changed (c) / the same in a resident process", ratio("c", "c_resident"), None, None),
+    ]
+    print()
+    print(f"{'ratio':<54} {'value':>9} {'target':>9}  {'met' if not quick else ''}")
+    print("-" * 74)
+    for name, value, op, target in checks:
+        if value is None:
+            print(f"{name:<54} {'n/a':>9}")
+            continue
+        tgt = f"{op} {target:g}" if op else ""
+        verdict = ""
+        if op and not quick:
+            ok = value <= target if op == "<=" else value >= target if op == ">=" else value < target
+            verdict = "yes" if ok else "NO"
+        print(f"{name:<54} {value:>9.2f} {tgt:>9}  {verdict}")
+    if quick:
+        print("\n(--quick: small sizes, one repetition; the targets are judged on the full run only)")
+    print(f"\npython {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,43 @@
+"""benchmarks/run.py --quick runs end to end and prints every row, so the benchmark cannot rot.
+No assertions on time: the full run's figures are in docs/performance.md."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from conftest import REPO
+
+ROWS = [
+    "bare `python -c pass`",
+    "tokenizer load only",
+    "(a) cold:",
+    "(b) warm: nothing changed",
+    "(c) one application template changed",
+    "(c) in a process holding the tokenizer",
+    "(d) floor:",
+    "(d1) floor for (c):",
+    "(a') cold, the 2 chat templates only",
+    "(b') warm, the 2 chat templates only",
+    "(e) transformers",
+    "(f) scale: 10 app templates, cold",
+]
+RATIOS = ["warm / bare python", "one changed / its floor (d1)", "cold / floor (d)", "transformers (e) / promptlint cold",
+          "scale (f) seconds", "scale (f) peak MiB", "tokenizer load / one changed (c)"]
+
+
+def test_quick_benchmark_prints_the_table(tmp_path):
+    env = dict(os.environ, PROMPTLINT_BENCH_TRANSFORMERS_PYTHON=sys.executable)
+    r = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "run.py"), "--quick", "--keep", str(tmp_path / "bench")],
+        capture_output=True, text=True, env=env, timeout=120,
+    )
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    for row in ROWS + RATIOS:
+        hits = [line for line in lines if line.startswith(row)]
+        assert hits, f"no row {row!r} in:\n{r.stdout}"
+        if "(e)" not in row:  # (e) is "skipped" (ratios "n/a") where transformers is not installed
+            assert any(ch.isdigit() for ch in hits[0][54:]), hits[0]
+    assert "4 application templates, 2 chat templates" in r.stdout
