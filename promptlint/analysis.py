@@ -179,16 +179,7 @@ class TemplateRun:
         )
         if variant is not None and cmp is not None:
             f.first_divergent_token = self.divergent_token(variant, cmp)
-            f.arithmetic = Arithmetic(
-                prompt_tokens=cmp.prompt_len,
-                shared_tokens=cmp.shared,
-                ideal_shared_tokens=cmp.ideal_shared,
-                block_size=cmp.block_size,
-                eligible_blocks=cmp.eligible_blocks,
-                ideal_eligible_blocks=cmp.ideal_eligible_blocks,
-                lost_blocks=cmp.lost_blocks,
-                lost_tokens=cmp.lost_tokens,
-            )
+            f.arithmetic = Arithmetic.from_comparison(cmp)
             f.evidence = {
                 "base_render": self.base().text,
                 "variant_render": variant.text,

@@ -299,20 +299,9 @@ def _decode(path: Path, raw: bytes):
 
 
 def _read_text(path: Path):
-    display = str(path)
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return file_error(display, "E005", f"file is larger than {MAX_FILE_BYTES:,} bytes; exclude it or split it")
-        raw = path.read_bytes()
-    except OSError as e:
-        return file_error(display, "E005", f"cannot read the file: {e.strerror or e}")
-    if b"\x00" in raw:
-        return file_error(display, "E005", "binary file (contains NUL bytes); exclude it from the templates")
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = raw[: e.start].count(b"\n") + 1
-        return file_error(display, "E005", f"not UTF-8 text (invalid byte at offset {e.start}); save the file as UTF-8", line)
+    """The file's text, or an E005 finding (too large, unreadable, binary, not UTF-8)."""
+    raw = _read_bytes(path)
+    return raw if isinstance(raw, Finding) else _decode(path, raw)
 
 
 def file_error(path: str, code: str, message: str, line: Optional[int] = None) -> Finding:

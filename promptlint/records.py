@@ -33,6 +33,20 @@ class Arithmetic:
     lost_blocks: int
     lost_tokens: int
 
+    @classmethod
+    def from_comparison(cls, cmp) -> "Arithmetic":
+        """From a ``promptlint.compare.Comparison``."""
+        return cls(
+            prompt_tokens=cmp.prompt_len,
+            shared_tokens=cmp.shared,
+            ideal_shared_tokens=cmp.ideal_shared,
+            block_size=cmp.block_size,
+            eligible_blocks=cmp.eligible_blocks,
+            ideal_eligible_blocks=cmp.ideal_eligible_blocks,
+            lost_blocks=cmp.lost_blocks,
+            lost_tokens=cmp.lost_tokens,
+        )
+
 
 @dataclass
 class Finding:

@@ -19,7 +19,7 @@ L = floor((P-1)/B) look-up blocks and floor(P/B) full blocks:
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Dict, Hashable, List, Optional, Sequence, Tuple
+from typing import Dict, Hashable, List, Optional, Sequence
 
 
 class StackDistance:

@@ -17,7 +17,7 @@ counted_observed = min(O, E_tmpl). The identity holds exactly for every request.
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Optional
 
 from promptlint.compare import eligible_tokens
 

@@ -16,7 +16,7 @@ colder than it was); the horizon is reported.
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Optional, Sequence, Tuple
 
 from promptlint.audit.fingerprints import ROOT
 

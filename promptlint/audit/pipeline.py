@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from promptlint.audit.capacity import Curve, StackDistance, request_distances
-from promptlint.audit.classify import LOST_KEYS, ceiling, waterfall
+from promptlint.audit.classify import ceiling, waterfall
 from promptlint.audit.fingerprints import CHECKPOINT_TOKENS
 from promptlint.audit.index import PrefixIndex, prefix_run
 from promptlint.audit.records import AuditRequest, block_fps, flag, lookup_skipped

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Dict, List, Optional, Tuple
 
 from promptlint.audit.prom import Series
-from promptlint.audit.summary import NA, ratio
+from promptlint.audit.summary import ratio
 
 # (key, metric names accepted: exposition name with _total first)
 COUNTERS = {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, List, Optional, Sequence
 
 SOURCES = ("exact", "block_fp", "checkpoint", "derived", "hash_ids", "usage")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
-from typing import IO, Any, Dict, List, Optional
+from typing import IO, Any, Dict
 
 from promptlint.audit.classify import LOST_KEYS
 from promptlint.audit.summary import NA

@@ -3,9 +3,9 @@ mean of per-request or per-replica ratios; "n/a" when the denominator is zero.""
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Dict
 
-from promptlint.audit.classify import ALL_CLASSES, LOST_KEYS
+from promptlint.audit.classify import ALL_CLASSES
 
 NA = "n/a"
 

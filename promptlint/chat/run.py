@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from promptlint.analysis import Sample, TemplateRun

@@ -15,7 +15,7 @@ from typing import List, Optional
 
 from promptlint.checks import describe, short
 from promptlint.compare import Comparison, eligible_tokens
-from promptlint.records import Finding
+from promptlint.records import Arithmetic, Finding
 
 CODES = ("M102", "M103", "M104")
 
@@ -76,7 +76,7 @@ def _duplicated_special(run) -> List[Finding]:
     )
     if run.add_special_tokens:
         f.first_divergent_token = _pair(run, ids, chat_ids, shared, base)
-        f.arithmetic = _arith(cmp)
+        f.arithmetic = Arithmetic.from_comparison(cmp)
         describe(f, "the same render through the chat endpoint (add_special_tokens=False)")
         f.evidence = {"base_render": base.text, "variant_render": base.text, "add_special_tokens": True, "variant_add_special_tokens": False}
     return [f]
@@ -203,17 +203,3 @@ def _pair(run, ids, other, s, base):
     off = base.encoding.offsets[s][0] if s < len(base.encoding.offsets) else len(base.text)
     return DivergentToken(s, a, b, run.tokenizer.token_text(a), run.tokenizer.token_text(b), off)
 
-
-def _arith(cmp: Comparison):
-    from promptlint.records import Arithmetic
-
-    return Arithmetic(
-        prompt_tokens=cmp.prompt_len,
-        shared_tokens=cmp.shared,
-        ideal_shared_tokens=cmp.ideal_shared,
-        block_size=cmp.block_size,
-        eligible_blocks=cmp.eligible_blocks,
-        ideal_eligible_blocks=cmp.ideal_eligible_blocks,
-        lost_blocks=cmp.lost_blocks,
-        lost_tokens=cmp.lost_tokens,
-    )

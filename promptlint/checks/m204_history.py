@@ -139,16 +139,7 @@ def check(run) -> List[Finding]:
         notes=notes,
     )
     f.first_divergent_token = DivergentToken(shared, a, b, a_text, b_text, offset)
-    f.arithmetic = Arithmetic(
-        prompt_tokens=cmp.prompt_len,
-        shared_tokens=cmp.shared,
-        ideal_shared_tokens=cmp.ideal_shared,
-        block_size=cmp.block_size,
-        eligible_blocks=cmp.eligible_blocks,
-        ideal_eligible_blocks=cmp.ideal_eligible_blocks,
-        lost_blocks=cmp.lost_blocks,
-        lost_tokens=cmp.lost_tokens,
-    )
+    f.arithmetic = Arithmetic.from_comparison(cmp)
     f.evidence = {
         "base_render": prompt_text + generated_text,
         "variant_render": after.text,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List
 
 HELP = "attribute the prefix-cache misses of a request trace to miss classes (worksheet + summary)"
 
@@ -58,7 +58,6 @@ def _labelled(values: List[str], what: str) -> Dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
     import os
 
     from promptlint.audit import fingerprints, ingest, prom, reconcile, report

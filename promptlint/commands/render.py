@@ -9,7 +9,6 @@ Without `now`, `strftime_now` uses the real current time, as `apply_chat_templat
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 
@@ -65,12 +64,11 @@ def _read_scenario(path):
 
 
 def run(args) -> int:
-    from datetime import datetime
     from pathlib import Path
 
     from promptlint.cli import EXIT_OK, UsageError
     from promptlint.render import Limits, RenderError
-    from promptlint.tokens import TokenizerError, load, resolve
+    from promptlint.tokens import TokenizerError, load
 
     settings = _settings(args)
     target = Path(args.target)
@@ -78,7 +76,7 @@ def run(args) -> int:
         raise UsageError(f"{target}: no such file or directory")
     scenario_path, data = _read_scenario(args.scenario)
     limits = Limits(timeout_s=settings.render_timeout, max_output_bytes=settings.max_output)
-    from promptlint.chat.source import SourceError, handles, load_source
+    from promptlint.chat.source import SourceError, handles
 
     try:
         if handles(target):

@@ -262,14 +262,6 @@ def _as_render_error(e: BaseException, last, limits: Limits) -> BaseException:
     return e  # KeyboardInterrupt, SystemExit: not the template's fault
 
 
-    sm = SourceMap(loaded.sources())
-    offset = 0
-    for chunk, (tname, line, literal) in zip(parts, chunk_meta):
-        sm.add(offset, chunk, tname, line, literal)
-        offset += len(chunk)
-    return Rendered("".join(parts), sm)
-
-
 def _error_where(exc: BaseException, last):
     """(template, line) of the innermost template frame in a traceback, else the last chunk's."""
     tb = exc.__traceback__

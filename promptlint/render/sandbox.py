@@ -20,7 +20,6 @@ import re
 import time
 import types
 from functools import update_wrapper
-from string import Formatter
 from typing import Any, Callable, Dict, Optional
 
 from jinja2 import Undefined
