@@ -97,6 +97,39 @@ class TemplateRun:
     def base(self) -> Sample:
         return self.sample()
 
+    def prefetch(self, plans) -> None:
+        """Render the planned variants and tokenize them in one `encode_batch` call.
+
+        Tokenizing dominates a cold run and the Rust batch encoder uses every core; a variant
+        that fails to render is left for the check that needs it (which then reports it).
+        """
+        from promptlint.render import RenderError
+
+        batch_encode = getattr(self.tokenizer, "encode_batch", None)
+        pending = []
+        for overrides in plans:
+            key = (None, tuple(sorted((k, repr(v)) for k, v in overrides.items())))
+            if key in self._memo or any(k == key for k, _ in pending):
+                continue
+            try:
+                pending.append((key, render(self.loaded, self.scenario.values(**overrides), self.limits, None)))
+            except RenderError:
+                continue
+        if not pending:
+            return
+        if batch_encode is None or len(pending) == 1:
+            for key, rendered in pending:
+                self._memo[key] = Sample(rendered, self.tokenizer.encode(rendered.text, add_special_tokens=self.add_special_tokens))
+            return
+        encodings = batch_encode([r.text for _, r in pending], add_special_tokens=self.add_special_tokens)
+        for (key, rendered), encoding in zip(pending, encodings):
+            self._memo[key] = Sample(rendered, encoding)
+
+    def plan_ideal(self):
+        """The variant behind the ideal shared prefix: every per-request input changed."""
+        per_request = self.scenario.of_kind("per-request")
+        return [{v.name: v.variant_value() for v in per_request}] if per_request else []
+
     def text_inputs(self):
         """(name, value) of every per-request input (M103 looks for special-token text in them)."""
         return [(v.name, v.value) for v in self.scenario.of_kind("per-request")]
@@ -106,7 +139,7 @@ class TemplateRun:
         per_request = self.scenario.of_kind("per-request")
         if not per_request:
             return len(variant.ids)
-        changed = self.sample(**{v.name: v.variant_value() for v in per_request})
+        changed = self.sample(**self.plan_ideal()[0])
         return shared_prefix(self.base().ids, changed.ids)
 
     def compare(self, variant: Sample) -> Comparison:

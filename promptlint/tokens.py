@@ -87,6 +87,13 @@ class LoadedTokenizer:
         enc = self._tok.encode(text, add_special_tokens=add_special_tokens)
         return Encoding(list(enc.ids), [tuple(o) for o in enc.offsets])
 
+    def encode_batch(self, texts: List[str], add_special_tokens: bool = False) -> List[Encoding]:
+        """Several texts at once: the Rust side spreads them over every core."""
+        return [
+            Encoding(list(e.ids), [tuple(o) for o in e.offsets])
+            for e in self._tok.encode_batch(texts, add_special_tokens=add_special_tokens)
+        ]
+
     def token_text(self, token_id: Optional[int]) -> str:
         if token_id is None:
             return ""

@@ -83,3 +83,33 @@ def test_shared_prefix_matches_an_element_by_element_scan():
         b = list(a[: rnd.randrange(n + 1)]) + [rnd.randrange(3) for _ in range(rnd.randrange(300))]
         for x, y in ((a, b), (b, a), (tuple(a), b), ("".join(map(str, a)), "".join(map(str, b)))):
             assert shared_prefix(x, y) == _naive(x, y)
+
+
+def test_prefetched_batch_equals_one_by_one(tmp_path):
+    """Variants rendered ahead and tokenized with encode_batch give the very samples sample() gives."""
+    from conftest import QWEN
+
+    from promptlint.analysis import TemplateRun
+    from promptlint.compare import engine_profile
+    from promptlint.render import Limits
+    from promptlint.scenarios import Scenario, Variable
+    from promptlint.tokens import load, resolve
+
+    t = tmp_path / "t.j2"
+    t.write_text("Time {{ now }}\n{% for d in docs %}{{ d }}\n{% endfor %}Q: {{ question }}", encoding="utf-8")
+    tok = load(resolve(str(QWEN)))
+    scenario = Scenario({
+        "now": Variable("now", "2025-03-14 09:26:53", "volatile", "timestamp"),
+        "docs": Variable("docs", ["alpha beta", "gamma delta", "epsilon"], "static"),
+        "question": Variable("question", "How do I reset my password?", "per-request"),
+    })
+    plans = [{}, {"now": "2025-03-14 09:27:00"}, {"docs": ["epsilon", "gamma delta", "alpha beta"]}, {"question": "Other?"}]
+
+    def run():
+        return TemplateRun(t, "t.j2", load_template(t), scenario, lambda: tok, engine_profile("vllm"), Limits())
+
+    batched, single = run(), run()
+    batched.prefetch(plans)
+    for overrides in plans:
+        a, b = batched.sample(**overrides), single.sample(**overrides)
+        assert a.text == b.text and a.ids == b.ids and a.encoding.offsets == b.encoding.offsets

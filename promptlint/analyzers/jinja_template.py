@@ -85,8 +85,13 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     )
     findings: List[Finding] = []
     try:
-        run.base()
-        for module in checks.enabled_checks(ctx.is_enabled):
+        enabled = checks.enabled_checks(ctx.is_enabled)
+        plans = [{}] + run.plan_ideal()  # the base render, then every variant the checks will ask for
+        for module in enabled:
+            plans += module.plan(run) if hasattr(module, "plan") else []
+        run.prefetch(plans)  # render all, tokenize in one batch; render errors wait for their check
+        run.base()  # a base that does not render is reported here, before any variant
+        for module in enabled:
             findings.extend(module.check(run))
     except RenderError as e:
         where = run.path_of(e.template) if e.template else display

@@ -12,6 +12,11 @@ CODES = ("M101",)
 _CADENCE = {"date": "changes daily", None: "changes on every request"}
 
 
+def plan(run) -> list:
+    """The variants this check renders (prefetched and tokenized in one batch)."""
+    return [{var.name: var.variant_value()} for var in run.scenario.of_kind("volatile")]
+
+
 def check(run) -> List[Finding]:
     findings = []
     for var in run.scenario.of_kind("volatile"):

@@ -14,10 +14,21 @@ from __future__ import annotations
 from typing import List, Optional
 
 from promptlint.checks import describe, short
-from promptlint.compare import Comparison, eligible_tokens
+from promptlint.compare import Comparison, eligible_tokens, shared_prefix
 from promptlint.records import Arithmetic, Finding
 
 CODES = ("M102", "M103", "M104")
+
+
+def plan(run) -> list:
+    """The variants M104 renders (prefetched and tokenized in one batch)."""
+    if not run.enabled("M104"):
+        return []
+    return [
+        {var.name: var.variant_value()}
+        for var in run.scenario.variables.values()
+        if var.kind in ("per-request", "volatile")
+    ]
 
 
 def check(run) -> List[Finding]:
@@ -149,12 +160,12 @@ def _boundary_merges(run) -> List[Finding]:
         if var.kind not in ("per-request", "volatile"):
             continue
         variant = run.sample(**{var.name: var.variant_value()})
-        merge = boundary_merge(run, variant)
+        P = len(variant.ids)
+        B = run.profile.block_size
+        merge = boundary_merge(run, variant, block_size=B)
         if merge is None:
             continue
         shared, char, clean = merge
-        P = len(variant.ids)
-        B = run.profile.block_size
         now, ideal = eligible_tokens(shared, P, B) // B, eligible_tokens(clean, P, B) // B
         if ideal <= now:
             continue
@@ -176,19 +187,27 @@ def _boundary_merges(run) -> List[Finding]:
     return out
 
 
-def boundary_merge(run, variant) -> Optional[tuple]:
-    """(token S, first divergent char, tokens of the shared text alone) when BPE merged across the boundary."""
+def boundary_merge(run, variant, block_size: Optional[int] = None) -> Optional[tuple]:
+    """(token S, first divergent char, tokens of the shared text alone) when BPE merged across the boundary.
+
+    With ``block_size``, merges that cannot cost a block are skipped before re-encoding: the shared
+    text alone has at most one token per merged character, so it cannot reach the next block
+    boundary when ``S + merged characters`` does not.
+    """
     base = run.base()
-    s = 0
     a, b = base.ids, variant.ids
-    while s < min(len(a), len(b)) and a[s] == b[s]:
-        s += 1
+    s = shared_prefix(a, b)
     if s >= len(a) or s >= len(base.encoding.offsets):
         return None
     char = run.first_divergent_char(variant)
     tok_start = base.encoding.offsets[s][0]
     if tok_start >= char:
         return None
+    if block_size is not None:
+        cap = len(variant.ids) - 1
+        upper = s + (char - tok_start)
+        if min(upper, cap) // block_size <= min(s, cap) // block_size:
+            return None
     clean = len(run.tokenizer.encode(base.text[:char], add_special_tokens=run.add_special_tokens).ids)
     if clean <= s:
         return None

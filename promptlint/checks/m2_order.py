@@ -22,6 +22,21 @@ TOOL_NAMES = ("tools", "functions", "tool_schemas")
 DOCUMENT_NAMES = ("documents", "docs", "context_documents", "retrieved_documents", "passages", "chunks")
 
 
+def plan(run) -> list:
+    """The order variants this check renders (prefetched and tokenized in one batch)."""
+    out = []
+    for var in run.scenario.variables.values():
+        if var.kind != "static":
+            continue
+        if run.enabled("M201") and _has_mapping(var.value):
+            out.append({var.name: _reverse_keys(var.value)})
+        if isinstance(var.value, list) and len(var.value) >= 2:
+            code = _list_code(run, var)
+            if code and run.enabled(code):
+                out += [{var.name: permuted} for _, permuted in _permutations(var.value)]
+    return out
+
+
 def check(run) -> List[Finding]:
     findings: List[Finding] = []
     for var in run.scenario.variables.values():
