@@ -112,7 +112,7 @@ class TemplateRun:
             if key in self._memo or any(k == key for k, _ in pending):
                 continue
             try:
-                pending.append((key, render(self.loaded, self.scenario.values(**overrides), self.limits, None)))
+                pending.append((key, self._render_variant(overrides)))
             except RenderError:
                 continue
         if not pending:
@@ -124,6 +124,16 @@ class TemplateRun:
         encodings = batch_encode([r.text for _, r in pending], add_special_tokens=self.add_special_tokens)
         for (key, rendered), encoding in zip(pending, encodings):
             self._memo[key] = Sample(rendered, encoding)
+
+    def _render_variant(self, overrides: Dict[str, Any]) -> Rendered:
+        return render(self.loaded, self.scenario.values(**overrides), self.limits, None)
+
+    def plan(self, modules) -> list:
+        """Every variant the ideal prefix and the given check modules will ask for."""
+        plans = self.plan_ideal()
+        for module in modules:
+            plans += module.plan(self) if hasattr(module, "plan") else []
+        return plans
 
     def plan_ideal(self):
         """The variant behind the ideal shared prefix: every per-request input changed."""

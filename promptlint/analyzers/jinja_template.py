@@ -86,10 +86,9 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     findings: List[Finding] = []
     try:
         enabled = checks.enabled_checks(ctx.is_enabled)
-        plans = [{}] + run.plan_ideal()  # the base render, then every variant the checks will ask for
-        for module in enabled:
-            plans += module.plan(run) if hasattr(module, "plan") else []
-        run.prefetch(plans)  # render all, tokenize in one batch; render errors wait for their check
+        # the base and every variant the checks will ask for, tokenized in one batch; a variant that
+        # fails to render is left for its check to report
+        run.prefetch([{}] + run.plan(enabled))
         run.base()  # a base that does not render is reported here, before any variant
         for module in enabled:
             findings.extend(module.check(run))

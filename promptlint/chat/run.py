@@ -224,6 +224,11 @@ class ChatRun(TemplateRun):
                 self._base_calls = self.chat.strftime_calls(self._name)
         return self._memo[key]
 
+    def _render_variant(self, overrides: Dict[str, Any]):
+        req, now = self._request(overrides)
+        rendered, _, _ = self.chat.render(req, now)
+        return rendered
+
     def base(self) -> Sample:
         sample = self.sample()
         self._add_clock_variable()

@@ -73,7 +73,7 @@ def _where(stack) -> Tuple[Optional[str], int, bool]:
             owner = tmpl.environment.get_template(name)
         except Exception:
             owner = tmpl
-    line = owner.get_corresponding_lineno(frame.f_lineno)
+    line = template_line(owner, frame.f_lineno)
     # The compiled statement that yielded: a string constant is literal template text.
     literal = _yields_constant(frame, tmpl.environment)
     return name, line, literal
@@ -87,3 +87,17 @@ def _yields_constant(frame, environment) -> bool:
         return False
     s = lines[frame.f_lineno - 1].lstrip()
     return s.startswith("yield '") or s.startswith('yield "')
+
+
+def template_line(template, code_line: int) -> int:
+    """``Template.get_corresponding_lineno``, memoised per template.
+
+    Jinja re-parses its debug-info string on every call; a render asks once per output chunk.
+    """
+    memo = template.__dict__.get("_promptlint_lines")
+    if memo is None:
+        memo = template.__dict__["_promptlint_lines"] = {}
+    line = memo.get(code_line)
+    if line is None:
+        line = memo[code_line] = template.get_corresponding_lineno(code_line)
+    return line
