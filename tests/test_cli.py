@@ -113,3 +113,20 @@ def test_rule_command_prints_docs(cli):
     assert "## What it does" in r.out and "## Why it matters" in r.out
     assert cli("rule", "volatile-before-shared-prefix").out == r.out
     assert cli("rule", "X999").code == 2
+
+
+def test_notes_never_fail_a_run(tmp_path, cli):
+    """A tool order the samples file declares pinned is reported as severity info, and exits 0."""
+    (tmp_path / "t.j2").write_text(
+        "Tools:\n{% for t in tools %}- {{ t.name }}: {{ t.description }}\n{% endfor %}"
+        + "Always look up the order first and never guess a status. " * 12 + "\nUser: {{ question }}",
+        encoding="utf-8",
+    )
+    (tmp_path / "t.samples.toml").write_text(
+        'tools-order = "pinned"\n[variables]\ntools = [{name = "a_tool", description = "first"}, {name = "b_tool", description = "second"}]\n',
+        encoding="utf-8",
+    )
+    r = cli("check", "--tokenizer", QWEN, "--output-format", "json", tmp_path / "t.j2")
+    (f,) = r.json()["findings"]
+    assert (f["code"], f["severity"]) == ("M202", "info")
+    assert r.code == 0
