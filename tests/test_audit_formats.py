@@ -118,3 +118,31 @@ def test_bundled_example_prints_summary_and_reconciliation(tmp_path, capsys):
     import xml.dom.minidom
 
     assert xml.dom.minidom.parse(str(plot)).documentElement.tagName == "svg"
+
+
+def test_rows_without_ids_are_derived_through_the_chat_template(tmp_path):
+    """A request/response log with messages but no token ids: re-rendered with the pinned Qwen2.5
+    template as vLLM's server renders it (add_generation_prompt defaults to true) and tokenized."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from chat_helpers import model_dir
+    from tokenizers import Tokenizer
+
+    from promptlint.audit.derive import make_deriver
+
+    d = model_dir("Qwen-Qwen2.5-7B-Instruct.jinja", tmp_path)
+    qwen = Path(__file__).parent / "data" / "tokenizers" / "qwen2.5" / "tokenizer.json"
+    msgs = [{"role": "system", "content": "You are helpful."}, {"role": "user", "content": "Where is order 7?"}]
+    line = {"request": {"model": "qwen", "messages": msgs}, "response": {"usage": {"prompt_tokens": 24}}, "engine": "vllm"}
+    path = tmp_path / "t.jsonl"
+    path.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    deriver = make_deriver(str(qwen), str(d))
+    with open(path) as f:
+        (r,) = list(read(f, "t.jsonl", Options(KEY, deriver=deriver)))
+    # ChatML written out by hand (the Qwen2.5 chat format), encoded directly
+    text = "<|im_start|>system\nYou are helpful.<|im_end|>\n<|im_start|>user\nWhere is order 7?<|im_end|>\n<|im_start|>assistant\n"
+    ids = Tokenizer.from_file(str(qwen)).encode(text, add_special_tokens=False).ids
+    assert r.source == "derived"
+    assert r.fps == fpm.chain_hex(ids, 16, KEY)
+    assert ("derived_length" in r.flags) == (len(ids) != 24)

@@ -1,39 +1,56 @@
-"""Token ids for log rows that carry none: re-render the captured messages with the pinned
-chat template and tokenize with the pinned tokenizer. Rows get ``tokens_source=derived``.
+"""Token ids for log rows that carry none: re-render the captured request with the pinned chat
+template, exactly as the serving stack does (promptlint.chat, vLLM's OpenAI frontend by
+default), and tokenize with the pinned tokenizer. Rows get ``tokens_source=derived``.
 
-This is a plain sandboxed render in the manner of transformers' ``apply_chat_template``
-(trim_blocks, lstrip_blocks, ``add_generation_prompt``); the full renderer of the
-chat-template issue replaces it when available. The rendered text never leaves this
-function.
+The rendered text never leaves this function.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 
-def make_deriver(tokenizer_path: str, template_path: str, sha256: Optional[str] = None) -> Callable[[Dict[str, Any]], Optional[List[int]]]:
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
+def make_deriver(
+    tokenizer_path: str,
+    template_path: str,
+    sha256: Optional[str] = None,
+    frontend: str = "vllm",
+    transformers: int = 5,
+) -> Callable[[Dict[str, Any]], Optional[List[int]]]:
+    """A function from captured request inputs (messages, tools, ...) to the ids the engine saw.
 
+    ``template_path`` is a model directory, a ``tokenizer_config.json`` or a chat ``.jinja`` file.
+    """
     from promptlint import tokens
+    from promptlint.chat.request import ChatProfile, ChatRequest
+    from promptlint.chat.run import ChatTemplate
+    from promptlint.chat.source import SourceError, load_source
+    from promptlint.render import Limits, RenderError
 
     tok = tokens.load(tokens.resolve(tokenizer_path, sha256))
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
-
-    def raise_exception(msg: str) -> None:
-        raise ValueError(msg)
-
-    env.globals["raise_exception"] = raise_exception
-    with open(template_path, encoding="utf-8") as f:
-        template = env.from_string(f.read())
-    special = tok.special_tokens
+    try:
+        source = load_source(Path(template_path))
+    except SourceError as e:
+        raise OSError(f"{e.path}: {e.message}") from None
+    if not source.special_tokens:
+        source.special_tokens = dict(tok.special_tokens)
+    chat = ChatTemplate(source, ChatProfile(transformers, frontend, "chat"), Limits())
 
     def derive(inputs: Dict[str, Any]) -> Optional[List[int]]:
-        try:
-            text = template.render(messages=inputs.get("messages") or [], tools=inputs.get("tools"),
-                                   add_generation_prompt=True, **special)
-        except Exception:  # a row that does not render is left usage-only
+        messages = inputs.get("messages")
+        if not isinstance(messages, list):
             return None
-        return tok.encode(text, add_special_tokens=False).ids
+        request = ChatRequest(
+            messages=messages,
+            tools=inputs.get("tools") or None,
+            documents=inputs.get("documents"),
+            add_generation_prompt=inputs.get("add_generation_prompt"),
+        )
+        try:
+            rendered, _, _ = chat.render(request)
+        except (RenderError, TypeError, ValueError):  # a row that does not render stays usage-only
+            return None
+        return tok.encode(rendered.text, add_special_tokens=False).ids
 
     return derive

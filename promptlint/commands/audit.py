@@ -38,7 +38,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--engine", help="engine when a row does not say (vllm, sglang, llamacpp, openai, anthropic, gemini)")
     p.add_argument("--tenant-field", help="LiteLLM metadata key or OTel attribute holding the tenant label")
     p.add_argument("--tokenizer", help="tokenizer.json to derive token ids for rows without them")
-    p.add_argument("--chat-template", help="chat template (Jinja) used with --tokenizer to derive token ids")
+    p.add_argument("--chat-template", help="chat template used with --tokenizer to derive token ids: a model directory, tokenizer_config.json or chat .jinja file (rendered as vLLM's OpenAI server does)")
     p.add_argument("--index-blocks", type=int, default=4_000_000,
                    help="fingerprints kept per model revision (horizon; memory bound); default 4,000,000")
     p.add_argument("--reorder-window", type=float, default=60.0,
