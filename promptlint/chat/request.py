@@ -173,17 +173,21 @@ def transformers_variables(request: ChatRequest, source, template_text: str, ver
     return Prepared(variables, continue_field, final_text)
 
 
+def _tag_last_text_block(parts) -> str:
+    """Append the continue tag to the last text part of list content; return that part's text."""
+    for block in reversed(parts):
+        if "text" in block:
+            final = block["text"]
+            block["text"] = final + CONTINUE_TAG
+            return final
+    raise RequestError("continue_final_message is set but we could not find any text to continue in the final message!")
+
+
 def _tag_final_message(messages, cfm, template_text: str, version: int) -> Tuple[str, str]:
     if version < 5:
         final = messages[-1].get("content") if messages else None
         if isinstance(final, (list, tuple)):
-            for block in reversed(final):
-                if "text" in block:
-                    final = block["text"]
-                    block["text"] = block["text"] + CONTINUE_TAG
-                    break
-            else:
-                raise RequestError("continue_final_message is set but we could not find any text to continue in the final message!")
+            final = _tag_last_text_block(final)
         else:
             messages[-1]["content"] = final + CONTINUE_TAG
         return "content", final
@@ -197,13 +201,7 @@ def _tag_final_message(messages, cfm, template_text: str, version: int) -> Tuple
     if not any(f in template_text for f in fields):
         raise RequestError(f'continue_final_message is set to "{name}" but this is not an accepted field in the chat_template')
     if isinstance(final, (list, tuple)):
-        for block in reversed(final):
-            if "text" in block:
-                final = block["text"]
-                block["text"] = block["text"] + CONTINUE_TAG
-                break
-        else:
-            raise RequestError("continue_final_message is set but we could not find any text to continue in the final message!")
+        final = _tag_last_text_block(final)
     else:
         for f in fields:
             messages[-1][f] = messages[-1][f] + CONTINUE_TAG

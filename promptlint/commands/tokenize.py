@@ -39,21 +39,14 @@ def add_parser(subparsers) -> None:
 
 
 def _read_input(name: str) -> str:
+    """The file's exact text (``-`` is stdin), or a one-line usage error."""
+    from promptlint.captured import InputError, read_input
     from promptlint.cli import UsageError
 
     try:
-        data = sys.stdin.buffer.read() if name == "-" else open(name, "rb").read()
-    except FileNotFoundError:
-        raise UsageError(f"{name}: file not found; check the path") from None
-    except IsADirectoryError:
-        raise UsageError(f"{name}: is a directory; pass text files") from None
-    except OSError as e:
-        raise UsageError(f"{name}: cannot read ({e.strerror}); check the path and permissions") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        label = "standard input" if name == "-" else name
-        raise UsageError(f"{label}: not UTF-8 text (invalid byte at offset {e.start}); convert it to UTF-8") from None
+        return read_input(name)
+    except InputError as e:
+        raise UsageError(str(e)) from None
 
 
 def _jsonl_inputs(name: str):
