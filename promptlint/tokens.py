@@ -183,9 +183,14 @@ def _special_tokens(config_path: Optional[Path]) -> Dict[str, str]:
         data = json.loads(config_path.read_text(encoding="utf-8"))
     except (OSError, ValueError, UnicodeDecodeError):
         raise TokenizerError(f"{config_path}: invalid tokenizer_config.json (not readable JSON)") from None
+    return special_tokens_of(data) if isinstance(data, dict) else {}
+
+
+def special_tokens_of(config: Dict) -> Dict[str, str]:
+    """The named special-token strings of a tokenizer_config.json mapping, as transformers passes them."""
     out = {}
     for key in SPECIAL_TOKEN_KEYS:
-        value = data.get(key)
+        value = config.get(key)
         if isinstance(value, dict):
             value = value.get("content")
         if isinstance(value, str):

@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
+from promptlint.tokens import special_tokens_of
+
 CONFIG_NAME = "tokenizer_config.json"
 TEMPLATE_FILE = "chat_template.jinja"
 TEMPLATES_DIR = "chat_templates"
 # transformers 5.x `special_tokens_map`: the named string tokens only
-SPECIAL_TOKEN_KEYS = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
 
 _MESSAGES_USE = re.compile(r"\bin\s+messages\b|\bmessages\s*\[|\bmessages\s*\|")
 
@@ -111,17 +112,6 @@ def read_config(path: Path) -> Dict[str, Any]:
     if not isinstance(data, dict):
         raise SourceError(path, f"invalid {path.name}: expected a JSON object")
     return data
-
-
-def special_tokens_of(config: Dict[str, Any]) -> Dict[str, str]:
-    out = {}
-    for key in SPECIAL_TOKEN_KEYS:
-        value = config.get(key)
-        if isinstance(value, dict):
-            value = value.get("content")
-        if isinstance(value, str):
-            out[key] = value
-    return out
 
 
 def _additional(config: Dict[str, Any]) -> List[str]:

@@ -9,7 +9,6 @@ columns in Unicode code points, end column exclusive), a level, a stable
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 from pathlib import Path
 from urllib.parse import quote
 
@@ -47,17 +46,13 @@ def _location(f, root: Path) -> dict:
     return {"physicalLocation": {"artifactLocation": artifact, "region": region}}
 
 
+# The JSON record's own fields that SARIF already carries elsewhere (rule, message, location).
+_NOT_PROPERTIES = ("code", "message", "path", "line", "column", "end_line", "end_column", "evidence")
+
+
 def _properties(f) -> dict:
-    props = {"name": f.name, "miss_class": f.miss_class, "severity": f.severity}
-    if f.variable is not None:
-        props["variable"] = f.variable
-    if f.first_divergent_token is not None:
-        props["first_divergent_token"] = asdict(f.first_divergent_token)
-    if f.arithmetic is not None:
-        props.update(asdict(f.arithmetic))
-    if f.notes:
-        props["notes"] = list(f.notes)
-    return props
+    """The finding's JSON record (token arithmetic included) minus what SARIF says elsewhere."""
+    return {k: v for k, v in f.to_dict().items() if k not in _NOT_PROPERTIES}
 
 
 def document(report, settings=None) -> dict:
