@@ -282,12 +282,6 @@ def _strip_unicode_normalizers(node):
     return node
 
 
-def _byte_level_text(s: str) -> str:
-    """How a GPT-2 byte-level vocabulary spells the UTF-8 bytes of ``s``."""
-    table = _BYTE_TO_UNICODE
-    return "".join(table[b] for b in s.encode("utf-8"))
-
-
 def _bytes_to_unicode() -> Dict[int, str]:
     bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("\xa1"), ord("\xac") + 1)) + list(range(ord("\xae"), ord("\xff") + 1))
     cs = bs[:]

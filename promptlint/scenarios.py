@@ -16,13 +16,11 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
-KINDS = ("static", "per-request", "volatile")
-SUB_KINDS = ("timestamp", "date", "time", "id")
 SPEC_KEYS = {"value", "kind", "sub-kind", "variant", "order"}
 
 
@@ -331,10 +329,3 @@ def per_request_variant(value: Any) -> Any:
     if isinstance(value, (int, float)):
         return value + 1
     return value
-
-
-def with_values(scenario: Scenario, **values: Any) -> Scenario:
-    new = Scenario(dict(scenario.variables), scenario.samples_path, scenario.tools_order)
-    for k, v in values.items():
-        new.variables[k] = replace(new.variables[k], value=v)
-    return new

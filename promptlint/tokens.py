@@ -10,7 +10,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Tuple
 
 EMBEDDED_NAME = "cl100k_base (embedded)"
 _EMBEDDED_FILE = Path(__file__).parent / "data" / "cl100k_base.tokenizer.json.gz"
@@ -196,17 +196,6 @@ def special_tokens_of(config: Dict) -> Dict[str, str]:
         if isinstance(value, str):
             out[key] = value
     return out
-
-
-def token_at(ids: Sequence[int], index: int) -> Optional[int]:
-    return ids[index] if 0 <= index < len(ids) else None
-
-
-def char_offset_of_token(enc: Encoding, index: int, text_len: int) -> int:
-    """Character offset where token ``index`` starts (end of text when past the end)."""
-    if index < len(enc.offsets):
-        return enc.offsets[index][0]
-    return text_len
 
 
 def env_tokenizer_threads() -> None:

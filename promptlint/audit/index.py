@@ -189,9 +189,3 @@ class PrefixIndex:
         if s is None:
             s = self.shards[key] = Shard(self.limit)
         return s
-
-    def live_fingerprints(self) -> int:
-        n = 0
-        for s in self.shards.values():
-            n += len(s.all) + len(s.sparse_all) + sum(len(g) for g in s.scoped.values())
-        return n

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence
 
-SOURCES = ("exact", "block_fp", "checkpoint", "derived", "hash_ids", "usage")
-
 
 class AuditRequest:
     """One request after ingest. ``fps`` are chained chunk fingerprints (``chunk`` tokens

@@ -13,9 +13,6 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-FRONTENDS = ("transformers", "vllm")
-SERVING = ("chat", "completions")
-TRANSFORMERS_VERSIONS = (4, 5)
 CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
 REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 

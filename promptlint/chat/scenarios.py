@@ -197,9 +197,6 @@ class ChatScenario:
     next_user: Optional[str] = None  # M204: the user message of the next turn (default: built in)
 
 
-CHAT_KEYS = ("messages", "tools", "documents", "add_generation_prompt", "continue_final_message", "now", "reply", "next_user")
-
-
 def samples_path_for_chat(path: Path) -> Optional[Path]:
     """`<name>.samples.toml|json` beside the template (a model dir: inside it)."""
     candidates = []

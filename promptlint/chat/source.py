@@ -60,9 +60,6 @@ class ChatSource:
             "E002",
         )
 
-    def file_for(self, name: str) -> Path:
-        return self.path
-
 
 def looks_like_chat_template(text: str) -> bool:
     """A `.jinja` file that iterates/indexes `messages` and reads roles: a chat template."""
@@ -189,20 +186,6 @@ def _from_model_dir(directory: Path) -> ChatSource:
         raise SourceError(config_path, f"no chat template in {directory}: neither {TEMPLATE_FILE} nor `chat_template` in {CONFIG_NAME}")
     templates, keys, single = found
     return ChatSource(config_path, templates, specials, extra, keys, directory, single)
-
-
-def embedded_template_text(file_text: str, key_path: str) -> Optional[str]:
-    """The template string at ``key_path`` (`chat_template`, `chat_template[1].template`) of a JSON text."""
-    try:
-        value: Any = json.loads(file_text)
-    except ValueError:
-        return None
-    for part in re.findall(r"[A-Za-z_]+|\[\d+\]", key_path):
-        try:
-            value = value[int(part[1:-1])] if part.startswith("[") else value[part]
-        except (KeyError, IndexError, TypeError):
-            return None
-    return value if isinstance(value, str) else None
 
 
 def json_line_of_key(file_text: str, key: str = "chat_template") -> int:

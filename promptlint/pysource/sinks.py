@@ -31,7 +31,6 @@ LLM_CALL_SUFFIXES: Tuple[Tuple[str, Dict[int, str]], ...] = (
 BARE_LLM_FUNCTIONS = {"completion": {1: "messages"}, "acompletion": {1: "messages"}, "text_completion": {1: "prompt"}}
 
 # keyword -> what the value is
-PROMPT_TEXT_KWARGS = {"system", "prompt", "prompts", "instructions", "input", "text", "contents"}
 MESSAGES_KWARGS = {"messages", "conversation"}
 TOOLS_KWARGS = {"tools", "functions"}
 DOCUMENTS_KWARGS = {"documents"}

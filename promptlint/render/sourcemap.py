@@ -128,12 +128,6 @@ class SourceMap:
             return Location(chunk.template, line, col, end_line, end_col)
         return Location(chunk.template, chunk.line, 1, chunk.line, 1)
 
-    def chunk_at(self, offset: int) -> Optional[Chunk]:
-        if not self.chunks:
-            return None
-        i = max(bisect.bisect_right(self._starts, offset) - 1, 0)
-        return self.chunks[i]
-
 
 def _find_expression(src: SourceText, line: int, cursor: int) -> Optional[Tuple[int, int]]:
     """Span of the `{{ ... }}` that produced an expression chunk reported at ``line``."""
