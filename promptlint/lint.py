@@ -9,7 +9,7 @@ import importlib
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from promptlint import registry, suppress
 from promptlint.config import Settings, code_enabled, ignored_for_file
@@ -84,7 +84,7 @@ def lint(
             rel = relative(Path(f.path), settings.root)
             return is_enabled(f.code) and not ignored_for_file(f.code, rel, settings.per_file_ignores)
 
-        raw = _cached_lint_file(path, ctx, text, cache, settings_key, tok_sha)
+        raw, text = _cached_lint_file(path, ctx, text, cache, settings_key, tok_sha)
         complete = not any(f.code.startswith("E") for f in raw)  # else nothing can be called unused
         for f in apply_suppressions([f for f in raw if keep(f)], path, text, ctx, complete):
             if f.code == suppress.UNUSED and not keep(f):
@@ -193,7 +193,13 @@ def lint_file(path: Path, ctx: "Context", text: Optional[str] = None) -> List[Fi
     return analyzer.lint_file(path, text, ctx)
 
 
-def _cached_lint_file(path: Path, ctx: "Context", text: Optional[str], cache, settings_key: str, tok_sha: str) -> List[Finding]:
+def _cached_lint_file(
+    path: Path, ctx: "Context", text: Optional[str], cache, settings_key: str, tok_sha: str
+) -> Tuple[List[Finding], Optional[str]]:
+    """(findings, the file's text) — from the cache when nothing it depends on changed.
+
+    The text is returned so that suppression comments are read from the same bytes, not a second read.
+    """
     from promptlint.records import finding_from_dict
 
     if text is None and path.is_dir():
@@ -201,23 +207,22 @@ def _cached_lint_file(path: Path, ctx: "Context", text: Optional[str], cache, se
     elif text is None:
         raw = _read_bytes(path)
         if isinstance(raw, Finding):
-            return [raw]
+            return [raw], None
         content = raw
+        decoded = _decode(path, content)
+        if isinstance(decoded, Finding):
+            return [decoded], None
+        text = decoded
     else:
         content = text.encode("utf-8", "surrogatepass")
     key = cache.key(path, content, settings_key + _neighbourhood(path), tok_sha)
     entry = cache.get(key)
     if entry is not None:
-        return [finding_from_dict(d) for d in entry["findings"]]
-    if text is None and not path.is_dir():
-        decoded = _decode(path, content)
-        if isinstance(decoded, Finding):
-            return [decoded]
-        text = decoded
+        return [finding_from_dict(d) for d in entry["findings"]], text
     ctx.deps = []
     findings = lint_file(path, ctx, text)
     cache.put(key, [f.to_dict(evidence=True) for f in findings], ctx.deps)
-    return findings
+    return findings, text
 
 
 _NEIGHBOURS = ("tokenizer_config.json", "chat_template.jinja", "tokenizer.json")
