@@ -93,9 +93,21 @@ def test_embedded_default_tokenizer_serves_with_a_notice(tmp_path, cli):
     doc = r.json()
     assert doc["tokenizer"]["embedded"] is True and doc["tokenizer"]["path"] is None
     assert "approximate" in r.err and "embedded cl100k_base" in r.err
-    # cl100k groups digits in threes: "Time", " ", "202", "5", "-", "03", ... the variant differs at a known place
+    # the index must be the embedded cl100k tokenizer's own, checked with a direct encode
+    import gzip
+
+    from tokenizers import Tokenizer
+
+    from conftest import shared_prefix
+
+    raw = gzip.decompress((REPO / "promptlint" / "data" / "cl100k_base.tokenizer.json.gz").read_bytes())
+    cl100k = Tokenizer.from_str(raw.decode("utf-8"))
+    body = "\n" + "Shared rules of the shop. " * 40 + "How do I reset my password?"
+    b = cl100k.encode("Time 2025-03-14 09:26:53" + body, add_special_tokens=False).ids
+    v = cl100k.encode("Time 2025-03-14 09:27:00" + body, add_special_tokens=False).ids
     f = doc["findings"][0]
-    assert f["first_divergent_token"]["index"] > 0
+    assert f["first_divergent_token"]["index"] == shared_prefix(b, v) > 0
+    assert f["prompt_tokens"] == len(v)
 
 
 def test_no_tokenizer_load_when_nothing_to_tokenize(tmp_path, cli):
