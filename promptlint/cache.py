@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional
 
-from promptlint import __version__
+from promptlint import __version__, bounded_io
 
 DIR_NAME = ".promptlint_cache"
 CACHEDIR_TAG = (
@@ -61,7 +61,7 @@ def sha256_bytes(data: bytes) -> str:
 
 def file_hash(path: Path) -> Optional[str]:
     try:
-        return sha256_bytes(Path(path).read_bytes())
+        return sha256_bytes(bounded_io.read_bytes(path))
     except OSError:
         return None
 

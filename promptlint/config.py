@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Tuple
 
+from promptlint import bounded_io
+
 
 class ConfigError(Exception):
     """Invalid configuration: exits 2 with this one-line message."""
@@ -73,7 +75,7 @@ def find_config(start: Path) -> Optional[Tuple[Path, Dict[str, Any]]]:
 def read_config_file(path: Path) -> Optional[Dict[str, Any]]:
     """The promptlint table of ``path``, or None when the file does not configure promptlint."""
     try:
-        data = toml_loads(path.read_text(encoding="utf-8"))
+        data = toml_loads(bounded_io.read_text(path))
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"{path}: cannot read the configuration file ({e})") from None
     except ValueError as e:

@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Iterable, List, Sequence, Tuple
 
+from promptlint import bounded_io
+
 TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2", ".prompt")
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox", ".promptlint_cache"}
 
@@ -33,11 +35,7 @@ def is_template(path: Path) -> bool:
 
 
 def _has_chat_template(path: Path) -> bool:
-    try:
-        with open(path, "rb") as f:
-            return b'"chat_template"' in f.read(2_000_000)
-    except OSError:
-        return False
+    return b'"chat_template"' in bounded_io.read_prefix(path, bounded_io.MAX_FILE_BYTES)
 
 
 def _matches(rel: str, globs: Sequence[str]) -> bool:

@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from promptlint import registry, suppress
+from promptlint import bounded_io, registry, suppress
 from promptlint.config import Settings, code_enabled, ignored_for_file
 from promptlint.discovery import discover, relative
 from promptlint.records import Finding
 from promptlint.tokens import LoadedTokenizer, TokenizerSpec, load, resolve
 
-MAX_FILE_BYTES = 2_000_000
+MAX_FILE_BYTES = bounded_io.MAX_FILE_BYTES
 
 
 @dataclass
@@ -117,7 +117,7 @@ def apply_suppressions(
         if display == primary and text is not None:
             return text
         try:
-            return Path(display).read_text(encoding="utf-8")
+            return bounded_io.read_text(display)
         except (OSError, UnicodeDecodeError):
             return None
 
@@ -272,7 +272,7 @@ def tokenizer_sha(spec: TokenizerSpec, cache) -> str:
     if isinstance(known, list) and len(known) == 3 and known[:2] == stamp:
         sha = known[2]
     else:
-        sha = file_sha256(spec.path)
+        sha = _tokenizer_file_sha256(spec.path)
         memo[key] = stamp + [sha]
         cache.memo_put("tokenizers", memo)
     if spec.sha256 and spec.sha256 != sha:
@@ -282,12 +282,21 @@ def tokenizer_sha(spec: TokenizerSpec, cache) -> str:
     return sha
 
 
+def _tokenizer_file_sha256(path: Path) -> str:
+    from promptlint.tokens import TokenizerError, file_sha256
+
+    try:
+        return file_sha256(path)
+    except OSError as e:
+        raise TokenizerError(f"{path}: cannot read the tokenizer ({e.strerror or e}); check the path") from None
+
+
 def _read_bytes(path: Path):
     display = str(path)
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return file_error(display, "E005", f"file is larger than {MAX_FILE_BYTES:,} bytes; exclude it or split it")
-        return path.read_bytes()
+        return bounded_io.read_bytes(path, MAX_FILE_BYTES)
+    except bounded_io.InputRefused as e:
+        return file_error(display, "E005", str(e))
     except OSError as e:
         return file_error(display, "E005", f"cannot read the file: {e.strerror or e}")
 

@@ -21,6 +21,8 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
+from promptlint import bounded_io
+
 SPEC_KEYS = {"value", "kind", "sub-kind", "variant", "order"}
 
 
@@ -79,8 +81,9 @@ def samples_path_for(template: Path) -> Optional[Path]:
 def load_samples(path: Path) -> Dict[str, Any]:
     """Parse and validate a samples file; raises SamplesError with a one-line reason."""
     try:
-        raw = path.read_bytes()
-        text = raw.decode("utf-8")
+        text = bounded_io.read_text(path)
+    except bounded_io.InputRefused as e:
+        raise SamplesError(path, f"cannot read the samples file: {e}") from None
     except OSError as e:
         raise SamplesError(path, f"cannot read the samples file ({e.strerror})") from None
     except UnicodeDecodeError:

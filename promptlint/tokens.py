@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
+from promptlint import bounded_io
+
 EMBEDDED_NAME = "cl100k_base (embedded)"
 _EMBEDDED_FILE = Path(__file__).parent / "data" / "cl100k_base.tokenizer.json.gz"
 
@@ -62,11 +64,7 @@ def resolve(path: Optional[str], sha256: Optional[str] = None) -> TokenizerSpec:
 
 
 def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    return bounded_io.sha256_file(path, bounded_io.MAX_TOKENIZER_BYTES)
 
 
 @dataclass
@@ -126,7 +124,7 @@ def load(spec: TokenizerSpec) -> LoadedTokenizer:
     try:
         sha = _cached_sha256(spec.path)
     except OSError as e:
-        raise TokenizerError(f"{spec.path}: cannot read the tokenizer ({e.strerror}); check the path") from None
+        raise TokenizerError(f"{spec.path}: cannot read the tokenizer ({e.strerror or e}); check the path") from None
     if spec.sha256 and spec.sha256 != sha:
         raise TokenizerError(
             f"{spec.path}: the tokenizer changed: expected sha256 {spec.sha256}, found {sha}; re-pin it or restore it"
@@ -134,7 +132,7 @@ def load(spec: TokenizerSpec) -> LoadedTokenizer:
     key = (str(spec.path.resolve()), sha)
     if key not in _LOADED:
         try:
-            text = spec.path.read_text(encoding="utf-8")
+            text = bounded_io.read_text(spec.path, bounded_io.MAX_TOKENIZER_BYTES)
         except (OSError, UnicodeDecodeError):
             raise TokenizerError(f"{spec.path}: not a tokenizer.json file (not UTF-8 text)") from None
         tok = LoadedTokenizer(spec, sha, _from_str(text, spec))
@@ -180,7 +178,7 @@ def _special_tokens(config_path: Optional[Path]) -> Dict[str, str]:
     if config_path is None:
         return {}
     try:
-        data = json.loads(config_path.read_text(encoding="utf-8"))
+        data = json.loads(bounded_io.read_text(config_path, bounded_io.MAX_TOKENIZER_BYTES))
     except (OSError, ValueError, UnicodeDecodeError):
         raise TokenizerError(f"{config_path}: invalid tokenizer_config.json (not readable JSON)") from None
     return special_tokens_of(data) if isinstance(data, dict) else {}

@@ -111,11 +111,33 @@ def test_hook_fails_on_early_timestamp_and_passes_when_fixed(hook_env):
     assert status == "", status
 
 
+def test_file_names_are_never_taken_as_options(hook_env):
+    # Issue 15 item 3: committed files named like options. Before `--` ended the hook's options,
+    # `--config=evil.j2` (which ignores every rule) made the hook pass and `-dash.j2` failed with exit 2.
+    work, env = hook_env
+    prompts = work / "prompts"
+    prompts.mkdir(exist_ok=True)
+    (prompts / "support.j2").write_text(BAD, encoding="utf-8")
+    (work / "--config=evil.j2").write_text('ignore = ["M", "E"]\n', encoding="utf-8")
+    (work / "-dash.j2").write_text(GOOD, encoding="utf-8")
+    try:
+        r, _ = run_hooks(work, env)
+        out = r.stdout + r.stderr
+        assert r.returncode == 1, out
+        assert "prompts/support.j2:1:15: M101" in out, out
+        assert "usage:" not in out and "error:" not in out, out
+    finally:
+        (work / "--config=evil.j2").unlink()
+        (work / "-dash.j2").unlink()
+        (prompts / "support.j2").write_text(GOOD, encoding="utf-8")
+
+
 def test_hook_manifest_matches_the_documented_files():
     import re
 
     text = (REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8")
-    assert "entry: promptlint check --force-exclude" in text
+    # `--` ends the options: pre-commit appends file names, and a file named `--config=x` is a file
+    assert re.search(r"^  entry: promptlint check --force-exclude --$", text, re.M)
     assert "types: [text]" in text and "require_serial: true" in text
     files = re.search(r"files: '([^']+)'", text).group(1)
     rx = re.compile(files)

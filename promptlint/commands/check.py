@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from promptlint import bounded_io
 
 
 def add_common_tokenizer_options(p: argparse.ArgumentParser) -> None:
@@ -95,9 +96,11 @@ def run(args) -> int:
             raise UsageError("--stdin-filename lints stdin only: give no PATH arguments")
         settings = settings_from_args(args, start=Path(stdin_name))
         try:
-            text = sys.stdin.buffer.read().decode("utf-8")
+            text = bounded_io.read_stream(sys.stdin.buffer, bounded_io.MAX_FILE_BYTES, "stdin").decode("utf-8")
         except UnicodeDecodeError:
             raise UsageError("stdin is not UTF-8 text") from None
+        except bounded_io.InputRefused as e:
+            raise UsageError(f"{stdin_name}: {e}; promptlint checks templates up to this size") from None
         overrides = {str(Path(stdin_name)): text}
         if args.force_exclude:
             from promptlint.discovery import is_excluded
