@@ -94,7 +94,7 @@ def load_samples(path: Path) -> Dict[str, Any]:
         except ValueError as e:
             raise SamplesError(path, f"invalid JSON: {e}") from None
     else:
-        from promptlint.config import toml_loads
+        from promptlint.toml_io import toml_loads
 
         try:
             data = toml_loads(text)

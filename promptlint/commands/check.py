@@ -54,7 +54,7 @@ def add_parser(sub) -> None:
 def settings_from_args(args, start=None):
     from pathlib import Path
 
-    from promptlint.cli import UsageError
+    from promptlint.commands import UsageError
     from promptlint.config import ConfigError, load_settings, parse_codes
 
     first = Path(args.paths[0]) if getattr(args, "paths", None) else None
@@ -82,7 +82,7 @@ def settings_from_args(args, start=None):
 
 
 def run(args) -> int:
-    from promptlint.cli import EXIT_FINDINGS, EXIT_OK, UsageError
+    from promptlint.commands import EXIT_FINDINGS, EXIT_OK, UsageError
     from promptlint.lint import lint
     from promptlint.report import get
     from promptlint.tokens import TokenizerError
@@ -111,11 +111,11 @@ def run(args) -> int:
         settings = settings_from_args(args)
     try:
         if overrides == {}:
-            from promptlint.lint import Report, tokenizer_spec
+            from promptlint.lint import empty_result
 
-            report = Report(tokenizer=tokenizer_spec(settings))
+            result = empty_result(settings)
         else:
-            report = lint(
+            result = lint(
                 args.paths, settings, force_exclude=args.force_exclude, overrides=overrides, use_cache=not args.no_cache
             )
     except TokenizerError as e:
@@ -125,23 +125,23 @@ def run(args) -> int:
     if getattr(args, "fix", False) or getattr(args, "diff", False):
         from promptlint.fixing import apply_fixes
 
-        fixed, diffs = apply_fixes(report, write=not args.diff)
+        fixed, diffs = apply_fixes(result, write=not args.diff)
         if args.diff:
             sys.stdout.write("".join(diffs))
             n = len(fixed)
             print(f"Would fix {n:,} finding{'s' if n != 1 else ''}." if n else "No fixes available.", file=sys.stderr)
             return EXIT_FINDINGS if diffs and not args.exit_zero else EXIT_OK
         if fixed:  # report what remains after the rewrite
-            report = lint(args.paths, settings, force_exclude=args.force_exclude, use_cache=not args.no_cache)
-    get(fmt).render(report, sys.stdout, evidence=args.evidence, settings=settings)
+            result = lint(args.paths, settings, force_exclude=args.force_exclude, use_cache=not args.no_cache)
+    get(fmt).write(result, sys.stdout, evidence=args.evidence)
     if fixed:
         n = len(fixed)
         where = ", ".join(f"{f.code} {f.path}:{f.line}:{f.column}" for f in fixed[:5]) + (", ..." if n > 5 else "")
         print(f"Fixed {n:,} finding{'s' if n != 1 else ''} ({where}).", file=sys.stderr if fmt == "json" else sys.stdout)
-    for notice in report.notices:
+    for notice in result.notices:
         print(f"promptlint: note: {notice}", file=sys.stderr)
     if args.exit_zero:
         return EXIT_OK
     # Notes (severity "info", e.g. an order the samples file declares pinned) never fail a run.
-    failing = [f for f in report.findings + report.errors if f.severity != "info"]
+    failing = [f for f in result.findings + result.errors if f.severity != "info"]
     return EXIT_FINDINGS if failing else EXIT_OK

@@ -13,7 +13,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from promptlint import registry
-    from promptlint.cli import UsageError
+    from promptlint.commands import UsageError
 
     if args.all or not args.code:
         for rule in registry.all_rules().values():

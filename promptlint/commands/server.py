@@ -22,7 +22,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from promptlint.cli import UsageError
+    from promptlint.commands import UsageError
     from promptlint.config import ConfigError, parse_codes
 
     if args.block_size is not None and args.block_size < 1:

@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import ast
 import fnmatch
-import re
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
+from promptlint import registry
+from promptlint.checks import prefix_caching_disabled as m701
 from promptlint.pysource import sinks
 from promptlint.pysource.flow import Flow, Hazard, Hole, Index, Part, Val
+
+# The codes only Python code can show; the others found here (M101, M102, M201-M203, M701) are
+# implemented, and worded, by their modules under promptlint/checks/.
+CODES = registry.implements(__name__, "M401", "M402", "M702")
 
 # dict literals passed as these keywords are request bodies / sampling parameters
 REQUEST_KWARGS = {"extra_body", "json", "body", "data", "sampling_params", "params"}
@@ -31,7 +36,6 @@ def _is_launch_text(text: str, m) -> bool:
     return any(word in low for word in ("vllm", "sglang", "serve", "launch_server", "python -m"))
 
 
-FLAG_RE = re.compile(r"--no-enable-prefix-caching\b|--disable-radix-cache\b|--no-prefix-caching\b")
 SALT_ID_PATTERNS = ("*request_id*", "*requestid*", "*trace_id*", "*span_id*", "*correlation_id*", "*uuid*", "nonce",
                     "*_nonce", "*message_id*", "*x_request_id*", "rid", "req_id")
 SEPARATOR = "\n\n"  # between message contents when a prompt is measured without its chat template
@@ -59,7 +63,9 @@ class Segment:
     where: str  # "messages[0].content", "system=", ...
 
 
-class Analysis:
+class HazardScan:
+    """One module's hazards at prompt sinks, as candidate findings (``run``)."""
+
     def __init__(self, source: str, tree: ast.Module, kind_of: Callable[[str], Tuple[str, Optional[str]]]):
         self.source = source
         self.index = Index(tree)
@@ -102,10 +108,9 @@ class Analysis:
                 if content is not None:
                     self.prompt_hazards([Segment(content, "message content")], f"the message at line {d.lineno}", "messages")
         for s in self.index.strings:
-            m = FLAG_RE.search(s.value)
+            m = m701.FLAG.search(s.value)
             if m and _is_launch_text(s.value, m):
-                self.add(Candidate("M701", s, f"`{m.group(0)}` turns the prefix cache off: every request pays the full prefill",
-                                   help="remove the flag (prefix caching is on by default in vLLM V1 and SGLang)"))
+                self.add(Candidate("M701", s, m701.message(m.group(0)), help=m701.help_text()))
         self.salt_leaks(salt_names)
         return list(self.candidates.values())
 
@@ -292,7 +297,7 @@ class Analysis:
                     f"per-request `cache_salt`: {why}, so no request can reuse another's KV blocks",
                     help="salt per tenant or per user (the isolation boundary), never per request"))
         elif key == "enable_prefix_caching" and isinstance(value, ast.Constant) and value.value is False:
-            self.add(Candidate("M701", value, "`enable_prefix_caching=False` turns the prefix cache off: every request pays the full prefill",
+            self.add(Candidate("M701", value, m701.message("enable_prefix_caching=False"),
                                help="remove it (prefix caching is on by default in vLLM V1)"))
         elif key == "disable_radix_cache" and isinstance(value, ast.Constant) and value.value is True:
             self.add(Candidate("M701", value, "`disable_radix_cache=True` turns SGLang's prefix cache off: every request pays the full prefill",
@@ -386,7 +391,8 @@ def hole_values(hole: Hole) -> Tuple[str, str]:
     return base, volatile_variant(base, hole.sub)
 
 
-def render(prompt: List[Part], changed: Optional[Hole] = None, per_request_variant: bool = False) -> str:
+def prompt_text(prompt: List[Part], changed: Optional[Hole] = None, per_request_variant: bool = False) -> str:
+    """The prompt's text with sample values in its holes (``changed``: that hole's second value)."""
     from promptlint.scenarios import PER_REQUEST_SAMPLES
 
     out = []

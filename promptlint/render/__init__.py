@@ -78,7 +78,7 @@ class LoadedTemplate:
         """Source text of the template and of everything it loaded (includes)."""
         memo = self._source_texts  # name -> SourceText, reused while the text is unchanged
         out = {}
-        for name in list(self.env.python_sources_names):
+        for name in list(self.env.loaded_template_names):
             try:
                 src, _, _ = self.env.loader.get_source(self.env, name)
             except Exception:
@@ -125,7 +125,7 @@ def load_template(
     loader = _Loader(roots, overrides)
     clock = Clock()
     env = make_environment(env_kind, loader=loader.jinja_loader, clock=clock)
-    env.python_sources_names = []
+    env.loaded_template_names = []
     _remember_names(env)
     env.promptlint_resolved = {}
     env.code_generator_class = _recording_generator(env.code_generator_class)
@@ -180,8 +180,8 @@ def _remember_names(env) -> None:
     original = env._load_template
 
     def load(name, globals):
-        if name not in env.python_sources_names:
-            env.python_sources_names.append(name)
+        if name not in env.loaded_template_names:
+            env.loaded_template_names.append(name)
         return original(name, globals)
 
     env._load_template = load
