@@ -13,7 +13,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from promptlint import bounded_io, registry, suppress
 from promptlint.config import Settings, code_enabled, ignored_for_file
-from promptlint.discovery import discover, relative
+from promptlint.discovery import discover, escapes_root, relative
 from promptlint.records import Finding
 from promptlint.tokens import LoadedTokenizer, TokenizerSpec, load, resolve
 
@@ -72,11 +72,16 @@ def lint(
     ctx = Context(settings, provider, is_enabled)
     tok_sha = None
     settings_key = _settings_key(settings)
-    for raw in missing:
-        report.errors.append(file_error(raw, "E005", f"no such file or directory: {raw}"))
+    for raw, reason in missing:
+        report.errors.append(file_error(raw, "E005", reason))
     for path in files:
         report.files += 1
         text = (overrides or {}).get(str(path))
+        if text is None and escapes_root(path, settings.root):
+            report.errors.append(file_error(ctx.display(path), "E005", (
+                "a symlink that leads outside the project root: not read; "
+                "pass the target's real path to lint it")))
+            continue
         if tok_sha is None:
             tok_sha = tokenizer_sha(spec, cache)  # verifies a pinned sha without loading the tokenizer
 
@@ -256,10 +261,12 @@ def _settings_key(settings: Settings) -> str:
 
 
 def tokenizer_sha(spec: TokenizerSpec, cache) -> str:
-    """The tokenizer's sha256 without loading it (memoised by size and mtime), checked against the pin."""
-    from promptlint.tokens import EMBEDDED_NAME, TokenizerError, file_sha256
+    """The tokenizer's sha256 without loading it (memoised by tokens.file_stamp), checked against the pin."""
+    from promptlint.tokens import EMBEDDED_NAME, TokenizerError, check_pin, embedded_sha256, file_stamp
 
     if spec.path is None:
+        if spec.sha256:
+            check_pin(spec, embedded_sha256())
         return "embedded:" + EMBEDDED_NAME
     try:
         st = spec.path.stat()
@@ -267,18 +274,15 @@ def tokenizer_sha(spec: TokenizerSpec, cache) -> str:
         raise TokenizerError(f"{spec.path}: cannot read the tokenizer ({e.strerror}); check the path") from None
     memo = cache.memo_get("tokenizers")
     key = str(spec.path.resolve())
-    stamp = [st.st_size, st.st_mtime_ns]
+    stamp = file_stamp(st)
     known = memo.get(key)
-    if isinstance(known, list) and len(known) == 3 and known[:2] == stamp:
-        sha = known[2]
+    if isinstance(known, list) and len(known) == len(stamp) + 1 and known[:-1] == stamp:
+        sha = known[-1]
     else:
         sha = _tokenizer_file_sha256(spec.path)
         memo[key] = stamp + [sha]
         cache.memo_put("tokenizers", memo)
-    if spec.sha256 and spec.sha256 != sha:
-        raise TokenizerError(
-            f"{spec.path}: the tokenizer changed: expected sha256 {spec.sha256}, found {sha}; re-pin it or restore it"
-        )
+    check_pin(spec, sha)
     return sha
 
 

@@ -40,11 +40,15 @@ class TokenizerSpec:
 
 
 def resolve(path: Optional[str], sha256: Optional[str] = None) -> TokenizerSpec:
-    """Turn a `--tokenizer` value (file or model directory) into a spec."""
+    """Turn a `--tokenizer` value (file or model directory) into a spec.
+
+    A pin without a path pins the embedded tokenizer: it is checked, never ignored."""
     if not path:
-        return TokenizerSpec(None, None)
+        return TokenizerSpec(None, sha256.strip().lower() if sha256 else None)
     p = Path(path)
     config = None
+    if p.exists() and not p.is_dir() and not bounded_io.is_regular_file(p):
+        raise TokenizerError(f"{p}: not a regular file (a device, FIFO or socket); point the tokenizer at a tokenizer.json file")
     if p.is_dir():
         config = p / "tokenizer_config.json"
         p = p / "tokenizer.json"
@@ -61,6 +65,13 @@ def resolve(path: Optional[str], sha256: Optional[str] = None) -> TokenizerSpec:
     if sha256:
         sha256 = sha256.strip().lower()
     return TokenizerSpec(p, sha256 or None, config)
+
+
+def file_stamp(st: os.stat_result) -> List[int]:
+    """What must match for a memoised sha256 to be trusted. Size and mtime alone can be kept by an
+    in-place edit (`touch -r`, or a same-size write within the clock's resolution); the inode
+    change time cannot be set from user space, and device + inode catch a replaced file."""
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
 
 
 def file_sha256(path: Path) -> str:
@@ -108,15 +119,36 @@ class LoadedTokenizer:
 
 
 _LOADED: Dict[Tuple[Optional[str], str], LoadedTokenizer] = {}
+_EMBEDDED_SHA256: List[str] = []
+
+
+def _embedded_json() -> bytes:
+    import gzip  # only for the embedded tokenizer
+
+    return gzip.decompress(_EMBEDDED_FILE.read_bytes())
+
+
+def embedded_sha256() -> str:
+    """sha256 of the embedded tokenizer.json (decompressed), as a pin names it."""
+    if not _EMBEDDED_SHA256:
+        _EMBEDDED_SHA256.append(hashlib.sha256(_embedded_json()).hexdigest())
+    return _EMBEDDED_SHA256[0]
+
+
+def check_pin(spec: TokenizerSpec, sha: str) -> None:
+    """Stop the run when the tokenizer in use is not the pinned one."""
+    if spec.sha256 and spec.sha256 != sha:
+        raise TokenizerError(
+            f"{spec.display}: the tokenizer changed: expected sha256 {spec.sha256}, found {sha}; re-pin it or restore it"
+        )
 
 
 def load(spec: TokenizerSpec) -> LoadedTokenizer:
     """Load (once per process) and verify the tokenizer named by ``spec``."""
     if spec.path is None:
-        import gzip
-
-        raw = gzip.decompress(_EMBEDDED_FILE.read_bytes())
-        sha = hashlib.sha256(raw).hexdigest()
+        raw = _embedded_json()
+        sha = embedded_sha256()
+        check_pin(spec, sha)
         key = (None, sha)
         if key not in _LOADED:
             _LOADED[key] = LoadedTokenizer(spec, sha, _from_str(raw.decode("utf-8"), spec))
@@ -125,10 +157,7 @@ def load(spec: TokenizerSpec) -> LoadedTokenizer:
         sha = _cached_sha256(spec.path)
     except OSError as e:
         raise TokenizerError(f"{spec.path}: cannot read the tokenizer ({e.strerror or e}); check the path") from None
-    if spec.sha256 and spec.sha256 != sha:
-        raise TokenizerError(
-            f"{spec.path}: the tokenizer changed: expected sha256 {spec.sha256}, found {sha}; re-pin it or restore it"
-        )
+    check_pin(spec, sha)
     key = (str(spec.path.resolve()), sha)
     if key not in _LOADED:
         try:
@@ -147,8 +176,7 @@ _SHA256: Dict[Tuple[str, int, int], str] = {}
 def _cached_sha256(path: Path) -> str:
     """file_sha256 memoised per process on (path, mtime, size), so a long-running process
     (the language server) re-lints without re-hashing a multi-megabyte tokenizer.json."""
-    st = path.stat()
-    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    key = (str(path.resolve()), *file_stamp(path.stat()))
     if key not in _SHA256:
         _SHA256[key] = file_sha256(path)
     return _SHA256[key]
