@@ -103,7 +103,7 @@ def discover(
             for f in _walk(p, problems):
                 if (is_template(f) or _walk_includes(f)) and not _matches(relative(f, root), exclude):
                     files.append(f)
-        elif p.is_file() or p.is_symlink():
+        elif p.exists() or p.is_symlink():  # devices and FIFOs too: the reader refuses them by name
             if force_exclude and _matches(relative(p, root), exclude):
                 continue
             files.append(p)

@@ -53,6 +53,7 @@ def lint(
     force_exclude: bool = False,
     overrides: Optional[Dict[str, str]] = None,
     use_cache: bool = True,
+    evidence: bool = False,
 ) -> Report:
     """Lint ``paths`` (or the configured templates); ``overrides`` maps a path to its text (stdin)."""
     from promptlint.cache import Cache
@@ -89,7 +90,7 @@ def lint(
             rel = relative(Path(f.path), settings.root)
             return is_enabled(f.code) and not ignored_for_file(f.code, rel, settings.per_file_ignores)
 
-        raw, text = _cached_lint_file(path, ctx, text, cache, settings_key, tok_sha)
+        raw, text = _lint_one(path, ctx, text, cache, settings_key, tok_sha, evidence)
         complete = not any(f.code.startswith("E") for f in raw)  # else nothing can be called unused
         for f in apply_suppressions([f for f in raw if keep(f)], path, text, ctx, complete):
             if f.code == suppress.UNUSED and not keep(f):
@@ -102,6 +103,7 @@ def lint(
         report.tokenizer_sha256 = provider.loaded.sha256
     elif tok_sha is not None:
         report.tokenizer_sha256 = tok_sha
+    cache.prune()
     if cache.warning:
         report.notices.append(cache.warning)
     if spec.embedded and (provider.loaded is not None):
@@ -198,8 +200,26 @@ def lint_file(path: Path, ctx: "Context", text: Optional[str] = None) -> List[Fi
     return analyzer.lint_file(path, text, ctx)
 
 
+def _lint_one(path: Path, ctx: "Context", text, cache, settings_key, tok_sha, evidence):
+    """One file; a bug that input from a pull request triggers costs that file, not the run."""
+    import os
+
+    from promptlint.tokens import TokenizerError
+
+    try:
+        return _cached_lint_file(path, ctx, text, cache, settings_key, tok_sha, evidence)
+    except TokenizerError:
+        raise  # the tokenizer is the run's, not the file's: exit 2
+    except (Exception, RecursionError) as e:
+        if os.environ.get("PROMPTLINT_DEBUG"):
+            raise
+        message = (f"internal error while analysing this file ({type(e).__name__}); a bug: please report it "
+                   "(PROMPTLINT_DEBUG=1 shows the traceback)")
+        return [file_error(ctx.display(path), "E002", message)], text
+
+
 def _cached_lint_file(
-    path: Path, ctx: "Context", text: Optional[str], cache, settings_key: str, tok_sha: str
+    path: Path, ctx: "Context", text: Optional[str], cache, settings_key: str, tok_sha: str, evidence: bool = False
 ) -> Tuple[List[Finding], Optional[str]]:
     """(findings, the file's text) — from the cache when nothing it depends on changed.
 
@@ -222,11 +242,15 @@ def _cached_lint_file(
         content = text.encode("utf-8", "surrogatepass")
     key = cache.key(path, content, settings_key + _neighbourhood(path), tok_sha)
     entry = cache.get(key)
-    if entry is not None:
-        return [finding_from_dict(d) for d in entry["findings"]], text
+    if entry is not None and (entry.get("evidence") is True or not evidence):
+        try:
+            return [finding_from_dict(d) for d in entry["findings"]], text
+        except (KeyError, TypeError, ValueError, AttributeError):
+            pass  # a damaged or foreign entry is a miss, and is overwritten below
     ctx.deps = []
     findings = lint_file(path, ctx, text)
-    cache.put(key, [f.to_dict(evidence=True) for f in findings], ctx.deps)
+    # renders are stored only for a run that reports them (--evidence): they can be megabytes
+    cache.put(key, [f.to_dict(evidence=evidence) for f in findings], ctx.deps, evidence=evidence)
     return findings, text
 
 

@@ -93,15 +93,25 @@ class LoadedTokenizer:
     _added: Optional[list] = field(default=None, repr=False)
 
     def encode(self, text: str, add_special_tokens: bool = False) -> Encoding:
-        enc = self._tok.encode(text, add_special_tokens=add_special_tokens)
+        try:
+            enc = self._tok.encode(text, add_special_tokens=add_special_tokens)
+        except Exception as e:  # tokenizers raises plain Exception ("Missing [UNK] token ...")
+            raise self._cannot_encode(e) from None
         return Encoding(list(enc.ids), [tuple(o) for o in enc.offsets])
 
     def encode_batch(self, texts: List[str], add_special_tokens: bool = False) -> List[Encoding]:
         """Several texts at once: the Rust side spreads them over every core."""
-        return [
-            Encoding(list(e.ids), [tuple(o) for o in e.offsets])
-            for e in self._tok.encode_batch(texts, add_special_tokens=add_special_tokens)
-        ]
+        try:
+            encs = self._tok.encode_batch(texts, add_special_tokens=add_special_tokens)
+        except Exception as e:
+            raise self._cannot_encode(e) from None
+        return [Encoding(list(e.ids), [tuple(o) for o in e.offsets]) for e in encs]
+
+    def _cannot_encode(self, e: Exception) -> "TokenizerError":
+        return TokenizerError(
+            f"{self.spec.display}: the tokenizer cannot encode the prompt ({e}); "
+            "check that it is the model's complete tokenizer.json"
+        )
 
     def token_text(self, token_id: Optional[int]) -> str:
         if token_id is None:

@@ -81,6 +81,26 @@ def settings_from_args(args, start=None):
         raise UsageError(str(e)) from None
 
 
+_JSON_FORMATS = ("json", "json-lines", "sarif", "gitlab")
+
+
+def _render(fmt: str, report, args, settings) -> None:
+    """Write the report. JSON output stays valid UTF-8 when a file name is not: the surrogate
+    escapes Python gives undecodable name bytes are written as JSON `\\udcXX` escapes, which a
+    JSON parser returns as the same string (``os.fsencode`` of it gives the original bytes)."""
+    from promptlint.report import get
+
+    if fmt not in _JSON_FORMATS:
+        get(fmt).render(report, sys.stdout, evidence=args.evidence, settings=settings)
+        return
+    import io
+    import re
+
+    buffer = io.StringIO()
+    get(fmt).render(report, buffer, evidence=args.evidence, settings=settings)
+    sys.stdout.write(re.sub("[\udc80-\udcff]", lambda m: "\\u%04x" % ord(m.group()), buffer.getvalue()))
+
+
 def run(args) -> int:
     from promptlint.cli import EXIT_FINDINGS, EXIT_OK, UsageError
     from promptlint.lint import lint
@@ -116,7 +136,8 @@ def run(args) -> int:
             report = Report(tokenizer=tokenizer_spec(settings))
         else:
             report = lint(
-                args.paths, settings, force_exclude=args.force_exclude, overrides=overrides, use_cache=not args.no_cache
+                args.paths, settings, force_exclude=args.force_exclude, overrides=overrides, use_cache=not args.no_cache,
+                evidence=args.evidence,
             )
     except TokenizerError as e:
         raise UsageError(str(e)) from None
@@ -132,8 +153,10 @@ def run(args) -> int:
             print(f"Would fix {n:,} finding{'s' if n != 1 else ''}." if n else "No fixes available.", file=sys.stderr)
             return EXIT_FINDINGS if diffs and not args.exit_zero else EXIT_OK
         if fixed:  # report what remains after the rewrite
-            report = lint(args.paths, settings, force_exclude=args.force_exclude, use_cache=not args.no_cache)
-    get(fmt).render(report, sys.stdout, evidence=args.evidence, settings=settings)
+            report = lint(
+                args.paths, settings, force_exclude=args.force_exclude, use_cache=not args.no_cache, evidence=args.evidence
+            )
+    _render(fmt, report, args, settings)
     if fixed:
         n = len(fixed)
         where = ", ".join(f"{f.code} {f.path}:{f.line}:{f.column}" for f in fixed[:5]) + (", ..." if n > 5 else "")
