@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Iterable, List, Optional, Protocol, Sequence, Tuple
 
-from promptlint.paths import display_path, relative, safe_resolve  # noqa: F401 - re-exported
+from promptlint.paths import display_path, escapes_root, relative, safe_resolve  # noqa: F401 - re-exported
 
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox", ".promptlint_cache"}
 
@@ -43,37 +43,42 @@ def discover(
     exclude: Sequence[str],
     force_exclude: bool = False,
     kinds: Optional[FileKinds] = None,
-) -> Tuple[List[Path], List[str]]:
-    """(files to lint, paths that do not exist). Explicit files are always taken unless force_exclude;
-    a directory walk takes what ``kinds`` (the analyzer registry) takes."""
+) -> Tuple[List[Path], List[Tuple[str, str]]]:
+    """(files to lint, (path, reason) for paths that cannot be walked or do not exist).
+
+    Explicit files are always taken unless force_exclude; a directory walk takes what ``kinds``
+    (the analyzer registry) takes."""
     if kinds is None:
         raise TypeError("discover() needs kinds: the analyzer registry (promptlint.analyzers)")
     files: List[Path] = []
-    missing: List[str] = []
+    problems: List[Tuple[str, str]] = []
     if not paths:
         if templates:
             for pattern in templates:
                 files.extend(sorted(p for p in root.glob(pattern) if p.is_file()))
             files = [f for f in files if not _matches(relative(f, root), exclude)]
-            return _unique(files), missing
+            return _unique(files), problems
         paths = ["."]
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            for f in _walk(p, kinds):
+            for f in _walk(p, kinds, problems):
                 if (f.is_dir() or kinds.walk_takes(f)) and not _matches(relative(f, root), exclude):
                     files.append(f)
-        elif p.is_file() or p.is_symlink():
+        elif p.exists() or p.is_symlink():  # devices and FIFOs too: the reader refuses them by name
             if force_exclude and _matches(relative(p, root), exclude):
                 continue
             files.append(p)
         else:
-            missing.append(raw)
-    return _unique(files), missing
+            problems.append((raw, f"no such file or directory: {raw}"))
+    return _unique(files), problems
 
 
-def _walk(directory: Path, kinds: FileKinds) -> Iterable[Path]:
-    for dirpath, dirnames, filenames in os.walk(directory, followlinks=False):
+def _walk(directory: Path, kinds: FileKinds, problems: List[Tuple[str, str]]) -> Iterable[Path]:
+    def unreadable(e: OSError) -> None:  # else os.walk skips the directory silently
+        problems.append((str(e.filename or directory), f"cannot read the directory: {e.strerror or e}; fix its permissions or exclude it"))
+
+    for dirpath, dirnames, filenames in os.walk(directory, onerror=unreadable, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
         owned = kinds.owned_directory(Path(dirpath))
         if owned is not None:  # the directory is the target; the files it owns are not linted separately

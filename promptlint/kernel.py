@@ -51,11 +51,13 @@ def tokenizer_spec(settings: Settings) -> TokenizerSpec:
 
 
 def tokenizer_sha(spec: TokenizerSpec, cache) -> str:
-    """The tokenizer's sha256 without loading it (memoised in ``cache`` by size and mtime),
+    """The tokenizer's sha256 without loading it (memoised in ``cache`` by tokens.file_stamp),
     checked against the pin."""
-    from promptlint.tokens import EMBEDDED_NAME, TokenizerError
+    from promptlint.tokens import EMBEDDED_NAME, TokenizerError, embedded_sha256, file_stamp
 
     if spec.path is None:
+        if spec.sha256:
+            check_pin(spec, embedded_sha256())
         return "embedded:" + EMBEDDED_NAME
     try:
         st = spec.path.stat()
@@ -63,15 +65,16 @@ def tokenizer_sha(spec: TokenizerSpec, cache) -> str:
         raise TokenizerError(f"{spec.path}: cannot read the tokenizer ({e.strerror}); check the path") from None
     memo = cache.memo_get("tokenizers")
     key = str(spec.path.resolve())
-    stamp = [st.st_size, st.st_mtime_ns]
+    stamp = file_stamp(st)
     known = memo.get(key)
-    if isinstance(known, list) and len(known) == 3 and known[:2] == stamp:
-        sha = known[2]
+    if isinstance(known, list) and len(known) == len(stamp) + 1 and known[:-1] == stamp:
+        sha = known[-1]
     else:
         sha = tokenizer_file_sha256(spec.path)
         memo[key] = stamp + [sha]
         cache.memo_put("tokenizers", memo)
-    return check_pin(spec, sha)
+    check_pin(spec, sha)
+    return sha
 
 
 def rule_filter(settings: Settings) -> Callable[[str], bool]:

@@ -16,7 +16,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from promptlint import analyzers, bounded_io, kernel, registry, suppress
 from promptlint.config import Settings, ignored_for_file
 from promptlint.discovery import discover
-from promptlint.paths import relative
+from promptlint.paths import escapes_root, relative
 from promptlint.records import Finding, SourceLine
 from promptlint.tokens import TokenizerSpec
 
@@ -50,6 +50,7 @@ def lint(
     force_exclude: bool = False,
     overrides: Optional[Dict[str, str]] = None,
     use_cache: bool = True,
+    evidence: bool = False,
 ) -> LintResult:
     """Lint ``paths`` (or the configured templates); ``overrides`` maps a path to its text (stdin)."""
     from promptlint.cache import Cache
@@ -68,13 +69,19 @@ def lint(
     ctx = kernel.Context(settings, provider, is_enabled)
     tok_sha = None
     settings_key = _settings_key(settings)
-    for raw in missing:
-        result.errors.append(kernel.file_error(raw, "E005", f"no such file or directory: {raw}"))
+    for raw, reason in missing:
+        result.errors.append(kernel.file_error(raw, "E005", reason))
     for path in files:
         result.files += 1
+        text = (overrides or {}).get(str(path))
+        if text is None and escapes_root(path, settings.root):
+            result.errors.append(kernel.file_error(ctx.display(path), "E005", (
+                "a symlink that leads outside the project root: not read; "
+                "pass the target's real path to lint it")))
+            continue
         if tok_sha is None:
             tok_sha = kernel.tokenizer_sha(spec, cache)  # verifies a pinned sha without loading the tokenizer
-        for f in _lint_one(path, (overrides or {}).get(str(path)), ctx, cache, settings_key, tok_sha):
+        for f in _check_one(path, text, ctx, cache, settings_key, tok_sha, evidence):
             (result.errors if f.code.startswith("E") else result.findings).append(f)
     result.notices.extend(ctx.notices)
     result.findings.sort(key=lambda f: f.sort_key)
@@ -83,6 +90,7 @@ def lint(
         result.tokenizer_sha256 = provider.loaded.sha256
     elif tok_sha is not None:
         result.tokenizer_sha256 = tok_sha
+    cache.prune()
     if cache.warning:
         result.notices.append(cache.warning)
     if spec.embedded and (provider.loaded is not None):
@@ -93,7 +101,7 @@ def lint(
     return result
 
 
-def _lint_one(path: Path, text: Optional[str], ctx: kernel.Context, cache, settings_key: str, tok_sha: str) -> List[Finding]:
+def _check_one(path: Path, text: Optional[str], ctx: kernel.Context, cache, settings_key: str, tok_sha: str, evidence: bool) -> List[Finding]:
     """One file's findings: analysed (or from the cache), filtered, suppressed, with their source lines."""
     settings = ctx.settings
 
@@ -101,7 +109,7 @@ def _lint_one(path: Path, text: Optional[str], ctx: kernel.Context, cache, setti
         rel = relative(Path(f.path), settings.root)
         return ctx.is_enabled(f.code) and not ignored_for_file(f.code, rel, settings.per_file_ignores)
 
-    raw, text = _cached_lint_file(path, ctx, text, cache, settings_key, tok_sha)
+    raw, text = _analysed(path, ctx, text, cache, settings_key, tok_sha, evidence)
     complete = not any(f.code.startswith("E") for f in raw)  # else nothing can be called unused
     sources = _Sources(ctx.display(path), text)
     out = []
@@ -175,8 +183,26 @@ def lint_file(path: Path, ctx: kernel.Context, text: Optional[str] = None) -> Li
     return analyzer.lint_file(path, text, ctx)
 
 
+def _analysed(path: Path, ctx: kernel.Context, text, cache, settings_key, tok_sha, evidence):
+    """One file's analysis; a bug that input from a pull request triggers costs that file, not the run."""
+    import os
+
+    from promptlint.tokens import TokenizerError
+
+    try:
+        return _cached_lint_file(path, ctx, text, cache, settings_key, tok_sha, evidence)
+    except TokenizerError:
+        raise  # the tokenizer is the run's, not the file's: exit 2
+    except (Exception, RecursionError) as e:
+        if os.environ.get("PROMPTLINT_DEBUG"):
+            raise
+        message = (f"internal error while analysing this file ({type(e).__name__}); a bug: please report it "
+                   "(PROMPTLINT_DEBUG=1 shows the traceback)")
+        return [kernel.file_error(ctx.display(path), "E002", message)], text
+
+
 def _cached_lint_file(
-    path: Path, ctx: kernel.Context, text: Optional[str], cache, settings_key: str, tok_sha: str
+    path: Path, ctx: kernel.Context, text: Optional[str], cache, settings_key: str, tok_sha: str, evidence: bool = False
 ) -> Tuple[List[Finding], Optional[str]]:
     """(findings, the file's text) — from the cache when nothing it depends on changed.
 
@@ -200,11 +226,15 @@ def _cached_lint_file(
         content = text.encode("utf-8", "surrogatepass")
     key = cache.key(path, content, settings_key + _neighbourhood(path), tok_sha)
     entry = cache.get(key)
-    if entry is not None:
-        return [finding_from_dict(d) for d in entry["findings"]], text
+    if entry is not None and (entry.get("evidence") is True or not evidence):
+        try:
+            return [finding_from_dict(d) for d in entry["findings"]], text
+        except (KeyError, TypeError, ValueError, AttributeError):
+            pass  # a damaged or foreign entry is a miss, and is overwritten below
     ctx.deps = []
     findings = lint_file(path, ctx, text)
-    cache.put(key, [f.to_dict(evidence=True, internal=True) for f in findings], ctx.deps)
+    # renders are stored only for a run that reports them (--evidence): they can be megabytes
+    cache.put(key, [f.to_dict(evidence=evidence, internal=True) for f in findings], ctx.deps, evidence=evidence)
     return findings, text
 
 

@@ -51,3 +51,23 @@ def display_path(path: Path) -> str:
         return str(safe_resolve(Path(path)).relative_to(_resolved_base(Path.cwd())))
     except ValueError:
         return str(path)
+
+
+def escapes_root(path: Path, root: Path) -> bool:
+    """A path inside the project root whose real path is outside it: a symlink (to a file, or a
+    directory on the way) that a pull request can point at /proc/self/environ or /etc. Paths the
+    user names outside the root are theirs and are not judged here."""
+    base = _resolved_base(root)
+    lexical = Path(os.path.abspath(path))
+    try:
+        lexical.relative_to(Path(os.path.abspath(root)))
+    except ValueError:
+        try:
+            lexical.relative_to(base)
+        except ValueError:
+            return False
+    try:
+        safe_resolve(path).relative_to(base)
+        return False
+    except ValueError:
+        return True

@@ -78,6 +78,29 @@ def samples_path_for(template: Path) -> Optional[Path]:
     return None
 
 
+def _parse_samples(path: Path, text: str) -> Any:
+    if path.suffix == ".json":
+        try:
+            return json.loads(text)
+        except ValueError as e:
+            raise SamplesError(path, f"invalid JSON: {e}") from None
+    from promptlint.toml_io import toml_loads
+
+    try:
+        return toml_loads(text)
+    except ValueError as e:
+        raise SamplesError(path, f"invalid TOML: {e}") from None
+
+
+def _step(moment, delta):
+    """The next request's value; the previous one at the end of the calendar (9999-12-31), where
+    only the difference matters."""
+    try:
+        return moment + delta
+    except OverflowError:
+        return moment - delta
+
+
 def load_samples(path: Path) -> Dict[str, Any]:
     """Parse and validate a samples file; raises SamplesError with a one-line reason."""
     try:
@@ -88,21 +111,13 @@ def load_samples(path: Path) -> Dict[str, Any]:
         raise SamplesError(path, f"cannot read the samples file ({e.strerror})") from None
     except UnicodeDecodeError:
         raise SamplesError(path, "samples file is not UTF-8 text") from None
-    if path.suffix == ".json":
-        try:
-            data = json.loads(text)
-        except ValueError as e:
-            raise SamplesError(path, f"invalid JSON: {e}") from None
-    else:
-        from promptlint.toml_io import toml_loads
+    try:
+        data = _parse_samples(path, text)
+        from promptlint.schemas import validate
 
-        try:
-            data = toml_loads(text)
-        except ValueError as e:
-            raise SamplesError(path, f"invalid TOML: {e}") from None
-    from promptlint.schemas import validate
-
-    problem = validate("samples", data)
+        problem = validate("samples", data)
+    except RecursionError:  # json, tomllib and jsonschema all recurse per nesting level
+        raise SamplesError(path, "invalid samples file: values nested too deeply; flatten them") from None
     if problem:
         raise SamplesError(path, f"invalid samples file: {problem}")
     return data
@@ -287,15 +302,15 @@ def volatile_variant(value: Any, sub: Optional[str]) -> Any:
     if sub in (None, "timestamp", "date", "time"):
         try:
             if sub == "date" or re.fullmatch(r"\d{4}-\d{2}-\d{2}", v):
-                return value.replace(v, (date.fromisoformat(v) + timedelta(days=1)).isoformat())
+                return value.replace(v, _step(date.fromisoformat(v), timedelta(days=1)).isoformat())
             if sub == "time" and re.fullmatch(r"\d{2}:\d{2}(:\d{2})?", v):
                 t = datetime.strptime(v, "%H:%M:%S" if v.count(":") == 2 else "%H:%M")
                 fmt = "%H:%M:%S" if v.count(":") == 2 else "%H:%M"
                 delta = timedelta(seconds=7) if v.count(":") == 2 else timedelta(minutes=1)
-                return value.replace(v, (t + delta).strftime(fmt))
+                return value.replace(v, _step(t, delta).strftime(fmt))
             dt = datetime.fromisoformat(v.replace("Z", "+00:00"))
             sep = "T" if "T" in v else " "
-            out = (dt + timedelta(seconds=7)).isoformat(sep=sep)
+            out = _step(dt, timedelta(seconds=7)).isoformat(sep=sep)
             return value.replace(v, out.replace("+00:00", "Z") if v.endswith("Z") else out)
         except ValueError:
             pass

@@ -46,6 +46,16 @@ def test_symlink_to_dev_zero_is_refused_and_the_other_files_are_reported(tmp_pat
     assert ("zero.j2", "E005") in got
     assert ("good.j2", "M101") in got
     msg = next(f["message"] for f in _all(r) if f["path"] == "zero.j2")
+    assert "leads outside the project root" in msg  # refused before any read
+
+
+def test_device_named_explicitly_is_refused_by_the_reader(tmp_path, cli):
+    root = _project(tmp_path)
+    r = cli("check", "--no-cache", "--output-format", "json", "/dev/zero", "good.j2", cwd=root)
+    assert r.code == 1, r.err
+    got = _by_file(r)
+    assert ("/dev/zero", "E005") in got and ("good.j2", "M101") in got
+    msg = next(f["message"] for f in _all(r) if f["path"] == "/dev/zero")
     assert "not a regular file (a device)" in msg
 
 

@@ -81,10 +81,29 @@ def settings_from_args(args, start=None):
         raise UsageError(str(e)) from None
 
 
+_JSON_FORMATS = ("json", "json-lines", "sarif", "gitlab")
+
+
+def _write(fmt: str, result, args) -> None:
+    """Write the result in ``fmt``. JSON output stays valid UTF-8 when a file name is not: the surrogate
+    escapes Python gives undecodable name bytes are written as JSON `\\udcXX` escapes, which a
+    JSON parser returns as the same string (``os.fsencode`` of it gives the original bytes)."""
+    from promptlint.report import get
+
+    if fmt not in _JSON_FORMATS:
+        get(fmt).write(result, sys.stdout, evidence=args.evidence)
+        return
+    import io
+    import re
+
+    buffer = io.StringIO()
+    get(fmt).write(result, buffer, evidence=args.evidence)
+    sys.stdout.write(re.sub("[\udc80-\udcff]", lambda m: "\\u%04x" % ord(m.group()), buffer.getvalue()))
+
+
 def run(args) -> int:
     from promptlint.commands import EXIT_FINDINGS, EXIT_OK, UsageError
     from promptlint.lint import lint
-    from promptlint.report import get
     from promptlint.tokens import TokenizerError
 
     stdin_name = getattr(args, "stdin_filename", None)
@@ -116,7 +135,8 @@ def run(args) -> int:
             result = empty_result(settings)
         else:
             result = lint(
-                args.paths, settings, force_exclude=args.force_exclude, overrides=overrides, use_cache=not args.no_cache
+                args.paths, settings, force_exclude=args.force_exclude, overrides=overrides, use_cache=not args.no_cache,
+                evidence=args.evidence,
             )
     except TokenizerError as e:
         raise UsageError(str(e)) from None
@@ -132,8 +152,10 @@ def run(args) -> int:
             print(f"Would fix {n:,} finding{'s' if n != 1 else ''}." if n else "No fixes available.", file=sys.stderr)
             return EXIT_FINDINGS if diffs and not args.exit_zero else EXIT_OK
         if fixed:  # report what remains after the rewrite
-            result = lint(args.paths, settings, force_exclude=args.force_exclude, use_cache=not args.no_cache)
-    get(fmt).write(result, sys.stdout, evidence=args.evidence)
+            result = lint(
+                args.paths, settings, force_exclude=args.force_exclude, use_cache=not args.no_cache, evidence=args.evidence
+            )
+    _write(fmt, result, args)
     if fixed:
         n = len(fixed)
         where = ", ".join(f"{f.code} {f.path}:{f.line}:{f.column}" for f in fixed[:5]) + (", ..." if n > 5 else "")

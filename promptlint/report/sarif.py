@@ -11,6 +11,7 @@ in the template.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from urllib.parse import quote
 
@@ -38,10 +39,13 @@ def _rule(rule) -> dict:
 
 def _location(f, root: Path) -> dict:
     rel = relative_to(f.path, root)
+    # file names are bytes on POSIX: percent-encode those bytes (a name that is not UTF-8 arrives
+    # here with surrogate escapes, which str-quoting cannot encode)
+    raw = os.fsencode(rel)
     if Path(rel).is_absolute():
-        artifact = {"uri": Path(rel).as_uri()}
+        artifact = {"uri": "file://" + quote(raw, safe="/")}
     else:
-        artifact = {"uri": quote(rel, safe="/"), "uriBaseId": "%SRCROOT%"}
+        artifact = {"uri": quote(raw, safe="/"), "uriBaseId": "%SRCROOT%"}
     line, column, end_line, end_column = in_file(f)
     region = {"startLine": line, "startColumn": column, "endLine": max(end_line, line)}
     if end_column >= 1:
