@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Dict, Optional, Sequence, Tuple
 
 from promptlint.compare import Comparison, shared_prefix
+from promptlint.compare import compare as measure  # noqa: F401 - the base against a variant: S, P (the variant's), ideal S, B
 from promptlint.records import Arithmetic, DivergentToken, Finding
 
 
@@ -20,11 +21,6 @@ def ideal_shared(base_ids: Sequence[int], per_request_ids: Optional[Sequence[int
     if per_request_ids is None:
         return prompt_len
     return shared_prefix(base_ids, per_request_ids)
-
-
-def measure(base_ids: Sequence[int], variant_ids: Sequence[int], ideal: int, block_size: int) -> Comparison:
-    """The base against a variant: S, P (the variant, the request being served), the ideal S, B."""
-    return Comparison(shared_prefix(base_ids, variant_ids), len(variant_ids), ideal, block_size)
 
 
 def token_offset(offsets: Sequence[Tuple[int, int]], text: str, index: int) -> int:

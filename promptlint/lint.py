@@ -111,7 +111,7 @@ def _check_one(path: Path, text: Optional[str], ctx: kernel.Context, cache, sett
 
     raw, text = _analysed(path, ctx, text, cache, settings_key, tok_sha, evidence)
     complete = not any(f.code.startswith("E") for f in raw)  # else nothing can be called unused
-    sources = _Sources(ctx.display(path), text)
+    sources = _Sources(ctx.display(path), text, settings.root)
     out = []
     for f in apply_suppressions([f for f in raw if keep(f)], sources, ctx, complete):
         if f.code == suppress.UNUSED and not keep(f):
@@ -124,16 +124,18 @@ def _check_one(path: Path, text: Optional[str], ctx: kernel.Context, cache, sett
 
 class _Sources:
     """The text of the linted file (as linted: an editor buffer or stdin wins over the disk) and of
-    the other files its findings point into (includes), read once each."""
+    the other files its findings point into (includes), read once each; never a file whose real
+    path leaves the project (its text must not reach the output)."""
 
-    def __init__(self, primary: str, text: Optional[str]):
+    def __init__(self, primary: str, text: Optional[str], root: Path):
         self.primary = primary
+        self.root = root
         self.texts: Dict[str, Optional[str]] = {primary: text} if text is not None else {}
 
     def text(self, display: str) -> Optional[str]:
         if display not in self.texts:
             try:
-                self.texts[display] = bounded_io.read_text(display)
+                self.texts[display] = None if escapes_root(Path(display), self.root) else bounded_io.read_text(display)
             except (OSError, UnicodeDecodeError):
                 self.texts[display] = None
         return self.texts[display]

@@ -16,12 +16,13 @@ Each run lints, in a fresh temporary workspace and with `--no-cache`:
   (templates, Python files, model directories for chat cases), one `check` per case.
 
 The JSON documents are compared byte for byte after one normalisation: the temporary workspace
-and this checkout's path are replaced by ``<WORK>`` and ``<REPO>`` (the tokenizer's absolute path
-is part of the document). The other formats (full, concise, github, gitlab, sarif) of the bench
+and the checkouts' paths (the one run, and this one, whose test data is linted) are replaced by
+``<WORK>`` and ``<REPO>`` (the tokenizer's absolute path is part of the document). The other formats (full, concise, github, gitlab, sarif) of the bench
 repository and the examples are recorded too and their differences are listed, not judged: they
 are where deliberate reporting fixes show. A target with no baseline (a rule case added since) is
 listed as new. Exit 0 when every JSON document is identical (``--allow`` names targets whose
-differences are expected), 1 otherwise.
+differences are expected; ``--without-field`` drops a field a change adds before comparing),
+1 otherwise.
 
 Only the standard library here; promptlint runs as a subprocess with PYTHONPATH set to the
 checkout given by ``--checkout`` (default: this one).
@@ -139,13 +140,24 @@ def run_all(out: Path, checkout: Path, apps: int, chats: int) -> None:
                 r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
                 if r.returncode not in (0, 1):
                     raise SystemExit(f"{name} ({fmt}): promptlint exited {r.returncode}:\n{r.stderr}")
-                text = r.stdout.replace(str(work), "<WORK>").replace(str(checkout.resolve()), "<REPO>")
+                text = r.stdout.replace(str(work), "<WORK>")
+                for repo in {str(checkout.resolve()), str(REPO)}:  # the code run, and this checkout's test data
+                    text = text.replace(repo, "<REPO>")
                 suffix = "json" if fmt == "json" else f"{fmt}.txt"
                 (out / f"{name}.{suffix}").write_text(text, encoding="utf-8")
             print(f"  {name}", file=sys.stderr, flush=True)
 
 
-def compare(baseline: Path, current: Path, allow: Sequence[str]) -> int:
+def _without(text: str, fields: Sequence[str]) -> str:
+    """The JSON document with ``fields`` removed from every finding, written as the json format writes."""
+    doc = json.loads(text)
+    for f in doc.get("findings", []) + doc.get("errors", []):
+        for name in fields:
+            f.pop(name, None)
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+
+
+def compare(baseline: Path, current: Path, allow: Sequence[str], without: Sequence[str] = ()) -> int:
     failed = 0
     new, same, expected = [], 0, []
     for path in sorted(current.iterdir()):
@@ -154,6 +166,8 @@ def compare(baseline: Path, current: Path, allow: Sequence[str]) -> int:
             new.append(path.name)
             continue
         a, b = old.read_text(encoding="utf-8"), path.read_text(encoding="utf-8")
+        if without and path.name.endswith(".json") and a != b:
+            b = _without(b, without)
         if a == b:
             same += 1
             continue
@@ -182,6 +196,8 @@ def main(argv=None) -> int:
     ap.add_argument("--chats", type=int, default=22, help="chat templates in the bench repository (default 22: all)")
     ap.add_argument("--allow", action="append", default=[], metavar="TARGET",
                     help="a target whose JSON may differ (an expected change); repeatable")
+    ap.add_argument("--without-field", action="append", default=[], metavar="NAME",
+                    help="compare: drop this field (one the change adds) from the current findings first; repeatable")
     ap.add_argument("--keep", metavar="DIR", help="compare: keep the current outputs here")
     args = ap.parse_args(argv)
     baseline = Path(args.baseline)
@@ -192,7 +208,7 @@ def main(argv=None) -> int:
         return 0
     current = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="promptlint-compare-now-"))
     run_all(current, checkout, args.apps, args.chats)
-    return compare(baseline, current, args.allow)
+    return compare(baseline, current, args.allow, args.without_field)
 
 
 if __name__ == "__main__":

@@ -59,7 +59,7 @@ def parse(path: Path, text: str, display: str) -> Parsed:
         return Parsed(None, file_error(display, "E008", f"Python source cannot be parsed: {type(e).__name__}: {e}"))
 
 
-def analyze(path: Path, text: str, display: str):
+def scan(path: Path, text: str, display: str):
     """(candidates, error) without touching the tokenizer."""
     from promptlint.pysource.rules import HazardScan
 
@@ -71,7 +71,7 @@ def analyze(path: Path, text: str, display: str):
 
 def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     display = ctx.display(path)
-    candidates, error = analyze(path, text, display)
+    candidates, error = scan(path, text, display)
     if error is not None:
         return [error]
     lines = text.splitlines()
@@ -171,7 +171,7 @@ def fix(path: Path, text: str, display: str, findings: Sequence[Finding]):
     wanted = {(f.code, f.line, f.column) for f in findings if f.code in FIXABLE}
     if not wanted:
         return text, []
-    candidates, error = analyze(path, text, display)
+    candidates, error = scan(path, text, display)
     if error is not None:
         return text, []
     lines = text.splitlines()
