@@ -23,7 +23,7 @@ def test_kinds_by_name():
         "created_at": ("volatile", "timestamp"),
         "report_date": ("volatile", "date"),
         "trace_id": ("volatile", "id"),
-        "question": ("per-request", None),
+        "question": ("per-request", "input"),
         "company": ("static", None),
     }
 

@@ -1,0 +1,389 @@
+"""Sample values: realistic inputs of an inferred shape, and the second value of each kind.
+
+``shaped_value`` builds an input's value from its ``Shape`` (a list of records with the
+fields the template reads, the branches its comparisons select, realistic text chosen by
+field name); ``volatile_variant`` and ``per_request_variant`` give the value of the next
+request (seconds later, a day later, another id; another question).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, time, timedelta
+from typing import Any, Dict, List, Optional, Tuple
+
+PER_REQUEST_SAMPLES = ("How do I reset my password?", "Where is my order #4417?")
+_BASE_CLOCK = datetime(2025, 3, 14, 9, 26, 53)
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_IDS = ("7f3c9a2e-4b1d-4e8a-9c6f-2d5e8b1a0c34", "c1a9e4d2-8f3b-4a7c-b5e6-9d0f1e2a3b4c")
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_ISO_DATETIME = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?")
+_ISO_TIME = re.compile(r"\d{2}:\d{2}:\d{2}(\.\d+)?")
+# Unix epochs of 2001-09-09 .. 2100: seconds, or milliseconds
+_EPOCH_S, _EPOCH_MS = (1_000_000_000, 4_102_444_800), (1_000_000_000_000, 4_102_444_800_000)
+
+# ---------------------------------------------------------------- volatile values
+
+
+def guess_sub_kind(name: str, value: Any) -> str:
+    from promptlint.scenarios.names import name_words
+
+    sub = looks_volatile(value)
+    if sub is not None:
+        return sub
+    words = name_words(name)
+    if any(w in ("date", "today", "day") for w in words):
+        return "date"
+    if words and words[-1] in ("id", "uuid", "nonce", "guid"):
+        return "id"
+    return "timestamp"
+
+
+def looks_volatile(value: Any) -> Optional[str]:
+    """The volatile sub-kind a samples-file value has by its look (an ISO date/time, an epoch, a UUID), else None."""
+    if isinstance(value, datetime):
+        return "timestamp"
+    if isinstance(value, date):
+        return "date"
+    if isinstance(value, time):
+        return "time"
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return "timestamp" if _is_epoch(value) else None
+    if not isinstance(value, str):
+        return None
+    v = value.strip()
+    if _UUID.fullmatch(v):
+        return "id"
+    if _ISO_DATETIME.fullmatch(v):
+        return "timestamp"
+    if _ISO_DATE.fullmatch(v):
+        return "date"
+    if _ISO_TIME.fullmatch(v):
+        return "time"
+    if v.isdigit() and _is_epoch(int(v)):
+        return "timestamp"
+    return None
+
+
+def _is_epoch(n: int) -> bool:
+    return _EPOCH_S[0] <= n < _EPOCH_S[1] or _EPOCH_MS[0] <= n < _EPOCH_MS[1]
+
+
+def volatile_value(sub: Optional[str], as_object: bool = False) -> Any:
+    """The base value of a volatile input (``as_object``: a datetime/date the template calls methods on)."""
+    if sub == "date":
+        return _BASE_CLOCK.date() if as_object else _BASE_CLOCK.date().isoformat()
+    if sub == "time":
+        return _BASE_CLOCK.time() if as_object else _BASE_CLOCK.strftime("%H:%M:%S")
+    if sub == "id":
+        return _IDS[0]
+    return _BASE_CLOCK if as_object else _BASE_CLOCK.isoformat(sep=" ")
+
+
+def volatile_variant(value: Any, sub: Optional[str]) -> Any:
+    """A second realistic value: seconds later, a day later, or another id of the same shape."""
+    if isinstance(value, datetime):
+        return value + timedelta(seconds=7)
+    if isinstance(value, date):
+        return value + timedelta(days=1)
+    if isinstance(value, time):
+        return (datetime.combine(date(2000, 1, 1), value) + timedelta(seconds=7)).time()
+    if isinstance(value, int) and not isinstance(value, bool) and sub in (None, "timestamp"):
+        return value + (7000 if value >= _EPOCH_MS[0] else 7)  # seconds or milliseconds
+    if not isinstance(value, str):
+        return _rotate(str(value)) if not isinstance(value, (list, dict)) else value
+    v = value.strip()
+    if sub == "id" and value == _IDS[0]:
+        return _IDS[1]
+    if sub == "id":
+        # Real ids keep their constant prefix ("req-", "trace_"): only the random part changes.
+        m = re.match(r"^([A-Za-z]+[-_:])(?=.*\d)", value)
+        if m and not _UUID.fullmatch(v):
+            return m.group(1) + _rotate(value[m.end():])
+    if sub in (None, "timestamp", "date", "time"):
+        if v.isdigit() and _is_epoch(int(v)):
+            return value.replace(v, str(volatile_variant(int(v), "timestamp")))
+        try:
+            if sub == "date" or _ISO_DATE.fullmatch(v):
+                return value.replace(v, (date.fromisoformat(v) + timedelta(days=1)).isoformat())
+            if sub == "time" and re.fullmatch(r"\d{2}:\d{2}(:\d{2})?", v):
+                t = datetime.strptime(v, "%H:%M:%S" if v.count(":") == 2 else "%H:%M")
+                fmt = "%H:%M:%S" if v.count(":") == 2 else "%H:%M"
+                delta = timedelta(seconds=7) if v.count(":") == 2 else timedelta(minutes=1)
+                return value.replace(v, (t + delta).strftime(fmt))
+            dt = datetime.fromisoformat(v.replace("Z", "+00:00"))
+            sep = "T" if "T" in v else " "
+            out = (dt + timedelta(seconds=7)).isoformat(sep=sep)
+            return value.replace(v, out.replace("+00:00", "Z") if v.endswith("Z") else out)
+        except ValueError:
+            pass
+    return _rotate(value)
+
+
+def _rotate(text: str) -> str:
+    """Same shape, different characters: digits and letters shifted by one."""
+    out = []
+    for ch in text:
+        if ch.isdigit():
+            out.append(str((int(ch) + 1) % 10))
+        elif "a" <= ch <= "z":
+            out.append(chr((ord(ch) - 97 + 1) % 26 + 97))
+        elif "A" <= ch <= "Z":
+            out.append(chr((ord(ch) - 65 + 1) % 26 + 65))
+        else:
+            out.append(ch)
+    changed = "".join(out)
+    return changed if changed != text else text + "-2"
+
+
+def per_request_variant(value: Any) -> Any:
+    if isinstance(value, str):
+        if value == PER_REQUEST_SAMPLES[0]:
+            return PER_REQUEST_SAMPLES[1]
+        return "Different request: " + value[::-1]
+    if isinstance(value, list):
+        return [per_request_variant(v) for v in value] or ["another request"]
+    if isinstance(value, dict):
+        return {k: per_request_variant(v) for k, v in value.items()}
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, (int, float)):
+        return value + 1
+    return value
+
+
+# ---------------------------------------------------------------- values of a shape
+
+# Realistic text by the last word of a field's name: two values for the base render, two for
+# the next request. Chosen so renders read like real prompts (and tokenize like them).
+_QUESTIONS = PER_REQUEST_SAMPLES + ("Can I change the delivery address?", "Do you ship to Canada?")
+_ANSWERS = (
+    "Open Settings > Account and choose Reset password.",
+    "Order #4417 shipped on Monday and arrives on Thursday.",
+    "Yes, until the parcel leaves the warehouse.",
+    "Yes, shipping to Canada takes five to seven business days.",
+)
+_PASSAGES = (
+    "Refunds are issued to the original payment method within 5 business days of receiving the returned item.",
+    "Orders over 50 dollars ship free; express shipping costs 15 dollars and takes one to two business days.",
+    "Gift cards never expire and can be combined with one promotional code per order.",
+    "Damaged items must be reported within 14 days of delivery with a photo of the damage.",
+)
+_FAMILIES: Dict[str, Tuple[Any, ...]] = {}
+for _words, _values in (
+    (("question", "query", "input", "prompt", "ask", "request", "utterance", "human"), _QUESTIONS),
+    (("answer", "response", "output", "reply", "completion", "ai", "assistant", "bot"), _ANSWERS),
+    (("content", "text", "body", "passage", "chunk", "snippet", "excerpt", "document", "doc", "context", "message",
+      "summary", "observation", "result", "value", "page"), _PASSAGES),
+    (("title", "heading", "subject", "topic", "section"), ("Refund policy", "Shipping times", "Gift cards", "Damaged items")),
+    (("name", "author", "user", "customer", "username"), ("Ada Lovelace", "Grace Hopper", "Alan Turing", "Katherine Johnson")),
+    (("url", "link", "href", "uri"), ("https://docs.example.com/refunds", "https://docs.example.com/shipping",
+                                     "https://docs.example.com/gift-cards", "https://docs.example.com/damage")),
+    (("source", "file", "filename", "path"), ("refunds.md", "shipping.md", "gift-cards.md", "damage.md")),
+    (("description", "desc"), ("Look up an order by its number.", "Track a parcel by its tracking code.",
+                               "Issue a refund for an order.", "Check whether an item is in stock.")),
+    (("thought", "reasoning", "plan"), ("I need the order status before I can answer.", "The order has shipped; I can answer now.",
+                                        "I should check the refund policy first.", "The policy answers the question.")),
+    (("action", "tool", "function", "tool_name"), ("search_orders", "track_parcel", "issue_refund", "check_stock")),
+    (("arguments", "args", "parameters", "action_input", "tool_input"), ('{"order_id": "4417"}', '{"tracking": "1Z999"}',
+                                                                       '{"order_id": "4420"}', '{"sku": "TENT-2P"}')),
+    (("id", "key", "uid"), ("doc-1", "doc-2", "doc-3", "doc-4")),
+):
+    for _w in _words:
+        _FAMILIES[_w] = _values
+_SCORES = ("score", "similarity", "relevance", "confidence", "probability", "distance", "weight")
+_HISTORY_TEXT = (
+    "User: How do I reset my password?\nAssistant: Open Settings > Account and choose Reset password.",
+    "User: Where is my order #4417?\nAssistant: Order #4417 shipped on Monday and arrives on Thursday.",
+)
+MAX_ITEMS = 4  # a list gets two items, more when its items' fields select more branches
+MAX_DEPTH = 6
+
+
+class _Builder:
+    def __init__(self, root: str, role_sub: Optional[str], per_request: bool, variant: bool):
+        self.root = root
+        self.sub = role_sub  # "history" / "retrieved" / "input" / None
+        self.per_request = per_request
+        self.variant = variant
+
+    def value(self, shape, path: Tuple[str, ...], index: int, depth: int = 0) -> Any:
+        from promptlint.scenarios.shapes import BOOL, DATETIME, LIST, MAPPING, NUMBER, TEXT, WEAK_LIST
+
+        r = shape.find()
+        form = form_of(r)
+        if depth > MAX_DEPTH:
+            form = TEXT
+        if form == LIST or form == WEAK_LIST:
+            item = r.element_if_any()
+            if item is None:
+                return [self.text(path, i) for i in range(2)]
+            n = item_count(item)
+            return [self.value(item, path, i, depth + 1) for i in range(n)]
+        if form == "tuple":
+            n = 1 + max(int(k[1:]) for k in r.fields if k.startswith("#"))
+            return [self.value(r.fields.get(f"#{i}") or _blank(), path + (f"#{i}",), index, depth + 1) for i in range(n)]
+        if form == MAPPING:
+            keys = [k for k in r.fields] or ["key_a", "key_b"]
+            out = {}
+            for k in keys:
+                sub = r.fields.get(k) or r.element_if_any() or _blank()
+                out[k] = self.value(sub, path + (k,), index, depth + 1)
+            return out
+        choices = literal_choices(r, path)
+        if choices:
+            v = choices[index % len(choices)]
+            if v is not None:
+                return v
+        if form == DATETIME:
+            return _BASE_CLOCK
+        if form == NUMBER:
+            return self.number(path, index)
+        if form == BOOL:
+            return True
+        return self.text(path, index)
+
+    def number(self, path: Tuple[str, ...], index: int) -> Any:
+        from promptlint.scenarios.names import name_words
+
+        words = name_words(path[-1]) if path else ()
+        if words and words[-1] in _SCORES:
+            return (0.92, 0.87, 0.81, 0.78)[index % 4]
+        return index + 1
+
+    def text(self, path: Tuple[str, ...], index: int) -> str:
+        """Item ``index``'s text: the base render uses even slots of a family, the next request odd ones."""
+        from promptlint.scenarios.names import name_words
+
+        v = 1 if self.variant else 0
+        slot = (2 * index + v) % 4
+        fields = [p for p in path if not p.startswith("#")]
+        if not fields:  # the input itself (or its items) is text
+            family = {"input": _QUESTIONS, "retrieved": _PASSAGES, "history": _HISTORY_TEXT}.get(self.sub or "")
+            if family is not None:
+                return family[slot % len(family)]
+        else:
+            words = name_words(fields[-1])
+            if words and words[-1] in ("role", "speaker", "sender"):
+                return ("user", "assistant")[index % 2]  # the same turns in both requests
+            family = (_FAMILIES.get("_".join(words[-2:])) or _FAMILIES.get(words[-1])) if words else None
+            if family is not None:
+                if self.sub == "history" and family is _PASSAGES:  # a turn's content: a question, then an answer
+                    family = _QUESTIONS if index % 2 == 0 else _ANSWERS
+                    return family[(2 * (index // 2) + v) % 4]
+                return family[slot]
+        label = ".".join([self.root] + fields)
+        if self.variant:
+            return f"another {label} {index + 1}"
+        return f"sample {label}" + (f" {index + 1}" if index else "")
+
+
+def _blank():
+    from promptlint.scenarios.shapes import Shape
+
+    return Shape()
+
+
+def form_of(shape) -> str:
+    """What the value is: list, tuple, mapping, datetime, number, bool or text, by weight of evidence."""
+    from promptlint.scenarios.shapes import BOOL, DATETIME, LIST, MAPPING, NUMBER, PRINTED, TESTED, TEXT, WEAK_LIST
+
+    r = shape.find()
+    cats = r.categories()
+    item = r.element_if_any()
+    if r.fields and all(k.startswith("#") for k in r.fields):
+        return "tuple"
+    item_structured = item is not None and bool(item.fields or item.element_if_any() is not None or item.categories() - {PRINTED, TESTED, TEXT})
+    if LIST in cats and (item_structured or not r.fields):
+        return LIST
+    if r.fields or MAPPING in cats:
+        if DATETIME in cats and set(r.fields) <= _DATETIME_ATTRS:
+            return DATETIME
+        return MAPPING
+    if DATETIME in cats:
+        return DATETIME
+    if NUMBER in cats and TEXT not in cats:
+        return NUMBER
+    if WEAK_LIST in cats and not cats & {TEXT, PRINTED, NUMBER}:
+        return LIST
+    if BOOL in cats and not cats & {TEXT, NUMBER}:
+        return BOOL
+    if cats and cats <= {TESTED}:
+        return BOOL
+    return TEXT
+
+
+_DATETIME_ATTRS = {"year", "month", "day", "hour", "minute", "second", "microsecond", "tzinfo"}
+
+
+def literal_choices(shape, path: Tuple[str, ...]) -> List[Any]:
+    """The values that select each branch a template compares this value against (None: any other text)."""
+    from promptlint.scenarios.names import name_words
+
+    r = shape.find()
+    choices = list(r.eq) + [v for v in r.ne if v not in r.eq]
+    words = name_words(path[-1]) if path and not path[-1].startswith("#") else ()
+    if words and words[-1] in ("role", "speaker", "sender") and (r.eq or r.ne):
+        choices += [v for v in ("user", "assistant") if v not in choices]
+    if choices and not r.eq and len(choices) == len(r.ne):
+        choices.append(None)  # only `!=` comparisons: one value that is none of them
+    return choices
+
+
+def item_count(item) -> int:
+    """Two items, or one per branch the items' fields select (at most MAX_ITEMS)."""
+    n = 2
+    r = item.find()
+    for name, sub in r.fields.items():
+        n = max(n, len(literal_choices(sub, (name,))))
+    n = max(n, len(literal_choices(r, ())))
+    return min(n, MAX_ITEMS)
+
+
+def shaped_value(name: str, shape, kind: str, sub: Optional[str]) -> Tuple[Any, Any]:
+    """(value, variant) of an inferred input; variant None means the kind's default."""
+    from promptlint.scenarios.shapes import DATETIME
+
+    r = shape.find() if shape is not None else _blank()
+    if kind == "volatile":
+        as_object = form_of(r) == DATETIME or bool(r.categories() & {DATETIME})
+        return volatile_value(sub, as_object=as_object and sub != "id"), None
+    per_request = kind == "per-request"
+    value = _Builder(name, sub if per_request else None, per_request, False).value(r, (), 0)
+    if not per_request:
+        return value, None
+    variant = _Builder(name, sub, True, True).value(r, (), 0)
+    if variant == per_request_variant(value) or variant == value:
+        variant = None
+    return value, variant
+
+
+def describe(shape) -> str:
+    """The shape in words, for a samples-file comment: 'a list of records (.role, .content), iterated at line 3'."""
+    from promptlint.scenarios.shapes import DATETIME, LIST, MAPPING, leaves
+
+    r = shape.find()
+    form = form_of(r)
+    uses = sorted(r.uses.items(), key=lambda kv: _line_key(kv[1][1]))
+    evidence = ", ".join(f"{label} at {where}" for label, (_, where) in uses[:3])
+    fields = list(dict.fromkeys(leaves(r)))
+    what = {"tuple": "a pair", DATETIME: "a date-time"}.get(form, "a " + form)
+    if form == LIST:
+        item = r.element_if_any()
+        what = "a list of records" if item is not None and form_of(item) == MAPPING else "a list"
+    if form == MAPPING:
+        what = "a mapping"
+    if fields:
+        shown = ", ".join(fields[:6]) + (", ..." if len(fields) > 6 else "")
+        what += f" with {shown}"
+    choices = [repr(c) for c in r.eq]
+    if choices:
+        what += f", compared with {', '.join(choices)}"
+    return f"{what}{' (' + evidence + ')' if evidence else ''}"
+
+
+def _line_key(where: str):
+    m = re.search(r"line (\d+)$", where)
+    return (" " in where.split("line")[0].strip(), int(m.group(1)) if m else 0)
