@@ -14,6 +14,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 # evidence categories (what a use says about the value)
 LIST, MAPPING, TEXT, NUMBER, BOOL, DATETIME = "list", "mapping", "text", "number", "bool", "datetime"
+FIELD = "field"  # a field read: a mapping, unless the field is only tested and the value is used as text
 WEAK_LIST = "list-weak"  # `is iterable`, `|length`: lists and strings both allow it
 PRINTED, TESTED = "printed", "tested"  # printed / used as a condition: any value allows it
 
@@ -42,7 +43,7 @@ EQUALITY_TESTS = {"equalto", "eq", "==", "sameas"}
 class Shape:
     """What a value must be for the template to render: evidence, fields, items, compared literals."""
 
-    __slots__ = ("_link", "uses", "fields", "_element", "eq", "ne")
+    __slots__ = ("_link", "uses", "fields", "_element", "eq", "ne", "avoid", "lengths")
 
     def __init__(self) -> None:
         self._link: Optional[Shape] = None
@@ -51,6 +52,8 @@ class Shape:
         self._element: Optional[Shape] = None  # list items, mapping values
         self.eq: List[Any] = []  # literals it is compared equal to (branches it selects)
         self.ne: List[Any] = []
+        self.avoid: List[Any] = []  # literals that select a branch raising an error
+        self.lengths: List[Tuple[str, int]] = []  # (op, n): `|length op n` selects a branch raising an error
 
     def find(self) -> "Shape":
         root = self
@@ -84,8 +87,16 @@ class Shape:
         r = self.find()
         return r._element.find() if r._element is not None else None
 
-    def literal(self, value: Any, equal: bool = True) -> None:
-        bucket = self.find().eq if equal else self.find().ne
+    def literal(self, value: Any, equal: bool = True, avoid: bool = False) -> None:
+        """Record a comparison with ``value``; under ``avoid`` the comparison guards a raised error."""
+        r = self.find()
+        if avoid:
+            equal = not equal  # `{% if x != "a" %}{{ raise_exception(..) }}`: x must be "a"
+            if not equal:
+                if value not in r.avoid:
+                    r.avoid.append(value)
+                return
+        bucket = r.eq if equal else r.ne
         if value not in bucket:
             bucket.append(value)
 
@@ -112,7 +123,41 @@ def union(a: Shape, b: Shape) -> Shape:
         ra.literal(v, True)
     for v in rb.ne:
         ra.literal(v, False)
+    for v in rb.avoid:
+        ra.literal(v, True, avoid=True)
+    ra.lengths.extend(c for c in rb.lengths if c not in ra.lengths)
     return ra
+
+
+def _reaches(a: Shape, b: Shape, depth: int = 0) -> bool:
+    """Is ``b`` part of ``a`` (a field or item of it, at any depth)?"""
+    ra, rb = a.find(), b.find()
+    if ra is rb:
+        return True
+    if depth > 8:
+        return False
+    subs = list(ra.fields.values()) + ([ra._element] if ra._element is not None else [])
+    return any(_reaches(s, rb, depth + 1) for s in subs)
+
+
+def _strong(shape: Shape) -> bool:
+    r = shape.find()
+    return bool(r.fields or r._element is not None or r.categories() - {TESTED, PRINTED})
+
+
+def _join_alternatives(chosen: Shape, alternatives: List[Shape]) -> None:
+    """A name the branches of an if assign differently (`content = message.content.content` or
+    `message.content`; `tools = custom_tools` or the input `tools`): its later uses are evidence for
+    each alternative they fit. Later branches first (an `else` is usually the common case); an
+    alternative that contradicts the uses, or is part of one already joined, is left alone."""
+    from promptlint.scenarios.values import form_of
+
+    for alt in reversed(alternatives):
+        if _reaches(chosen, alt) or _reaches(alt, chosen):
+            continue
+        if _strong(chosen) and _strong(alt) and form_of(chosen) != form_of(alt):
+            continue
+        union(chosen, alt)
 
 
 class Pairs:
@@ -129,6 +174,26 @@ class Loop:
         self.items = items
 
 
+class Length:
+    """``x|length``: comparing it with a number in a raising branch's test constrains the item count."""
+
+    def __init__(self, of: Shape):
+        self.of = of
+
+
+_MIRROR = {"lt": "gt", "gt": "lt", "lteq": "gteq", "gteq": "lteq"}
+_NEGATE = {"eq": "ne", "ne": "eq", "lt": "gteq", "gteq": "lt", "gt": "lteq", "lteq": "gt"}
+WANT = "want"  # the `avoid` flag under `not`: the values should make the test true
+
+
+class DictLit:
+    """A mapping literal the template builds (`{% set names = {"string": "str"} %}`): looking a
+    value up in it says which values the template expects."""
+
+    def __init__(self, keys: List[Any]):
+        self.keys = keys
+
+
 class MacroRef:
     def __init__(self, name: str):
         self.name = name
@@ -139,6 +204,14 @@ class ImportRef:
 
 
 LOCAL = object()  # a name the template assigns from something that is not an input
+
+
+class Either:
+    """A name an `{% if %}` branch may assign: after the if it is the input of that name or one of ``alternatives``."""
+
+    def __init__(self, alternatives: List[Shape]):
+        self.alternatives = list(alternatives)
+        self.resolved: Optional[Shape] = None
 _SPECIAL = {"loop", "self", "caller", "varargs", "kwargs", "super"}
 
 
@@ -169,6 +242,9 @@ class Walker:
         self.walked: set = set()  # template names walked
         self._stack: List[str] = []
         self._macros_walked: set = set()
+        self.avoid = False  # walking the test of a branch that raises an error
+        # (shape of a name after an if, the values its branches may give it): joined after the walk
+        self.pending: List[Tuple[Shape, List[Shape]]] = []
 
     # ------------------------------------------------------------------ entry
 
@@ -186,6 +262,8 @@ class Walker:
                 self._stack.append(tname)
                 self.macro(node, Scope())
                 self._stack.pop()
+        for chosen, alternatives in self.pending:
+            _join_alternatives(chosen, alternatives)
         return {n: s.find() for n, s in self.inputs.items()}
 
     def template(self, name: str, scope: Scope) -> None:
@@ -218,11 +296,7 @@ class Walker:
                 if not isinstance(n, nodes.TemplateData):
                     self.printed(n, scope)
         elif isinstance(node, nodes.If):
-            self.cond(node.test, scope)
-            self.block(node.body, scope)
-            for elif_ in node.elif_:
-                self.stmt(elif_, scope)
-            self.block(node.else_, scope)
+            self.if_stmt(node, scope)
         elif isinstance(node, nodes.For):
             self.for_loop(node, scope)
         elif isinstance(node, nodes.Assign):
@@ -271,6 +345,54 @@ class Walker:
                     self.stmt(child, scope)
                 elif isinstance(child, nodes.Expr):
                     self.expr(child, scope)
+
+    def if_stmt(self, node, scope: Scope) -> None:
+        """Each branch in its own scope; a name a branch assigns is, after the if, either that value
+        or what it was before (an input's shape gets the value's evidence too)."""
+        assigned: Dict[str, List[Any]] = {}
+        branches = [(node.test, node.body)] + [(e.test, e.body) for e in node.elif_] + [(None, node.else_)]
+        for test, body in branches:
+            if test is not None:  # a branch that raises an error: values should make its test false
+                self.cond(test, scope, avoid=self._raises(body))
+            inner = Scope(scope)
+            self.block(body, inner)
+            for name, value in inner.names.items():
+                assigned.setdefault(name, []).append(value)
+        for name, values in assigned.items():
+            alternatives: List[Shape] = []
+            partial = False  # some branch only maybe assigns it (an if inside the branch)
+            for v in values:
+                if isinstance(v, Either):
+                    partial = True
+                    alternatives += v.alternatives + ([v.resolved] if v.resolved is not None else [])
+                elif isinstance(v, Shape):
+                    alternatives.append(v)
+            found, bound = scope.lookup(name)
+            every = not partial and len(values) == len(branches) and bool(node.else_)
+            if isinstance(bound, Either):
+                bound.alternatives.extend(alternatives)
+                continue
+            if not every:
+                if isinstance(bound, Shape):
+                    alternatives.insert(0, bound)
+                elif not found:
+                    scope.names[name] = Either(alternatives)  # also the input of that name, if read later
+                    continue
+            chosen = Shape()
+            self.pending.append((chosen, alternatives))
+            scope.names[name] = chosen
+
+    @staticmethod
+    def _raises(body) -> bool:
+        """Does this branch body call `raise_exception` (or another raise*) directly?"""
+        from jinja2 import nodes
+
+        for stmt in body:
+            if isinstance(stmt, (nodes.Output, nodes.ExprStmt)):
+                for call in stmt.find_all(nodes.Call):
+                    if isinstance(call.node, nodes.Name) and call.node.name.startswith("raise"):
+                        return True
+        return False
 
     def template_names(self, node, scope: Scope) -> List[str]:
         """Constant template names of an include/import/extends (a list tries each)."""
@@ -347,8 +469,14 @@ class Walker:
         if isinstance(s, Shape):
             s.use(PRINTED, "printed", self.where(node))
 
-    def cond(self, node, scope: Scope) -> None:
-        s = self.expr(node, scope)
+    def cond(self, node, scope: Scope, avoid: bool = False) -> None:
+        """A condition; ``avoid``: its branch raises an error, so values should make it false."""
+        saved = self.avoid
+        self.avoid = avoid
+        try:
+            s = self.expr(node, scope)
+        finally:
+            self.avoid = saved
         if isinstance(s, Shape):
             s.use(TESTED, "tested", self.where(node))
 
@@ -367,12 +495,24 @@ class Walker:
 
     def expr(self, node, scope: Scope) -> Any:
         """The shape ``node`` denotes (a Shape, Pairs, Loop, MacroRef) or None, recording evidence on the way."""
+        avoid, self.avoid = self.avoid, False  # only a test's own comparisons guard the raising branch
+        try:
+            return self._expr(node, scope, avoid)
+        finally:
+            self.avoid = avoid
+
+    def _expr(self, node, scope: Scope, avoid: bool) -> Any:
         from jinja2 import nodes
 
         if node is None or isinstance(node, nodes.Const):
             return None
         if isinstance(node, nodes.Name):
             found, bound = scope.lookup(node.name)
+            if isinstance(bound, Either):
+                if bound.resolved is None:
+                    bound.resolved = Shape()
+                    self.pending.append((bound.resolved, [self.name(node.name)] + bound.alternatives))
+                return bound.resolved
             if found:
                 return None if bound is LOCAL else bound
             return self.name(node.name)
@@ -385,24 +525,28 @@ class Walker:
         if isinstance(node, nodes.Filter):
             return self.filter(node, scope)
         if isinstance(node, nodes.Test):
-            self.test(node, scope)
+            self.test(node, scope, avoid)
             return None
         if isinstance(node, nodes.Compare):
-            self.compare(node, scope)
+            self.compare(node, scope, avoid)
             return None
         if isinstance(node, nodes.CondExpr):
             self.cond(node.test, scope)
             a, b = self.expr(node.expr1, scope), self.expr(node.expr2, scope)
             return a if isinstance(a, Shape) else b
         if isinstance(node, (nodes.And, nodes.Or)):
-            a, b = self.expr(node.left, scope), self.expr(node.right, scope)
+            self.avoid = avoid
+            a = self.expr(node.left, scope)
+            self.avoid = avoid
+            b = self.expr(node.right, scope)
             if isinstance(a, Shape):
                 a.use(TESTED, "tested", self.where(node))
             if isinstance(node, nodes.Or):
                 return a if isinstance(a, Shape) else b
             return b
         if isinstance(node, nodes.Not):
-            self.cond(node.node, scope)
+            # under a raising branch, `not (...)` is a test the values should make true
+            self.cond(node.node, scope, avoid=WANT if avoid is True else False)
             return None
         if isinstance(node, (nodes.Neg, nodes.Pos)):
             s = self.expr(node.node, scope)
@@ -421,7 +565,11 @@ class Walker:
                 if isinstance(s, Shape):
                     s.use(NUMBER, "slice bound", self.where(node))
             return None
-        for child in node.iter_child_nodes():  # List, Tuple, Dict, Pair, Keyword, MarkSafe, ...
+        if isinstance(node, nodes.Dict):
+            for pair in node.items:
+                self.expr(pair.value, scope)
+            return DictLit([p.key.value for p in node.items if isinstance(p.key, nodes.Const)])
+        for child in node.iter_child_nodes():  # List, Tuple, Pair, Keyword, MarkSafe, ...
             self.expr(child, scope)
         return None
 
@@ -439,7 +587,7 @@ class Walker:
         if isinstance(base, Shape):
             if attr in DATETIME_ATTRS:
                 base.use(DATETIME, f".{attr}", self.where(node))
-            base.use(MAPPING, f".{attr}", self.where(node))
+            base.use(FIELD, f".{attr}", self.where(node))
             return base.field(attr)
         if isinstance(base, Loop) and attr in ("previtem", "nextitem") and base.items is not None:
             return base.items.element()
@@ -452,6 +600,12 @@ class Walker:
 
         base = self.expr(node.node, scope)
         arg = node.arg
+        if isinstance(base, DictLit):
+            key = self.expr(arg, scope)
+            if isinstance(key, Shape):
+                for k in base.keys:
+                    key.literal(k)
+            return None
         if isinstance(arg, nodes.Slice):
             self.expr(arg, scope)
             return base if isinstance(base, Shape) else None
@@ -459,7 +613,7 @@ class Walker:
             self.expr(arg, scope)
             return self.getattr(base, arg.value, node) if isinstance(arg, nodes.Const) and isinstance(arg.value, str) else None
         if isinstance(arg, nodes.Const) and isinstance(arg.value, str):
-            base.use(MAPPING, f"[{arg.value!r}]", self.where(node))
+            base.use(FIELD, f"[{arg.value!r}]", self.where(node))
             return base.field(arg.value)
         if isinstance(arg, nodes.Const) and isinstance(arg.value, int):
             base.use(LIST, f"[{arg.value}]", self.where(node))
@@ -617,7 +771,7 @@ class Walker:
             return None
         if name in ("length", "count"):
             base.use(WEAK_LIST, f"|{name}", where)
-            return None
+            return Length(base)
         if name in ("dictsort", "items"):
             base.use(MAPPING, f"|{name}", where)
             return Pairs(base)
@@ -633,7 +787,7 @@ class Walker:
             base.use(PRINTED, f"|{name}", where)
         return None
 
-    def test(self, node, scope: Scope) -> None:
+    def test(self, node, scope: Scope, avoid: bool = False) -> None:
         from jinja2 import nodes
 
         base = self.expr(node.node, scope)
@@ -653,15 +807,15 @@ class Walker:
         elif name in ("boolean", "true", "false"):
             base.use(BOOL, f"is {name}", where)
         elif name in EQUALITY_TESTS and node.args and isinstance(node.args[0], nodes.Const):
-            base.literal(node.args[0].value)
+            base.literal(node.args[0].value, avoid=avoid is True)
         elif name == "in" and node.args and isinstance(node.args[0], (nodes.List, nodes.Tuple)):
             for item in node.args[0].items:
                 if isinstance(item, nodes.Const):
-                    base.literal(item.value)
+                    base.literal(item.value, avoid=avoid is True)
         else:
             base.use(TESTED, "tested", where)
 
-    def compare(self, node, scope: Scope) -> None:
+    def compare(self, node, scope: Scope, avoid: bool = False) -> None:
         from jinja2 import nodes
 
         operands = [node.expr] + [op.expr for op in node.ops]
@@ -671,19 +825,28 @@ class Walker:
             left, right = operands[i], operands[i + 1]
             ls, rs = shapes[i], shapes[i + 1]
             if op.op in ("in", "notin"):
-                if isinstance(ls, Shape) and isinstance(right, (nodes.List, nodes.Tuple)):
+                if isinstance(ls, Shape) and isinstance(rs, DictLit):
+                    for k in rs.keys:
+                        ls.literal(k, op.op == "in", avoid is True)
+                elif isinstance(ls, Shape) and isinstance(right, (nodes.List, nodes.Tuple)):
                     for item in right.items:
                         if isinstance(item, nodes.Const):
-                            ls.literal(item.value, op.op == "in")
-                elif isinstance(rs, Shape) and isinstance(left, nodes.Const) and isinstance(left.value, str):
-                    rs.use(PRINTED, "searched", where)  # `"x" in value`: a text, a list or a mapping all allow it
+                            ls.literal(item.value, op.op == "in", avoid is True)
+                if isinstance(rs, Shape):
+                    rs.use(WEAK_LIST, "searched with `in`", where)  # a text, a list or a mapping all allow it
                 continue
             for shape, other in ((ls, right), (rs, left)):
+                if isinstance(shape, Length) and avoid and isinstance(other, nodes.Const) and type(other.value) is int:
+                    op_name = op.op if shape is ls else _MIRROR.get(op.op, op.op)
+                    if avoid is WANT:
+                        op_name = _NEGATE.get(op_name, op_name)
+                    shape.of.find().lengths.append((op_name, other.value))
+                    continue
                 if not isinstance(shape, Shape) or not isinstance(other, nodes.Const) or other.value is None:
                     continue
                 v = other.value
                 if op.op in ("eq", "ne"):
-                    shape.literal(v, op.op == "eq")
+                    shape.literal(v, op.op == "eq", avoid is True)
                     if isinstance(v, bool):
                         shape.use(BOOL, "compared with a boolean", where)
                     elif isinstance(v, (int, float)):
@@ -712,8 +875,7 @@ class Walker:
                     shape.use(TEXT, "+ text", where)
                 elif isinstance(other, nodes.Const) and isinstance(other.value, (int, float)):
                     shape.use(NUMBER, "arithmetic", where)
-            if isinstance(left, Shape) and isinstance(right, Shape):
-                return union(left, right)  # history + messages: the same kind of value
+            # `a + b` of two inputs is not evidence they are the same value (text + text is common)
             return left if isinstance(left, Shape) and isinstance(node.right, (nodes.List, nodes.Tuple)) else None
         if isinstance(node, nodes.Mod) and isinstance(node.left, nodes.Const) and isinstance(node.left.value, str):
             if isinstance(right, Shape):

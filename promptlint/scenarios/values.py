@@ -220,7 +220,7 @@ class _Builder:
             item = r.element_if_any()
             if item is None:
                 return [self.text(path, i) for i in range(2)]
-            n = item_count(item)
+            n = item_count(r)
             return [self.value(item, path, i, depth + 1) for i in range(n)]
         if form == "tuple":
             n = 1 + max(int(k[1:]) for k in r.fields if k.startswith("#"))
@@ -243,7 +243,7 @@ class _Builder:
             return self.number(path, index)
         if form == BOOL:
             return True
-        return self.text(path, index)
+        return _fit_length(self.text(path, index), r.lengths)
 
     def number(self, path: Tuple[str, ...], index: int) -> Any:
         from promptlint.scenarios.names import name_words
@@ -296,8 +296,10 @@ def form_of(shape) -> str:
     if r.fields and all(k.startswith("#") for k in r.fields):
         return "tuple"
     item_structured = item is not None and bool(item.fields or item.element_if_any() is not None or item.categories() - {PRINTED, TESTED, TEXT})
-    if LIST in cats and (item_structured or not r.fields):
-        return LIST
+    if LIST in cats and (item_structured or not (r.fields or TEXT in cats)):
+        return LIST  # a text is iterable too: with text evidence, only structured items make it a list
+    if TEXT in cats and r.fields and all(_probe_only(f) for f in r.fields.values()) and MAPPING not in cats:
+        return TEXT  # `{% if x.content is defined %}` on a value also used as text: a text
     if r.fields or MAPPING in cats:
         if DATETIME in cats and set(r.fields) <= _DATETIME_ATTRS:
             return DATETIME
@@ -315,6 +317,14 @@ def form_of(shape) -> str:
     return TEXT
 
 
+def _probe_only(shape) -> bool:
+    """A field only tested (``is defined``, ``if x.y``): text lacks it too, without failing."""
+    from promptlint.scenarios.shapes import TESTED
+
+    r = shape.find()
+    return not r.fields and r.element_if_any() is None and r.categories() <= {TESTED}
+
+
 _DATETIME_ATTRS = {"year", "month", "day", "hour", "minute", "second", "microsecond", "tzinfo"}
 
 
@@ -323,23 +333,46 @@ def literal_choices(shape, path: Tuple[str, ...]) -> List[Any]:
     from promptlint.scenarios.names import name_words
 
     r = shape.find()
-    choices = list(r.eq) + [v for v in r.ne if v not in r.eq]
+    choices = [v for v in r.eq if v not in r.avoid] + [v for v in r.ne if v not in r.eq and v not in r.avoid]
     words = name_words(path[-1]) if path and not path[-1].startswith("#") else ()
     if words and words[-1] in ("role", "speaker", "sender") and (r.eq or r.ne):
         choices += [v for v in ("user", "assistant") if v not in choices]
-    if choices and not r.eq and len(choices) == len(r.ne):
-        choices.append(None)  # only `!=` comparisons: one value that is none of them
+    choices += [v for v in ("user", "assistant") if words and words[-1] in ("role", "speaker", "sender") and r.avoid and v not in choices + r.avoid]
+    if (choices or r.avoid) and not [v for v in r.eq if v not in r.avoid]:
+        choices.append(None)  # no `==` branch to select: also one value that is none of the literals
     return choices
 
 
-def item_count(item) -> int:
-    """Two items, or one per branch the items' fields select (at most MAX_ITEMS)."""
+def item_count(shape) -> int:
+    """Two items, or one per branch the items' fields select (at most MAX_ITEMS); a count that a
+    raising branch's `|length` test rejects is avoided."""
     n = 2
-    r = item.find()
-    for name, sub in r.fields.items():
-        n = max(n, len(literal_choices(sub, (name,))))
-    n = max(n, len(literal_choices(r, ())))
-    return min(n, MAX_ITEMS)
+    r = shape.find()
+    item = r.element_if_any()
+    if item is not None:
+        for name, sub in item.find().fields.items():
+            n = max(n, len(literal_choices(sub, (name,))))
+        n = max(n, len(literal_choices(item, ())))
+    n = min(n, MAX_ITEMS)
+    for count in [n, 1, 2, 3, MAX_ITEMS, 0]:
+        if not any(_holds(op, count, k) for op, k in r.lengths):
+            return count
+    return n
+
+
+def _fit_length(text: str, lengths) -> str:
+    """``text`` cut or padded to a length no raising branch's `|length` test rejects."""
+    if not lengths:
+        return text
+    wanted = sorted({len(text)} | {max(0, k + d) for _, k in lengths for d in (0, 1, -1)}, key=lambda n: abs(n - len(text)))
+    for n in wanted:
+        if not any(_holds(op, n, k) for op, k in lengths):
+            return text[:n] if n <= len(text) else text + ("abcdefghij" * (n // 10 + 1))[: n - len(text)]
+    return text
+
+
+def _holds(op: str, a: int, b: int) -> bool:
+    return {"eq": a == b, "ne": a != b, "lt": a < b, "gt": a > b, "lteq": a <= b, "gteq": a >= b}.get(op, False)
 
 
 def shaped_value(name: str, shape, kind: str, sub: Optional[str]) -> Tuple[Any, Any]:
