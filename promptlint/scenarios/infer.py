@@ -89,3 +89,14 @@ def infer_variable(name: str, shape, patterns: NamePatterns) -> Variable:
     else:
         why = f"{kind} {sub}: {why}"
     return Variable(name, value, kind, sub, variant, why=(why, f"shape: {describe(shape)}"))
+
+
+def template_scenario(loaded, text: str, samples=None) -> Scenario:
+    """The scenario an application template is checked with: what its samples file (``samples``,
+    a path or None) declares, every other input inferred. Raises SamplesError for a bad file."""
+    from promptlint.scenarios.files import load_samples, scenario_from_samples
+    from promptlint.scenarios.names import name_patterns
+
+    declared = scenario_from_samples(load_samples(samples), samples) if samples is not None else None
+    asts = template_asts(loaded.env, loaded.env.parse(text), name=loaded.name)
+    return infer_scenario(asts, loaded.env.globals, name_patterns(), declared)

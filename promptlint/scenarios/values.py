@@ -394,23 +394,30 @@ def shaped_value(name: str, shape, kind: str, sub: Optional[str]) -> Tuple[Any, 
 
 
 def describe(shape) -> str:
-    """The shape in words, for a samples-file comment: 'a list of records (.role, .content), iterated at line 3'."""
+    """The shape in words, for a samples-file comment: 'a list of records, each with .role, .content (iterated at line 3)'."""
     from promptlint.scenarios.shapes import DATETIME, LIST, MAPPING, leaves
 
     r = shape.find()
     form = form_of(r)
     uses = sorted(r.uses.items(), key=lambda kv: _line_key(kv[1][1]))
     evidence = ", ".join(f"{label} at {where}" for label, (_, where) in uses[:3])
-    fields = list(dict.fromkeys(leaves(r)))
-    what = {"tuple": "a pair", DATETIME: "a date-time"}.get(form, "a " + form)
+    fields = [f for f in dict.fromkeys(leaves(r)) if f != "[]"]
+    what = {"tuple": "a pair", DATETIME: "a date-time", MAPPING: "a mapping", "text": "text", "number": "a number", "bool": "a flag"}.get(form, form)
     if form == LIST:
         item = r.element_if_any()
-        what = "a list of records" if item is not None and form_of(item) == MAPPING else "a list"
-    if form == MAPPING:
-        what = "a mapping"
+        records = item is not None and form_of(item) == MAPPING
+        what = "a list of records" if records else "a list"
+        if records:
+            fields = [f[2:] if f.startswith("[].") else f for f in fields]
+            what += ", each with"
+        else:
+            what += " with"
+    else:
+        what += " with"
     if fields:
-        shown = ", ".join(fields[:6]) + (", ..." if len(fields) > 6 else "")
-        what += f" with {shown}"
+        what += " " + ", ".join(fields[:6]) + (", ..." if len(fields) > 6 else "")
+    else:
+        what = what[: -len(" with")].rstrip(",").replace(", each", "")
     choices = [repr(c) for c in r.eq]
     if choices:
         what += f", compared with {', '.join(choices)}"
