@@ -38,6 +38,7 @@ TEXT_FILTERS = {
 PASS_FILTERS = {"safe", "e", "escape", "forceescape", "default", "d"}
 NUMBER_FILTERS = {"round", "abs", "filesizeformat"}
 EQUALITY_TESTS = {"equalto", "eq", "==", "sameas"}
+ORDER_TESTS = {"gt", "ge", "lt", "le", ">", ">=", "<", "<=", "greaterthan", "lessthan"}
 
 
 class Shape:
@@ -740,6 +741,8 @@ class Walker:
             f = base.element().field(const_args[0])
             if len(const_args) >= 3 and const_args[1] in EQUALITY_TESTS:
                 f.literal(const_args[2])
+            elif len(const_args) >= 3 and const_args[1] in ORDER_TESTS:
+                f.use(NUMBER, f"|{name}({const_args[1]})", where)
             elif len(const_args) == 1:
                 f.use(TESTED, "tested", where)
             return base

@@ -158,12 +158,19 @@ def per_request_variant(value: Any) -> Any:
 
 # Realistic text by the last word of a field's name: two values for the base render, two for
 # the next request. Chosen so renders read like real prompts (and tokenize like them).
-_QUESTIONS = PER_REQUEST_SAMPLES + ("Can I change the delivery address?", "Do you ship to Canada?")
+_QUESTIONS = PER_REQUEST_SAMPLES + (
+    "Can I change the delivery address?",
+    "Do you ship to Canada?",
+    "How long does a refund take?",
+    "Is the two-person tent waterproof?",
+)
 _ANSWERS = (
     "Open Settings > Account and choose Reset password.",
     "Order #4417 shipped on Monday and arrives on Thursday.",
     "Yes, until the parcel leaves the warehouse.",
     "Yes, shipping to Canada takes five to seven business days.",
+    "Refunds reach your card within 5 business days.",
+    "Yes, its seams are taped and the fly is rated to 3,000 mm.",
 )
 _PASSAGES = (
     "Refunds are issued to the original payment method within 5 business days of receiving the returned item.",
@@ -193,6 +200,24 @@ for _words, _values in (
 ):
     for _w in _words:
         _FAMILIES[_w] = _values
+_PARENTS = {
+    "tool": {"tool", "tools", "function", "functions", "action", "actions", "command", "commands", "skill", "skills", "plugin", "plugins", "call", "calls"},
+    "param": {"argument", "arguments", "args", "arg", "parameter", "parameters", "params", "param", "properties", "fields", "field", "columns", "inputs"},
+    "org": {"company", "organization", "organisation", "org", "business", "vendor", "brand", "team", "department"},
+}
+_BY_PARENT = {
+    ("tool", "name"): ("search_orders", "track_parcel", "issue_refund", "check_stock"),
+    ("param", "name"): ("order_id", "tracking_code", "reason", "sku"),
+    ("param", "type"): ("string", "integer", "string", "boolean"),
+    ("org", "name"): ("Acme Corporation", "Globex", "Initech", "Umbrella Health"),
+}
+
+
+def _parent_class(words) -> Optional[str]:
+    last = words[-1] if words else ""
+    return next((cls for cls, names in _PARENTS.items() if last in names), None)
+
+
 _SCORES = ("score", "similarity", "relevance", "confidence", "probability", "distance", "weight")
 _HISTORY_TEXT = (
     "User: How do I reset my password?\nAssistant: Open Settings > Account and choose Reset password.",
@@ -209,7 +234,9 @@ class _Builder:
         self.per_request = per_request
         self.variant = variant
 
-    def value(self, shape, path: Tuple[str, ...], index: int, depth: int = 0) -> Any:
+    def value(self, shape, path: Tuple[str, ...], index: int, depth: int = 0, turn: int = 0, part: int = 0) -> Any:
+        """The value of ``shape`` at ``path`` for item ``index``; ``turn`` is the index of the input's own
+        item (a conversation's turn), ``part`` the index inside it (a turn's content parts)."""
         from promptlint.scenarios.shapes import BOOL, DATETIME, LIST, MAPPING, NUMBER, TEXT, WEAK_LIST
 
         r = shape.find()
@@ -218,19 +245,18 @@ class _Builder:
             form = TEXT
         if form == LIST or form == WEAK_LIST:
             item = r.element_if_any()
-            if item is None:
-                return [self.text(path, i) for i in range(2)]
-            n = item_count(r)
-            return [self.value(item, path, i, depth + 1) for i in range(n)]
+            n = item_count(r) if item is not None else 2
+            item = item or _blank()
+            return [self.value(item, path, i, depth + 1, i if depth == 0 else turn, 0 if depth == 0 else i) for i in range(n)]
         if form == "tuple":
             n = 1 + max(int(k[1:]) for k in r.fields if k.startswith("#"))
-            return [self.value(r.fields.get(f"#{i}") or _blank(), path + (f"#{i}",), index, depth + 1) for i in range(n)]
+            return [self.value(r.fields.get(f"#{i}") or _blank(), path + (f"#{i}",), index, depth + 1, turn, part) for i in range(n)]
         if form == MAPPING:
             keys = [k for k in r.fields] or ["key_a", "key_b"]
             out = {}
             for k in keys:
                 sub = r.fields.get(k) or r.element_if_any() or _blank()
-                out[k] = self.value(sub, path + (k,), index, depth + 1)
+                out[k] = self.value(sub, path + (k,), index, depth + 1, turn, part)
             return out
         choices = literal_choices(r, path)
         if choices:
@@ -243,7 +269,7 @@ class _Builder:
             return self.number(path, index)
         if form == BOOL:
             return True
-        return _fit_length(self.text(path, index), r.lengths)
+        return _fit_length(self.text(path, index, depth > 0, turn, part), r.lengths)
 
     def number(self, path: Tuple[str, ...], index: int) -> Any:
         from promptlint.scenarios.names import name_words
@@ -253,27 +279,34 @@ class _Builder:
             return (0.92, 0.87, 0.81, 0.78)[index % 4]
         return index + 1
 
-    def text(self, path: Tuple[str, ...], index: int) -> str:
-        """Item ``index``'s text: the base render uses even slots of a family, the next request odd ones."""
+    def text(self, path: Tuple[str, ...], index: int, nested: bool, turn: int, part: int) -> str:
+        """Realistic text for item ``index`` at ``path``: an input's own text takes a family's first two
+        samples (this request, the next), texts inside it the following ones, so they do not repeat it."""
         from promptlint.scenarios.names import name_words
 
         v = 1 if self.variant else 0
-        slot = (2 * index + v) % 4
+
+        def pick(family, k: int = index) -> str:
+            return family[(v if not nested else 2 + 2 * k + v) % len(family)]
+
         fields = [p for p in path if not p.startswith("#")]
         if not fields:  # the input itself (or its items) is text
             family = {"input": _QUESTIONS, "retrieved": _PASSAGES, "history": _HISTORY_TEXT}.get(self.sub or "")
             if family is not None:
-                return family[slot % len(family)]
+                return pick(family)
         else:
             words = name_words(fields[-1])
             if words and words[-1] in ("role", "speaker", "sender"):
                 return ("user", "assistant")[index % 2]  # the same turns in both requests
+            parent = name_words(fields[-2] if len(fields) > 1 else self.root)
+            by_parent = _BY_PARENT.get((_parent_class(parent), words[-1] if words else ""))
+            if by_parent is not None:  # a tool's or an argument's name, not a person's
+                return pick(by_parent)
             family = (_FAMILIES.get("_".join(words[-2:])) or _FAMILIES.get(words[-1])) if words else None
             if family is not None:
                 if self.sub == "history" and family is _PASSAGES:  # a turn's content: a question, then an answer
-                    family = _QUESTIONS if index % 2 == 0 else _ANSWERS
-                    return family[(2 * (index // 2) + v) % 4]
-                return family[slot]
+                    return pick(_QUESTIONS if turn % 2 == 0 else _ANSWERS, turn // 2 * 2 + part)
+                return pick(family)
         label = ".".join([self.root] + fields)
         if self.variant:
             return f"another {label} {index + 1}"
