@@ -387,7 +387,8 @@ def item_count(shape) -> int:
             n = max(n, len(literal_choices(sub, (name,))))
         n = max(n, len(literal_choices(item, ())))
     n = min(n, MAX_ITEMS)
-    for count in [n, 1, 2, 3, MAX_ITEMS, 0]:
+    fits = [k + d for _, k in r.lengths for d in (0, 1, -1) if 0 <= k + d <= 3 * MAX_ITEMS]
+    for count in [n, 1, 2, 3, MAX_ITEMS, 0] + sorted(fits):
         if not any(_holds(op, count, k) for op, k in r.lengths):
             return count
     return n
