@@ -213,6 +213,8 @@ class Either:
     def __init__(self, alternatives: List[Shape]):
         self.alternatives = list(alternatives)
         self.resolved: Optional[Shape] = None
+
+
 _SPECIAL = {"loop", "self", "caller", "varargs", "kwargs", "super"}
 
 
