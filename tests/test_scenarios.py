@@ -63,6 +63,7 @@ def test_invalid_samples_files_are_e003(tmp_path, cli):
         '[variables]\nnow = { kind = "volatile" }\n': "variables.now",
         '[variables]\nnow = { value = "x", kind = "sometimes" }\n': "'sometimes' is not one of",
         "[vars]\nx = 1\n": "unknown key `vars`",
+        '[variables]\nnow = { value = "x", kind = "volatile", sub-kind = "history" }\n': "sub-kind `history` does not go with kind `volatile`",
     }
     for text, words in cases.items():
         (tmp_path / "t.samples.toml").write_text(text, encoding="utf-8")
