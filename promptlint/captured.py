@@ -19,6 +19,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, List, Optional, Tuple
 
+from promptlint import bounded_io
+
 INPUT_FORMATS = ("auto", "text", "ids", "request")
 
 
@@ -81,14 +83,15 @@ def read_input(path: str) -> str:
     """The file's text, exactly (``-`` is stdin); CRLF stays CRLF."""
     try:
         if path == "-":
-            data = sys.stdin.buffer.read()
+            data = bounded_io.read_stream(sys.stdin.buffer, bounded_io.MAX_INPUT_BYTES, "stdin")
         else:
-            with open(path, "rb") as f:
-                data = f.read()
+            data = bounded_io.read_bytes(path, bounded_io.MAX_INPUT_BYTES)
     except FileNotFoundError:
         raise InputError(f"{path}: file not found; pass a captured prompt (text) or a JSON array of token ids") from None
     except IsADirectoryError:
         raise InputError(f"{path}: is a directory; pass a file") from None
+    except bounded_io.InputRefused as e:
+        raise InputError(f"{path}: {e}; pass a captured prompt file") from None
     except OSError as e:
         raise InputError(f"{path}: cannot read ({e.strerror})") from None
     try:

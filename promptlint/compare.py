@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Optional, Sequence, Union
 
+from promptlint import bounded_io
+
 
 def shared_prefix(a: Sequence, b: Sequence) -> int:
     """Length of the longest common prefix: the index of the first divergent token (or character,
@@ -134,7 +136,7 @@ def load_cache_minimums(override: Optional[Union[str, Path]] = None) -> Dict[str
         return table
     path = Path(override)
     try:
-        user = json.loads(path.read_text(encoding="utf-8"))
+        user = json.loads(bounded_io.read_text(path))
     except OSError as e:
         raise CacheTableError(f"{path}: cannot read the cache-minimums file ({e.strerror}); check the path") from None
     except (ValueError, UnicodeDecodeError):

@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import List, NamedTuple, Optional, Sequence
 
+from promptlint import bounded_io
+
 from promptlint.lint import Context, file_error, name_patterns
 from promptlint.records import Arithmetic, DivergentToken, Finding
 
@@ -30,11 +32,9 @@ def handles(path: Path) -> bool:
 
 def looks_like_prompt_code(path: Path, limit: int = 2_000_000) -> bool:
     """For directory walks: does this Python file talk to an LLM or build chat messages?"""
-    try:
-        with open(path, "rb") as f:
-            data = f.read(limit)
-    except OSError:
+    if not bounded_io.is_regular_file(path):
         return True  # let lint_file report it
+    data = bounded_io.read_prefix(path, limit)
     return any(m in data for m in PROMPT_CODE_MARKERS)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from promptlint import bounded_io
 
 
 def add_common_tokenizer_options(p: argparse.ArgumentParser) -> None:
@@ -84,6 +85,26 @@ def settings_from_args(args, start=None):
         raise UsageError(str(e)) from None
 
 
+_JSON_FORMATS = ("json", "json-lines", "sarif", "gitlab")
+
+
+def _render(fmt: str, report, args, settings) -> None:
+    """Write the report. JSON output stays valid UTF-8 when a file name is not: the surrogate
+    escapes Python gives undecodable name bytes are written as JSON `\\udcXX` escapes, which a
+    JSON parser returns as the same string (``os.fsencode`` of it gives the original bytes)."""
+    from promptlint.report import get
+
+    if fmt not in _JSON_FORMATS:
+        get(fmt).render(report, sys.stdout, evidence=args.evidence, settings=settings)
+        return
+    import io
+    import re
+
+    buffer = io.StringIO()
+    get(fmt).render(report, buffer, evidence=args.evidence, settings=settings)
+    sys.stdout.write(re.sub("[\udc80-\udcff]", lambda m: "\\u%04x" % ord(m.group()), buffer.getvalue()))
+
+
 def run(args) -> int:
     from promptlint.cli import EXIT_FINDINGS, EXIT_OK, UsageError
     from promptlint.lint import lint
@@ -101,9 +122,11 @@ def run(args) -> int:
             raise UsageError("--stdin-filename lints stdin only: give no PATH arguments")
         settings = settings_from_args(args, start=Path(stdin_name))
         try:
-            text = sys.stdin.buffer.read().decode("utf-8")
+            text = bounded_io.read_stream(sys.stdin.buffer, bounded_io.MAX_FILE_BYTES, "stdin").decode("utf-8")
         except UnicodeDecodeError:
             raise UsageError("stdin is not UTF-8 text") from None
+        except bounded_io.InputRefused as e:
+            raise UsageError(f"{stdin_name}: {e}; promptlint checks templates up to this size") from None
         overrides = {str(Path(stdin_name)): text}
         if args.force_exclude:
             from promptlint.discovery import is_excluded
@@ -119,7 +142,8 @@ def run(args) -> int:
             report = Report(tokenizer=tokenizer_spec(settings))
         else:
             report = lint(
-                args.paths, settings, force_exclude=args.force_exclude, overrides=overrides, use_cache=not args.no_cache
+                args.paths, settings, force_exclude=args.force_exclude, overrides=overrides, use_cache=not args.no_cache,
+                evidence=args.evidence,
             )
     except TokenizerError as e:
         raise UsageError(str(e)) from None
@@ -135,8 +159,10 @@ def run(args) -> int:
             print(f"Would fix {n:,} finding{'s' if n != 1 else ''}." if n else "No fixes available.", file=sys.stderr)
             return EXIT_FINDINGS if diffs and not args.exit_zero else EXIT_OK
         if fixed:  # report what remains after the rewrite
-            report = lint(args.paths, settings, force_exclude=args.force_exclude, use_cache=not args.no_cache)
-    get(fmt).render(report, sys.stdout, evidence=args.evidence, settings=settings)
+            report = lint(
+                args.paths, settings, force_exclude=args.force_exclude, use_cache=not args.no_cache, evidence=args.evidence
+            )
+    _render(fmt, report, args, settings)
     if getattr(args, "show_inferred", False):
         from promptlint.commands.samples import show_inferred
 

@@ -29,6 +29,7 @@ def inferred_samples(path, settings, text=None) -> str:
     UsageError naming the file."""
     from pathlib import Path
 
+    from promptlint import bounded_io
     from promptlint.analyzers import analyzer_for
     from promptlint.cli import UsageError
     from promptlint.discovery import display_path
@@ -48,9 +49,11 @@ def inferred_samples(path, settings, text=None) -> str:
             what = "not an application template (.j2, .jinja, .jinja2, .prompt)"
         raise UsageError(f"{shown}: {what}; `promptlint samples` infers the inputs of application templates")
     try:
-        text = path.read_text(encoding="utf-8") if text is None else text
-    except (OSError, UnicodeDecodeError) as e:
-        raise UsageError(f"{shown}: cannot read the template ({e}); save it as UTF-8") from None
+        text = bounded_io.read_text(path) if text is None else text
+    except UnicodeDecodeError:
+        raise UsageError(f"{shown}: not UTF-8 text; save the template as UTF-8") from None
+    except OSError as e:
+        raise UsageError(f"{shown}: cannot read the template ({e.strerror or e})") from None
     limits = Limits(timeout_s=settings.render_timeout, max_output_bytes=settings.max_output, max_recursion=settings.max_recursion)
     try:
         loaded = load_template(path, settings.template_env, [settings.root], source=text, limits=limits)
@@ -73,7 +76,7 @@ def show_inferred(paths, settings, force_exclude: bool, overrides, out) -> None:
 
     from promptlint.analyzers import analyzer_for
     from promptlint.cli import UsageError
-    from promptlint.discovery import discover, display_path
+    from promptlint.discovery import discover, display_path, escapes_root
 
     files = [Path(p) for p in overrides]
     if paths or not overrides:
@@ -82,6 +85,8 @@ def show_inferred(paths, settings, force_exclude: bool, overrides, out) -> None:
         analyzer = analyzer_for(path)
         if analyzer is None or not analyzer.__name__.endswith("jinja_template"):
             continue
+        if str(path) not in overrides and escapes_root(path, settings.root):
+            continue  # not read: the report has its E005
         shown = display_path(path)
         out.write(f"\ninferred samples for {shown} (write them beside it: promptlint samples {shown} --write)\n")
         try:

@@ -36,30 +36,39 @@ def default_samples_path(template: Path) -> Path:
     return template.with_name(samples_stem(template) + SUFFIXES[0])
 
 
+def _parse_samples(path: Path, text: str) -> Any:
+    if path.suffix == ".json":
+        try:
+            return json.loads(text)
+        except ValueError as e:
+            raise SamplesError(path, f"invalid JSON: {e}") from None
+    from promptlint.config import toml_loads
+
+    try:
+        return toml_loads(text)
+    except ValueError as e:
+        raise SamplesError(path, f"invalid TOML: {e}") from None
+
+
 def load_samples(path: Path) -> Dict[str, Any]:
     """Parse and validate a samples file; raises SamplesError with a one-line reason."""
+    from promptlint import bounded_io
+
     try:
-        raw = path.read_bytes()
-        text = raw.decode("utf-8")
+        text = bounded_io.read_text(path)
+    except bounded_io.InputRefused as e:
+        raise SamplesError(path, f"cannot read the samples file: {e}") from None
     except OSError as e:
         raise SamplesError(path, f"cannot read the samples file ({e.strerror})") from None
     except UnicodeDecodeError:
         raise SamplesError(path, "samples file is not UTF-8 text") from None
-    if path.suffix == ".json":
-        try:
-            data = json.loads(text)
-        except ValueError as e:
-            raise SamplesError(path, f"invalid JSON: {e}") from None
-    else:
-        from promptlint.config import toml_loads
+    try:
+        data = _parse_samples(path, text)
+        from promptlint.schemas import validate
 
-        try:
-            data = toml_loads(text)
-        except ValueError as e:
-            raise SamplesError(path, f"invalid TOML: {e}") from None
-    from promptlint.schemas import validate
-
-    problem = validate("samples", data)
+        problem = validate("samples", data)
+    except RecursionError:  # json, tomllib and jsonschema all recurse per nesting level
+        raise SamplesError(path, "invalid samples file: values nested too deeply; flatten them") from None
     if problem:
         raise SamplesError(path, f"invalid samples file: {problem}")
     return data

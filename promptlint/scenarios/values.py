@@ -82,14 +82,23 @@ def volatile_value(sub: Optional[str], as_object: bool = False) -> Any:
     return _BASE_CLOCK if as_object else _BASE_CLOCK.isoformat(sep=" ")
 
 
+def _step(moment, delta):
+    """The next request's value; the previous one at the end of the calendar (9999-12-31), where
+    only the difference matters."""
+    try:
+        return moment + delta
+    except OverflowError:
+        return moment - delta
+
+
 def volatile_variant(value: Any, sub: Optional[str]) -> Any:
     """A second realistic value: seconds later, a day later, or another id of the same shape."""
     if isinstance(value, datetime):
-        return value + timedelta(seconds=7)
+        return _step(value, timedelta(seconds=7))
     if isinstance(value, date):
-        return value + timedelta(days=1)
+        return _step(value, timedelta(days=1))
     if isinstance(value, time):
-        return (datetime.combine(date(2000, 1, 1), value) + timedelta(seconds=7)).time()
+        return _step(datetime.combine(date(2000, 1, 1), value), timedelta(seconds=7)).time()
     if isinstance(value, int) and not isinstance(value, bool) and sub in (None, "timestamp"):
         return value + (7000 if value >= _EPOCH_MS[0] else 7)  # seconds or milliseconds
     if not isinstance(value, str):
@@ -107,15 +116,15 @@ def volatile_variant(value: Any, sub: Optional[str]) -> Any:
             return value.replace(v, str(volatile_variant(int(v), "timestamp")))
         try:
             if sub == "date" or _ISO_DATE.fullmatch(v):
-                return value.replace(v, (date.fromisoformat(v) + timedelta(days=1)).isoformat())
+                return value.replace(v, _step(date.fromisoformat(v), timedelta(days=1)).isoformat())
             if sub == "time" and re.fullmatch(r"\d{2}:\d{2}(:\d{2})?", v):
                 t = datetime.strptime(v, "%H:%M:%S" if v.count(":") == 2 else "%H:%M")
                 fmt = "%H:%M:%S" if v.count(":") == 2 else "%H:%M"
                 delta = timedelta(seconds=7) if v.count(":") == 2 else timedelta(minutes=1)
-                return value.replace(v, (t + delta).strftime(fmt))
+                return value.replace(v, _step(t, delta).strftime(fmt))
             dt = datetime.fromisoformat(v.replace("Z", "+00:00"))
             sep = "T" if "T" in v else " "
-            out = (dt + timedelta(seconds=7)).isoformat(sep=sep)
+            out = _step(dt, timedelta(seconds=7)).isoformat(sep=sep)
             return value.replace(v, out.replace("+00:00", "Z") if v.endswith("Z") else out)
         except ValueError:
             pass
