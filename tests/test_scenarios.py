@@ -306,3 +306,25 @@ def test_real_chat_template_code_renders_with_inferred_inputs():
     # gpt-oss raises unless an assistant turn has content or thinking but not both: a truthiness
     # constraint across two fields that inference does not model
     assert set(failed) == {"openai-gpt-oss-120b.jinja"}, failed
+
+
+def test_samples_writer_values_load_back_unchanged():
+    import tomllib
+    from datetime import date, datetime
+
+    from promptlint.scenarios.writer import UnwritableValue, toml_value, toml_key
+
+    value = {
+        "text": 'quote " backslash \\ tab \t newline \n del \x7f bell \x07 é 日本',
+        "nested": [{"a": [1, 2.5, True], "b": {"c": "d"}}] * 3,
+        "odd key": datetime(2025, 3, 14, 9, 26, 53), "day": date(2025, 3, 14), "inf": float("inf"), "empty": {},
+    }
+    doc = f"{toml_key('x-y')} = {toml_value(value)}\nlong = {toml_value(['a sentence long enough to wrap the list'] * 4)}\n"
+    back = tomllib.loads(doc)
+    assert back["x-y"] == value and len(back["long"]) == 4
+    try:
+        toml_value({"a": None}, "variables.x")
+    except UnwritableValue as e:
+        assert "variables.x.a is null" in str(e)
+    else:
+        raise AssertionError("null must be refused")

@@ -228,10 +228,8 @@ def _parent_class(words) -> Optional[str]:
 
 
 _SCORES = ("score", "similarity", "relevance", "confidence", "probability", "distance", "weight")
-_HISTORY_TEXT = (
-    "User: How do I reset my password?\nAssistant: Open Settings > Account and choose Reset password.",
-    "User: Where is my order #4417?\nAssistant: Order #4417 shipped on Monday and arrives on Thursday.",
-)
+# a conversation as one text: other questions than the one being asked
+_HISTORY_TEXT = tuple(f"User: {q}\nAssistant: {a}" for q, a in zip(_QUESTIONS[2:] + _QUESTIONS[:2], _ANSWERS[2:] + _ANSWERS[:2]))
 MAX_ITEMS = 4  # a list gets two items, more when its items' fields select more branches
 MAX_DEPTH = 6
 
