@@ -47,6 +47,7 @@ class Settings:
     render_timeout: float = 2.0
     max_output: int = 1_000_000
     max_recursion: int = 200  # template nesting levels per render (macros calling themselves)
+    cache_minimums: Optional[str] = None  # resolved path of a JSON file merged over the hosted-API minimums table
     config_path: Optional[Path] = None  # the file the settings came from
     root: Path = field(default_factory=Path.cwd)  # the config file's directory (or cwd)
 
@@ -96,6 +97,8 @@ def settings_from(path: Path, data: Dict[str, Any], use_cache: bool = False) -> 
     kw: Dict[str, Any] = {"config_path": path, "root": root}
     if "tokenizer" in data:
         kw["tokenizer"] = str(_resolve(root / data["tokenizer"]))
+    if "cache-minimums" in data:
+        kw["cache_minimums"] = _cache_minimums(path, root / data["cache-minimums"])
     simple = {
         "tokenizer-sha256": "tokenizer_sha256",
         "engine": "engine",
@@ -117,6 +120,18 @@ def settings_from(path: Path, data: Dict[str, Any], use_cache: bool = False) -> 
     if "per-file-ignores" in data:
         kw["per_file_ignores"] = tuple((glob, tuple(codes)) for glob, codes in data["per-file-ignores"].items())
     return Settings(**kw)
+
+
+def _cache_minimums(config: Path, table: Path) -> str:
+    """The override table's resolved path, checked now so a bad file is one configuration error."""
+    from promptlint.compare import CacheTableError, load_cache_minimums
+
+    resolved = _resolve(table)
+    try:
+        load_cache_minimums(resolved)
+    except CacheTableError as e:
+        raise ConfigError(f"{config}: cache-minimums: {e}") from None
+    return str(resolved)
 
 
 def _validate(path: Path, data: Dict[str, Any], use_cache: bool) -> None:
