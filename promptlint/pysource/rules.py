@@ -128,6 +128,9 @@ class Analysis:
             if model is None and receiver.mapping is not None:  # GenerativeModel(model_name=...)
                 model = _literal(receiver.mapping.get("model_name") or receiver.mapping.get("model"))
         request = layout.build(provider, get, suffix, receiver)
+        for _, bp in request.breakpoints:
+            if bp.automatic and "cache_control" in args:
+                bp.node = args["cache_control"]  # point at the keyword, not at the constant it names
         for key in sorted(sinks.MESSAGES_KWARGS):
             if key in args:
                 self._mark_dicts(args[key])
@@ -203,7 +206,7 @@ class Analysis:
                 self.add(Candidate("M106", hole.node, "", variable=hole.label, prompt=prompt, hole=hole,
                                    sink=f"reaches {where}",
                                    measure=breakpoints.volatile_measure(request, hole, after, model, sink=f"reaches {where}")))
-            elif marks and request.provider in breakpoints.EXPLICIT_ONLY:
+            elif marks and breakpoints.table_provider(request, model, marks[0][1].marker) in breakpoints.EXPLICIT_ONLY:
                 continue  # after the last breakpoint: this provider caches nothing there
             else:
                 self.add(Candidate("M101", hole.node, "", variable=hole.label, prompt=prompt, hole=hole,
