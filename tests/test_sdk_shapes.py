@@ -23,6 +23,7 @@ B = 16  # vLLM's default block size (M101 figures)
 
 TS = ("2025-03-14 09:26:53", "2025-03-14 09:27:00")
 DAY = ("2025-03-14", "2025-03-15")
+TIME = ("09:26:53", "09:27:00")
 UUID = ("7f3c9a2e-4b1d-4e8a-9c6f-2d5e8b1a0c34", "c1a9e4d2-8f3b-4a7c-b5e6-9d0f1e2a3b4c")
 QUESTION = ("How do I reset my password?", "Where is my order #4417?")  # per-request samples
 
@@ -558,3 +559,69 @@ def bedrock_answer(question):
     )
 '''
     assert run(tmp_path, source) == []
+
+
+def test_unknown_history_is_not_measured_as_empty(tmp_path, tok):
+    """A conversation built elsewhere has an unknown length: the automatic breakpoint after it is not
+    reported below the minimum; the literal system breakpoint before it is."""
+    source = '''
+import anthropic
+
+client = anthropic.Anthropic()
+
+
+def turn(history, question):
+    return client.messages.create(
+        model="claude-haiku-4-5",
+        max_tokens=512,
+        system=[{"type": "text", "text": "You are a terse assistant.", "cache_control": {"type": "ephemeral"}}],
+        messages=history + [{"role": "user", "content": question}],
+        cache_control={"type": "ephemeral"},
+    )
+'''
+    findings = run(tmp_path, source)
+    assert [(f.code, f.line) for f in findings] == [("M703", line_of(source, "terse"))]
+    n = len(enc(tok, "You are a terse assistant."))
+    assert f"closes a {n:,}-token prefix, below the 4,096-token minimum of `claude-haiku-4-5`" in findings[0].message
+
+
+def test_conversation_breakpoint_on_the_latest_message(tmp_path, tok):
+    """A timestamp inside the latest user message, with the breakpoint on that message, travels with
+    the message into the next turn's history: not reported. A timestamp in the system prompt is
+    re-rendered on every turn and defeats the automatic breakpoint (which closes the question)."""
+    source = f'''
+from datetime import datetime
+
+import anthropic
+
+client = anthropic.Anthropic()
+POLICY = {POLICY_SOURCE}
+
+
+def turn(question):
+    return client.messages.create(
+        model="claude-sonnet-4-5",
+        max_tokens=512,
+        system=POLICY,
+        messages=[{{"role": "user", "content": [{{"type": "text", "text": f"{{question}}\\n\\nSent {{datetime.now()}}", "cache_control": {{"type": "ephemeral"}}}}]}}],
+    )
+
+
+def turn_with_clock(question):
+    return client.messages.create(
+        model="claude-sonnet-4-5",
+        max_tokens=512,
+        system=f"Local time {{datetime.now():%H:%M}}.\\n" + POLICY,
+        messages=[{{"role": "user", "content": question}}],
+        cache_control={{"type": "ephemeral"}},
+    )
+'''
+    findings = run(tmp_path, source)
+    assert [(f.code, f.line) for f in findings] == [("M106", line_of(source, "Local time"))]
+    f = findings[0]
+    base = f"Local time {TIME[0]}.\n{POLICY}\n\n{QUESTION[0]}"  # %H:%M makes it a time of day
+    a = enc(tok, base)
+    b = enc(tok, f"Local time {TIME[1]}.\n{POLICY}\n\n{QUESTION[0]}")
+    assert f.evidence["base_render"] == base and f.evidence["breakpoint_tokens"] == len(a)
+    assert f.first_divergent_token.index == divergence(a, b)
+    assert "top-level `cache_control`" in f.message

@@ -104,19 +104,29 @@ def counts_since_previous(provider: str) -> bool:
     return _data("M703").get("minimum-counts", {}).get(provider, "prefix") == "since-previous"
 
 
-_TABLES: Dict[Optional[str], Dict[str, dict]] = {}
+_TABLES: Dict[Tuple, Dict[str, dict]] = {}
 
 
 def tables(ctx) -> Dict[str, dict]:
     """The minimums table with the configured override (``cache-minimums``) merged in."""
-    from promptlint.compare import load_cache_minimums
+    from promptlint.compare import CacheTableError, load_cache_minimums
 
     path = getattr(ctx.settings, "cache_minimums", None)
+    key: Tuple = (path,)
     if path:
-        ctx.depend(Path(path))
-    if path not in _TABLES:
-        _TABLES[path] = load_cache_minimums(path)
-    return _TABLES[path]
+        ctx.depend(Path(path))  # the result cache is invalidated when the file changes
+        try:
+            st = Path(path).stat()
+            key = (path, st.st_size, st.st_mtime_ns)
+        except OSError:
+            pass
+    if key not in _TABLES:
+        try:
+            _TABLES[key] = load_cache_minimums(path)
+        except CacheTableError:  # changed since the configuration was read: the shipped table
+            ctx.notices.append(f"{path}: the cache-minimums file is no longer readable; the shipped table is used")
+            _TABLES[key] = load_cache_minimums()
+    return _TABLES[key]
 
 
 # ----------------------------------------------------------------------------- measuring
@@ -135,7 +145,10 @@ class _Lengths:
         return self.tokens[n] - (self.tokens[n - 1] if since_previous and n else 0)
 
 
-def _unknown(request: Layout, upto: int) -> bool:
+def unknown_prefix(request: Layout, upto: int) -> bool:
+    """Does the prefix up to block ``upto`` hold text promptlint could not evaluate (length unknown)?"""
+    if any(b.val.parts is None for b in request.blocks[: upto + 1]):
+        return True
     return any(isinstance(p, Hole) and p.kind != "volatile" for p in request.parts(upto))
 
 
@@ -173,7 +186,7 @@ def volatile_measure(request: Layout, hole: Hole, after: List[Tuple[int, Breakpo
             provider = table_provider(request, model, bp.marker)
             m = minimum(provider, model, table) if provider else None
             since = bool(provider) and counts_since_previous(provider)
-            if m is not None and not _unknown(request, i) and lengths.counted(n, since) < m.tokens:
+            if m is not None and not unknown_prefix(request, i) and lengths.counted(n, since) < m.tokens:
                 continue  # never cached anyway: M703 reports it
             hits.append((i, bp, lengths.tokens[n], provider, m))
         if not hits:
@@ -205,7 +218,7 @@ def volatile_measure(request: Layout, hole: Hole, after: List[Tuple[int, Breakpo
             out.notes.append(f"it also defeats the later breakpoint{'s' if len(hits) > 2 else ''} on {more}")
         if m is not None:
             out.notes.append(_minimum_note(provider, model, m))
-        if _unknown(request, i):
+        if unknown_prefix(request, i):
             out.notes.append("the prefix holds values promptlint could not evaluate, rendered as `sample ...`: "
                              "the token count is a lower bound")
         out.notes.append(sink)

@@ -108,8 +108,7 @@ def _anthropic(out: Layout, get) -> Layout:
     for i, tool in enumerate(_items(get("tools"))):
         out.add(json_val(tool), f"tools[{i}]", "tools", carrier=tool)
     _content(out, get("system"), "system", "system")
-    for i, msg in enumerate(_items(get("messages"))):
-        _content(out, _field(msg, "content"), f"messages[{i}].content", "messages")
+    _conversation(out, get("messages"))
     top = get("cache_control")
     if top is not None and out.blocks:  # automatic caching: a breakpoint on the last cacheable block
         out.breakpoints.append((len(out.blocks) - 1, Breakpoint("cache_control", out.blocks[-1].where, top.node, True)))
@@ -124,8 +123,7 @@ def _bedrock(out: Layout, get) -> Layout:
             spec = _field(tool, "toolSpec")
             out.add(json_val(spec if spec is not None else tool), f"toolConfig.tools[{i}]", "tools")
     _content(out, get("system"), "system", "system")
-    for i, msg in enumerate(_items(get("messages"))):
-        _content(out, _field(msg, "content"), f"messages[{i}].content", "messages")
+    _conversation(out, get("messages"))
     return out
 
 
@@ -152,7 +150,7 @@ def _gemini(out: Layout, get, receiver: Optional[Val]) -> Layout:
     if contents is None:
         contents = get("history")  # client.chats.create(history=[...])
     if contents is not None and contents.items is None:
-        out.add(block_text(contents), "contents", "messages")
+        out.add(block_text(contents), "contents", "messages")  # a string, or unknown
     for i, c in enumerate(_items(contents)):
         if _has(c, "parts"):
             _content(out, _field(c, "parts"), f"contents[{i}].parts", "messages")
@@ -179,6 +177,15 @@ def _chat(out: Layout, get, suffix: str) -> Layout:
         else:
             out.add(val, f"{key}=", "prompt")
     return out
+
+
+def _conversation(out: Layout, val: Optional[Val]) -> None:
+    """Anthropic/Bedrock ``messages``; one unknown block when the list itself is unknown (a history
+    built elsewhere), so that breakpoints after it are not measured as if it were empty."""
+    if val is not None and val.items is None:
+        out.add(val, "messages", "messages")
+    for i, msg in enumerate(_items(val)):
+        _content(out, _field(msg, "content"), f"messages[{i}].content", "messages")
 
 
 def _messages(out: Layout, val: Optional[Val], key: str) -> None:

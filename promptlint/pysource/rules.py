@@ -196,12 +196,19 @@ class Analysis:
                 elif h.kind == "unordered":
                     self.unordered_candidate(h, "M203", f"{block.where} of {where}")
         marks = request.breakpoints
+        # a volatile value after the first per-request one belongs to this turn's message, which a
+        # conversation resends unchanged as history: it only moves what was never shared
+        order = {id(p.node): n for n, p in reversed(list(enumerate(prompt))) if isinstance(p, Hole)}
+        first_per_request = min((order[id(p.node)] for p in prompt if isinstance(p, Hole) and p.kind == "per-request"),
+                                default=None)
         for key, (hole, k) in holes.items():
             if key in self.claimed:
                 continue  # already judged inside the LLM request that sends it
             if call is not None:
                 self.claimed.add(key)
             after = [(i, bp) for i, bp in marks if i >= k]
+            if first_per_request is not None and order[key] > first_per_request:
+                after = []
             if after:
                 self.add(Candidate("M106", hole.node, "", variable=hole.label, prompt=prompt, hole=hole,
                                    sink=f"reaches {where}",
@@ -215,7 +222,7 @@ class Analysis:
             return
         fallback = call
         for n, (i, bp) in enumerate(marks):
-            if not any(isinstance(p, Hole) and p.kind != "volatile" for p in request.parts(i)):
+            if not breakpoints.unknown_prefix(request, i):
                 self.add(Candidate("M703", bp.node or fallback, "", measure=breakpoints.minimum_measure(
                     request, n, model, sink=f"in {where}")))
         c = breakpoints.too_many(request, model, where)
