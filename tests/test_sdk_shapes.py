@@ -625,3 +625,50 @@ def turn_with_clock(question):
     assert f.evidence["base_render"] == base and f.evidence["breakpoint_tokens"] == len(a)
     assert f.first_divergent_token.index == divergence(a, b)
     assert "top-level `cache_control`" in f.message
+
+
+def test_rag_document_blocks_in_the_first_message(tmp_path, tok):
+    """A RAG call: the retrieved handbook as a `document` block with its own breakpoint in the user
+    message, after a system breakpoint. A request id in the system prompt defeats both."""
+    handbook = "Employees accrue 2.5 vacation days per month. Expenses above 200 euros need a manager's approval."
+    source = f'''
+import uuid
+
+import anthropic
+
+client = anthropic.Anthropic()
+SYSTEM = {POLICY_SOURCE}
+HANDBOOK = {handbook!r}
+
+
+def ask(question):
+    request_id = uuid.uuid4()
+    return client.messages.create(
+        model="claude-sonnet-4-5",
+        max_tokens=800,
+        system=[{{"type": "text", "text": f"[request {{request_id}}]\\n" + SYSTEM, "cache_control": {{"type": "ephemeral"}}}}],
+        messages=[
+            {{
+                "role": "user",
+                "content": [
+                    {{
+                        "type": "document",
+                        "source": {{"type": "text", "media_type": "text/plain", "data": HANDBOOK}},
+                        "title": "Employee handbook",
+                        "cache_control": {{"type": "ephemeral"}},
+                    }},
+                    {{"type": "text", "text": question}},
+                ],
+            }}
+        ],
+    )
+'''
+    findings = run(tmp_path, source)
+    assert [(f.code, f.line) for f in findings] == [("M106", line_of(source, "request_id = uuid.uuid4()"))]
+    f = findings[0]
+    system = f"[request {UUID[0]}]\n{POLICY}"
+    a = enc(tok, system)
+    assert f.evidence["breakpoint_tokens"] == len(a)
+    assert f.first_divergent_token.index == divergence(a, enc(tok, f"[request {UUID[1]}]\n{POLICY}"))
+    with_doc = len(enc(tok, f"{system}\n\n{handbook}"))  # the document block's text is its source data
+    assert f"it also defeats the later breakpoint on `messages[0].content[0]` ({with_doc:,} tokens)" in f.notes
