@@ -672,3 +672,22 @@ def ask(question):
     assert f.first_divergent_token.index == divergence(a, enc(tok, f"[request {UUID[1]}]\n{POLICY}"))
     with_doc = len(enc(tok, f"{system}\n\n{handbook}"))  # the document block's text is its source data
     assert f"it also defeats the later breakpoint on `messages[0].content[0]` ({with_doc:,} tokens)" in f.notes
+
+
+def test_a_marker_set_to_none_is_no_breakpoint(tmp_path):
+    source = '''
+import anthropic
+
+client = anthropic.Anthropic()
+
+
+def classify(ticket, cache=False):
+    return client.messages.create(
+        model="claude-sonnet-4-5",
+        max_tokens=8,
+        system=[{"type": "text", "text": "Label the ticket.", "cache_control": None}],
+        messages=[{"role": "user", "content": ticket}],
+        cache_control=None,
+    )
+'''
+    assert run(tmp_path, source) == []

@@ -110,7 +110,7 @@ def _anthropic(out: Layout, get) -> Layout:
     _content(out, get("system"), "system", "system")
     _conversation(out, get("messages"))
     top = get("cache_control")
-    if top is not None and out.blocks:  # automatic caching: a breakpoint on the last cacheable block
+    if _present(top) and out.blocks:  # automatic caching: a breakpoint on the last cacheable block
         out.breakpoints.append((len(out.blocks) - 1, Breakpoint("cache_control", out.blocks[-1].where, top.node, True)))
     return out
 
@@ -298,9 +298,14 @@ def _marker(v: Val) -> Optional[Tuple[str, Val]]:
         return None
     for key in MARKERS:
         m = v.mapping.get(key)
-        if m is not None:
+        if _present(m):
             return key, m
     return None
+
+
+def _present(v: Optional[Val]) -> bool:
+    """A marker that is set: not missing and not ``None``."""
+    return v is not None and (v.parts is not None or v.mapping is not None or v.items is not None)
 
 
 def _written_at(carrier: Val, marker: Tuple[str, Val]) -> Any:
