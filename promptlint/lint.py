@@ -352,16 +352,8 @@ def file_error(path: str, code: str, message: str, line: Optional[int] = None) -
     return Finding(code, rule.name, rule.miss_class, rule.severity, message, str(path), line, 1, line, 1)
 
 
-_PATTERNS = None
-
-
 def name_patterns():
-    """Volatile and per-request name patterns from the M101 rule file's [data] table."""
-    global _PATTERNS
-    if _PATTERNS is None:
-        from promptlint.scenarios import NamePatterns
+    """Volatile and per-request name roles from the M101 rule file's [data] table."""
+    from promptlint.scenarios.names import name_patterns as patterns
 
-        data = registry.get("M101").data
-        volatile = tuple((sub, tuple(p.lower() for p in pats)) for sub, pats in data.get("volatile-names", {}).items())
-        _PATTERNS = NamePatterns(volatile, tuple(p.lower() for p in data.get("per-request-names", [])))
-    return _PATTERNS
+    return patterns()

@@ -49,6 +49,10 @@ def add_parser(sub) -> None:
     p.add_argument("--no-cache", action="store_true", help="ignore and do not write the result cache (.promptlint_cache/)")
     p.add_argument("--fix", action="store_true", help="apply safe fixes (Python: sort_keys=True, sorted(...)) and report what remains")
     p.add_argument("--diff", action="store_true", help="print the safe fixes as a unified diff instead of writing them; exit 1 if any")
+    p.add_argument(
+        "--show-inferred", action="store_true",
+        help="full output: also print each application template's inferred samples (as `promptlint samples` does)",
+    )
 
 
 def settings_from_args(args, start=None):
@@ -107,6 +111,8 @@ def run(args) -> int:
     from promptlint.report import get
     from promptlint.tokens import TokenizerError
 
+    if getattr(args, "show_inferred", False) and (args.output_format or "full") != "full":
+        raise UsageError("--show-inferred prints in the full output format; drop --output-format or use `promptlint samples`")
     stdin_name = getattr(args, "stdin_filename", None)
     overrides = None
     if stdin_name:
@@ -157,6 +163,10 @@ def run(args) -> int:
                 args.paths, settings, force_exclude=args.force_exclude, use_cache=not args.no_cache, evidence=args.evidence
             )
     _render(fmt, report, args, settings)
+    if getattr(args, "show_inferred", False):
+        from promptlint.commands.samples import show_inferred
+
+        show_inferred(args.paths, settings, args.force_exclude, overrides or {}, sys.stdout)
     if fixed:
         n = len(fixed)
         where = ", ".join(f"{f.code} {f.path}:{f.line}:{f.column}" for f in fixed[:5]) + (", ..." if n > 5 else "")
