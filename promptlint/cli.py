@@ -22,6 +22,7 @@ from promptlint.commands import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError  
 COMMANDS = [
     "check",
     "render",
+    "samples",
     "rule",
     "diff",
     "hashes",

@@ -39,6 +39,7 @@ class Settings:
     render_timeout: float = 2.0
     max_output: int = 1_000_000
     max_recursion: int = 200  # template nesting levels per render (macros calling themselves)
+    cache_minimums: Optional[str] = None  # resolved path of a JSON file merged over the hosted-API minimums table
     config_path: Optional[Path] = None  # the file the settings came from
     root: Path = field(default_factory=Path.cwd)  # the config file's directory (or cwd)
 
@@ -83,6 +84,8 @@ def settings_from(path: Path, data: Dict[str, Any], use_cache: bool = False) -> 
     kw: Dict[str, Any] = {"config_path": path, "root": root}
     if "tokenizer" in data:
         kw["tokenizer"] = str(safe_resolve(root / data["tokenizer"]))
+    if "cache-minimums" in data:
+        kw["cache_minimums"] = _cache_minimums(path, root / data["cache-minimums"])
     simple = {
         "tokenizer-sha256": "tokenizer_sha256",
         "engine": "engine",
@@ -127,6 +130,18 @@ def _check_values(path: Path, data: Dict[str, Any]) -> None:
                 f"{path}: `templates` pattern {pattern!r} leaves the project: globs are relative to "
                 f"{path.parent} and stay inside it (pass other paths on the command line)"
             )
+
+
+def _cache_minimums(config: Path, table: Path) -> str:
+    """The override table's resolved path, checked now so a bad file is one configuration error."""
+    from promptlint.compare import CacheTableError, load_cache_minimums
+
+    resolved = safe_resolve(table)
+    try:
+        load_cache_minimums(resolved)
+    except CacheTableError as e:
+        raise ConfigError(f"{config}: cache-minimums: {e}") from None
+    return str(resolved)
 
 
 def _validate(path: Path, data: Dict[str, Any], use_cache: bool) -> None:

@@ -7,8 +7,7 @@
   pin check);
 - ``finding``/``file_error``: the one factory that turns a code and a place into a record,
   with the rule's name, class and severity from its rule file;
-- ``read_source``: a file's text through the bounded reader, or the E005 finding saying why not;
-- ``name_patterns``: the volatile/per-request name lists of the M101 rule file.
+- ``read_source``: a file's text through the bounded reader, or the E005 finding saying why not.
 """
 
 from __future__ import annotations
@@ -177,20 +176,3 @@ def read_source(path: Path) -> Union[str, Finding]:
     """The file's text, or an E005 finding (too large, unreadable, binary, not UTF-8)."""
     raw = read_source_bytes(path)
     return raw if isinstance(raw, Finding) else decode_source(path, raw)
-
-
-# ------------------------------------------------------------------------------ rule data
-
-_PATTERNS = None
-
-
-def name_patterns():
-    """Volatile and per-request name patterns from the M101 rule file's [data] table."""
-    global _PATTERNS
-    if _PATTERNS is None:
-        from promptlint.scenarios import NamePatterns
-
-        data = registry.get("M101").data
-        volatile = tuple((sub, tuple(p.lower() for p in pats)) for sub, pats in data.get("volatile-names", {}).items())
-        _PATTERNS = NamePatterns(volatile, tuple(p.lower() for p in data.get("per-request-names", [])))
-    return _PATTERNS

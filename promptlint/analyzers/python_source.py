@@ -12,7 +12,7 @@ from typing import List, NamedTuple, Optional, Sequence
 
 from promptlint import bounded_io, figures, kernel
 from promptlint.analyzers.files import Files
-from promptlint.kernel import Context, file_error, name_patterns
+from promptlint.kernel import Context, file_error
 from promptlint.records import Finding
 
 # A directory walk lints a .py file only when it contains one of these byte strings
@@ -21,7 +21,7 @@ from promptlint.records import Finding
 PROMPT_CODE_MARKERS = (
     b"openai", b"anthropic", b"litellm", b"vllm", b"sglang", b"langchain", b"llama_index",
     b"apply_chat_template", b"cache_salt", b"prefix_caching", b"prefix-caching", b"radix_cache",
-    b"radix-cache", b"prompt_logprobs", b'"role"', b"'role'",
+    b"radix-cache", b"prompt_logprobs", b'"role"', b"'role'", b"genai", b"bedrock",
 )
 FILES = Files(suffixes=(".py", ".pyi"), markers=PROMPT_CODE_MARKERS, sniff_bytes=2_000_000)
 FIXABLE = {"M201", "M202", "M203"}
@@ -62,6 +62,7 @@ def parse(path: Path, text: str, display: str) -> Parsed:
 def scan(path: Path, text: str, display: str):
     """(candidates, error) without touching the tokenizer."""
     from promptlint.pysource.rules import HazardScan
+    from promptlint.scenarios.names import name_patterns
 
     parsed = parse(path, text, display)
     if parsed.error is not None:
@@ -79,6 +80,11 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     encodings: dict = {}  # text -> Encoding: holes of one prompt share its base render
     for c in candidates:
         if not ctx.is_enabled(c.code):
+            continue
+        if c.measure is not None:  # M106/M703: figures at a cache breakpoint (pysource.breakpoints)
+            f = _measured_at_breakpoint(c, ctx, display, lines, encodings)
+            if f is not None:
+                findings.append(f)
             continue
         if c.code == "M101":
             f = _measured(c, ctx, display, lines, encodings)
@@ -118,14 +124,10 @@ def _measured(c, ctx: Context, display: str, lines: Sequence[str], encodings: di
     rendered twice, tokenized, compared; figures and wording from the same functions."""
     from promptlint.checks import volatile_before_shared_prefix as m101
     from promptlint.compare import engine_profile
-    from promptlint.pysource.rules import prompt_text, unresolved_after
+    from promptlint.pysource.holes import prompt_text, unresolved_after
 
     tok = ctx.tokenizer()
-
-    def encode(text: str):
-        if text not in encodings:
-            encodings[text] = tok.encode(text, add_special_tokens=False)
-        return encodings[text]
+    encode = _encoder(tok, encodings)
 
     profile = engine_profile(ctx.settings.engine, ctx.settings.block_size)
     base_text = prompt_text(c.prompt)
@@ -155,6 +157,30 @@ def _measured(c, ctx: Context, display: str, lines: Sequence[str], encodings: di
         c.sink,
         "measured on the prompt text (message contents joined by blank lines), without the chat template's markers",
     ]
+    return f
+
+
+def _encoder(tok, encodings: dict):
+    """Encode without special tokens, once per text (holes of one prompt share its base render)."""
+
+    def encode(text: str):
+        if text not in encodings:
+            encodings[text] = tok.encode(text, add_special_tokens=False)
+        return encodings[text]
+
+    return encode
+
+
+def _measured_at_breakpoint(c, ctx: Context, display: str, lines: Sequence[str], encodings: dict) -> Optional[Finding]:
+    tok = ctx.tokenizer()
+    encode = _encoder(tok, encodings)
+
+    m = c.measure(tok, encode, ctx)
+    if m is None:
+        return None
+    f = _record(c, display, lines, m.message)
+    f.variable, f.help, f.notes = m.variable, m.help, list(m.notes)
+    f.first_divergent_token, f.evidence = m.first_divergent_token, m.evidence
     return f
 
 

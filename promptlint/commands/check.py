@@ -2,24 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
+
 from promptlint import bounded_io
-
-
-def add_common_tokenizer_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--tokenizer", metavar="PATH", help="tokenizer.json, or a model directory holding one")
-    p.add_argument("--tokenizer-sha256", metavar="HEX", help="expected sha256 of tokenizer.json (pin)")
-    p.add_argument("--engine", choices=["vllm", "sglang", "llamacpp"], help="engine profile for the figures (default vllm)")
-    p.add_argument("--block-size", type=int, metavar="N", help="KV block/page size in tokens (vllm default 16)")
-    p.add_argument("--config", metavar="FILE", help="use this pyproject.toml or promptlint.toml")
-
-
-def add_chat_options(p: argparse.ArgumentParser, serving: bool = True) -> None:
-    p.add_argument("--frontend", choices=["transformers", "vllm"], help="chat templates: how messages reach the template (default transformers)")
-    p.add_argument("--transformers", type=int, choices=[4, 5], help="chat templates: transformers major version semantics (default 5)")
-    if serving:
-        p.add_argument("--serving", choices=["chat", "completions"], help="chat endpoint (default) or a pre-rendered prompt sent to completions")
+from promptlint.commands.options import add_chat_options, add_common_tokenizer_options, settings_from_args
 
 
 def add_parser(sub) -> None:
@@ -49,36 +35,10 @@ def add_parser(sub) -> None:
     p.add_argument("--no-cache", action="store_true", help="ignore and do not write the result cache (.promptlint_cache/)")
     p.add_argument("--fix", action="store_true", help="apply safe fixes (Python: sort_keys=True, sorted(...)) and report what remains")
     p.add_argument("--diff", action="store_true", help="print the safe fixes as a unified diff instead of writing them; exit 1 if any")
-
-
-def settings_from_args(args, start=None):
-    from pathlib import Path
-
-    from promptlint.commands import UsageError
-    from promptlint.config import ConfigError, load_settings, parse_codes
-
-    first = Path(args.paths[0]) if getattr(args, "paths", None) else None
-    overrides = {
-        "tokenizer": args.tokenizer,
-        "tokenizer_sha256": args.tokenizer_sha256,
-        "engine": args.engine,
-        "block_size": args.block_size,
-    }
-    if args.block_size is not None and args.block_size < 1:
-        raise UsageError("--block-size must be a positive number of tokens")
-    try:
-        for key in ("select", "ignore"):
-            if hasattr(args, key):
-                overrides[key] = parse_codes(getattr(args, key))
-        if getattr(args, "template_env", None):
-            overrides["template_env"] = args.template_env
-        for key in ("frontend", "transformers", "serving"):
-            if getattr(args, key, None) is not None:
-                overrides[key] = getattr(args, key)
-        use_cache = not getattr(args, "no_cache", False)
-        return load_settings(args.config, start or (first if first and first.exists() else None), overrides, use_cache)
-    except ConfigError as e:
-        raise UsageError(str(e)) from None
+    p.add_argument(
+        "--show-inferred", action="store_true",
+        help="full output: also print each application template's inferred samples (as `promptlint samples` does)",
+    )
 
 
 _JSON_FORMATS = ("json", "json-lines", "sarif", "gitlab")
@@ -106,6 +66,8 @@ def run(args) -> int:
     from promptlint.lint import lint
     from promptlint.tokens import TokenizerError
 
+    if getattr(args, "show_inferred", False) and (args.output_format or "full") != "full":
+        raise UsageError("--show-inferred prints in the full output format; drop --output-format or use `promptlint samples`")
     stdin_name = getattr(args, "stdin_filename", None)
     overrides = None
     if stdin_name:
@@ -156,6 +118,10 @@ def run(args) -> int:
                 args.paths, settings, force_exclude=args.force_exclude, use_cache=not args.no_cache, evidence=args.evidence
             )
     _write(fmt, result, args)
+    if getattr(args, "show_inferred", False):
+        from promptlint.commands.samples import show_inferred
+
+        show_inferred(args.paths, settings, args.force_exclude, overrides or {}, sys.stdout)
     if fixed:
         n = len(fixed)
         where = ", ".join(f"{f.code} {f.path}:{f.line}:{f.column}" for f in fixed[:5]) + (", ..." if n > 5 else "")

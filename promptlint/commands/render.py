@@ -14,7 +14,7 @@ from promptlint import bounded_io
 
 
 def add_parser(sub) -> None:
-    from promptlint.commands.check import add_chat_options
+    from promptlint.commands.options import add_chat_options
 
     p = sub.add_parser(
         "render",
@@ -36,7 +36,7 @@ def add_parser(sub) -> None:
 
 
 def _settings(args):
-    from promptlint.commands.check import settings_from_args
+    from promptlint.commands.options import settings_from_args
 
     args.block_size = None
     args.paths = [args.target]

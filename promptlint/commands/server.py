@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def add_parser(sub) -> None:
-    from promptlint.commands.check import add_common_tokenizer_options
+    from promptlint.commands.options import add_common_tokenizer_options
 
     p = sub.add_parser(
         "server",
