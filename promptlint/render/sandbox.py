@@ -42,6 +42,7 @@ MAX_TEMPLATE_TOKENS = 200_000
 MAX_COMPILED_CHARS = 3_000_000
 
 
+_TOKENS_MESSAGE = f"the template and the files it pulls in have more than {MAX_TEMPLATE_TOKENS:,} Jinja tokens together; split it"
 _COMPILE_MESSAGE = (
     f"the template and the files it pulls in compile to more than {MAX_COMPILED_CHARS:,} characters of Python "
     "together; split it"
@@ -139,6 +140,7 @@ class HardenedSandbox(ImmutableSandboxedEnvironment):
         self.tokens_used = 0
         self.compiled_chars = 0
         self._counted_sources: set = set()  # a text parsed again (analyzers) is not counted twice
+        self._oversized_sources: set = set()
         self._guard_filters()
         if "lipsum" in self.globals:
             self.globals["lipsum"] = _guard_lipsum(self.globals["lipsum"], self)
@@ -148,6 +150,8 @@ class HardenedSandbox(ImmutableSandboxedEnvironment):
     def _tokenize(self, source, name, filename=None, state=None):
         from jinja2.lexer import TokenStream
 
+        if source in self._oversized_sources:  # did not fit before; the budget only shrinks
+            raise TemplateTooLarge(_TOKENS_MESSAGE, name)
         stream = super()._tokenize(source, name, filename, state)
         if source in self._counted_sources:
             return stream
@@ -158,11 +162,8 @@ class HardenedSandbox(ImmutableSandboxedEnvironment):
         for token in stream:
             n += 1
             if n > left:
-                raise TemplateTooLarge(
-                    f"the template and the files it pulls in have more than {MAX_TEMPLATE_TOKENS:,} Jinja tokens "
-                    "together; split it",
-                    name,
-                )
+                self._oversized_sources.add(source)
+                raise TemplateTooLarge(_TOKENS_MESSAGE, name)
             yield token
         self.tokens_used += n
         self._counted_sources.add(source)
