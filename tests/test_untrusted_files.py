@@ -124,7 +124,7 @@ def test_fifo_and_device_includes_are_refused_without_reading(proj, tmp_path, cl
         (proj / f"use_{name}").write_text(f'a\n{{% include "{name}" %}}\n', encoding="utf-8")
     r = check(cli, "use_pipe.j2", "use_pipe_link.j2", "use_zero.j2")
     got = codes(r)
-    assert ("use_pipe.j2", 2, "E005") in got and "`pipe.j2` is not a regular file" in r.out, r.out
+    assert ("use_pipe.j2", 2, "E005") in got and "`pipe.j2`: not a regular file (a FIFO)" in r.out, r.out
     assert ("use_pipe_link.j2", 2, "E002") in got and ("use_zero.j2", 2, "E002") in got, r.out
     # with the cache on (twice: write, then validate): its dependency check never opens them either
     for _ in range(2):
