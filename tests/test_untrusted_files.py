@@ -205,14 +205,22 @@ def test_hugging_face_hub_snapshot_layout_works(proj, tmp_path, cli):
     assert via_hub.json()["errors"] == [] == via_copy.json()["errors"]
 
 
-def test_template_controlled_error_text_is_one_bounded_line(proj, cli):
-    (proj / "t.jinja").write_text(
-        '{{ raise_exception("first line\\nsecond line " ~ "x" * 5000) }}{% for m in messages %}{{ m.role }}{% endfor %}',
-        encoding="utf-8",
-    )
-    r = check(cli, "t.jinja")
-    lines = [line for line in r.out.splitlines() if "E002" in line]
-    assert len(lines) == 1 and "first line\\nsecond line" in lines[0], r.out
+LONG = '"first line\\nsecond line " ~ "x" * 5000'
+ECHOES = [
+    ("t.jinja", "{{ raise_exception(" + LONG + ") }}{% for m in messages %}{{ m.role }}{% endfor %}", "E002"),
+    ("undefined.j2", "{{ {}[" + LONG + "] }}", "E004"),
+    ("include.j2", "{% include " + LONG + " %}", "E002"),
+    ("attr.j2", '{{ "s"|attr("__" ~ ' + LONG + ") }}", "E007"),
+    ("tag.j2", "{% first_line" + "x" * 5000 + " %}", "E001"),
+]
+
+
+@pytest.mark.parametrize("name,text,code", ECHOES, ids=[e[0] for e in ECHOES])
+def test_template_controlled_error_text_is_one_bounded_line(proj, cli, name, text, code):
+    (proj / name).write_text(text, encoding="utf-8")
+    r = check(cli, name)
+    lines = [line for line in r.out.splitlines() if f" {code} " in line]
+    assert len(lines) == 1 and "first" in lines[0], r.out
     assert len(lines[0]) < 600, len(lines[0])
 
 
