@@ -115,19 +115,14 @@ def dep_digest(path: Path, root: Path) -> Optional[str]:
         st = os.stat(path)
     except OSError:
         return None
+    from promptlint.render.files import inside
+
     real = os.path.realpath(path)
-    if real != os.path.abspath(path) and not _inside(real, os.path.realpath(root)):
+    if real != os.path.abspath(path) and not inside(real, (os.path.realpath(root),)):
         return f"link:{real}:{st.st_mode}:{st.st_size}:{st.st_mtime_ns}"
     if not stat.S_ISREG(st.st_mode):
         return f"special:{st.st_mode}"
     return file_hash(Path(path)) or "unreadable"
-
-
-def _inside(real: str, root: str) -> bool:
-    try:
-        return os.path.commonpath([real, root]) == root
-    except ValueError:
-        return False
 
 
 class Cache:

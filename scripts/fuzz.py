@@ -240,43 +240,26 @@ def main() -> int:
             if problem:
                 failures.append((n, kind, "-", problem, repr(data[:600])))
             continue
-        if kind == "include":
-            env = rng.choice(["jinja2", "transformers"])
-            path = include_case(rng, work, n, payloads)
-            t0 = time.monotonic()
-            try:
-                report = lint([str(path)], replace(base, template_env=env, root=path.parent))
-            except Exception:
-                failures.append((n, kind, env, traceback.format_exc(limit=-3), path.read_text(encoding="utf-8")))
-                totals["crash"] += 1
-                continue
-            dt = time.monotonic() - t0
-            if dt > slowest[0]:
-                slowest = (dt, f"case {n} ({kind}, {env})")
-            found = {f.code for f in report.errors + report.findings}
-            codes.update(found)
-            totals[kind] += 1
-            totals["clean" if not found else "reported"] += 1
-            shown = json.dumps([f.to_dict(evidence=True) for f in report.errors + report.findings], ensure_ascii=False)
-            if any(c in shown for c in canaries):
-                failures.append((n, kind, env, "CANARY TEXT IN A FINDING", path.read_text(encoding="utf-8")))
-            if canary.exists():
-                failures.append((n, kind, env, "CANARY CREATED", path.read_text(encoding="utf-8")))
-                canary.unlink()
-            continue
-        if kind == "mutation":
-            text = mutate(rng, rng.choice(list(seeds.values())))
-        elif kind == "soup":
-            text = soup(rng)
-        else:
-            # first line, so it always runs; the real template after it is intact
-            text = rng.choice(payloads).replace("CANARY", str(canary)) + "\n" + rng.choice(list(seeds.values()))
         env = rng.choice(["jinja2", "transformers"])
-        path = work / f"case{n % 50}.jinja"
+        settings = replace(base, template_env=env)
+        if kind == "include":  # a fresh project per case: its root is the template's directory
+            path = include_case(rng, work, n, payloads)
+            text = path.read_text(encoding="utf-8")
+            settings = replace(settings, root=path.parent)
+        else:
+            if kind == "mutation":
+                text = mutate(rng, rng.choice(list(seeds.values())))
+            elif kind == "soup":
+                text = soup(rng)
+            else:
+                # first line, so it always runs; the real template after it is intact
+                text = rng.choice(payloads).replace("CANARY", str(canary)) + "\n" + rng.choice(list(seeds.values()))
+            path = work / f"case{n % 50}.jinja"
         t0 = time.monotonic()
         try:
-            path.write_text(text, encoding="utf-8", errors="surrogatepass")
-            report = lint([str(path)], replace(base, template_env=env))
+            if kind != "include":
+                path.write_text(text, encoding="utf-8", errors="surrogatepass")
+            report = lint([str(path)], settings)
         except Exception:
             failures.append((n, kind, env, traceback.format_exc(limit=-3), text))
             totals["crash"] += 1
@@ -292,6 +275,9 @@ def main() -> int:
             # the payload is the first line: it must be refused (in the jinja2 env the
             # transformers-only globals are undefined variables, E004, which also stops it)
             failures.append((n, kind, env, f"SSTI splice not refused: {sorted(found)}", text))
+        shown = json.dumps([f.to_dict(evidence=True) for f in report.errors + report.findings], ensure_ascii=False)
+        if any(c in shown for c in canaries):
+            failures.append((n, kind, env, "CANARY TEXT IN A FINDING", text))
         if canary.exists():
             failures.append((n, kind, env, "CANARY CREATED", text))
             canary.unlink()
