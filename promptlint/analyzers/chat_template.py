@@ -137,6 +137,8 @@ def _run_scenario(chat, scenario, tokenizer, ctx: Context, stored: "StoredTempla
         enabled = checks.enabled_checks(ctx.is_enabled)
         run.prefetch(run.plan(enabled))  # every variant the checks ask for, tokenized in one batch
         found = [f for module in enabled for f in module.check(run)]
+        if run.loaded.limit_error is not None:  # a limit some check swallowed as a refusal
+            raise run.loaded.limit_error
         # token indices are per scenario: collapse within one scenario, then drop repeats across scenarios
         for f in checks.collapse(found):
             key = (f.code, f.path, f.line, f.column, f.variable)
@@ -148,6 +150,9 @@ def _run_scenario(chat, scenario, tokenizer, ctx: Context, stored: "StoredTempla
         if note:
             f.notes.append(note)
         f = stored.locate(f, name)
+        if e.code == "E006":  # a limit, not a refusal: stop at the first one (docs/security.md)
+            outcome.findings.append(f)
+            return False
         if scenario.builtin:
             outcome.refused.append((scenario.name, f))
         else:
