@@ -63,7 +63,7 @@ class Settings:
                 raise InputError(str(e)) from None
             if spec.embedded and not self._noticed and not self.quiet:
                 print(
-                    f"promptlint: note: no --tokenizer given; token figures use the embedded {tokens.EMBEDDED_NAME} "
+                    "promptlint: note: no --tokenizer given; token figures use the embedded cl100k_base "
                     "tokenizer and are approximate until you pass the model's tokenizer.json",
                     file=sys.stderr,
                 )

@@ -9,14 +9,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import List
 
-from promptlint.lint import Context, file_error
+from promptlint.analyzers.files import Files
+from promptlint.kernel import Context, file_error
 from promptlint.records import Finding
+
+SUFFIXES = (".j2", ".jinja", ".jinja2", ".prompt")
+FILES = Files(suffixes=SUFFIXES, never_infix=".samples.")
 
 
 def handles(path: Path) -> bool:
-    from promptlint.discovery import is_template
-
-    return is_template(path)
+    return FILES.matches_name(path)
 
 
 def engine_tokenizer(ctx: Context):
@@ -35,7 +37,7 @@ def engine_tokenizer(ctx: Context):
 def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     """All findings for one template file (E findings when it cannot be analysed)."""
     from promptlint import checks
-    from promptlint.analysis import TemplateRun
+    from promptlint.template_run import TemplateRun
     from promptlint.compare import engine_profile
     from promptlint.render import Limits, RenderError, load_template
     from promptlint.scenarios import SamplesError, samples_path_for

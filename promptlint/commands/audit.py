@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     from promptlint.audit.capacity import default_grid
     from promptlint.audit.pipeline import Auditor
     from promptlint.audit.summary import Summary, ratio
-    from promptlint.cli import UsageError
+    from promptlint.commands import UsageError
 
     try:
         key = fingerprints.load_key(args.fp_key)

@@ -82,7 +82,7 @@ def settings_from_args(args):
 
 
 def run(args) -> int:
-    from promptlint.cli import UsageError
+    from promptlint.commands import UsageError
     from promptlint.captured import InputError, load_side
     from promptlint import compare
 

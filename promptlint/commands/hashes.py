@@ -48,7 +48,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def _parse_checkpoints(value: str, block_size: int):
-    from promptlint.cli import UsageError
+    from promptlint.commands import UsageError
 
     out = []
     for part in value.split(","):
@@ -69,7 +69,7 @@ def _parse_checkpoints(value: str, block_size: int):
 
 
 def run(args) -> int:
-    from promptlint.cli import UsageError
+    from promptlint.commands import UsageError
     from promptlint.captured import InputError, load_side
     from promptlint.commands.diff import settings_from_args
     from promptlint import vllm_hash as vh

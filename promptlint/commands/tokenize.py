@@ -41,7 +41,7 @@ def add_parser(subparsers) -> None:
 def _read_input(name: str) -> str:
     """The file's exact text (``-`` is stdin), or a one-line usage error."""
     from promptlint.captured import InputError, read_input
-    from promptlint.cli import UsageError
+    from promptlint.commands import UsageError
 
     try:
         return read_input(name)
@@ -50,7 +50,7 @@ def _read_input(name: str) -> str:
 
 
 def _jsonl_inputs(name: str):
-    from promptlint.cli import UsageError
+    from promptlint.commands import UsageError
 
     label = "standard input" if name == "-" else name
     text = _read_input(name)
@@ -78,7 +78,7 @@ def _settings(args):
         return tokenizer, sha, engine or "vllm"
     from pathlib import Path
 
-    from promptlint.cli import UsageError
+    from promptlint.commands import UsageError
 
     start = None
     for f in args.files:
@@ -124,7 +124,7 @@ def _quote(text: str) -> str:
 
 
 def run(args) -> int:
-    from promptlint.cli import EXIT_OK, UsageError
+    from promptlint.commands import EXIT_OK, UsageError
     from promptlint.engine_tokenize import describe_promoted, engine_encoder
     from promptlint.tokens import TokenizerError, env_tokenizer_threads, load, resolve
 

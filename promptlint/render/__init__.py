@@ -80,7 +80,7 @@ class LoadedTemplate:
         """Source text of the template and of everything it loaded (includes)."""
         memo = self._source_texts  # name -> SourceText, reused while the text is unchanged
         out = {}
-        for name in list(self.env.python_sources_names):
+        for name in list(self.env.loaded_template_names):
             src = self.source_of(name)
             if src is None:
                 continue
@@ -154,7 +154,7 @@ def load_template(
         loader = ConfinedLoader(lookup, allowed_roots(path, search_paths), budget, {name: source})
     clock = Clock()
     env = make_environment(env_kind, loader=loader, clock=clock)
-    env.python_sources_names = []
+    env.loaded_template_names = []
     _remember_names(env)
     env.promptlint_resolved = {}
     env.code_generator_class = _recording_generator(env.code_generator_class)
@@ -170,7 +170,7 @@ def load_template(
             if loader is not None:
                 template = env.get_template(name)
             else:
-                env.python_sources_names.append(name)
+                env.loaded_template_names.append(name)
                 template = env.template_class.from_code(env, env.compile(source, name), env.make_globals(None), None)
     except TemplateSyntaxError as e:
         raise RenderError("E001", f"template syntax error: {clip(e.message)}", e.name or name, e.lineno) from None
@@ -234,8 +234,8 @@ def _remember_names(env) -> None:
                 f"chat templates cannot include, import or extend other templates (`{clip(name)}`): "
                 "transformers renders them from a string, without a loader",
             )
-        if name not in env.python_sources_names:
-            env.python_sources_names.append(name)
+        if name not in env.loaded_template_names:
+            env.loaded_template_names.append(name)
         return original(name, globals)
 
     env._load_template = load
