@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Dict, List
+from typing import IO, Any, Dict, List, Optional, Tuple
 
 HELP = "attribute the prefix-cache misses of a request trace to miss classes (worksheet + summary)"
 
@@ -58,12 +58,9 @@ def _labelled(values: List[str], what: str) -> Dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
-
-    from promptlint.audit import fingerprints, ingest, prom, reconcile, report
-    from promptlint.audit.capacity import default_grid
+    from promptlint.audit import fingerprints, ingest
     from promptlint.audit.pipeline import Auditor
-    from promptlint.audit.summary import Summary, ratio
+    from promptlint.audit.summary import Summary
     from promptlint.cli import UsageError
 
     try:
@@ -72,6 +69,33 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"{args.fp_key}: cannot use as fingerprint key ({e}); give a file of >= 16 random bytes")
     if args.chunk_tokens < 1:
         raise UsageError("--chunk-tokens: must be >= 1")
+    scrapes = _scrapes(args)
+    capacity = _capacity(args)
+    opts = ingest.Options(key, args.chunk_tokens, args.tenant_field, args.hash_block_tokens, args.block_size,
+                          _deriver(args), args.engine)
+    kv = _kv_events(args, key)
+    auditor = Auditor(args.index_blocks, capacity, args.capacity_curve or 0, kv)
+    summary = Summary()
+    out = sys.stdout
+    sheet_file = None
+    try:
+        if args.worksheet:
+            sheet_file = open(args.worksheet, "w", encoding="utf-8", newline="")
+        sinks, js = _sinks(args, out, sheet_file)
+        _stream(args, opts, auditor, summary, sinks)
+        result = _result(args, summary, auditor, scrapes, kv)
+        _emit(args, result, out, js)
+    finally:
+        if sheet_file is not None:
+            sheet_file.close()
+    return 0
+
+
+def _scrapes(args: argparse.Namespace) -> Dict[str, Tuple[Any, Any]]:
+    """INSTANCE -> (before, after) Prometheus scrapes."""
+    from promptlint.audit import prom
+    from promptlint.cli import UsageError
+
     before, after = _labelled(args.scrape_before, "before"), _labelled(args.scrape_after, "after")
     if set(before) != set(after):
         raise UsageError("--scrape-before/--scrape-after: give one 'after' scrape per 'before' scrape "
@@ -84,91 +108,126 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{e.filename}: cannot read the scrape ({e.strerror})")
         except prom.ScrapeError as e:
             raise UsageError(str(e))
+    return scrapes
+
+
+def _capacity(args: argparse.Namespace) -> Dict[str, int]:
+    from promptlint.cli import UsageError
+
     capacity: Dict[str, int] = {}
     for inst, n in _labelled(args.capacity_blocks, "capacity").items():
         try:
             capacity[inst] = int(n)
         except ValueError:
             raise UsageError(f"--capacity-blocks {n}: not a number of blocks")
-    deriver = None
-    if args.tokenizer or args.chat_template:
-        if not (args.tokenizer and args.chat_template):
-            raise UsageError("--tokenizer and --chat-template go together (both pinned) to derive token ids")
-        from promptlint.audit.derive import make_deriver
-        from promptlint.tokens import TokenizerError
-        try:
-            deriver = make_deriver(args.tokenizer, args.chat_template)
-        except (TokenizerError, OSError) as e:
-            raise UsageError(str(e))
-    opts = ingest.Options(key, args.chunk_tokens, args.tenant_field, args.hash_block_tokens, args.block_size,
-                          deriver, args.engine)
-    kv = None
-    if args.kv_events:
-        from promptlint.audit.kvevents import KvEvents
-        if not os.path.exists(args.kv_events):
-            raise UsageError(f"{args.kv_events}: KV events file not found")
-        kv = KvEvents(args.kv_events, key, args.chunk_tokens)
-    auditor = Auditor(args.index_blocks, capacity, args.capacity_curve or 0, kv)
-    summary = Summary()
-    out = sys.stdout
-    sheet_file = None
-    sinks = []
+    return capacity
+
+
+def _deriver(args: argparse.Namespace):
+    """Re-render + tokenize captured messages (--tokenizer with --chat-template), or None."""
+    from promptlint.cli import UsageError
+
+    if not (args.tokenizer or args.chat_template):
+        return None
+    if not (args.tokenizer and args.chat_template):
+        raise UsageError("--tokenizer and --chat-template go together (both pinned) to derive token ids")
+    from promptlint.audit.derive import make_deriver
+    from promptlint.tokens import TokenizerError
     try:
-        if args.worksheet:
-            fmt = "csv" if args.worksheet.endswith(".csv") else "jsonl"
-            sheet_file = open(args.worksheet, "w", encoding="utf-8", newline="")
-            sinks.append(report.Worksheet(sheet_file, fmt))
-        js = None
-        if args.output_format == "json":
-            js = report.JsonStream(out)
-            sinks.append(js)
-        elif args.output_format == "csv":
-            sinks.append(report.Worksheet(out, "csv"))
-        name = "<stdin>" if args.trace == "-" else args.trace
+        return make_deriver(args.tokenizer, args.chat_template)
+    except (TokenizerError, OSError) as e:
+        raise UsageError(str(e))
+
+
+def _kv_events(args: argparse.Namespace, key: bytes):
+    import os
+
+    from promptlint.cli import UsageError
+
+    if not args.kv_events:
+        return None
+    from promptlint.audit.kvevents import KvEvents
+    if not os.path.exists(args.kv_events):
+        raise UsageError(f"{args.kv_events}: KV events file not found")
+    return KvEvents(args.kv_events, key, args.chunk_tokens)
+
+
+def _sinks(args: argparse.Namespace, out: IO[str], sheet_file: Optional[IO[str]]) -> Tuple[List[Any], Any]:
+    """Where each classified row goes (worksheet, stdout), and the JSON stream if any."""
+    from promptlint.audit import report
+
+    sinks: List[Any] = []
+    if sheet_file is not None:
+        sinks.append(report.Worksheet(sheet_file, "csv" if args.worksheet.endswith(".csv") else "jsonl"))
+    js = None
+    if args.output_format == "json":
+        js = report.JsonStream(out)
+        sinks.append(js)
+    elif args.output_format == "csv":
+        sinks.append(report.Worksheet(out, "csv"))
+    return sinks, js
+
+
+def _stream(args: argparse.Namespace, opts, auditor, summary, sinks: List[Any]) -> None:
+    """Read the trace, classify each request in arrival order, hand every row to the sinks."""
+    from promptlint.audit import ingest
+    from promptlint.cli import UsageError
+
+    name = "<stdin>" if args.trace == "-" else args.trace
+    try:
+        f = sys.stdin if args.trace == "-" else open(args.trace, encoding="utf-8")
+    except OSError as e:
+        raise UsageError(f"{args.trace}: cannot read the trace ({e.strerror}); check the path")
+    with f:
+        reqs = ingest.in_arrival_order(ingest.read(f, name, opts), args.reorder_window, name)
         try:
-            f = sys.stdin if args.trace == "-" else open(args.trace, encoding="utf-8")
-        except OSError as e:
-            raise UsageError(f"{args.trace}: cannot read the trace ({e.strerror}); check the path")
-        with f:
-            reqs = ingest.in_arrival_order(ingest.read(f, name, opts), args.reorder_window, name)
-            try:
-                for row in auditor.audit(reqs):
-                    summary.add(row)
-                    for s in sinks:
-                        s.write(row)
-            except ingest.TraceError as e:
-                raise UsageError(str(e))
-            except ValueError as e:
-                raise UsageError(f"{name}: {e}")
-        result = summary.as_dict()
-        if scrapes:
-            result["reconciliation"] = reconcile.reconcile(scrapes, auditor.trace_sums)
-        else:
-            result["reconciliation"] = {"status": "not requested"}
-        curve = auditor.curve()
-        if curve is not None:
-            result["capacity"] = {
-                "model": "LRU over tenant-scoped chained blocks, one stack per instance; the head of a chain evicted last",
-                "lookup_tokens": curve.lookup_tokens,
-                "curve": [{"blocks": c, "hit_tokens": curve.hit_tokens(c),
-                           "share_of_lookup": ratio(curve.hit_tokens(c), curve.lookup_tokens)}
-                          for c in default_grid(args.capacity_curve)],
-            }
-        result["index"] = {"horizon_fingerprints_per_model_rev": args.index_blocks,
-                           "rotations": sum(s.rotations for s in auditor.index.shards.values())}
-        if kv is not None and kv.gaps:
-            result["kv_events_gaps"] = kv.gaps
-        if js is not None:
-            js.close(result)
-        elif args.output_format == "full":
-            rot = result["index"]["rotations"]
-            report.full(result, out, f"index horizon: {args.index_blocks} fingerprints per model revision"
-                        + (f" ({rot} generation(s) dropped: partners older than that were not seen)" if rot else ""))
-        if args.plot:
-            from promptlint.audit.plot import svg
-            with open(args.plot, "w", encoding="utf-8") as pf:
-                pf.write(svg(result))
-    finally:
-        if sheet_file is not None:
-            sheet_file.close()
-    return 0
+            for row in auditor.audit(reqs):
+                summary.add(row)
+                for s in sinks:
+                    s.write(row)
+        except ingest.TraceError as e:
+            raise UsageError(str(e))
+        except ValueError as e:
+            raise UsageError(f"{name}: {e}")
+
+
+def _result(args: argparse.Namespace, summary, auditor, scrapes, kv) -> Dict[str, Any]:
+    """The summary record: sums, reconciliation, capacity curve, index horizon."""
+    from promptlint.audit import reconcile
+    from promptlint.audit.capacity import default_grid
+    from promptlint.audit.summary import ratio
+
+    result = summary.as_dict()
+    if scrapes:
+        result["reconciliation"] = reconcile.reconcile(scrapes, auditor.trace_sums)
+    else:
+        result["reconciliation"] = {"status": "not requested"}
+    curve = auditor.curve()
+    if curve is not None:
+        result["capacity"] = {
+            "model": "LRU over tenant-scoped chained blocks, one stack per instance; the head of a chain evicted last",
+            "lookup_tokens": curve.lookup_tokens,
+            "curve": [{"blocks": c, "hit_tokens": curve.hit_tokens(c),
+                       "share_of_lookup": ratio(curve.hit_tokens(c), curve.lookup_tokens)}
+                      for c in default_grid(args.capacity_curve)],
+        }
+    result["index"] = {"horizon_fingerprints_per_model_rev": args.index_blocks,
+                       "rotations": sum(s.rotations for s in auditor.index.shards.values())}
+    if kv is not None and kv.gaps:
+        result["kv_events_gaps"] = kv.gaps
+    return result
+
+
+def _emit(args: argparse.Namespace, result: Dict[str, Any], out: IO[str], js) -> None:
+    from promptlint.audit import report
+
+    if js is not None:
+        js.close(result)
+    elif args.output_format == "full":
+        rot = result["index"]["rotations"]
+        report.full(result, out, f"index horizon: {args.index_blocks} fingerprints per model revision"
+                    + (f" ({rot} generation(s) dropped: partners older than that were not seen)" if rot else ""))
+    if args.plot:
+        from promptlint.audit.plot import svg
+        with open(args.plot, "w", encoding="utf-8") as pf:
+            pf.write(svg(result))
