@@ -10,10 +10,13 @@ import sys
 from typing import IO, Any, Dict, List, Optional, Tuple
 
 HELP = "attribute the prefix-cache misses of a request trace to miss classes (worksheet + summary)"
+DESCRIPTION = ("Attribute the prefix-cache misses of a request trace to miss classes (worksheet + summary). "
+               "Exit status: 0 every row audited or skipped, 1 some rows failed (each named on stderr), "
+               "2 usage error. See docs/audit.md.")
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("audit", help=HELP, description=HELP + ". See docs/audit.md.")
+    p = subparsers.add_parser("audit", help=HELP, description=DESCRIPTION)
     p.add_argument("trace", help="trace file (JSONL; '-' for stdin): native audit rows, OpenAI-compatible "
                    "request/response pairs, LiteLLM payloads, OTel GenAI spans or hash_ids traces")
     p.add_argument("--output-format", choices=("full", "json", "csv"), default="full",
@@ -67,8 +70,7 @@ def run(args: argparse.Namespace) -> int:
         key = fingerprints.load_key(args.fp_key)
     except (OSError, ValueError) as e:
         raise UsageError(f"{args.fp_key}: cannot use as fingerprint key ({e}); give a file of >= 16 random bytes")
-    if args.chunk_tokens < 1:
-        raise UsageError("--chunk-tokens: must be >= 1")
+    _check_numbers(args)
     scrapes = _scrapes(args)
     capacity = _capacity(args)
     opts = ingest.Options(key, args.chunk_tokens, args.tenant_field, args.hash_block_tokens, args.block_size,
@@ -76,19 +78,62 @@ def run(args: argparse.Namespace) -> int:
     kv = _kv_events(args, key)
     auditor = Auditor(args.index_blocks, capacity, args.capacity_curve or 0, kv)
     summary = Summary()
+    tally = ingest.Tally(_FailurePrinter())
     out = sys.stdout
     sheet_file = None
     try:
         if args.worksheet:
-            sheet_file = open(args.worksheet, "w", encoding="utf-8", newline="")
+            try:
+                sheet_file = open(args.worksheet, "w", encoding="utf-8", newline="")
+            except OSError as e:
+                raise UsageError(f"{args.worksheet}: cannot write the worksheet ({e.strerror})")
         sinks, js = _sinks(args, out, sheet_file)
-        _stream(args, opts, auditor, summary, sinks)
+        _stream(args, opts, auditor, summary, sinks, tally)
         result = _result(args, summary, auditor, scrapes, kv)
+        result["rows"] = tally.as_dict()
         _emit(args, result, out, js)
     finally:
         if sheet_file is not None:
             sheet_file.close()
-    return 0
+    tally.on_failure.finish(tally.failed)
+    return 1 if tally.failed else 0
+
+
+class _FailurePrinter:
+    """One stderr line per failed row (the first few; the summary counts them all)."""
+
+    SHOWN = 20
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def __call__(self, where: str, message: str) -> None:
+        self.n += 1
+        if self.n <= self.SHOWN:
+            print(f"promptlint: error: {where}: {message} (row not audited)", file=sys.stderr)
+
+    def finish(self, failed: int) -> None:
+        if failed > self.SHOWN:
+            print(f"promptlint: error: {failed - self.SHOWN} more rows failed (not shown); "
+                  f"{failed} rows not audited in all", file=sys.stderr)
+
+
+def _check_numbers(args: argparse.Namespace) -> None:
+    """Numeric options that would otherwise divide by zero or never release a row."""
+    import math
+
+    from promptlint.audit.ingest import ENGINE_BLOCK
+    from promptlint.cli import UsageError
+
+    for flag, value in (("--chunk-tokens", args.chunk_tokens), ("--hash-block-tokens", args.hash_block_tokens),
+                        ("--block-size", args.block_size), ("--index-blocks", args.index_blocks),
+                        ("--capacity-curve", args.capacity_curve)):
+        if value is not None and value < 1:
+            raise UsageError(f"{flag} {value}: must be >= 1")
+    if not math.isfinite(args.reorder_window) or args.reorder_window < 0:
+        raise UsageError(f"--reorder-window {args.reorder_window}: must be a number of seconds >= 0")
+    if args.engine is not None and args.engine not in ENGINE_BLOCK:
+        raise UsageError(f"--engine {args.engine}: choose one of {', '.join(ENGINE_BLOCK)}")
 
 
 def _scrapes(args: argparse.Namespace) -> Dict[str, Tuple[Any, Any]]:
@@ -120,6 +165,8 @@ def _capacity(args: argparse.Namespace) -> Dict[str, int]:
             capacity[inst] = int(n)
         except ValueError:
             raise UsageError(f"--capacity-blocks {n}: not a number of blocks")
+        if capacity[inst] < 1:
+            raise UsageError(f"--capacity-blocks {n}: must be >= 1 block")
     return capacity
 
 
@@ -140,16 +187,18 @@ def _deriver(args: argparse.Namespace):
 
 
 def _kv_events(args: argparse.Namespace, key: bytes):
-    import os
-
+    from promptlint.audit.ingest import TraceError
     from promptlint.cli import UsageError
 
     if not args.kv_events:
         return None
     from promptlint.audit.kvevents import KvEvents
-    if not os.path.exists(args.kv_events):
-        raise UsageError(f"{args.kv_events}: KV events file not found")
-    return KvEvents(args.kv_events, key, args.chunk_tokens)
+    try:
+        return KvEvents(args.kv_events, key, args.chunk_tokens)
+    except OSError as e:
+        raise UsageError(f"{args.kv_events}: cannot read the KV events ({e.strerror}); check the path")
+    except TraceError as e:
+        raise UsageError(str(e))
 
 
 def _sinks(args: argparse.Namespace, out: IO[str], sheet_file: Optional[IO[str]]) -> Tuple[List[Any], Any]:
@@ -168,18 +217,19 @@ def _sinks(args: argparse.Namespace, out: IO[str], sheet_file: Optional[IO[str]]
     return sinks, js
 
 
-def _stream(args: argparse.Namespace, opts, auditor, summary, sinks: List[Any]) -> None:
+def _stream(args: argparse.Namespace, opts, auditor, summary, sinks: List[Any], tally) -> None:
     """Read the trace, classify each request in arrival order, hand every row to the sinks."""
     from promptlint.audit import ingest
     from promptlint.cli import UsageError
 
     name = "<stdin>" if args.trace == "-" else args.trace
     try:
-        f = sys.stdin if args.trace == "-" else open(args.trace, encoding="utf-8")
+        # binary: a JSONL line ends at \n only
+        f = sys.stdin.buffer if args.trace == "-" else open(args.trace, "rb")
     except OSError as e:
         raise UsageError(f"{args.trace}: cannot read the trace ({e.strerror}); check the path")
     with f:
-        reqs = ingest.in_arrival_order(ingest.read(f, name, opts), args.reorder_window, name)
+        reqs = ingest.in_arrival_order(ingest.read(f, name, opts, tally), args.reorder_window, name)
         try:
             for row in auditor.audit(reqs):
                 summary.add(row)
@@ -187,8 +237,8 @@ def _stream(args: argparse.Namespace, opts, auditor, summary, sinks: List[Any]) 
                     s.write(row)
         except ingest.TraceError as e:
             raise UsageError(str(e))
-        except ValueError as e:
-            raise UsageError(f"{name}: {e}")
+        except OSError as e:
+            raise UsageError(f"{name}: cannot read the trace ({e.strerror})")
 
 
 def _result(args: argparse.Namespace, summary, auditor, scrapes, kv) -> Dict[str, Any]:
@@ -229,5 +279,9 @@ def _emit(args: argparse.Namespace, result: Dict[str, Any], out: IO[str], js) ->
                     + (f" ({rot} generation(s) dropped: partners older than that were not seen)" if rot else ""))
     if args.plot:
         from promptlint.audit.plot import svg
-        with open(args.plot, "w", encoding="utf-8") as pf:
-            pf.write(svg(result))
+        from promptlint.cli import UsageError
+        try:
+            with open(args.plot, "w", encoding="utf-8") as pf:
+                pf.write(svg(result))
+        except OSError as e:
+            raise UsageError(f"{args.plot}: cannot write the plot ({e.strerror})")

@@ -19,7 +19,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "diff",
         help=HELP,
-        description=HELP + ". A is the base request, B the variant being served (P = B's length).",
+        description=HELP[:1].upper() + HELP[1:] + ". A is the base request, B the variant being served (P = B's length).",
     )
     p.add_argument("base", metavar="A", help="base: rendered prompt (text), JSON array of token ids, or request body")
     p.add_argument("variant", metavar="B", help="variant, same kinds as A")
@@ -62,7 +62,7 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--input-format", choices=("auto", "text", "ids", "request"), default="auto",
-        help="how to read inputs (default auto: a JSON array of ints is token ids, a JSON object with "
+        help="how to read inputs (default auto: a JSON array is token ids, a JSON object with "
         "messages/prompt is a request body, anything else is a rendered prompt)",
     )
 
@@ -83,7 +83,7 @@ def settings_from_args(args):
 
 def run(args) -> int:
     from promptlint.cli import UsageError
-    from promptlint.captured import InputError, load_side
+    from promptlint.captured import InputError, check_vocabulary, load_side
     from promptlint import compare
 
     if args.block_size is not None and args.block_size < 1:
@@ -113,7 +113,13 @@ def run(args) -> int:
     except InputError as e:
         raise UsageError(str(e)) from None
     # decode ids to text only with a pinned tokenizer: the embedded one has another vocabulary
-    tok = settings.load_tokenizer() if (base.text is not None or variant.text is not None or settings.has_tokenizer) else None
+    try:
+        tok = settings.load_tokenizer() if (base.text is not None or variant.text is not None or settings.has_tokenizer) else None
+        for side in (base, variant):
+            if tok is not None and side.text is None:
+                check_vocabulary(side, tok)
+    except InputError as e:
+        raise UsageError(str(e)) from None
 
     report = build_report(base, variant, profiles, args.engine, tok, args.context, settings)
     if args.output_format == "json":

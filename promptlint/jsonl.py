@@ -1,0 +1,76 @@
+"""JSON Lines input for the operator commands (`audit` traces and KV events, `tokenize --jsonl`).
+
+A line ends at ``\\n`` and nowhere else: a JSON string may hold raw U+2028, U+0085 or
+U+001C-U+001E (``str.splitlines`` would cut the line there). Each line is decoded and parsed
+on its own, so one bad line gets an error naming its line number while the lines before it
+are already processed. Raw control characters inside strings are accepted (many loggers
+write them unescaped); NaN and Infinity are parsed as Python does and refused by the field
+checks that need finite numbers. Standard library only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import IO, Any, Iterable, Iterator, Optional, Tuple, Union
+
+# a \uD800-\uDFFF escape: the only way a lone surrogate gets into a parsed string
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+class LineError(ValueError):
+    """One line is unusable; the message says what is wrong (the caller adds ``file:line:``)."""
+
+
+def numbered_lines(stream: Union[IO[bytes], Iterable[Union[bytes, str]]]) -> Iterator[Tuple[int, Union[bytes, str]]]:
+    """``(line number, line)`` for every non-blank line. Read binary streams: a binary file
+    splits at ``\\n`` only (a text-mode file would also split at a lone ``\\r``)."""
+    for n, line in enumerate(stream, 1):
+        if line.strip():
+            yield n, line
+
+
+def loads(line: Union[bytes, str], first: bool = False) -> Any:
+    """The JSON value of one line, or :class:`LineError` (bad UTF-8, bad JSON, too deep)."""
+    if isinstance(line, bytes):
+        try:
+            line = line.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise LineError(f"not UTF-8 (byte 0x{line[e.start]:02x} at byte {e.start + 1} of the line); "
+                            "write the file as UTF-8") from None
+    if first and line.startswith("\ufeff"):
+        line = line[1:]  # a byte-order mark some editors put at the start of a file
+    try:
+        return json.loads(line, strict=False)
+    except RecursionError:
+        raise LineError("JSON nested too deeply to read; flatten the line") from None
+    except ValueError as e:
+        msg = getattr(e, "msg", str(e))
+        col = getattr(e, "colno", None)
+        raise LineError(f"invalid JSON ({msg}{f' at column {col}' if col else ''})") from None
+
+
+def may_hold_surrogates(line: Union[bytes, str]) -> bool:
+    """Whether a line can hold a lone surrogate after parsing (it has a \\uD8xx-\\uDFxx escape)."""
+    if isinstance(line, bytes):
+        line = line.decode("utf-8", "replace")
+    return _SURROGATE_ESCAPE.search(line) is not None
+
+
+def lone_surrogate(text: str) -> Optional[int]:
+    """Index of the first lone surrogate (U+D800-U+DFFF) in ``text``, else None. Such a string
+    is not Unicode text: it cannot be encoded, tokenized or written to a UTF-8 stream."""
+    try:
+        text.encode("utf-8")
+        return None
+    except UnicodeEncodeError as e:
+        return e.start
+
+
+def surrogate_message(text: str, what: str) -> Optional[str]:
+    """A one-line reason when ``text`` holds a lone surrogate, else None."""
+    i = lone_surrogate(text)
+    if i is None:
+        return None
+    return (f"{what} holds a lone surrogate (\\u{ord(text[i]):04x} at character {i}), which is not Unicode text; "
+            "fix the writer (a UTF-16 string cut in the middle of a pair?)")
