@@ -235,6 +235,9 @@ def _render_chat_request(path: str, body: dict, settings: Settings) -> str:
         raise InputError(f"{path}: the chat template refused the request: {e.message}") from None
     except (TypeError, ValueError) as e:
         raise InputError(f"{path}: not a usable chat-completions request body: {e}") from None
+    except (AttributeError, KeyError) as e:  # a shape the serving frontend assumes (pydantic checks it there)
+        raise InputError(f"{path}: not a usable chat-completions request body ({type(e).__name__}: a field of "
+                         "the wrong type; compare it with the OpenAI chat-completions schema)") from None
     except RecursionError:
         raise InputError(f"{path}: the request body is nested too deeply to render") from None
     return rendered.text
@@ -250,9 +253,13 @@ def _request_from_body(body: dict):
     kwargs = body.get("chat_template_kwargs") or {}
     if not isinstance(kwargs, dict):
         raise ValueError("`chat_template_kwargs` must be an object")
+    tools = body.get("tools") or None
+    if tools is not None and not (isinstance(tools, list) and all(
+            isinstance(t, dict) and isinstance(t.get("function", {}), dict) for t in tools)):
+        raise ValueError('`tools` must be a list of tool objects ({"type": "function", "function": {...}})')
     return ChatRequest(
         messages=messages,
-        tools=body.get("tools") or None,
+        tools=tools,
         documents=body.get("documents"),
         add_generation_prompt=body.get("add_generation_prompt"),
         continue_final_message=body.get("continue_final_message", False),

@@ -67,7 +67,7 @@ def chain_ids_hex(ids: Iterable[Any], key: bytes) -> List[str]:
     prev = bytes.fromhex(ROOT)
     for x in ids:
         h = hashlib.blake2b(prev, digest_size=8, key=key)
-        h.update(str(x).encode())
+        h.update(str(x).encode("utf-8", "surrogatepass"))  # opaque ids: any string is data
         prev = h.digest()
         out.append(prev.hex())
     return out

@@ -42,7 +42,8 @@ class Skip:
 
 class Tally:
     """Every row read is counted once: used (audited), skipped (with the reason) or failed.
-    A row is one trace line, or one span of an OTLP export line."""
+    A row is one trace line, or one span of an OTLP export line. The reader counts skips and
+    failures; whoever audits the requests counts ``used``."""
 
     def __init__(self, on_failure: Optional[Callable[[str, str], None]] = None) -> None:
         self.used = 0
@@ -236,6 +237,7 @@ _CACHE_READ = ("gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_
                "gen_ai.usage.input_tokens.cached", "llm.token_count.prompt_details.cache_input")
 _INPUT = ("gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens", "llm.token_count.prompt")
 NO_INPUT_TOKENS = "OTel span without an input token count (not an inference span)"
+NO_SPANS = "OTLP export line without spans"
 
 
 def otel_spans(row: Dict[str, Any], where: str, opts: Options) -> Iterator[Union[AuditRequest, Skip, RowError]]:
@@ -244,6 +246,14 @@ def otel_spans(row: Dict[str, Any], where: str, opts: Options) -> Iterator[Union
     if "resourceSpans" not in row:
         yield _span_or_error(row, {}, where, opts)
         return
+    n = 0
+    for n, item in enumerate(_export_spans(row, where, opts), 1):
+        yield item
+    if not n:
+        yield Skip(NO_SPANS)
+
+
+def _export_spans(row: Dict[str, Any], where: str, opts: Options) -> Iterator[Union[AuditRequest, Skip, RowError]]:
     for i, rs in enumerate(objects(row["resourceSpans"], "resourceSpans")):
         try:
             res = _otel_attrs(obj(rs.get("resource"), "resource").get("attributes"), "resource.attributes")
@@ -371,9 +381,17 @@ def openai_pair(row: Dict[str, Any], where: str, opts: Options) -> AuditRequest:
 
 
 def _derive(r: AuditRequest, inputs: Dict[str, Any], opts: Options) -> None:
+    """Token ids from the captured messages (``tokens_source = derived``); when they cannot be
+    derived the row stays usage-only and its evidence says why."""
     if opts.deriver is None or not inputs.get("messages"):
         return
-    ids = opts.deriver(inputs)
+    from promptlint.audit.derive import DeriveError
+
+    try:
+        ids = opts.deriver(inputs)
+    except DeriveError as e:
+        r.flags["not_derived"] = str(e)
+        return
     if ids:
         _identity(r, ids, opts, "derived")
         if len(ids) != r.prompt_tokens:
@@ -413,8 +431,6 @@ def read(lines: Iterable[Union[bytes, str]], name: str, opts: Options,
         for item in items:
             if isinstance(item, AuditRequest):
                 item.line = n
-                if tally is not None:
-                    tally.used += 1
                 yield item
             elif isinstance(item, Skip):
                 if tally is not None:
@@ -425,18 +441,23 @@ def read(lines: Iterable[Union[bytes, str]], name: str, opts: Options,
                 tally.fail(where, n, str(item))
 
 
-def in_arrival_order(reqs: Iterable[AuditRequest], window: float, name: str) -> Iterator[AuditRequest]:
+def in_arrival_order(reqs: Iterable[AuditRequest], window: float, name: str,
+                     tally: Optional[Tally] = None) -> Iterator[AuditRequest]:
     """Re-order a nearly sorted stream (logs are written at completion) with a bounded
-    buffer: a request is released once one ``window`` seconds later has been read."""
+    buffer: a request is released once one ``window`` seconds later has been read. A request
+    later than that fails (through the ``tally``; without one, :class:`TraceError`)."""
     heap: List[Tuple[float, int, AuditRequest]] = []
     seq = 0
     last = float("-inf")
     for r in reqs:
         if r.arrival_ts < last:
-            raise TraceError(
-                f"{name}:{r.line}: arrival_ts {r.arrival_ts} is earlier than requests already audited "
-                f"(more than --reorder-window {window:g}s out of order); sort the trace by arrival_ts "
-                "or widen --reorder-window")
+            msg = (f"arrival_ts {r.arrival_ts:g} is earlier than requests already audited "
+                   f"(more than --reorder-window {window:g}s out of order); sort the trace by arrival_ts "
+                   "or widen --reorder-window")
+            if tally is None:
+                raise TraceError(f"{name}:{r.line}: {msg}")
+            tally.fail(f"{name}:{r.line}", r.line, msg)
+            continue
         heapq.heappush(heap, (r.arrival_ts, seq, r))
         seq += 1
         while heap and heap[0][0] <= r.arrival_ts - window:

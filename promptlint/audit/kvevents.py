@@ -63,7 +63,8 @@ def _event(ev: Dict[str, Any], name: str) -> Dict[str, Any]:
         out["block_hashes"] = [_scalar(h, f"{name}.block_hashes[{i}]")
                                for i, h in enumerate(arr(ev.get("block_hashes"), f"{name}.block_hashes"))]
     if t == "BlockStored":
-        out["block_size"] = count(ev.get("block_size") or 16, f"{name}.block_size", 1)
+        bs = ev.get("block_size")
+        out["block_size"] = 16 if bs is None else count(bs, f"{name}.block_size", 1)
         out["parent_block_hash"] = _scalar(ev.get("parent_block_hash"), f"{name}.parent_block_hash")
         out["token_ids"] = token_ids(ev.get("token_ids") or [], f"{name}.token_ids")
     return out

@@ -37,9 +37,12 @@ class Auditor:
             self.kv.advance(r.arrival_ts)
         row = _row_labels(r)
         if not r.identity:
+            evidence = ["no token identity (usage only): pass token ids, fingerprints or "
+                        "a tokenizer and chat template to derive them"]
+            if "not_derived" in r.flags:
+                evidence.append(f"token ids not derived: {r.flags['not_derived']}")
             row.update({"class": "U", "shared_tokens": None, "ceiling_tokens": None, "ceiling_inst_tokens": None,
-                        "lost": {}, "evidence": ["no token identity (usage only): pass token ids, fingerprints or "
-                                                 "a tokenizer and chat template to derive them"]})
+                        "lost": {}, "evidence": evidence})
             return self._finish(row, r)
         shard = self.index.shard(r.model_rev, r.chunk)
         evidence: List[str] = []

@@ -229,9 +229,10 @@ def _stream(args: argparse.Namespace, opts, auditor, summary, sinks: List[Any], 
     except OSError as e:
         raise UsageError(f"{args.trace}: cannot read the trace ({e.strerror}); check the path")
     with f:
-        reqs = ingest.in_arrival_order(ingest.read(f, name, opts, tally), args.reorder_window, name)
+        reqs = ingest.in_arrival_order(ingest.read(f, name, opts, tally), args.reorder_window, name, tally)
         try:
             for row in auditor.audit(reqs):
+                tally.used += 1
                 summary.add(row)
                 for s in sinks:
                     s.write(row)

@@ -204,7 +204,10 @@ def _first_divergence(base, variant, S, tok, context):
                 f"the tokens diverge {c - base.offsets[S][0]} character(s) before the text does, at character {c} "
                 "(the tokenizer merged across the point of change)"
             )
-        oc = json_order.explain(base.text, variant.text, c)
+        try:
+            oc = json_order.explain(base.text, variant.text, c)
+        except RecursionError:  # JSON in the text nested too deeply to compare: no cause named
+            oc = None
         if oc is not None:
             cause = {"kind": oc.kind, "char_offset": oc.start, "message": oc.message}
     return first, cause
