@@ -111,6 +111,9 @@ def token_id_error(value: Any, name: str) -> Optional[str]:
     Names the first bad element by its position and type, never by its text."""
     if not isinstance(value, list):
         return f"{name} must be a list of token ids, not {'a string' if isinstance(value, str) else type(value).__name__}"
+    # fast path in C (traces hold millions of ids): all plain ints, within range
+    if not value or (set(map(type, value)) == {int} and min(value) >= 0 and max(value) < TOKEN_ID_LIMIT):
+        return None
     for i, t in enumerate(value):
         if type(t) is not int or not 0 <= t < TOKEN_ID_LIMIT:
             what = (("a boolean" if isinstance(t, bool) else f"the number {t}" if isinstance(t, (int, float))

@@ -11,11 +11,7 @@ checks that need finite numbers. Standard library only.
 from __future__ import annotations
 
 import json
-import re
 from typing import IO, Any, Iterable, Iterator, Optional, Tuple, Union
-
-# a \uD800-\uDFFF escape: the only way a lone surrogate gets into a parsed string
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 class LineError(ValueError):
@@ -50,16 +46,11 @@ def loads(line: Union[bytes, str], first: bool = False) -> Any:
         raise LineError(f"invalid JSON ({msg}{f' at column {col}' if col else ''})") from None
 
 
-def may_hold_surrogates(line: Union[bytes, str]) -> bool:
-    """Whether a line can hold a lone surrogate after parsing (it has a \\uD8xx-\\uDFxx escape)."""
-    if isinstance(line, bytes):
-        line = line.decode("utf-8", "replace")
-    return _SURROGATE_ESCAPE.search(line) is not None
-
-
 def lone_surrogate(text: str) -> Optional[int]:
     """Index of the first lone surrogate (U+D800-U+DFFF) in ``text``, else None. Such a string
     is not Unicode text: it cannot be encoded, tokenized or written to a UTF-8 stream."""
+    if text.isascii():  # the common case, checked in C
+        return None
     try:
         text.encode("utf-8")
         return None

@@ -477,3 +477,22 @@ def test_diff_of_texts_with_deeply_nested_json(cli, tmp_path, depth):
     res = cli("diff", a, b, "--tokenizer", QWEN, "--input-format", "text", "--output-format", "json")
     clean(res, 0)
     assert res.json()["first_divergent_token"] is not None
+
+
+def test_audit_a_row_later_than_the_reorder_window_fails_alone(cli, tmp_path):
+    rows = [dict(ROW, request_id="a", arrival_ts=100.0), dict(ROW, request_id="b", arrival_ts=200.0),
+            dict(ROW, request_id="late", arrival_ts=10.0), dict(ROW, request_id="c", arrival_ts=300.0)]
+    res = cli("audit", write_lines(tmp_path, *rows), "--reorder-window", "5", "--output-format", "json")
+    clean(res, 1)
+    assert ":3: arrival_ts 10 is earlier than requests already audited" in res.err and res.err.count("\n") == 1
+    assert [r["request_id"] for r in res.json()["requests"]] == ["a", "b", "c"]
+    rows = res.json()["summary"]["rows"]
+    assert (rows["read"], rows["used"], rows["failed"]) == (4, 3, 1)
+
+
+def test_audit_otlp_export_without_spans_is_a_skipped_row(cli, tmp_path):
+    res = cli("audit", write_lines(tmp_path, ROW, {"resourceSpans": []}), "--output-format", "json")
+    clean(res, 0)
+    rows = res.json()["summary"]["rows"]
+    assert (rows["read"], rows["used"], rows["skipped"]) == (2, 1, 1)
+    assert rows["skipped_reasons"] == {"OTLP export line without spans": 1}

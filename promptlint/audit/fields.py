@@ -15,6 +15,7 @@ from promptlint.captured import token_id_error
 from promptlint.jsonl import surrogate_message
 
 _FP = re.compile(r"[0-9a-fA-F]{16}")
+_HEX_LOWER = re.compile(r"[0-9a-f]*")
 
 
 class RowError(ValueError):
@@ -146,6 +147,14 @@ def flag_values(v: Any, name: str, keys: Sequence[str]) -> Dict[str, bool]:
                 raise RowError(f"`{name}.{k}` must be true or false, not {kind(x)}")
             out[k] = bool(x)
     return out
+
+
+def fingerprints(v: Any, name: str) -> List[str]:
+    """A list of fingerprints (see :func:`fingerprint`); lower-case hex strings pass in one C-level check."""
+    fps = arr(v, name)
+    if fps and set(map(type, fps)) == {str} and set(map(len, fps)) == {16} and _HEX_LOWER.fullmatch("".join(fps)):
+        return fps
+    return [fingerprint(x, f"{name}[{i}]") for i, x in enumerate(fps)]
 
 
 def fingerprint(v: Any, name: str) -> str:

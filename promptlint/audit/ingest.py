@@ -18,7 +18,7 @@ from promptlint import jsonl
 from promptlint.audit import fingerprints as fpm
 from promptlint.audit import usage as usage_mod
 from promptlint.audit.fields import (
-    RowError, arr, count, fingerprint, flag_values, kind, label, number, obj, objects, opt_count, text, token_ids,
+    RowError, arr, count, fingerprint, fingerprints, flag_values, kind, label, number, obj, objects, opt_count, text, token_ids,
 )
 from promptlint.audit.records import AuditRequest
 
@@ -72,18 +72,18 @@ class Tally:
 class Options:
     def __init__(self, key: bytes, chunk: int = fpm.DEFAULT_CHUNK, tenant_field: Optional[str] = None,
                  hash_block_tokens: int = 16, block_size: Optional[int] = None,
-                 deriver: Optional[Callable[[Dict[str, Any]], Optional[List[int]]]] = None,
+                 deriver: Optional[Callable[[Dict[str, Any]], List[int]]] = None,
                  engine: Optional[str] = None) -> None:
         self.key = key
         self.chunk = chunk
         self.tenant_field = tenant_field
         self.hash_block_tokens = hash_block_tokens
         self.block_size = block_size
-        self.deriver = deriver  # re-render + tokenize captured inputs (rows marked "derived")
+        self.deriver = deriver  # re-render + tokenize captured inputs (rows marked "derived"); raises DeriveError
         self.engine = engine
 
 
-def _req_int(obj: Dict[str, Any], k: str, where: str, default: Optional[int] = None) -> int:
+def _req_int(obj: Dict[str, Any], k: str, default: Optional[int] = None) -> int:
     """A required count (``default`` when absent); the error names the field."""
     v = obj.get(k, default)
     if v is None:
@@ -141,25 +141,25 @@ def native(row: Dict[str, Any], where: str, opts: Options) -> AuditRequest:
     if row.get("token_ids") is not None:
         ids = token_ids(row["token_ids"], "token_ids")
         _identity(r, ids, opts, "exact")
-        r.prompt_tokens = _req_int(row, "prompt_tokens", where, len(ids))
+        r.prompt_tokens = _req_int(row, "prompt_tokens", len(ids))
         if len(ids) != r.prompt_tokens:
             r.flags["ids_truncated"] = len(ids) < r.prompt_tokens
     elif row.get("block_fp") is not None:
         r.chunk = count(row.get("fp_tokens", fpm.DEFAULT_CHUNK), "fp_tokens", 1)
-        r.fps = [fingerprint(x, f"block_fp[{i}]") for i, x in enumerate(arr(row["block_fp"], "block_fp"))]
+        r.fps = fingerprints(row["block_fp"], "block_fp")
         r.source = "block_fp"
-        r.prompt_tokens = _req_int(row, "prompt_tokens", where)
+        r.prompt_tokens = _req_int(row, "prompt_tokens")
         if len(r.fps) > r.prompt_tokens // r.chunk:
             raise RowError(f"{len(r.fps)} fingerprints of {r.chunk} tokens exceed prompt_tokens "
                            f"{r.prompt_tokens}; fingerprint full chunks only")
     elif row.get("checkpoints") is not None:
-        r.prompt_tokens = _req_int(row, "prompt_tokens", where)
+        r.prompt_tokens = _req_int(row, "prompt_tokens")
         r.checkpoints = _checkpoints(row["checkpoints"], r.prompt_tokens)
         r.chunk = fpm.DEFAULT_CHUNK
         r.source = "checkpoint"
     else:
         r.source = "usage"
-        r.prompt_tokens = _req_int(row, "prompt_tokens", where)
+        r.prompt_tokens = _req_int(row, "prompt_tokens")
     r.cached_tokens = _cached(r.cached_tokens, r.prompt_tokens)
     return r
 
@@ -187,7 +187,7 @@ def _checkpoints(cp: Any, P: int) -> Dict[int, str]:
 def hash_ids_row(row: Dict[str, Any], where: str, opts: Options, n: int) -> AuditRequest:
     """Mooncake/Alibaba: timestamp (ms), input_length, hash_ids (one per chunk, unchained)."""
     g = opts.hash_block_tokens
-    P = _req_int(row, "input_length", where)
+    P = _req_int(row, "input_length")
     ids = arr(row["hash_ids"], "hash_ids")
     for i, x in enumerate(ids):
         if not (isinstance(x, int) and not isinstance(x, bool)) and not isinstance(x, str):
@@ -324,7 +324,7 @@ def litellm(row: Dict[str, Any], where: str, opts: Options) -> AuditRequest:
     tenant = None
     if opts.tenant_field:
         tenant = md.get(opts.tenant_field, row.get(opts.tenant_field))
-    P = _req_int(row, "prompt_tokens", where)
+    P = _req_int(row, "prompt_tokens")
     r = AuditRequest(
         request_id=label(row.get("id") or row.get("litellm_call_id") or where, "id"), arrival_ts=start or 0.0,
         instance=label(row.get("api_base") or row.get("model_id"), "api_base"),
