@@ -39,7 +39,7 @@ def loads(line: Union[bytes, str], first: bool = False) -> Any:
     try:
         return json.loads(line, strict=False)
     except RecursionError:
-        raise LineError("JSON nested too deeply to read; flatten the line") from None
+        raise LineError("JSON nested too deeply to read") from None
     except ValueError as e:
         msg = getattr(e, "msg", str(e))
         col = getattr(e, "colno", None)

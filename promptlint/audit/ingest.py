@@ -24,7 +24,7 @@ from promptlint.audit.records import AuditRequest
 
 ENGINE_BLOCK = {"vllm": 16, "sglang": 1, "llamacpp": 1, "openai": 128, "anthropic": 1, "gemini": 1}
 FLAG_KEYS = ("prompt_logprobs", "caching_disabled", "preempted")
-MAX_SHOWN_FAILURES = 20  # failed rows listed in the summary (all are counted)
+MAX_SHOWN_FAILURES = 20  # failed rows listed in the summary and on stderr (all are counted)
 
 
 class TraceError(ValueError):

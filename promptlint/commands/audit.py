@@ -78,7 +78,8 @@ def run(args: argparse.Namespace) -> int:
     kv = _kv_events(args, key)
     auditor = Auditor(args.index_blocks, capacity, args.capacity_curve or 0, kv)
     summary = Summary()
-    tally = ingest.Tally(_FailurePrinter())
+    printer = _FailurePrinter(ingest.MAX_SHOWN_FAILURES)
+    tally = ingest.Tally(printer)
     out = sys.stdout
     sheet_file = None
     try:
@@ -95,26 +96,25 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if sheet_file is not None:
             sheet_file.close()
-    tally.on_failure.finish(tally.failed)
+    printer.finish(tally.failed)
     return 1 if tally.failed else 0
 
 
 class _FailurePrinter:
-    """One stderr line per failed row (the first few; the summary counts them all)."""
+    """One stderr line per failed row (the first ``shown``; the summary counts them all)."""
 
-    SHOWN = 20
-
-    def __init__(self) -> None:
+    def __init__(self, shown: int) -> None:
+        self.shown = shown
         self.n = 0
 
     def __call__(self, where: str, message: str) -> None:
         self.n += 1
-        if self.n <= self.SHOWN:
+        if self.n <= self.shown:
             print(f"promptlint: error: {where}: {message} (row not audited)", file=sys.stderr)
 
     def finish(self, failed: int) -> None:
-        if failed > self.SHOWN:
-            print(f"promptlint: error: {failed - self.SHOWN} more rows failed (not shown); "
+        if failed > self.shown:
+            print(f"promptlint: error: {failed - self.shown} more rows failed (not shown); "
                   f"{failed} rows not audited in all", file=sys.stderr)
 
 
