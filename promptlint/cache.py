@@ -11,6 +11,12 @@ and checks out files, and a Jinja include makes one file's mtime insufficient):
   anything unreadable is a miss; a cache that cannot be written is skipped with one warning.
 
 The directory ignores itself (`.gitignore` with `*`) and carries a `CACHEDIR.TAG`.
+
+A pull request can commit a `.promptlint_cache/` of its own, and every input of a key is
+predictable, so keys and memo names also hash a secret kept outside the project
+(`$XDG_CACHE_HOME/promptlint/secret`, else `~/.cache/...`, mode 0600): entries written on another
+machine, or crafted, are never read. The cache is capped (`MAX_BYTES`): a run that wrote entries
+evicts the least recently written ones beyond the cap.
 """
 
 from __future__ import annotations
@@ -23,9 +29,10 @@ import tempfile
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional
 
-from promptlint import __version__
+from promptlint import __version__, bounded_io
 
 DIR_NAME = ".promptlint_cache"
+MAX_BYTES = 64 * 1024 * 1024
 CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
     "# This file is a cache directory tag created by promptlint.\n"
@@ -55,13 +62,41 @@ def code_stamp() -> str:
     return _CODE_STAMP
 
 
+_SECRET: List[bytes] = []
+
+
+def machine_secret() -> bytes:
+    """32 random bytes this user keeps outside every project; per process when it cannot be stored
+    (then nothing written by another process is ever trusted: the cache only misses)."""
+    if _SECRET:
+        return _SECRET[0]
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    path = os.path.join(base, "promptlint", "secret")
+    secret = b""
+    try:
+        secret = bytes.fromhex(bounded_io.read_text(path, 1024).strip())
+    except (OSError, ValueError):
+        pass
+    if len(secret) != 32:
+        secret = os.urandom(32)
+        try:
+            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as fh:
+                fh.write(secret.hex())
+        except OSError:
+            pass
+    _SECRET.append(secret)
+    return secret
+
+
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
 def file_hash(path: Path) -> Optional[str]:
     try:
-        return sha256_bytes(Path(path).read_bytes())
+        return sha256_bytes(bounded_io.read_bytes(path))
     except OSError:
         return None
 
@@ -71,12 +106,13 @@ class Cache:
         self.dir = Path(root) / DIR_NAME / __version__
         self.enabled = enabled
         self.warning: Optional[str] = None
+        self.wrote = False
         self._ready = False
 
     # ------------------------------------------------------------------ keys
 
     def key(self, path: Path, content: bytes, settings_key: str, tokenizer_sha: str) -> str:
-        h = hashlib.sha256()
+        h = hashlib.sha256(machine_secret())
         for part in (__version__, code_stamp(), os.getcwd(), str(Path(path)), settings_key, tokenizer_sha):
             h.update(part.encode("utf-8", "surrogateescape") + b"\0")
         h.update(content)
@@ -88,21 +124,53 @@ class Cache:
         if not self.enabled:
             return None
         try:
-            entry = json.loads((self.dir / "entries" / key[:2] / f"{key}.json").read_text(encoding="utf-8"))
+            entry = json.loads(bounded_io.read_text(self.dir / "entries" / key[:2] / f"{key}.json", bounded_io.MAX_INPUT_BYTES))
         except (OSError, ValueError, UnicodeDecodeError):
             return None
         if not isinstance(entry, dict) or not isinstance(entry.get("findings"), list):
             return None
-        for dep, digest in (entry.get("deps") or {}).items():
-            if file_hash(Path(dep)) != digest:
+        deps = entry.get("deps") or {}
+        if not isinstance(deps, dict):
+            return None
+        for dep, digest in deps.items():
+            if not isinstance(digest, str) or file_hash(Path(dep)) != digest:
                 return None
         return entry
 
-    def put(self, key: str, findings: List[Dict], deps: Iterable[Path]) -> None:
+    def put(self, key: str, findings: List[Dict], deps: Iterable[Path], **extra) -> None:
         if not self.enabled:
             return
-        entry = {"findings": findings, "deps": {str(Path(d).resolve()): file_hash(Path(d)) for d in deps}}
+        entry = {"findings": findings, "deps": {str(Path(d).resolve()): file_hash(Path(d)) for d in deps}, **extra}
         self._write(self.dir / "entries" / key[:2] / f"{key}.json", json.dumps(entry, ensure_ascii=False))
+        self.wrote = True
+
+    def prune(self, limit: Optional[int] = None) -> None:
+        """Evict the oldest entries until the cache holds at most ``limit`` bytes (only after a run
+        that wrote, so a warm run does not list the directory)."""
+        if not self.enabled or not self.wrote:
+            return
+        limit = MAX_BYTES if limit is None else limit
+        entries = []
+        total = 0
+        for dirpath, _dirs, files in os.walk(self.dir / "entries"):
+            for name in files:
+                path = os.path.join(dirpath, name)
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                entries.append((st.st_mtime_ns, st.st_size, path))
+                total += st.st_size
+        if total <= limit:
+            return
+        for _mtime, size, path in sorted(entries):
+            try:
+                os.unlink(path)
+            except OSError:
+                continue
+            total -= size
+            if total <= limit * 0.8:  # headroom, so the next runs do not prune again at once
+                return
 
     # ------------------------------------------------------------------ small memos
 
@@ -110,14 +178,18 @@ class Cache:
         if not self.enabled:
             return {}
         try:
-            data = json.loads((self.dir / f"{name}.json").read_text(encoding="utf-8"))
+            data = json.loads(bounded_io.read_text(self.dir / self._memo_name(name), bounded_io.MAX_INPUT_BYTES))
             return data if isinstance(data, dict) else {}
         except (OSError, ValueError, UnicodeDecodeError):
             return {}
 
     def memo_put(self, name: str, data: Dict) -> None:
         if self.enabled:
-            self._write(self.dir / f"{name}.json", json.dumps(data))
+            self._write(self.dir / self._memo_name(name), json.dumps(data))
+
+    @staticmethod
+    def _memo_name(name: str) -> str:
+        return f"{name}-{hashlib.sha256(machine_secret() + name.encode()).hexdigest()[:16]}.json"
 
     # ------------------------------------------------------------------ io
 
@@ -127,6 +199,13 @@ class Cache:
         top = self.dir.parent
         try:
             top.mkdir(parents=True, exist_ok=True)
+            # a committed symlink (the directory, or its version folder) must not redirect our writes
+            expected = os.path.join(os.path.realpath(top.parent), DIR_NAME)
+            if os.path.realpath(top) == expected:
+                self.dir.mkdir(exist_ok=True)
+            if os.path.realpath(self.dir) != os.path.join(expected, self.dir.name):
+                self._disable(f"{top} is a symlink or contains one; not using it as the cache (remove it)")
+                return False
             if not (top / ".gitignore").exists():
                 self._atomic(top / ".gitignore", "# Automatically created by promptlint.\n*\n")
             if not (top / "CACHEDIR.TAG").exists():

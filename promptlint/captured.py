@@ -7,7 +7,10 @@ there is one). A file is one of
 - a JSON array of token ids (what vLLM logs as ``prompt_token_ids``),
 - a completions request body, ``{"prompt": "..."}`` or ``{"prompt": [ids...]}``,
 - a chat-completions request body, ``{"messages": [...], "tools": [...]}``: that needs the
-  chat-template renderer (``_render_chat_request`` is the seam where it plugs in).
+  chat-template renderer (``_render_chat_request`` is the seam where it plugs in);
+- a hosted-API request body (Anthropic Messages, Bedrock Converse, OpenAI Responses, Gemini):
+  no chat template is public, so it renders as its text in the order the provider builds the
+  cached prefix (tools -> system -> messages; ``promptlint.pysource.layout``).
 
 ``tokenizers`` is imported only when a text must be encoded (through ``promptlint.tokens``).
 """
@@ -18,6 +21,8 @@ import json
 import sys
 from dataclasses import dataclass, field
 from typing import Any, List, Optional, Tuple
+
+from promptlint import bounded_io
 
 INPUT_FORMATS = ("auto", "text", "ids", "request")
 
@@ -90,14 +95,15 @@ def read_input_bytes(path: str) -> bytes:
     """The file's bytes (``-`` is stdin), or a one-line InputError."""
     try:
         if path == "-":
-            data = sys.stdin.buffer.read()
+            data = bounded_io.read_stream(sys.stdin.buffer, bounded_io.MAX_INPUT_BYTES, "stdin")
         else:
-            with open(path, "rb") as f:
-                data = f.read()
+            data = bounded_io.read_bytes(path, bounded_io.MAX_INPUT_BYTES)
     except FileNotFoundError:
         raise InputError(f"{path}: file not found; pass a captured prompt (text) or a JSON array of token ids") from None
     except IsADirectoryError:
         raise InputError(f"{path}: is a directory; pass a file") from None
+    except bounded_io.InputRefused as e:
+        raise InputError(f"{path}: {e}; pass a captured prompt file") from None
     except OSError as e:
         raise InputError(f"{path}: cannot read ({e.strerror})") from None
     return data
@@ -168,6 +174,9 @@ def load_side(path: str, settings: Settings) -> Side:
     if isinstance(parsed, list):  # auto: a JSON array is token ids, never silently text
         return Side(path, "ids", _ids(path, parsed, "the JSON array", "; if the file is a rendered prompt, "
                                       "pass --input-format text"))
+    provider = sdk_provider(parsed) if isinstance(parsed, dict) else None
+    if provider is not None:
+        return _load_sdk_request(path, parsed, provider, settings)
     if isinstance(parsed, dict) and ("messages" in parsed or "prompt" in parsed):
         return _load_request(path, parsed, settings)
     return _encode_text(path, raw, settings)
@@ -268,3 +277,89 @@ def _request_from_body(body: dict):
         continue_final_message=body.get("continue_final_message", False),
         kwargs=dict(kwargs),
     )
+
+
+# --------------------------------------------------------------------------- hosted-API bodies
+
+_BEDROCK_KEYS = ("toolConfig", "inferenceConfig", "modelId", "additionalModelRequestFields")
+_BEDROCK_BLOCKS = ("text", "cachePoint", "toolUse", "toolResult", "image", "document", "guardContent", "reasoningContent")
+_GEMINI_ALIASES = {"system_instruction": "systemInstruction", "config": "generationConfig"}
+_NOTED: set = set()  # providers whose rendering note was printed (once per run)
+_PROVIDER_NAMES = {
+    "anthropic": "an Anthropic Messages", "bedrock": "a Bedrock Converse", "openai-responses": "an OpenAI Responses",
+    "gemini": "a Gemini generateContent",
+}
+
+
+def sdk_provider(body: dict) -> Optional[str]:
+    """Which hosted API a request body is for, or None for a chat-completions / completions body."""
+    if "contents" in body and "messages" not in body:
+        return "gemini"
+    if "input" in body and "messages" not in body and "prompt" not in body:
+        return "openai-responses"
+    if "messages" not in body:
+        return None
+    if any(k in body for k in _BEDROCK_KEYS) or any(_bedrock_block(b) for b in _blocks(body)):
+        return "bedrock"
+    model = body.get("model") if isinstance(body.get("model"), str) else ""
+    tools = body.get("tools") if isinstance(body.get("tools"), list) else []
+    if ("anthropic_version" in body or "system" in body or model.startswith("claude")
+            or any(isinstance(t, dict) and "input_schema" in t for t in tools)
+            or any(isinstance(b, dict) and "cache_control" in b for b in _blocks(body))):
+        return "anthropic"
+    return None
+
+
+def _blocks(body: dict):
+    """Content blocks of ``system`` and of every message (lists only)."""
+    system = body.get("system")
+    if isinstance(system, list):
+        yield from system
+    for m in body.get("messages") or ():
+        content = m.get("content") if isinstance(m, dict) else None
+        if isinstance(content, list):
+            yield from content
+
+
+def _bedrock_block(b: Any) -> bool:
+    return isinstance(b, dict) and "type" not in b and any(k in b for k in _BEDROCK_BLOCKS)
+
+
+def _load_sdk_request(path: str, body: dict, provider: str, settings: Settings) -> Side:
+    from promptlint.pysource import layout
+
+    _check_sdk_body(path, body, provider)
+
+    def get(key: str):
+        value = body.get(key, body.get(_GEMINI_ALIASES.get(key, ""))) if provider == "gemini" else body.get(key)
+        return layout.from_json(value) if value is not None else None
+
+    text = layout.render_text(layout.build("bedrock" if provider == "bedrock" else provider, get))
+    if not settings.quiet and provider not in _NOTED:
+        _NOTED.add(provider)
+        print(f"promptlint: note: {path}: {_PROVIDER_NAMES[provider]} request body, rendered as its text in cache-prefix "
+              "order (tools, system, messages; blank lines between blocks), not through a chat template",
+              file=sys.stderr)
+    return _encode_text(path, text, settings, kind="request")
+
+
+def _check_sdk_body(path: str, body: dict, provider: str) -> None:
+    """One-line errors for fields of the wrong type (the layout itself skips what it cannot read)."""
+    lists = {"anthropic": ("messages", "tools"), "bedrock": ("messages", "system"), "gemini": ("contents", "tools"),
+             "openai-responses": ("tools",)}[provider]
+    for key in lists:
+        value = body.get(key)
+        if value is not None and not isinstance(value, list):
+            raise InputError(f"{path}: `{key}` must be a JSON array in {_PROVIDER_NAMES[provider]} request body")
+    for key in ("messages", "contents"):
+        if key in lists and any(not isinstance(m, dict) for m in body.get(key) or ()):
+            raise InputError(f"{path}: every entry of `{key}` must be a JSON object")
+    system = body.get("system")
+    if provider == "anthropic" and system is not None and not isinstance(system, (str, list)):
+        raise InputError(f"{path}: `system` must be a string or an array of content blocks")
+    tool_config = body.get("toolConfig")
+    if provider == "bedrock" and tool_config is not None and not isinstance(tool_config, dict):
+        raise InputError(f"{path}: `toolConfig` must be an object with a `tools` array")
+    value = body.get("input")
+    if provider == "openai-responses" and not isinstance(value, (str, list)):
+        raise InputError(f"{path}: `input` must be a string or an array of input items")

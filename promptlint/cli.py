@@ -24,6 +24,7 @@ EXIT_ERROR = 2
 COMMANDS = [
     "check",
     "render",
+    "samples",
     "rule",
     "diff",
     "hashes",

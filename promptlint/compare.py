@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, Optional, Sequence, Union
 
+from promptlint import bounded_io
+
 
 def shared_prefix(a: Sequence, b: Sequence) -> int:
     """Length of the longest common prefix: the index of the first divergent token (or character,
@@ -87,6 +89,7 @@ def engine_profile(engine: str, block_size: Optional[int] = None) -> Profile:
 
 HOSTED_PROVIDERS = ("openai", "anthropic", "gemini")
 PROFILE_NAMES = tuple(ENGINE_DEFAULT_BLOCK) + HOSTED_PROVIDERS
+TABLE_PROVIDERS = HOSTED_PROVIDERS + ("bedrock",)  # bedrock: checkpoint minimums for the lint rules, no diff profile
 HOSTED_DESCRIPTION = {
     "openai": "OpenAI prompt caching: nothing below {min} tokens, then {inc}-token increments (documented rule)",
     "anthropic": "Anthropic prompt caching ({model}): nothing below {min} tokens; upper bound (reads happen at cache breakpoints)",
@@ -134,19 +137,19 @@ def load_cache_minimums(override: Optional[Union[str, Path]] = None) -> Dict[str
         return table
     path = Path(override)
     try:
-        user = json.loads(path.read_text(encoding="utf-8"))
+        user = json.loads(bounded_io.read_text(path))
     except OSError as e:
         raise CacheTableError(f"{path}: cannot read the cache-minimums file ({e.strerror}); check the path") from None
     except (ValueError, UnicodeDecodeError):
         raise CacheTableError(f"{path}: not valid JSON; the cache-minimums file is a JSON object per provider") from None
     if not isinstance(user, dict):
-        raise CacheTableError(f"{path}: expected a JSON object keyed by provider ({', '.join(HOSTED_PROVIDERS)})")
+        raise CacheTableError(f"{path}: expected a JSON object keyed by provider ({', '.join(TABLE_PROVIDERS)})")
     for provider, block in user.items():
         if provider.startswith("_"):
             continue
-        if provider not in HOSTED_PROVIDERS or not isinstance(block, dict):
+        if provider not in TABLE_PROVIDERS or not isinstance(block, dict):
             raise CacheTableError(
-                f"{path}: {provider!r} is not a provider block; use keys {', '.join(HOSTED_PROVIDERS)} with an object each"
+                f"{path}: {provider!r} is not a provider block; use keys {', '.join(TABLE_PROVIDERS)} with an object each"
             )
         models = block.get("models", {})
         if not isinstance(models, dict) or not all(

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Tuple
 
+from promptlint import bounded_io
+
 
 class ConfigError(Exception):
     """Invalid configuration: exits 2 with this one-line message."""
@@ -47,6 +49,7 @@ class Settings:
     render_timeout: float = 2.0
     max_output: int = 1_000_000
     max_recursion: int = 200  # template nesting levels per render (macros calling themselves)
+    cache_minimums: Optional[str] = None  # resolved path of a JSON file merged over the hosted-API minimums table
     config_path: Optional[Path] = None  # the file the settings came from
     root: Path = field(default_factory=Path.cwd)  # the config file's directory (or cwd)
 
@@ -73,7 +76,7 @@ def find_config(start: Path) -> Optional[Tuple[Path, Dict[str, Any]]]:
 def read_config_file(path: Path) -> Optional[Dict[str, Any]]:
     """The promptlint table of ``path``, or None when the file does not configure promptlint."""
     try:
-        data = toml_loads(path.read_text(encoding="utf-8"))
+        data = toml_loads(bounded_io.read_text(path))
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"{path}: cannot read the configuration file ({e})") from None
     except ValueError as e:
@@ -92,10 +95,13 @@ def _resolve(path: Path) -> Path:
 
 def settings_from(path: Path, data: Dict[str, Any], use_cache: bool = False) -> Settings:
     _validate(path, data, use_cache)
+    _check_values(path, data)
     root = path.parent.resolve()
     kw: Dict[str, Any] = {"config_path": path, "root": root}
     if "tokenizer" in data:
         kw["tokenizer"] = str(_resolve(root / data["tokenizer"]))
+    if "cache-minimums" in data:
+        kw["cache_minimums"] = _cache_minimums(path, root / data["cache-minimums"])
     simple = {
         "tokenizer-sha256": "tokenizer_sha256",
         "engine": "engine",
@@ -117,6 +123,41 @@ def settings_from(path: Path, data: Dict[str, Any], use_cache: bool = False) -> 
     if "per-file-ignores" in data:
         kw["per_file_ignores"] = tuple((glob, tuple(codes)) for glob, codes in data["per-file-ignores"].items())
     return Settings(**kw)
+
+
+def _check_values(path: Path, data: Dict[str, Any]) -> None:
+    """What JSON Schema lets through: TOML's nan and inf (every comparison with nan is false, so
+    `exclusiveMinimum` passes it), integral floats where a count is meant (`block-size = 16.0`),
+    and globs that leave the project (`../../**/*`, `/etc/*`)."""
+    import math
+
+    for key in ("render-timeout",):
+        value = data.get(key)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"{path}: `{key}` must be a finite number of seconds, not {value}")
+    for key in ("block-size", "max-output", "max-recursion"):
+        value = data.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ConfigError(f"{path}: `{key}` must be a whole number (write {key} = 16, not {value!r})")
+    for pattern in data.get("templates", ()):
+        parts = pattern.replace("\\", "/").split("/")
+        if pattern.startswith(("/", "~")) or (len(pattern) > 1 and pattern[1] == ":") or ".." in parts:
+            raise ConfigError(
+                f"{path}: `templates` pattern {pattern!r} leaves the project: globs are relative to "
+                f"{path.parent} and stay inside it (pass other paths on the command line)"
+            )
+
+
+def _cache_minimums(config: Path, table: Path) -> str:
+    """The override table's resolved path, checked now so a bad file is one configuration error."""
+    from promptlint.compare import CacheTableError, load_cache_minimums
+
+    resolved = _resolve(table)
+    try:
+        load_cache_minimums(resolved)
+    except CacheTableError as e:
+        raise ConfigError(f"{config}: cache-minimums: {e}") from None
+    return str(resolved)
 
 
 def _validate(path: Path, data: Dict[str, Any], use_cache: bool) -> None:
@@ -168,7 +209,25 @@ def load_settings(
         clean["tokenizer"] = str(_resolve(Path(clean["tokenizer"])))
         if "tokenizer_sha256" not in clean and settings.tokenizer != clean["tokenizer"]:
             clean["tokenizer_sha256"] = None  # a pin belongs to the configured file, not to another one
-    return replace(settings, **clean)
+    settings = replace(settings, **clean)
+    check_selectors(settings)
+    return settings
+
+
+def check_selectors(settings: Settings) -> None:
+    """A selector that names no rule would silently check less (`--select M1O1` selects nothing):
+    refuse it, naming the code and where it came from."""
+    from promptlint.registry import known_codes
+
+    codes = known_codes()
+    named = [("select", s) for s in settings.select] + [("ignore", s) for s in settings.ignore]
+    named += [(f"per-file-ignores[{glob!r}]", s) for glob, sels in settings.per_file_ignores for s in sels]
+    for where, selector in named:
+        if not any(c.startswith(selector) for c in codes):
+            raise ConfigError(
+                f"unknown rule code {selector!r} in {where}: use codes or prefixes such as M101, M1, E "
+                "(`promptlint rule --all` lists them)"
+            )
 
 
 def parse_codes(value: Optional[str]) -> Optional[Tuple[str, ...]]:

@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Iterable, List, Sequence, Tuple
 
+from promptlint import bounded_io
+
 TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2", ".prompt")
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox", ".promptlint_cache"}
 
@@ -33,11 +35,7 @@ def is_template(path: Path) -> bool:
 
 
 def _has_chat_template(path: Path) -> bool:
-    try:
-        with open(path, "rb") as f:
-            return b'"chat_template"' in f.read(2_000_000)
-    except OSError:
-        return False
+    return b'"chat_template"' in bounded_io.read_prefix(path, bounded_io.MAX_FILE_BYTES)
 
 
 def _matches(rel: str, globs: Sequence[str]) -> bool:
@@ -86,30 +84,52 @@ def relative(path: Path, root: Path) -> str:
 
 def discover(
     paths: Sequence[str], root: Path, templates: Sequence[str], exclude: Sequence[str], force_exclude: bool = False
-) -> Tuple[List[Path], List[str]]:
-    """(files to lint, paths that do not exist). Explicit files are always taken unless force_exclude."""
+) -> Tuple[List[Path], List[Tuple[str, str]]]:
+    """(files to lint, (path, reason) for paths that cannot be walked or do not exist).
+
+    Explicit files are always taken unless force_exclude."""
     files: List[Path] = []
-    missing: List[str] = []
+    problems: List[Tuple[str, str]] = []
     if not paths:
         if templates:
             for pattern in templates:
                 files.extend(sorted(p for p in root.glob(pattern) if p.is_file()))
             files = [f for f in files if not _matches(relative(f, root), exclude)]
-            return _unique(files), missing
+            return _unique(files), problems
         paths = ["."]
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            for f in _walk(p):
+            for f in _walk(p, problems):
                 if (is_template(f) or _walk_includes(f)) and not _matches(relative(f, root), exclude):
                     files.append(f)
-        elif p.is_file() or p.is_symlink():
+        elif p.exists() or p.is_symlink():  # devices and FIFOs too: the reader refuses them by name
             if force_exclude and _matches(relative(p, root), exclude):
                 continue
             files.append(p)
         else:
-            missing.append(raw)
-    return _unique(files), missing
+            problems.append((raw, f"no such file or directory: {raw}"))
+    return _unique(files), problems
+
+
+def escapes_root(path: Path, root: Path) -> bool:
+    """A path inside the project root whose real path is outside it: a symlink (to a file, or a
+    directory on the way) that a pull request can point at /proc/self/environ or /etc. Paths the
+    user names outside the root are theirs and are not judged here."""
+    base = _resolved_base(root)
+    lexical = Path(os.path.abspath(path))
+    try:
+        lexical.relative_to(Path(os.path.abspath(root)))
+    except ValueError:
+        try:
+            lexical.relative_to(base)
+        except ValueError:
+            return False
+    try:
+        safe_resolve(path).relative_to(base)
+        return False
+    except ValueError:
+        return True
 
 
 def _walk_includes(path: Path) -> bool:
@@ -125,8 +145,11 @@ def _walk_includes(path: Path) -> bool:
     return launch_config.handles(path) and launch_config.mentions_flags(path)
 
 
-def _walk(directory: Path) -> Iterable[Path]:
-    for dirpath, dirnames, filenames in os.walk(directory, followlinks=False):
+def _walk(directory: Path, problems: List[Tuple[str, str]]) -> Iterable[Path]:
+    def unreadable(e: OSError) -> None:  # else os.walk skips the directory silently
+        problems.append((str(e.filename or directory), f"cannot read the directory: {e.strerror or e}; fix its permissions or exclude it"))
+
+    for dirpath, dirnames, filenames in os.walk(directory, onerror=unreadable, followlinks=False):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
         model_dir = is_model_dir(Path(dirpath))
         if model_dir:  # the directory is the target; its chat-template files are not linted separately

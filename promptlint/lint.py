@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from promptlint import registry, suppress
+from promptlint import bounded_io, registry, suppress
 from promptlint.config import Settings, code_enabled, ignored_for_file
-from promptlint.discovery import discover, relative
+from promptlint.discovery import discover, escapes_root, relative
 from promptlint.records import Finding
 from promptlint.tokens import LoadedTokenizer, TokenizerSpec, load, resolve
 
-MAX_FILE_BYTES = 2_000_000
+MAX_FILE_BYTES = bounded_io.MAX_FILE_BYTES
 
 
 @dataclass
@@ -53,6 +53,7 @@ def lint(
     force_exclude: bool = False,
     overrides: Optional[Dict[str, str]] = None,
     use_cache: bool = True,
+    evidence: bool = False,
 ) -> Report:
     """Lint ``paths`` (or the configured templates); ``overrides`` maps a path to its text (stdin)."""
     from promptlint.cache import Cache
@@ -72,11 +73,16 @@ def lint(
     ctx = Context(settings, provider, is_enabled)
     tok_sha = None
     settings_key = _settings_key(settings)
-    for raw in missing:
-        report.errors.append(file_error(raw, "E005", f"no such file or directory: {raw}"))
+    for raw, reason in missing:
+        report.errors.append(file_error(raw, "E005", reason))
     for path in files:
         report.files += 1
         text = (overrides or {}).get(str(path))
+        if text is None and escapes_root(path, settings.root):
+            report.errors.append(file_error(ctx.display(path), "E005", (
+                "a symlink that leads outside the project root: not read; "
+                "pass the target's real path to lint it")))
+            continue
         if tok_sha is None:
             tok_sha = tokenizer_sha(spec, cache)  # verifies a pinned sha without loading the tokenizer
 
@@ -84,7 +90,7 @@ def lint(
             rel = relative(Path(f.path), settings.root)
             return is_enabled(f.code) and not ignored_for_file(f.code, rel, settings.per_file_ignores)
 
-        raw, text = _cached_lint_file(path, ctx, text, cache, settings_key, tok_sha)
+        raw, text = _lint_one(path, ctx, text, cache, settings_key, tok_sha, evidence)
         complete = not any(f.code.startswith("E") for f in raw)  # else nothing can be called unused
         for f in apply_suppressions([f for f in raw if keep(f)], path, text, ctx, complete):
             if f.code == suppress.UNUSED and not keep(f):
@@ -97,6 +103,7 @@ def lint(
         report.tokenizer_sha256 = provider.loaded.sha256
     elif tok_sha is not None:
         report.tokenizer_sha256 = tok_sha
+    cache.prune()
     if cache.warning:
         report.notices.append(cache.warning)
     if spec.embedded and (provider.loaded is not None):
@@ -117,7 +124,7 @@ def apply_suppressions(
         if display == primary and text is not None:
             return text
         try:
-            return Path(display).read_text(encoding="utf-8")
+            return bounded_io.read_text(display)
         except (OSError, UnicodeDecodeError):
             return None
 
@@ -193,8 +200,26 @@ def lint_file(path: Path, ctx: "Context", text: Optional[str] = None) -> List[Fi
     return analyzer.lint_file(path, text, ctx)
 
 
+def _lint_one(path: Path, ctx: "Context", text, cache, settings_key, tok_sha, evidence):
+    """One file; a bug that input from a pull request triggers costs that file, not the run."""
+    import os
+
+    from promptlint.tokens import TokenizerError
+
+    try:
+        return _cached_lint_file(path, ctx, text, cache, settings_key, tok_sha, evidence)
+    except TokenizerError:
+        raise  # the tokenizer is the run's, not the file's: exit 2
+    except (Exception, RecursionError) as e:
+        if os.environ.get("PROMPTLINT_DEBUG"):
+            raise
+        message = (f"internal error while analysing this file ({type(e).__name__}); a bug: please report it "
+                   "(PROMPTLINT_DEBUG=1 shows the traceback)")
+        return [file_error(ctx.display(path), "E002", message)], text
+
+
 def _cached_lint_file(
-    path: Path, ctx: "Context", text: Optional[str], cache, settings_key: str, tok_sha: str
+    path: Path, ctx: "Context", text: Optional[str], cache, settings_key: str, tok_sha: str, evidence: bool = False
 ) -> Tuple[List[Finding], Optional[str]]:
     """(findings, the file's text) — from the cache when nothing it depends on changed.
 
@@ -217,11 +242,15 @@ def _cached_lint_file(
         content = text.encode("utf-8", "surrogatepass")
     key = cache.key(path, content, settings_key + _neighbourhood(path), tok_sha)
     entry = cache.get(key)
-    if entry is not None:
-        return [finding_from_dict(d) for d in entry["findings"]], text
+    if entry is not None and (entry.get("evidence") is True or not evidence):
+        try:
+            return [finding_from_dict(d) for d in entry["findings"]], text
+        except (KeyError, TypeError, ValueError, AttributeError):
+            pass  # a damaged or foreign entry is a miss, and is overwritten below
     ctx.deps = []
     findings = lint_file(path, ctx, text)
-    cache.put(key, [f.to_dict(evidence=True) for f in findings], ctx.deps)
+    # renders are stored only for a run that reports them (--evidence): they can be megabytes
+    cache.put(key, [f.to_dict(evidence=evidence) for f in findings], ctx.deps, evidence=evidence)
     return findings, text
 
 
@@ -256,10 +285,12 @@ def _settings_key(settings: Settings) -> str:
 
 
 def tokenizer_sha(spec: TokenizerSpec, cache) -> str:
-    """The tokenizer's sha256 without loading it (memoised by size and mtime), checked against the pin."""
-    from promptlint.tokens import EMBEDDED_NAME, TokenizerError, file_sha256
+    """The tokenizer's sha256 without loading it (memoised by tokens.file_stamp), checked against the pin."""
+    from promptlint.tokens import EMBEDDED_NAME, TokenizerError, check_pin, embedded_sha256, file_stamp
 
     if spec.path is None:
+        if spec.sha256:
+            check_pin(spec, embedded_sha256())
         return "embedded:" + EMBEDDED_NAME
     try:
         st = spec.path.stat()
@@ -267,27 +298,33 @@ def tokenizer_sha(spec: TokenizerSpec, cache) -> str:
         raise TokenizerError(f"{spec.path}: cannot read the tokenizer ({e.strerror}); check the path") from None
     memo = cache.memo_get("tokenizers")
     key = str(spec.path.resolve())
-    stamp = [st.st_size, st.st_mtime_ns]
+    stamp = file_stamp(st)
     known = memo.get(key)
-    if isinstance(known, list) and len(known) == 3 and known[:2] == stamp:
-        sha = known[2]
+    if isinstance(known, list) and len(known) == len(stamp) + 1 and known[:-1] == stamp:
+        sha = known[-1]
     else:
-        sha = file_sha256(spec.path)
+        sha = _tokenizer_file_sha256(spec.path)
         memo[key] = stamp + [sha]
         cache.memo_put("tokenizers", memo)
-    if spec.sha256 and spec.sha256 != sha:
-        raise TokenizerError(
-            f"{spec.path}: the tokenizer changed: expected sha256 {spec.sha256}, found {sha}; re-pin it or restore it"
-        )
+    check_pin(spec, sha)
     return sha
+
+
+def _tokenizer_file_sha256(path: Path) -> str:
+    from promptlint.tokens import TokenizerError, file_sha256
+
+    try:
+        return file_sha256(path)
+    except OSError as e:
+        raise TokenizerError(f"{path}: cannot read the tokenizer ({e.strerror or e}); check the path") from None
 
 
 def _read_bytes(path: Path):
     display = str(path)
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return file_error(display, "E005", f"file is larger than {MAX_FILE_BYTES:,} bytes; exclude it or split it")
-        return path.read_bytes()
+        return bounded_io.read_bytes(path, MAX_FILE_BYTES)
+    except bounded_io.InputRefused as e:
+        return file_error(display, "E005", str(e))
     except OSError as e:
         return file_error(display, "E005", f"cannot read the file: {e.strerror or e}")
 
@@ -315,16 +352,8 @@ def file_error(path: str, code: str, message: str, line: Optional[int] = None) -
     return Finding(code, rule.name, rule.miss_class, rule.severity, message, str(path), line, 1, line, 1)
 
 
-_PATTERNS = None
-
-
 def name_patterns():
-    """Volatile and per-request name patterns from the M101 rule file's [data] table."""
-    global _PATTERNS
-    if _PATTERNS is None:
-        from promptlint.scenarios import NamePatterns
+    """Volatile and per-request name roles from the M101 rule file's [data] table."""
+    from promptlint.scenarios.names import name_patterns as patterns
 
-        data = registry.get("M101").data
-        volatile = tuple((sub, tuple(p.lower() for p in pats)) for sub, pats in data.get("volatile-names", {}).items())
-        _PATTERNS = NamePatterns(volatile, tuple(p.lower() for p in data.get("per-request-names", [])))
-    return _PATTERNS
+    return patterns()

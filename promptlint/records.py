@@ -103,7 +103,12 @@ class Finding:
 
 
 def finding_from_dict(d: Dict[str, Any]) -> Finding:
-    """Rebuild a Finding from ``Finding.to_dict(evidence=True)`` (the result cache)."""
+    """Rebuild a Finding from ``Finding.to_dict(evidence=True)`` (the result cache); TypeError or
+    KeyError for a record of another shape."""
+    for key, kind in (("code", str), ("name", str), ("severity", str), ("message", str), ("path", str),
+                      ("line", int), ("column", int), ("end_line", int), ("end_column", int)):
+        if not isinstance(d[key], kind):
+            raise TypeError(f"cache record field {key!r} is not {kind.__name__}")
     arith_keys = [f for f in Arithmetic.__dataclass_fields__]
     arithmetic = Arithmetic(**{k: d[k] for k in arith_keys}) if all(k in d for k in arith_keys) else None
     t = d.get("first_divergent_token")

@@ -60,6 +60,13 @@ def rules_dir() -> Path:
 
 
 @lru_cache(maxsize=None)
+def known_codes() -> frozenset:
+    """Every rule code, from the rule files' names alone (``M101.toml``): no TOML is parsed, so a
+    warm run can validate selectors for free. A test checks each file's name equals its code."""
+    return frozenset(p.stem for p in rules_dir().glob("*.toml"))
+
+
+@lru_cache(maxsize=None)
 def all_rules() -> Dict[str, Rule]:
     from promptlint.config import toml_loads
 

@@ -167,18 +167,18 @@ def apply(
     extra: List[Finding] = []
     for d, message in own.problems:
         extra.append(_finding(primary, d, message))
-    if judge_unused:
-        for d in own.directives:
-            if d.verb not in ("ignore", "disable") or not d.codes:
-                continue
-            unknown = [c for c in d.codes if not known_selector(c, all_codes)]
+    for d in own.directives:
+        if d.verb not in ("ignore", "disable") or not d.codes:
+            continue
+        unknown = [c for c in d.codes if not known_selector(c, all_codes)]
+        if unknown:  # a typo suppresses nothing whether or not the analysis completed
+            extra.append(_finding(primary, d, f"unknown rule code in suppression: {', '.join(unknown)}"))
+        if judge_unused:
             unused = [
                 c
                 for c in d.codes
                 if c not in unknown and c not in d.used and any(is_enabled(k) for k in all_codes if k.startswith(c))
             ]
-            if unknown:
-                extra.append(_finding(primary, d, f"unknown rule code in suppression: {', '.join(unknown)}"))
             if unused:
                 codes = ", ".join(unused)
                 where = "on this line" if d.verb == "ignore" and not d.standalone else (

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
+from promptlint import bounded_io
+
 EMBEDDED_NAME = "cl100k_base (embedded)"
 _EMBEDDED_FILE = Path(__file__).parent / "data" / "cl100k_base.tokenizer.json.gz"
 
@@ -38,11 +40,15 @@ class TokenizerSpec:
 
 
 def resolve(path: Optional[str], sha256: Optional[str] = None) -> TokenizerSpec:
-    """Turn a `--tokenizer` value (file or model directory) into a spec."""
+    """Turn a `--tokenizer` value (file or model directory) into a spec.
+
+    A pin without a path pins the embedded tokenizer: it is checked, never ignored."""
     if not path:
-        return TokenizerSpec(None, None)
+        return TokenizerSpec(None, sha256.strip().lower() if sha256 else None)
     p = Path(path)
     config = None
+    if p.exists() and not p.is_dir() and not bounded_io.is_regular_file(p):
+        raise TokenizerError(f"{p}: not a regular file (a device, FIFO or socket); point the tokenizer at a tokenizer.json file")
     if p.is_dir():
         config = p / "tokenizer_config.json"
         p = p / "tokenizer.json"
@@ -61,12 +67,15 @@ def resolve(path: Optional[str], sha256: Optional[str] = None) -> TokenizerSpec:
     return TokenizerSpec(p, sha256 or None, config)
 
 
+def file_stamp(st: os.stat_result) -> List[int]:
+    """What must match for a memoised sha256 to be trusted. Size and mtime alone can be kept by an
+    in-place edit (`touch -r`, or a same-size write within the clock's resolution); the inode
+    change time cannot be set from user space, and device + inode catch a replaced file."""
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+
+
 def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    return bounded_io.sha256_file(path, bounded_io.MAX_TOKENIZER_BYTES)
 
 
 @dataclass
@@ -84,15 +93,25 @@ class LoadedTokenizer:
     _added: Optional[list] = field(default=None, repr=False)
 
     def encode(self, text: str, add_special_tokens: bool = False) -> Encoding:
-        enc = self._tok.encode(text, add_special_tokens=add_special_tokens)
+        try:
+            enc = self._tok.encode(text, add_special_tokens=add_special_tokens)
+        except Exception as e:  # tokenizers raises plain Exception ("Missing [UNK] token ...")
+            raise self._cannot_encode(e) from None
         return Encoding(list(enc.ids), [tuple(o) for o in enc.offsets])
 
     def encode_batch(self, texts: List[str], add_special_tokens: bool = False) -> List[Encoding]:
         """Several texts at once: the Rust side spreads them over every core."""
-        return [
-            Encoding(list(e.ids), [tuple(o) for o in e.offsets])
-            for e in self._tok.encode_batch(texts, add_special_tokens=add_special_tokens)
-        ]
+        try:
+            encs = self._tok.encode_batch(texts, add_special_tokens=add_special_tokens)
+        except Exception as e:
+            raise self._cannot_encode(e) from None
+        return [Encoding(list(e.ids), [tuple(o) for o in e.offsets]) for e in encs]
+
+    def _cannot_encode(self, e: Exception) -> "TokenizerError":
+        return TokenizerError(
+            f"{self.spec.display}: the tokenizer cannot encode the prompt ({e}); "
+            "check that it is the model's complete tokenizer.json"
+        )
 
     def token_text(self, token_id: Optional[int]) -> str:
         if token_id is None:
@@ -110,15 +129,36 @@ class LoadedTokenizer:
 
 
 _LOADED: Dict[Tuple[Optional[str], str], LoadedTokenizer] = {}
+_EMBEDDED_SHA256: List[str] = []
+
+
+def _embedded_json() -> bytes:
+    import gzip  # only for the embedded tokenizer
+
+    return gzip.decompress(_EMBEDDED_FILE.read_bytes())
+
+
+def embedded_sha256() -> str:
+    """sha256 of the embedded tokenizer.json (decompressed), as a pin names it."""
+    if not _EMBEDDED_SHA256:
+        _EMBEDDED_SHA256.append(hashlib.sha256(_embedded_json()).hexdigest())
+    return _EMBEDDED_SHA256[0]
+
+
+def check_pin(spec: TokenizerSpec, sha: str) -> None:
+    """Stop the run when the tokenizer in use is not the pinned one."""
+    if spec.sha256 and spec.sha256 != sha:
+        raise TokenizerError(
+            f"{spec.display}: the tokenizer changed: expected sha256 {spec.sha256}, found {sha}; re-pin it or restore it"
+        )
 
 
 def load(spec: TokenizerSpec) -> LoadedTokenizer:
     """Load (once per process) and verify the tokenizer named by ``spec``."""
     if spec.path is None:
-        import gzip
-
-        raw = gzip.decompress(_EMBEDDED_FILE.read_bytes())
-        sha = hashlib.sha256(raw).hexdigest()
+        raw = _embedded_json()
+        sha = embedded_sha256()
+        check_pin(spec, sha)
         key = (None, sha)
         if key not in _LOADED:
             _LOADED[key] = LoadedTokenizer(spec, sha, _from_str(raw.decode("utf-8"), spec))
@@ -126,15 +166,12 @@ def load(spec: TokenizerSpec) -> LoadedTokenizer:
     try:
         sha = _cached_sha256(spec.path)
     except OSError as e:
-        raise TokenizerError(f"{spec.path}: cannot read the tokenizer ({e.strerror}); check the path") from None
-    if spec.sha256 and spec.sha256 != sha:
-        raise TokenizerError(
-            f"{spec.path}: the tokenizer changed: expected sha256 {spec.sha256}, found {sha}; re-pin it or restore it"
-        )
+        raise TokenizerError(f"{spec.path}: cannot read the tokenizer ({e.strerror or e}); check the path") from None
+    check_pin(spec, sha)
     key = (str(spec.path.resolve()), sha)
     if key not in _LOADED:
         try:
-            text = spec.path.read_text(encoding="utf-8")
+            text = bounded_io.read_text(spec.path, bounded_io.MAX_TOKENIZER_BYTES)
         except (OSError, UnicodeDecodeError):
             raise TokenizerError(f"{spec.path}: not a tokenizer.json file (not UTF-8 text)") from None
         tok = LoadedTokenizer(spec, sha, _from_str(text, spec))
@@ -149,8 +186,7 @@ _SHA256: Dict[Tuple[str, int, int], str] = {}
 def _cached_sha256(path: Path) -> str:
     """file_sha256 memoised per process on (path, mtime, size), so a long-running process
     (the language server) re-lints without re-hashing a multi-megabyte tokenizer.json."""
-    st = path.stat()
-    key = (str(path.resolve()), st.st_mtime_ns, st.st_size)
+    key = (str(path.resolve()), *file_stamp(path.stat()))
     if key not in _SHA256:
         _SHA256[key] = file_sha256(path)
     return _SHA256[key]
@@ -180,7 +216,7 @@ def _special_tokens(config_path: Optional[Path]) -> Dict[str, str]:
     if config_path is None:
         return {}
     try:
-        data = json.loads(config_path.read_text(encoding="utf-8"))
+        data = json.loads(bounded_io.read_text(config_path, bounded_io.MAX_TOKENIZER_BYTES))
     except (OSError, ValueError, UnicodeDecodeError):
         raise TokenizerError(f"{config_path}: invalid tokenizer_config.json (not readable JSON)") from None
     return special_tokens_of(data) if isinstance(data, dict) else {}

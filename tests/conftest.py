@@ -15,6 +15,31 @@ MISTRAL = DATA / "tokenizers" / "mistral-v3-spm" / "tokenizer.json"
 
 
 @pytest.fixture(scope="session")
+def _sealed_basetemp(tmp_path_factory):
+    """An empty promptlint.toml at the root of every test's temp dir: configuration discovery
+    stops there, so a promptlint.toml or pyproject.toml above (in /tmp, $HOME, ...) never changes
+    a result. A test that writes its own config in its tmp_path still finds that one first."""
+    base = tmp_path_factory.getbasetemp()
+    (base / "promptlint.toml").write_text("# tests: stop configuration discovery here\n", encoding="utf-8")
+    return base
+
+
+@pytest.fixture(autouse=True)
+def _hermetic(_sealed_basetemp, tmp_path_factory, monkeypatch):
+    """Every test starts in a directory of its own (never the checkout, so no `.promptlint_cache/`
+    lands there), with its own user cache directory (the cache's machine secret) and none of the
+    variables that change promptlint's behaviour."""
+    home = tmp_path_factory.mktemp("cwd")
+    monkeypatch.chdir(home)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".user-cache"))
+    for name in ("PROMPTLINT_DEBUG", "PROMPTLINT_DAEMON", "NO_COLOR", "FORCE_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    from promptlint import cache
+
+    monkeypatch.setattr(cache, "_SECRET", [])
+
+
+@pytest.fixture(scope="session")
 def qwen():
     from tokenizers import Tokenizer
 

@@ -6,7 +6,7 @@ from conftest import REPO, shared_prefix
 
 
 def test_examples_findings(cli, mistral):
-    r = cli("check", "examples", "--output-format", "json", "--evidence", cwd=REPO)
+    r = cli("check", "--no-cache", "examples", "--output-format", "json", "--evidence", cwd=REPO)
     assert r.code == 1, r.err
     doc = r.json()
     assert doc["errors"] == [] and doc["files"] == 3

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from integration_helpers import BAD, DATA, GOOD, QWEN, SHARED, run_cli
+from integration_helpers import BAD, DATA, GOOD, QWEN, run_cli
 
 from promptlint.report.github import escape_data, escape_property
 
@@ -168,4 +168,3 @@ def test_formats_are_listed_in_help(capsys, monkeypatch, tmp_path):
     for name in ("full", "concise", "json", "json-lines", "github", "gitlab", "sarif"):
         assert name in out
     assert "--stdin-filename" in out
-    assert SHARED  # (keeps the import used)

@@ -1,7 +1,9 @@
-"""The pre-commit hook, for real: pre-commit installs this repository (at HEAD) and runs it.
+"""The pre-commit hook, for real: pre-commit runs this repository's hook definition on a git repo.
 
-Slow (pre-commit builds a virtualenv and pip-installs the package once per session);
-needs git and pre-commit (the `test` extra), and the package index pip is configured with.
+The hook is the one in .pre-commit-hooks.yaml, every key as written (entry, files, types,
+require_serial), run by pre-commit as a `repo: local` hook with `language: system` against the
+promptlint installed in this interpreter: no network, no virtualenv built per test session.
+Needs git and pre-commit (the `test` extra); neither is optional for this suite.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import pytest
 
 from integration_helpers import BAD, GOOD, QWEN, REPO
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+MANIFEST = REPO / ".pre-commit-hooks.yaml"
 
 
 def git(cwd, *args, env=None):
@@ -24,18 +26,24 @@ def git(cwd, *args, env=None):
 
 
 def pre_commit_cmd():
-    try:
-        import pre_commit  # noqa: F401
-    except ImportError:
-        pytest.skip("pre-commit is not installed (the `test` extra)")
+    import pre_commit  # noqa: F401  (the `test` extra: a missing one fails, never skips)
+
     return [sys.executable, "-m", "pre_commit"]
+
+
+def local_hook_config() -> str:
+    """.pre-commit-config.yaml running the manifest's hook through this interpreter's promptlint."""
+    import yaml
+
+    (hook,) = yaml.safe_load(MANIFEST.read_text(encoding="utf-8"))
+    assert hook["entry"].startswith("promptlint ")
+    hook = dict(hook, language="system", entry=f"{sys.executable} -m {hook['entry']}")
+    return yaml.safe_dump({"repos": [{"repo": "local", "hooks": [hook]}]}, sort_keys=False)
 
 
 @pytest.fixture(scope="module")
 def hook_env(tmp_path_factory):
-    if not (REPO / ".git").exists():
-        pytest.skip("not a git checkout")
-    rev = git(REPO, "rev-parse", "HEAD").strip()
+    assert shutil.which("git"), "the pre-commit tests need git"
     base = tmp_path_factory.mktemp("precommit")
     env = dict(os.environ)
     env.update(
@@ -53,14 +61,7 @@ def hook_env(tmp_path_factory):
     work = base / "work"
     work.mkdir()
     git(work, "init", "-q", env=env)
-    (work / ".pre-commit-config.yaml").write_text(
-        "repos:\n"
-        f"  - repo: {REPO.resolve().as_posix()}\n"
-        f"    rev: {rev}\n"
-        "    hooks:\n"
-        "      - id: promptlint\n",
-        encoding="utf-8",
-    )
+    (work / ".pre-commit-config.yaml").write_text(local_hook_config(), encoding="utf-8")
     # paths in promptlint.toml are relative to it; an absolute path is kept as is
     (work / "promptlint.toml").write_text(
         f'tokenizer = "{QWEN.resolve().as_posix()}"\nexclude = ["vendor/"]\n', encoding="utf-8"
@@ -111,11 +112,33 @@ def test_hook_fails_on_early_timestamp_and_passes_when_fixed(hook_env):
     assert status == "", status
 
 
+def test_file_names_are_never_taken_as_options(hook_env):
+    # Issue 15 item 3: committed files named like options. Before `--` ended the hook's options,
+    # `--config=evil.j2` (which ignores every rule) made the hook pass and `-dash.j2` failed with exit 2.
+    work, env = hook_env
+    prompts = work / "prompts"
+    prompts.mkdir(exist_ok=True)
+    (prompts / "support.j2").write_text(BAD, encoding="utf-8")
+    (work / "--config=evil.j2").write_text('ignore = ["M", "E"]\n', encoding="utf-8")
+    (work / "-dash.j2").write_text(GOOD, encoding="utf-8")
+    try:
+        r, _ = run_hooks(work, env)
+        out = r.stdout + r.stderr
+        assert r.returncode == 1, out
+        assert "prompts/support.j2:1:15: M101" in out, out
+        assert "usage:" not in out and "error:" not in out, out
+    finally:
+        (work / "--config=evil.j2").unlink()
+        (work / "-dash.j2").unlink()
+        (prompts / "support.j2").write_text(GOOD, encoding="utf-8")
+
+
 def test_hook_manifest_matches_the_documented_files():
     import re
 
     text = (REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8")
-    assert "entry: promptlint check --force-exclude" in text
+    # `--` ends the options: pre-commit appends file names, and a file named `--config=x` is a file
+    assert re.search(r"^  entry: promptlint check --force-exclude --$", text, re.M)
     assert "types: [text]" in text and "require_serial: true" in text
     files = re.search(r"files: '([^']+)'", text).group(1)
     rx = re.compile(files)

@@ -99,7 +99,8 @@ def test_cli_fix_then_clean(tmp_path):
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert "Fixed 1 finding (M201" in fixed.stdout
     again = subprocess.run(cmd + ["--output-format", "json"], capture_output=True, text=True, env=env, cwd=tmp_path)
-    assert again.returncode == 0 and json.loads(again.stdout)["findings"] == [] if again.stdout.startswith("{") else again.returncode == 0
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert json.loads(again.stdout)["findings"] == []
 
 
 def test_syntax_error_is_a_finding_not_a_traceback(tmp_path):
@@ -182,7 +183,8 @@ def send_{i}(question, profile):
     return "".join(chunks)
 
 
-def test_2000_line_module_under_a_second(tmp_path):
+def test_2000_line_module_is_analysed(tmp_path):
+    # its speed is measured by benchmarks/python_module.py, not asserted here
     source = generated_module()
     assert source.count("\n") >= 2000
     path = tmp_path / "big.py"
@@ -194,9 +196,5 @@ def test_2000_line_module_under_a_second(tmp_path):
     provider = TokenizerProvider(tokenizer_spec(s))
     provider()  # the tokenizer load is shared by every file of a run; time the analysis
     ctx = Context(s, provider, _enabled(s))
-    t0 = time.perf_counter()
     findings = python_source.lint_file(path, source, ctx)
-    elapsed = time.perf_counter() - t0
-    print(f"2,000-line module: {elapsed:.3f} s, {len(findings)} findings")
     assert findings and {f.code for f in findings} >= {"M101", "M201"}
-    assert elapsed < 1.0

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import List
 
-from promptlint.lint import Context, file_error, name_patterns
+from promptlint.lint import Context, file_error
 from promptlint.records import Finding
 
 
@@ -38,14 +38,8 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     from promptlint.analysis import TemplateRun
     from promptlint.compare import engine_profile
     from promptlint.render import Limits, RenderError, load_template
-    from promptlint.scenarios import (
-        SamplesError,
-        infer_scenario,
-        load_samples,
-        samples_path_for,
-        scenario_from_samples,
-        template_asts,
-    )
+    from promptlint.scenarios import SamplesError, samples_path_for
+    from promptlint.scenarios.infer import template_scenario
 
     settings = ctx.settings
     display = ctx.display(path)
@@ -60,15 +54,12 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
         return [file_error(display, e.code, e.message, e.line)]
 
     sp = samples_path_for(path)
-    scenario = None
     if sp is not None:
         ctx.depend(sp)
-        try:
-            scenario = scenario_from_samples(load_samples(sp), sp)
-        except SamplesError as e:
-            return [file_error(ctx.display(e.path), "E003", e.message)]
-    ast = loaded.env.parse(text)
-    scenario = infer_scenario(template_asts(loaded.env, ast), loaded.env.globals, name_patterns(), scenario)
+    try:
+        scenario = template_scenario(loaded, text, sp)  # the samples file's inputs, the rest inferred
+    except SamplesError as e:
+        return [file_error(ctx.display(e.path), "E003", e.message)]
 
     run = TemplateRun(
         path,

@@ -10,6 +10,8 @@ import re
 from pathlib import Path
 from typing import List
 
+from promptlint import bounded_io
+
 from promptlint.lint import Context
 from promptlint.records import Finding
 
@@ -27,12 +29,10 @@ def handles(path: Path) -> bool:
 
 
 def mentions_flags(path: Path) -> bool:
-    try:
-        with open(path, "rb") as f:
-            data = f.read(2_000_000)
-        return b"prefix-caching" in data or b"prefix_caching" in data or b"radix-cache" in data or b"radix_cache" in data
-    except OSError:
-        return True
+    if not bounded_io.is_regular_file(path):
+        return True  # let lint_file report it
+    data = bounded_io.read_prefix(path, bounded_io.MAX_FILE_BYTES)
+    return b"prefix-caching" in data or b"prefix_caching" in data or b"radix-cache" in data or b"radix_cache" in data
 
 
 def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import List, NamedTuple, Optional, Sequence
 
+from promptlint import bounded_io
+
 from promptlint.lint import Context, file_error, name_patterns
 from promptlint.records import Arithmetic, DivergentToken, Finding
 
@@ -19,7 +21,7 @@ from promptlint.records import Arithmetic, DivergentToken, Finding
 PROMPT_CODE_MARKERS = (
     b"openai", b"anthropic", b"litellm", b"vllm", b"sglang", b"langchain", b"llama_index",
     b"apply_chat_template", b"cache_salt", b"prefix_caching", b"prefix-caching", b"radix_cache",
-    b"radix-cache", b"prompt_logprobs", b'"role"', b"'role'",
+    b"radix-cache", b"prompt_logprobs", b'"role"', b"'role'", b"genai", b"bedrock",
 )
 FIXABLE = {"M201", "M202", "M203"}
 
@@ -30,11 +32,9 @@ def handles(path: Path) -> bool:
 
 def looks_like_prompt_code(path: Path, limit: int = 2_000_000) -> bool:
     """For directory walks: does this Python file talk to an LLM or build chat messages?"""
-    try:
-        with open(path, "rb") as f:
-            data = f.read(limit)
-    except OSError:
+    if not bounded_io.is_regular_file(path):
         return True  # let lint_file report it
+    data = bounded_io.read_prefix(path, limit)
     return any(m in data for m in PROMPT_CODE_MARKERS)
 
 
@@ -83,6 +83,11 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     for c in candidates:
         if not ctx.is_enabled(c.code):
             continue
+        if c.measure is not None:  # M106/M703: figures at a cache breakpoint (pysource.breakpoints)
+            f = _measured_at_breakpoint(c, ctx, display, lines, encodings)
+            if f is not None:
+                findings.append(f)
+            continue
         if c.code == "M101":
             f = _measured(c, ctx, display, lines, encodings)
             if f is not None:
@@ -127,11 +132,7 @@ def _measured(c, ctx: Context, display: str, lines: Sequence[str], encodings: di
     from promptlint.pysource.rules import render, unresolved_after
 
     tok = ctx.tokenizer()
-
-    def encode(text: str):
-        if text not in encodings:
-            encodings[text] = tok.encode(text, add_special_tokens=False)
-        return encodings[text]
+    encode = _encoder(tok, encodings)
 
     profile = engine_profile(ctx.settings.engine, ctx.settings.block_size)
     base_text = render(c.prompt)
@@ -177,6 +178,30 @@ def _measured(c, ctx: Context, display: str, lines: Sequence[str], encodings: di
         c.sink,
         "measured on the prompt text (message contents joined by blank lines), without the chat template's markers",
     ]
+    return f
+
+
+def _encoder(tok, encodings: dict):
+    """Encode without special tokens, once per text (holes of one prompt share its base render)."""
+
+    def encode(text: str):
+        if text not in encodings:
+            encodings[text] = tok.encode(text, add_special_tokens=False)
+        return encodings[text]
+
+    return encode
+
+
+def _measured_at_breakpoint(c, ctx: Context, display: str, lines: Sequence[str], encodings: dict) -> Optional[Finding]:
+    tok = ctx.tokenizer()
+    encode = _encoder(tok, encodings)
+
+    m = c.measure(tok, encode, ctx)
+    if m is None:
+        return None
+    f = _record(c, display, lines, m.message)
+    f.variable, f.help, f.notes = m.variable, m.help, list(m.notes)
+    f.first_divergent_token, f.evidence = m.first_divergent_token, m.evidence
     return f
 
 

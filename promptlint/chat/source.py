@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
+from promptlint import bounded_io
+
 from promptlint.tokens import special_tokens_of
 
 CONFIG_NAME = "tokenizer_config.json"
@@ -79,8 +81,7 @@ def handles(path: Path) -> bool:
     # and `.prompt` are application templates, and so is a `.jinja` whose samples file has [variables].
     if path.suffix == ".jinja" and ".samples." not in path.name and not _has_app_samples(path):
         try:
-            with open(path, "r", encoding="utf-8", errors="replace") as f:
-                head = f.read(200_000)
+            head = bounded_io.read_prefix(path, 200_000).decode("utf-8", "replace")
         except OSError:
             return False
         return looks_like_chat_template(head)
@@ -92,7 +93,7 @@ def _has_app_samples(path: Path) -> bool:
     for suffix in (".samples.toml", ".samples.json"):
         sidecar = path.with_name(stem + suffix)
         try:
-            text = sidecar.read_text(encoding="utf-8", errors="replace")
+            text = bounded_io.read_text(sidecar, errors="replace")
         except OSError:
             continue
         return "variables" in text
@@ -101,7 +102,7 @@ def _has_app_samples(path: Path) -> bool:
 
 def read_config(path: Path) -> Dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(bounded_io.read_text(path, bounded_io.MAX_TOKENIZER_BYTES))
     except OSError as e:
         raise SourceError(path, f"cannot read {path.name}: {e.strerror or e}") from None
     except (ValueError, UnicodeDecodeError) as e:
@@ -155,7 +156,7 @@ def load_source(path: Path, text: Optional[str] = None) -> ChatSource:
     # a .jinja template: special tokens from a tokenizer_config.json beside it, if any
     if text is None:
         try:
-            text = path.read_text(encoding="utf-8")
+            text = bounded_io.read_text(path)
         except (OSError, UnicodeDecodeError) as e:
             raise SourceError(path, f"cannot read the template: {e}") from None
     config_path = path.parent / CONFIG_NAME
@@ -171,14 +172,14 @@ def _from_model_dir(directory: Path) -> ChatSource:
     template_file = directory / TEMPLATE_FILE
     if template_file.is_file():
         try:
-            text = template_file.read_text(encoding="utf-8")
+            text = bounded_io.read_text(template_file)
         except (OSError, UnicodeDecodeError) as e:
             raise SourceError(template_file, f"cannot read the template: {e}") from None
         named = {"default": text}
         extra_dir = directory / TEMPLATES_DIR
         if extra_dir.is_dir():
             for f in sorted(extra_dir.glob("*.jinja")):
-                named[f.stem] = f.read_text(encoding="utf-8")
+                named[f.stem] = bounded_io.read_text(f)
         src = ChatSource(template_file, named, specials, extra, {}, directory, len(named) == 1)
         return src
     found = _templates_from_config(config_path, config)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from promptlint import bounded_io
 
 
 def add_common_tokenizer_options(p: argparse.ArgumentParser) -> None:
@@ -48,6 +49,10 @@ def add_parser(sub) -> None:
     p.add_argument("--no-cache", action="store_true", help="ignore and do not write the result cache (.promptlint_cache/)")
     p.add_argument("--fix", action="store_true", help="apply safe fixes (Python: sort_keys=True, sorted(...)) and report what remains")
     p.add_argument("--diff", action="store_true", help="print the safe fixes as a unified diff instead of writing them; exit 1 if any")
+    p.add_argument(
+        "--show-inferred", action="store_true",
+        help="full output: also print each application template's inferred samples (as `promptlint samples` does)",
+    )
 
 
 def settings_from_args(args, start=None):
@@ -80,12 +85,34 @@ def settings_from_args(args, start=None):
         raise UsageError(str(e)) from None
 
 
+_JSON_FORMATS = ("json", "json-lines", "sarif", "gitlab")
+
+
+def _render(fmt: str, report, args, settings) -> None:
+    """Write the report. JSON output stays valid UTF-8 when a file name is not: the surrogate
+    escapes Python gives undecodable name bytes are written as JSON `\\udcXX` escapes, which a
+    JSON parser returns as the same string (``os.fsencode`` of it gives the original bytes)."""
+    from promptlint.report import get
+
+    if fmt not in _JSON_FORMATS:
+        get(fmt).render(report, sys.stdout, evidence=args.evidence, settings=settings)
+        return
+    import io
+    import re
+
+    buffer = io.StringIO()
+    get(fmt).render(report, buffer, evidence=args.evidence, settings=settings)
+    sys.stdout.write(re.sub("[\udc80-\udcff]", lambda m: "\\u%04x" % ord(m.group()), buffer.getvalue()))
+
+
 def run(args) -> int:
     from promptlint.cli import EXIT_FINDINGS, EXIT_OK, UsageError
     from promptlint.lint import lint
     from promptlint.report import get
     from promptlint.tokens import TokenizerError
 
+    if getattr(args, "show_inferred", False) and (args.output_format or "full") != "full":
+        raise UsageError("--show-inferred prints in the full output format; drop --output-format or use `promptlint samples`")
     stdin_name = getattr(args, "stdin_filename", None)
     overrides = None
     if stdin_name:
@@ -95,9 +122,11 @@ def run(args) -> int:
             raise UsageError("--stdin-filename lints stdin only: give no PATH arguments")
         settings = settings_from_args(args, start=Path(stdin_name))
         try:
-            text = sys.stdin.buffer.read().decode("utf-8")
+            text = bounded_io.read_stream(sys.stdin.buffer, bounded_io.MAX_FILE_BYTES, "stdin").decode("utf-8")
         except UnicodeDecodeError:
             raise UsageError("stdin is not UTF-8 text") from None
+        except bounded_io.InputRefused as e:
+            raise UsageError(f"{stdin_name}: {e}; promptlint checks templates up to this size") from None
         overrides = {str(Path(stdin_name)): text}
         if args.force_exclude:
             from promptlint.discovery import is_excluded
@@ -113,7 +142,8 @@ def run(args) -> int:
             report = Report(tokenizer=tokenizer_spec(settings))
         else:
             report = lint(
-                args.paths, settings, force_exclude=args.force_exclude, overrides=overrides, use_cache=not args.no_cache
+                args.paths, settings, force_exclude=args.force_exclude, overrides=overrides, use_cache=not args.no_cache,
+                evidence=args.evidence,
             )
     except TokenizerError as e:
         raise UsageError(str(e)) from None
@@ -129,8 +159,14 @@ def run(args) -> int:
             print(f"Would fix {n:,} finding{'s' if n != 1 else ''}." if n else "No fixes available.", file=sys.stderr)
             return EXIT_FINDINGS if diffs and not args.exit_zero else EXIT_OK
         if fixed:  # report what remains after the rewrite
-            report = lint(args.paths, settings, force_exclude=args.force_exclude, use_cache=not args.no_cache)
-    get(fmt).render(report, sys.stdout, evidence=args.evidence, settings=settings)
+            report = lint(
+                args.paths, settings, force_exclude=args.force_exclude, use_cache=not args.no_cache, evidence=args.evidence
+            )
+    _render(fmt, report, args, settings)
+    if getattr(args, "show_inferred", False):
+        from promptlint.commands.samples import show_inferred
+
+        show_inferred(args.paths, settings, args.force_exclude, overrides or {}, sys.stdout)
     if fixed:
         n = len(fixed)
         where = ", ".join(f"{f.code} {f.path}:{f.line}:{f.column}" for f in fixed[:5]) + (", ..." if n > 5 else "")

@@ -10,6 +10,7 @@ Without `now`, `strftime_now` uses the real current time, as `apply_chat_templat
 from __future__ import annotations
 
 import sys
+from promptlint import bounded_io
 
 
 def add_parser(sub) -> None:
@@ -51,7 +52,7 @@ def _read_scenario(path):
 
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
+        text = bounded_io.read_text(p)
     except (OSError, UnicodeDecodeError) as e:
         raise UsageError(f"{p}: cannot read the scenario file ({e})") from None
     try:

@@ -24,6 +24,7 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 
 from promptlint.pysource import sinks
 
+DUMPS = ("json.dumps", "orjson.dumps", "ujson.dumps", "simplejson.dumps")
 MAX_DEPTH = 8
 MAX_CALL_SITES = 4
 MODULE = 0  # scope id of the module
@@ -62,6 +63,7 @@ class Val:
     mapping: Optional[Dict[str, "Val"]] = None  # dict literal with string keys
     unordered: Optional[Tuple[ast.AST, str]] = None  # the collection itself has no stable order: (origin, what)
     names: frozenset = frozenset()  # identifiers seen on the way (names, attributes), for salt checks
+    node: Optional[ast.AST] = None  # the dict literal or constructor call a mapping came from (to point findings at)
 
     def add(self, *others: Optional["Val"]) -> "Val":
         ids = None
@@ -85,7 +87,7 @@ def merge(vals: List[Val]) -> Val:
     if not vals:
         return Val()
     first = vals[0]
-    out = Val(first.parts, [], first.items, first.mapping, first.unordered, frozenset())
+    out = Val(first.parts, [], first.items, first.mapping, first.unordered, frozenset(), first.node)
     out.add(*vals)
     for v in vals[1:]:
         out.unordered = out.unordered or v.unordered
@@ -370,7 +372,7 @@ class Flow:
                 out.add(ev(elt))
             return out
         if t is ast.Dict:
-            out = Val(mapping={})
+            out = Val(mapping={}, node=node)
             for k, v_node in zip(node.keys, node.values):
                 v = ev(v_node)
                 out.add(v)
@@ -435,8 +437,7 @@ class Flow:
     def _named(v: Val, name: str) -> Val:
         if name in v.names:
             return v
-        out = Val(v.parts, list(v.hazards), v.items, v.mapping, v.unordered, v.names | {name})
-        return out
+        return Val(v.parts, list(v.hazards), v.items, v.mapping, v.unordered, v.names | {name}, v.node)
 
     def _binding(self, scope, name, pos, depth, env) -> Optional[Val]:
         entries = self.index.bindings.get((Index.sid(scope), name))
@@ -463,7 +464,7 @@ class Flow:
         elif base.kind == "unpack":
             v = self.opaque(base.value, name, name).add(v)
         out = Val(v.parts, list(v.hazards), list(v.items) if v.items is not None else None,
-                  dict(v.mapping) if v.mapping is not None else None, v.unordered, v.names)
+                  dict(v.mapping) if v.mapping is not None else None, v.unordered, v.names, v.node)
         for e in before[base_i + 1:]:
             self._mutate(out, e, scope, sub_env, depth)
         return out
@@ -566,7 +567,7 @@ class Flow:
         method = f.attr if isinstance(f, ast.Attribute) else None
         receiver = ev(f.value) if isinstance(f, ast.Attribute) and not _is_module_ref(f.value, self.index) else None
 
-        if name in ("json.dumps", "orjson.dumps", "ujson.dumps", "simplejson.dumps"):
+        if name in DUMPS:
             return self._dumps(node, name, ev)
         if method == "join" and node.args:
             sep = receiver or Val(parts=[""])
@@ -633,7 +634,28 @@ class Flow:
         func = self._local_function(node, scope)
         if func is not None:
             return self._call_local(node, func, scope, env, depth)
+        record = _record_fields(node, name, method)
+        if record is not None:  # SDK types: types.Content(role=..., parts=[...]), SystemMessage(content=...)
+            out = self.opaque(node)
+            out.mapping = {k: ev(v) for k, v in record.items()}
+            out.node = node
+            for a in node.args:
+                out.add(ev(a))
+            return out.add(*out.mapping.values())
         return self.opaque(node)
+
+    def dumped(self, node: ast.AST, scope) -> Optional[Val]:
+        """The data a ``json.dumps(...)`` call serializes, when ``node`` is that call or a local name
+        assigned from one (Bedrock ``invoke_model(body=json.dumps(payload))``)."""
+        if isinstance(node, ast.Name):
+            entries = self.index.bindings.get((Index.sid(scope), node.id)) or self.index.bindings.get((MODULE, node.id)) or []
+            before = [e for e in entries if e.kind == "assign" and e.pos < (node.lineno, node.col_offset)]
+            if not before:
+                return None
+            node = before[-1].value
+        if isinstance(node, ast.Call) and self.name_of(node.func) in DUMPS and node.args:
+            return self.ev(node.args[0], scope)
+        return None
 
     def _dumps(self, node: ast.Call, name: str, ev) -> Val:
         data = ev(node.args[0]) if node.args else Val()
@@ -738,6 +760,18 @@ class Flow:
 
 
 # ------------------------------------------------------------------- small helpers
+
+
+def _record_fields(node: ast.Call, name: Optional[str], method: Optional[str]) -> Optional[Dict[str, ast.AST]]:
+    """The fields of a call that builds a record: a class (a capitalized name) called with keyword
+    arguments, or ``Part.from_text(text)``; None for any other call."""
+    if method == "from_text":
+        arg = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "text"), None)
+        return {"text": arg} if arg is not None else None
+    last = (name or "").rsplit(".", 1)[-1]
+    if not last[:1].isupper() or not any(k.arg for k in node.keywords):
+        return None
+    return {k.arg: k.value for k in node.keywords if k.arg}
 
 
 def _names_in(target: ast.AST) -> List[str]:

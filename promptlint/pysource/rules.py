@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
-from promptlint.pysource import sinks
+from promptlint.pysource import breakpoints, layout, sinks
 from promptlint.pysource.flow import Flow, Hazard, Hole, Index, Part, Val
 
 # dict literals passed as these keywords are request bodies / sampling parameters
@@ -34,7 +34,6 @@ def _is_launch_text(text: str, m) -> bool:
 FLAG_RE = re.compile(r"--no-enable-prefix-caching\b|--disable-radix-cache\b|--no-prefix-caching\b")
 SALT_ID_PATTERNS = ("*request_id*", "*requestid*", "*trace_id*", "*span_id*", "*correlation_id*", "*uuid*", "nonce",
                     "*_nonce", "*message_id*", "*x_request_id*", "rid", "req_id")
-SEPARATOR = "\n\n"  # between message contents when a prompt is measured without its chat template
 
 
 @dataclass
@@ -51,12 +50,7 @@ class Candidate:
     prompt: Optional[List[Part]] = None  # M101: the prompt text to measure
     hole: Optional[Hole] = None
     sink: str = ""
-
-
-@dataclass
-class Segment:
-    val: Val
-    where: str  # "messages[0].content", "system=", ...
+    measure: Optional[Callable] = None  # M106/M703: (tokenizer, encode, ctx) -> Measured or None (pysource.breakpoints)
 
 
 class Analysis:
@@ -66,6 +60,7 @@ class Analysis:
         self.flow = Flow(self.index, source, kind_of)
         self.candidates: Dict[Tuple[str, int, int], Candidate] = {}
         self.seen_dicts: set = set()
+        self.claimed: set = set()  # volatile values already judged in the LLM request that sends them
 
     def add(self, c: Candidate) -> None:
         key = (c.code, getattr(c.node, "lineno", 0), getattr(c.node, "col_offset", 0))
@@ -100,7 +95,9 @@ class Analysis:
                 val = self.flow.ev(d, scope)
                 content = (val.mapping or {}).get("content")
                 if content is not None:
-                    self.prompt_hazards([Segment(content, "message content")], f"the message at line {d.lineno}", "messages")
+                    request = layout.Layout("chat")
+                    request.add(layout.block_text(content), "message content", "messages")
+                    self.prompt_hazards(request, f"the message at line {d.lineno}", "messages")
         for s in self.index.strings:
             m = FLAG_RE.search(s.value)
             if m and _is_launch_text(s.value, m):
@@ -119,37 +116,64 @@ class Analysis:
             if kw.arg:
                 args[kw.arg] = kw.value
         where = f"`{self.flow.text_of(call.func, 50)}(...)` at line {call.lineno}"
-        segments: List[Segment] = []
-        for key in ("system", "instructions"):
-            if key in args:
-                segments.append(Segment(self.flow.ev(args[key], scope), f"{key}="))
+        get = self._request_fields(call, scope, args)
+        provider = sinks.PROVIDER_OF_SUFFIX.get(suffix, "chat")
+        model = _literal(get("model") or get("modelId") or get("model_name"))
+        receiver = None
+        if provider == "bedrock-invoke":
+            body = self.flow.dumped(args["body"], scope) if "body" in args else None
+            get = lambda key, body=body: body if key == "body" else None  # noqa: E731
+        elif provider == "gemini" and isinstance(call.func, ast.Attribute):
+            receiver = self.flow.ev(call.func.value, scope)
+            if model is None and receiver.mapping is not None:  # GenerativeModel(model_name=...)
+                model = _literal(receiver.mapping.get("model_name") or receiver.mapping.get("model"))
+        request = layout.build(provider, get, suffix, receiver)
+        for _, bp in request.breakpoints:
+            if bp.automatic and "cache_control" in args:
+                bp.node = args["cache_control"]  # point at the keyword, not at the constant it names
         for key in sorted(sinks.MESSAGES_KWARGS):
             if key in args:
-                node = args[key]
-                val = self.flow.ev(node, scope)
-                self._mark_dicts(node)
-                segments.extend(self.messages(val, key))
+                self._mark_dicts(args[key])
+        for key in sorted(sinks.MESSAGES_KWARGS) + ["system"]:
+            val = get(key)
+            if val is not None:
                 self.collection_hazards(val, where, "messages", key)
-        for key in ("prompt", "prompts", "input", "contents", "text"):
-            if key in args and (suffix not in ("generate",) or key == "prompts"):
-                val = self.flow.ev(args[key], scope)
-                if val.items is not None and val.items and val.items[0].mapping is not None:
-                    segments.extend(self.messages(val, key))
-                elif val.items is not None and val.items:
-                    segments.append(Segment(val.items[0], f"{key}[0]"))
-                else:
-                    segments.append(Segment(val, f"{key}="))
+        for key in layout.PROMPT_KEYS:
+            val = get(key)
+            if val is not None and (suffix != "generate" or key == "prompts"):
                 self.collection_hazards(val, where, "prompt parts", key)
-        if segments:
-            self.prompt_hazards(segments, where, suffix)
+        if request.blocks:
+            self.prompt_hazards(request, where, suffix, call, model)
         for key in sorted(sinks.TOOLS_KWARGS):
-            if key in args:
-                val = self.flow.ev(args[key], scope)
+            val = get(key)
+            if val is not None:
                 self.tool_hazards(val, where, key)
+        for holder, key in ((get("toolConfig"), "tools"), (get("config"), "tools")):
+            tools = holder.mapping.get(key) if holder is not None and holder.mapping is not None else None
+            if tools is not None:  # Bedrock toolConfig={"tools": [...]}, Gemini config=GenerateContentConfig(tools=[...])
+                self.tool_hazards(tools, where, "toolConfig.tools" if holder is get("toolConfig") else "config.tools")
         for key in sorted(sinks.DOCUMENTS_KWARGS):
-            if key in args:
-                val = self.flow.ev(args[key], scope)
+            val = get(key)
+            if val is not None:
                 self.collection_hazards(val, where, "documents", key)
+
+    def _request_fields(self, call: ast.Call, scope, args: Dict[str, ast.AST]):
+        """``get(key)``: a request field from a keyword, else from a ``**params`` dict the module builds."""
+        cache: Dict[str, Optional[Val]] = {}
+        spread = [kw.value for kw in call.keywords if kw.arg is None]
+
+        def get(key: str) -> Optional[Val]:
+            if key not in cache:
+                val = self.flow.ev(args[key], scope) if key in args else None
+                for node in spread if val is None else ():
+                    mapping = self.flow.ev(node, scope).mapping or {}
+                    if key in mapping:
+                        val = mapping[key]
+                        break
+                cache[key] = val
+            return cache[key]
+
+        return get
 
     def _mark_dicts(self, node: ast.AST) -> None:
         if isinstance(node, (ast.List, ast.Tuple)):
@@ -157,46 +181,54 @@ class Analysis:
                 if isinstance(e, ast.Dict):
                     self.seen_dicts.add(id(e))
 
-    def messages(self, val: Val, key: str) -> List[Segment]:
-        if val.items is None:
-            return [Segment(val, f"{key}=")] if val.parts is not None else []
-        out = []
-        for i, item in enumerate(val.items):
-            content = None
-            if item.mapping is not None:
-                content = item.mapping.get("content")
-                if content is not None and content.items is not None:  # [{"type": "text", "text": ...}, ...]
-                    for j, part in enumerate(content.items):
-                        if part.mapping is not None and "text" in part.mapping:
-                            out.append(Segment(part.mapping["text"], f"{key}[{i}].content[{j}].text"))
-                    continue
-            elif item.items is not None and len(item.items) == 2:  # LangChain ("system", "...") tuples
-                content = item.items[1]
-            if content is not None:
-                out.append(Segment(content, f"{key}[{i}].content"))
-        return out
-
     # ----------------------------------------------------------------- hazards by kind
-    def prompt_hazards(self, segments: List[Segment], where: str, sink: str) -> None:
-        prompt: List[Part] = []
-        for i, seg in enumerate(segments):
-            if i:
-                prompt.append(SEPARATOR)
-            if seg.val.parts is not None:
-                prompt.extend(seg.val.parts)
-        holes = {}
-        for p in prompt:
-            if isinstance(p, Hole) and p.kind == "volatile" and id(p.node) not in holes:
-                holes[id(p.node)] = p
-        for seg in segments:
-            for h in seg.val.hazards:
+    def prompt_hazards(self, request: "layout.Layout", where: str, sink: str, call: Optional[ast.Call] = None,
+                       model: Optional[str] = None) -> None:
+        prompt = request.parts()
+        holes: Dict[int, Tuple[Hole, int]] = {}  # first occurrence of each volatile value -> its block
+        for k, block in enumerate(request.blocks):
+            for p in block.val.parts or ():
+                if isinstance(p, Hole) and p.kind == "volatile" and id(p.node) not in holes:
+                    holes[id(p.node)] = (p, k)
+            for h in block.val.hazards if block.section != "tools" else ():  # tool_hazards reports those (M202)
                 if h.kind == "json":
-                    self.json_candidate(h, f"{seg.where} of {where}")
+                    self.json_candidate(h, f"{block.where} of {where}")
                 elif h.kind == "unordered":
-                    self.unordered_candidate(h, "M203", f"{seg.where} of {where}")
-        for hole in holes.values():
-            self.add(Candidate("M101", hole.node, "", variable=hole.label, prompt=prompt, hole=hole,
-                               sink=f"reaches {where}"))
+                    self.unordered_candidate(h, "M203", f"{block.where} of {where}")
+        marks = request.breakpoints
+        # a volatile value after the first per-request one belongs to this turn's message, which a
+        # conversation resends unchanged as history: it only moves what was never shared
+        order = {id(p.node): n for n, p in reversed(list(enumerate(prompt))) if isinstance(p, Hole)}
+        first_per_request = min((order[id(p.node)] for p in prompt if isinstance(p, Hole) and p.kind == "per-request"),
+                                default=None)
+        for key, (hole, k) in holes.items():
+            if key in self.claimed:
+                continue  # already judged inside the LLM request that sends it
+            if call is not None:
+                self.claimed.add(key)
+            after = [(i, bp) for i, bp in marks if i >= k]
+            if first_per_request is not None and order[key] > first_per_request:
+                after = []
+            if after:
+                self.add(Candidate("M106", hole.node, "", variable=hole.label, prompt=prompt, hole=hole,
+                                   sink=f"reaches {where}",
+                                   measure=breakpoints.volatile_measure(request, hole, after, model, sink=f"reaches {where}")))
+            elif marks and breakpoints.table_provider(request, model, marks[0][1].marker) in breakpoints.EXPLICIT_ONLY:
+                continue  # after the last breakpoint: this provider caches nothing there
+            else:
+                self.add(Candidate("M101", hole.node, "", variable=hole.label, prompt=prompt, hole=hole,
+                                   sink=f"reaches {where}"))
+        if call is None or not marks:
+            return
+        fallback = call
+        for n, (i, bp) in enumerate(marks):
+            if not breakpoints.unknown_prefix(request, i):
+                self.add(Candidate("M703", bp.node or fallback, "", measure=breakpoints.minimum_measure(
+                    request, n, model, sink=f"in {where}")))
+        c = breakpoints.too_many(request, model, where)
+        if c is not None:
+            node, message, notes, help_ = c
+            self.add(Candidate("M704", node or fallback, message, help=help_, notes=notes))
 
     def collection_hazards(self, val: Val, where: str, what: str, key: str) -> None:
         for h in val.hazards:
@@ -341,6 +373,13 @@ class Analysis:
 def _is_message_dict(d: ast.Dict) -> bool:
     keys = {k.value for k in d.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
     return "role" in keys and "content" in keys
+
+
+def _literal(v: Optional[Val]) -> Optional[str]:
+    """The text of a value that is a plain literal (a `model=` name), else None."""
+    if v is None or v.parts is None or not all(isinstance(p, str) for p in v.parts):
+        return None
+    return "".join(v.parts)
 
 
 def _kw(call: ast.Call, name: str) -> Optional[ast.AST]:

@@ -17,9 +17,18 @@ LLM_CALL_SUFFIXES: Tuple[Tuple[str, Dict[int, str]], ...] = (
     ("completions.create", {}),  # legacy completions endpoint: prompt=
     ("responses.create", {}),
     ("responses.parse", {}),
+    ("responses.stream", {}),
     ("messages.create", {}),
     ("messages.stream", {}),
+    ("messages.parse", {}),
     ("messages.count_tokens", {}),
+    ("converse", {}),  # boto3 bedrock-runtime Converse
+    ("converse_stream", {}),
+    ("invoke_model", {}),  # Bedrock InvokeModel: body=json.dumps({...Anthropic Messages body...})
+    ("invoke_model_with_response_stream", {}),
+    ("generate_content", {0: "contents"}),  # google-genai client.models / google.generativeai GenerativeModel
+    ("generate_content_stream", {0: "contents"}),
+    ("chats.create", {}),  # google-genai: history= is the conversation so far
     ("litellm.completion", {1: "messages"}),
     ("litellm.acompletion", {1: "messages"}),
     ("litellm.text_completion", {1: "prompt"}),
@@ -29,6 +38,16 @@ LLM_CALL_SUFFIXES: Tuple[Tuple[str, Dict[int, str]], ...] = (
     ("chat", {0: "messages"}),  # vLLM LLM.chat
 )
 BARE_LLM_FUNCTIONS = {"completion": {1: "messages"}, "acompletion": {1: "messages"}, "text_completion": {1: "prompt"}}
+
+# how the provider behind a call builds its prompt (pysource.layout); anything else is "chat"
+PROVIDER_OF_SUFFIX = {
+    "messages.create": "anthropic", "messages.stream": "anthropic", "messages.parse": "anthropic",
+    "messages.count_tokens": "anthropic",
+    "converse": "bedrock", "converse_stream": "bedrock",
+    "invoke_model": "bedrock-invoke", "invoke_model_with_response_stream": "bedrock-invoke",
+    "responses.create": "openai-responses", "responses.parse": "openai-responses", "responses.stream": "openai-responses",
+    "generate_content": "gemini", "generate_content_stream": "gemini", "chats.create": "gemini",
+}
 
 # keyword -> what the value is
 MESSAGES_KWARGS = {"messages", "conversation"}
@@ -119,8 +138,8 @@ def llm_call(name: Optional[str]) -> Optional[Tuple[str, Dict[int, str]]]:
         return name, BARE_LLM_FUNCTIONS[name]
     for suffix, positional in LLM_CALL_SUFFIXES:
         if name == suffix or name.endswith("." + suffix):
-            if suffix in ("generate", "chat") and name.count(".") < 1:
-                continue  # a bare generate()/chat() function is not vLLM's method
+            if "." not in suffix and "." not in name:
+                continue  # a bare generate()/chat()/converse() function is not an SDK method
             return suffix, positional
     return None
 

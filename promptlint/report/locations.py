@@ -64,5 +64,5 @@ def fingerprints(findings: Iterable, root: Path) -> Dict[int, str]:
         key = "\x1f".join((f.code, relative_to(f.path, root), f.variable or "", snippet(f, files)))
         n = seen.get(key, 0)
         seen[key] = n + 1
-        out[id(f)] = hashlib.sha256(f"{key}\x1f{n}".encode("utf-8")).hexdigest()[:32]
+        out[id(f)] = hashlib.sha256(f"{key}\x1f{n}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
     return out

@@ -9,6 +9,7 @@ columns in Unicode code points, end column exclusive), a level, a stable
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from urllib.parse import quote
 
@@ -36,10 +37,13 @@ def _rule(rule) -> dict:
 
 def _location(f, root: Path) -> dict:
     rel = relative_to(f.path, root)
+    # file names are bytes on POSIX: percent-encode those bytes (a name that is not UTF-8 arrives
+    # here with surrogate escapes, which str-quoting cannot encode)
+    raw = os.fsencode(rel)
     if Path(rel).is_absolute():
-        artifact = {"uri": Path(rel).as_uri()}
+        artifact = {"uri": "file://" + quote(raw, safe="/")}
     else:
-        artifact = {"uri": quote(rel, safe="/"), "uriBaseId": "%SRCROOT%"}
+        artifact = {"uri": quote(raw, safe="/"), "uriBaseId": "%SRCROOT%"}
     region = {"startLine": f.line, "startColumn": f.column, "endLine": max(f.end_line, f.line)}
     if f.end_column >= 1:
         region["endColumn"] = f.end_column

@@ -1,0 +1,117 @@
+"""Every byte promptlint reads from a file or a stream goes through here: regular files only, and
+never more than a cap.
+
+Files come from untrusted pull requests. ``stat`` cannot be trusted for the size (a symlink to
+``/dev/zero`` says 0 bytes and never ends), and ``open`` on a FIFO blocks until a writer appears. So a
+file is opened non-blocking, checked with ``fstat`` on the open descriptor (no race with a swap after
+a path check), and read in chunks that stop one byte past the cap whatever its size claimed to be.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from pathlib import Path
+from typing import BinaryIO, Union
+
+MAX_FILE_BYTES = 2_000_000  # templates, samples, configuration, captured prompts, editor buffers
+MAX_TOKENIZER_BYTES = 256 * 1024 * 1024  # the largest real tokenizer.json files are ~35 MB
+MAX_INPUT_BYTES = 64 * 1024 * 1024  # captured prompts and request bodies for diff, hashes, tokenize
+_CHUNK = 1 << 20
+
+
+class InputRefused(OSError):
+    """A file that is not read: not a regular file, or larger than the cap. ``str()`` is the reason,
+    written to follow the file name (``f"{path}: {e}"``)."""
+
+
+def _open_regular(path: Union[str, Path]) -> int:
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)  # O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise InputRefused(f"not a regular file ({_kind(mode)}); promptlint reads regular files only")
+    return fd
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "not a file"
+
+
+def read_stream(stream: BinaryIO, limit: int = MAX_FILE_BYTES, what: str = "input") -> bytes:
+    """At most ``limit`` bytes from an open stream (stdin, a socket buffer); more is refused."""
+    parts = []
+    size = 0
+    while True:
+        chunk = stream.read(min(_CHUNK, limit + 1 - size))
+        if not chunk:
+            return b"".join(parts)
+        parts.append(chunk)
+        size += len(chunk)
+        if size > limit:
+            raise InputRefused(f"{what} is larger than {limit:,} bytes")
+
+
+def read_bytes(path: Union[str, Path], limit: int = MAX_FILE_BYTES) -> bytes:
+    """The file's bytes; ``InputRefused`` for a device, FIFO, socket or a file over ``limit``;
+    ``OSError`` as ``open`` raises it."""
+    fd = _open_regular(path)
+    with os.fdopen(fd, "rb") as f:
+        try:
+            return read_stream(f, limit, "file")
+        except InputRefused:
+            raise InputRefused(f"file is larger than {limit:,} bytes; exclude it or split it") from None
+
+
+def read_prefix(path: Union[str, Path], size: int) -> bytes:
+    """The first ``size`` bytes of a regular file (content sniffing); b"" for anything else."""
+    try:
+        fd = _open_regular(path)
+    except OSError:
+        return b""
+    with os.fdopen(fd, "rb") as f:
+        try:
+            return f.read(size)
+        except OSError:
+            return b""
+
+
+def read_text(path: Union[str, Path], limit: int = MAX_FILE_BYTES, errors: str = "strict") -> str:
+    """The file's UTF-8 text (``UnicodeDecodeError`` when it is not, unless ``errors`` says so)."""
+    return read_bytes(path, limit).decode("utf-8", errors)
+
+
+def sha256_file(path: Union[str, Path], limit: int = MAX_TOKENIZER_BYTES) -> str:
+    """sha256 of a regular file of at most ``limit`` bytes, streamed."""
+    h = hashlib.sha256()
+    fd = _open_regular(path)
+    size = 0
+    with os.fdopen(fd, "rb") as f:
+        for chunk in iter(lambda: f.read(_CHUNK), b""):
+            size += len(chunk)
+            if size > limit:
+                raise InputRefused(f"file is larger than {limit:,} bytes")
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def is_regular_file(path: Union[str, Path]) -> bool:
+    """True for a regular file (after symlinks); never opens it."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False

@@ -1,0 +1,102 @@
+"""Scenario inference: every input a template reads, with a kind (from its name) and a value
+of the shape the template uses it in (from its AST)."""
+
+from __future__ import annotations
+
+from typing import Iterable, List, Optional
+
+from promptlint.scenarios.model import Scenario, Variable
+from promptlint.scenarios.names import NamePatterns
+
+
+class TemplateSet(list):
+    """A template's AST followed by those it includes/imports/extends; ``names[i]`` names ``self[i]``."""
+
+    def __init__(self, asts: Iterable, names: Iterable[str]):
+        super().__init__(asts)
+        self.names: List[str] = list(names)
+
+
+MAIN = "<template>"  # the name the analysed template's AST goes by when the caller does not say
+
+
+def template_asts(env, ast, limit: int = 50, name: str = MAIN) -> TemplateSet:
+    """The template's AST plus those of the templates it includes/imports/extends (by constant name)."""
+    from jinja2 import meta
+
+    out = TemplateSet([ast], [name])
+    seen, queue = {name}, [ast]
+    while queue and len(out) < limit:
+        node = queue.pop()
+        for ref in meta.find_referenced_templates(node):
+            if ref is None or ref in seen:
+                continue
+            seen.add(ref)
+            try:
+                source, _, _ = env.loader.get_source(env, ref)
+                sub = env.parse(source)
+            except Exception:  # a missing include is reported when rendering
+                continue
+            out.append(sub)
+            out.names.append(ref)
+            queue.append(sub)
+    return out
+
+
+def infer_scenario(asts, known: Iterable[str], patterns: NamePatterns, declared: Optional[Scenario] = None) -> Scenario:
+    """Fill in every undeclared variable of the template (and its includes) not in ``declared``."""
+    from jinja2 import meta
+
+    from promptlint.scenarios.shapes import walk
+
+    if not isinstance(asts, (list, tuple)):
+        asts = [asts]
+    names = list(getattr(asts, "names", [])) or [MAIN] + [f"<referenced {i}>" for i in range(1, len(asts))]
+    templates = dict(zip(names, asts))
+    known = set(known)
+    shapes, walked = walk(templates, names[0], known)
+    for tname, ast in templates.items():  # templates the walk did not reach: their names, as text
+        if tname not in walked:
+            for n in sorted(meta.find_undeclared_variables(ast)):
+                if n not in shapes and n not in known:
+                    from promptlint.scenarios.shapes import Shape
+
+                    shapes[n] = Shape()
+    scenario = declared or Scenario()
+    for name, shape in shapes.items():
+        if name in scenario.variables or name in known:
+            continue
+        scenario.variables[name] = infer_variable(name, shape, patterns)
+    return scenario
+
+
+def infer_variable(name: str, shape, patterns: NamePatterns) -> Variable:
+    from promptlint.scenarios.shapes import LIST
+    from promptlint.scenarios.values import describe, form_of, shaped_value
+
+    c = patterns.classify(name)
+    kind, sub, why = c.kind, c.sub_kind, c.why
+    if kind == "static" and not patterns.is_static_name(name) and form_of(shape) == LIST:
+        item = shape.find().element_if_any()
+        hint = patterns.history_field(item.find().fields) if item is not None else None
+        if hint is not None:
+            kind, sub, why = "per-request", "history", f"its items have a `{hint}` field, as a conversation's turns do"
+    value, variant = shaped_value(name, shape, kind, sub)
+    if kind == "static":
+        why = "static: no word of the name says time, id, input, retrieved text or history"
+        if patterns.is_static_name(name):
+            why = "static: the name's words mark configuration or authored text"
+    else:
+        why = f"{kind} {sub}: {why}"
+    return Variable(name, value, kind, sub, variant, why=(why, f"shape: {describe(shape)}"))
+
+
+def template_scenario(loaded, text: str, samples=None) -> Scenario:
+    """The scenario an application template is checked with: what its samples file (``samples``,
+    a path or None) declares, every other input inferred. Raises SamplesError for a bad file."""
+    from promptlint.scenarios.files import load_samples, scenario_from_samples
+    from promptlint.scenarios.names import name_patterns
+
+    declared = scenario_from_samples(load_samples(samples), samples) if samples is not None else None
+    asts = template_asts(loaded.env, loaded.env.parse(text), name=loaded.name)
+    return infer_scenario(asts, loaded.env.globals, name_patterns(), declared)

@@ -1,0 +1,63 @@
+"""What a template is rendered with: a Scenario of Variables, each with a value and a kind.
+
+Each variable has a value and a kind:
+- ``static``: the same for every request (the default for a given value);
+- ``per-request``: legitimately differs per request (the user's question, retrieved text,
+  the conversation so far); it marks where shared material ends;
+- ``volatile``: differs on every request even for the same question (time, ids),
+  with a sub-kind (timestamp, date, time, id) so variants are realistic.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+SPEC_KEYS = {"value", "kind", "sub-kind", "variant", "order"}
+KINDS = ("static", "per-request", "volatile")
+VOLATILE_SUB_KINDS = ("timestamp", "date", "time", "id")
+PER_REQUEST_SUB_KINDS = ("input", "retrieved", "history")
+
+
+class SamplesError(Exception):
+    def __init__(self, path: Path, message: str):
+        super().__init__(message)
+        self.path = path
+        self.message = message
+
+
+@dataclass
+class Variable:
+    name: str
+    value: Any
+    kind: str = "static"
+    sub_kind: Optional[str] = None
+    variant: Any = None  # explicit second value, if the samples file (or inference) gives one
+    declared: bool = False  # from a samples file (True) or inferred (False)
+    order: Optional[str] = None  # lists: "pinned" or "unordered" (samples file)
+    why: Tuple[str, ...] = field(default=(), compare=False)  # inferred: how its kind and shape were read
+
+    def variant_value(self) -> Any:
+        from promptlint.scenarios.values import per_request_variant, volatile_variant
+
+        if self.variant is not None:
+            return self.variant
+        if self.kind == "volatile":
+            return volatile_variant(self.value, self.sub_kind)
+        return per_request_variant(self.value)
+
+
+@dataclass
+class Scenario:
+    variables: Dict[str, Variable] = field(default_factory=dict)
+    samples_path: Optional[Path] = None
+    tools_order: Optional[str] = None  # "pinned": tool order is fixed by the application
+
+    def values(self, **overrides: Any) -> Dict[str, Any]:
+        out = {name: v.value for name, v in self.variables.items()}
+        out.update(overrides)
+        return out
+
+    def of_kind(self, kind: str) -> List[Variable]:
+        return [v for v in self.variables.values() if v.kind == kind]

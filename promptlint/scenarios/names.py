@@ -1,0 +1,138 @@
+"""Kinds by role: what an input is, read from the words of its name.
+
+Names are split into lower-case words at camelCase humps, ``-``, ``_``, ``.`` and digits
+(``currentDateTime``, ``current-date-time`` and ``current_date_time`` are all current, date,
+time), then matched against the roles in ``rules/M101.toml`` ``[[data.roles]]``, in order.
+The word lists are data so they can be read, documented and extended without code.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
+
+
+def name_words(name: str) -> Tuple[str, ...]:
+    """``currentDateTime`` -> ('current', 'date', 'time'); ``HTTPRequest_id2`` -> ('http', 'request', 'id', '2')."""
+    return tuple(w.lower() for w in re.split(r"[\W_]+", _HUMP.sub("_", name)) if w)
+
+
+def _any(word: str, patterns: Iterable[str]) -> Optional[str]:
+    for p in patterns:
+        if fnmatch.fnmatchcase(word, p):
+            return p
+    return None
+
+
+@dataclass(frozen=True)
+class Role:
+    """One row of ``[[data.roles]]``: which names have this kind (and sub-kind)."""
+
+    kind: str
+    sub_kind: Optional[str]
+    words: Tuple[str, ...] = ()  # any word of the name matches one
+    heads: Tuple[str, ...] = ()  # the last word matches one ...
+    qualifiers: Tuple[str, ...] = ()  # ... and every other word matches one of these
+    names: Tuple[str, ...] = ()  # the whole name (words joined by `_`) matches one
+    unless: Tuple[str, ...] = ()  # any word matching one of these cancels the role
+
+    @classmethod
+    def from_data(cls, row: Dict[str, Any]) -> "Role":
+        low = lambda key: tuple(str(p).lower() for p in row.get(key, ()))  # noqa: E731
+        return cls(row["kind"], row.get("sub-kind"), low("words"), low("heads"), low("qualifiers"), low("names"), low("unless"))
+
+    def match(self, words: Sequence[str]) -> Optional[str]:
+        """Why ``words`` have this role (a phrase for a samples-file comment), or None."""
+        if not words or any(_any(w, self.unless) for w in words):
+            return None
+        single = len(words) == 1
+        for w in words:
+            if _any(w, self.words):
+                return f"is `{w}`" if single else f"include `{w}`"
+        head, rest = words[-1], words[:-1]
+        if _any(head, self.heads) and all(_any(w, self.qualifiers) for w in rest):
+            return f"is `{head}`" if single else f"end in `{head}`"
+        joined = "_".join(words)
+        if any(fnmatch.fnmatchcase(joined, p) for p in self.names):
+            return f"match `{joined}`"
+        return None
+
+
+@dataclass(frozen=True)
+class Classified:
+    kind: str
+    sub_kind: Optional[str]
+    why: str  # "the name's words (current, date, time) include `time`"
+
+
+STATIC = Classified("static", None, "")
+
+
+@dataclass(frozen=True)
+class NamePatterns:
+    """Which inputs are volatile (by sub-kind) or per-request, from their names (rules/M101.toml data).
+
+    ``roles`` are tried in order; ``static_words`` mark a name as configuration or authored text
+    (``max_messages``, ``few_shot_examples``), which no per-request role overrides;
+    ``history_fields`` are item fields that make an unnamed list a conversation.
+    """
+
+    roles: Tuple[Role, ...] = ()
+    static_words: Tuple[str, ...] = ()
+    history_fields: Tuple[str, ...] = ()
+
+    @classmethod
+    def from_data(cls, data: Dict[str, Any]) -> "NamePatterns":
+        return cls(
+            tuple(Role.from_data(r) for r in data.get("roles", [])),
+            tuple(w.lower() for w in data.get("static-words", [])),
+            tuple(w.lower() for w in data.get("history-fields", [])),
+        )
+
+    def classify(self, name: str) -> Classified:
+        words = name_words(name)
+        said = f"the name's words ({', '.join(words)})" if len(words) > 1 else "the name"
+        static = self.is_static_name(name)
+        for role in self.roles:
+            if role.kind == "per-request" and static:
+                continue
+            why = role.match(words)
+            if why is not None:
+                return Classified(role.kind, role.sub_kind, f"{said} {why}")
+        return STATIC
+
+    def kind_of(self, name: str) -> Tuple[str, Optional[str]]:
+        """(kind, volatile sub-kind or None): the Python analyzer's view of a name."""
+        c = self.classify(name)
+        return c.kind, (c.sub_kind if c.kind == "volatile" else None)
+
+    def is_static_name(self, name: str) -> bool:
+        return any(_any(w, self.static_words) for w in name_words(name))
+
+    def history_field(self, fields: Iterable[str]) -> Optional[str]:
+        """A field of a list's items that says the list is a conversation (``role``, ``speaker``)."""
+        for f in fields:
+            words = name_words(f)
+            if words and _any(words[-1], self.history_fields):
+                return f
+        return None
+
+
+_PATTERNS: Optional[NamePatterns] = None
+
+
+def name_patterns() -> NamePatterns:
+    """The patterns of the M101 rule file's ``[data]`` table (read once)."""
+    global _PATTERNS
+    if _PATTERNS is None:
+        from promptlint import registry
+
+        _PATTERNS = NamePatterns.from_data(registry.get("M101").data)
+    return _PATTERNS
+
+
+__all__: List[str] = ["Classified", "NamePatterns", "Role", "name_patterns", "name_words"]
