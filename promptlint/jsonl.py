@@ -13,21 +13,47 @@ from __future__ import annotations
 import json
 from typing import IO, Any, Iterable, Iterator, Optional, Tuple, Union
 
+from promptlint.bounded_io import MAX_INPUT_BYTES
+
 
 class LineError(ValueError):
     """One line is unusable; the message says what is wrong (the caller adds ``file:line:``)."""
 
 
-def numbered_lines(stream: Union[IO[bytes], Iterable[Union[bytes, str]]]) -> Iterator[Tuple[int, Union[bytes, str]]]:
+MAX_LINE_BYTES = MAX_INPUT_BYTES  # one line (a row, a request body) is at most this long
+
+
+def numbered_lines(stream: Union[IO[bytes], Iterable[Union[bytes, str]]]) -> Iterator[Tuple[int, Any]]:
     """``(line number, line)`` for every non-blank line. Read binary streams: a binary file
-    splits at ``\\n`` only (a text-mode file would also split at a lone ``\\r``)."""
-    for n, line in enumerate(stream, 1):
-        if line.strip():
+    splits at ``\\n`` only (a text-mode file would also split at a lone ``\\r``). A line longer
+    than ``MAX_LINE_BYTES`` is never held in memory: it comes as a :class:`LineError`, which
+    :func:`loads` raises, and reading goes on after it."""
+    readline = getattr(stream, "readline", None)
+    if readline is None:
+        for n, line in enumerate(stream, 1):
+            if line.strip():
+                yield n, line
+        return
+    cap = MAX_LINE_BYTES
+    n = 0
+    while True:
+        line = readline(cap + 1)
+        if not line:
+            return
+        n += 1
+        if len(line) > cap:
+            end = b"\n" if isinstance(line, bytes) else "\n"
+            while line and not line.endswith(end):  # skip the rest of the line, a chunk at a time
+                line = readline(1 << 20)
+            yield n, LineError(f"line longer than {cap:,} bytes; split the record")
+        elif line.strip():
             yield n, line
 
 
-def loads(line: Union[bytes, str], first: bool = False) -> Any:
-    """The JSON value of one line, or :class:`LineError` (bad UTF-8, bad JSON, too deep)."""
+def loads(line: Union[bytes, str, LineError], first: bool = False) -> Any:
+    """The JSON value of one line, or :class:`LineError` (bad UTF-8, bad JSON, too deep, too long)."""
+    if isinstance(line, LineError):
+        raise line
     if isinstance(line, bytes):
         try:
             line = line.decode("utf-8")

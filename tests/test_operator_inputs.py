@@ -496,3 +496,16 @@ def test_audit_otlp_export_without_spans_is_a_skipped_row(cli, tmp_path):
     rows = res.json()["summary"]["rows"]
     assert (rows["read"], rows["used"], rows["skipped"]) == (2, 1, 1)
     assert rows["skipped_reasons"] == {"OTLP export line without spans": 1}
+
+
+def test_audit_a_line_over_the_cap_fails_alone_without_being_held(cli, tmp_path, monkeypatch):
+    from promptlint import jsonl
+
+    monkeypatch.setattr(jsonl, "MAX_LINE_BYTES", 2000)
+    long_row = dict(ROW, request_id="long", arrival_ts=2.0, token_ids=list(range(1000)), prompt_tokens=1000)
+    p = write_lines(tmp_path, ROW, long_row, dict(ROW, request_id="r3", arrival_ts=3.0))
+    assert len(p.read_bytes().split(b"\n")[1]) > 2000
+    res = cli("audit", p, "--output-format", "json")
+    clean(res, 1)
+    assert f"{p}:2: line longer than 2,000 bytes" in res.err
+    assert [r["request_id"] for r in res.json()["requests"]] == ["r1", "r3"]
