@@ -315,7 +315,8 @@ def _blocks(body: dict):
     system = body.get("system")
     if isinstance(system, list):
         yield from system
-    for m in body.get("messages") or ():
+    messages = body.get("messages")
+    for m in messages if isinstance(messages, list) else ():  # a wrong type is reported by the body's reader
         content = m.get("content") if isinstance(m, dict) else None
         if isinstance(content, list):
             yield from content

@@ -509,3 +509,13 @@ def test_audit_a_line_over_the_cap_fails_alone_without_being_held(cli, tmp_path,
     clean(res, 1)
     assert f"{p}:2: line longer than 2,000 bytes" in res.err
     assert [r["request_id"] for r in res.json()["requests"]] == ["r1", "r3"]
+
+
+@pytest.mark.parametrize("body", ['{"messages": 5, "system": "x"}', '{"messages": 1.5}', '{"messages": true, "tools": []}'])
+@pytest.mark.parametrize("command", ["diff", "hashes"])
+def test_request_body_whose_messages_is_not_a_list(cli, tmp_path, body, command):
+    p = tmp_path / "body.json"
+    p.write_text(body)
+    res = cli(command, *([p, p] if command == "diff" else [p]), "--tokenizer", QWEN)
+    clean(res, 2)
+    assert "`messages` must be a" in res.err or "needs the chat template" in res.err  # SDK or chat-completions reader
