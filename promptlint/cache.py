@@ -5,8 +5,10 @@ and checks out files, and a Jinja include makes one file's mtime insufficient):
 
 - an entry's key hashes the file's bytes, the resolved settings, the tokenizer's sha256,
   promptlint's version and the working directory (finding paths are shown relative to it);
-- an entry also records every other file the analysis read (includes, samples files) with
-  its hash, and is a hit only when all of them are unchanged;
+- an entry also records every other path the analysis looked at (includes, samples files),
+  with its hash, or as missing (an include name looked up where no file was: a file appearing
+  there, a choice of `{% include [...] %}` or a nearer file shadowing a farther one, changes the
+  resolution), and is a hit only when all of them are unchanged;
 - writes are atomic (temp file + rename), so concurrent runs never see half an entry;
   anything unreadable is a miss; a cache that cannot be written is skipped with one warning.
 
@@ -101,8 +103,31 @@ def file_hash(path: Path) -> Optional[str]:
         return None
 
 
+def dep_digest(path: Path, root: Path) -> Optional[str]:
+    """What a dependency looked like to the analysis: None when it did not exist (an include
+    name looked up where no file was: a file appearing there changes the resolution), else its
+    content hash. A path that leads outside the project through a symlink (an include the loader
+    refused) is identified by its target and ``stat`` alone: its content is never read, not even
+    to hash it."""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    from promptlint.render.files import inside
+
+    real = os.path.realpath(path)
+    if real != os.path.abspath(path) and not inside(real, (os.path.realpath(root),)):
+        return f"link:{real}:{st.st_mode}:{st.st_size}:{st.st_mtime_ns}"
+    if not stat.S_ISREG(st.st_mode):
+        return f"special:{st.st_mode}"
+    return file_hash(Path(path)) or "unreadable"
+
+
 class Cache:
     def __init__(self, root: Path, enabled: bool = True):
+        self.root = Path(root)
         self.dir = Path(root) / DIR_NAME / __version__
         self.enabled = enabled
         self.warning: Optional[str] = None
@@ -133,14 +158,16 @@ class Cache:
         if not isinstance(deps, dict):
             return None
         for dep, digest in deps.items():
-            if not isinstance(digest, str) or file_hash(Path(dep)) != digest:
+            if not (digest is None or isinstance(digest, str)) or dep_digest(Path(dep), self.root) != digest:
                 return None
         return entry
 
     def put(self, key: str, findings: List[Dict], deps: Iterable[Path], **extra) -> None:
+        """Store ``findings`` with the state of every path the analysis looked at, found or not
+        (kept as looked up, links unresolved: a link that changes target changes the digest)."""
         if not self.enabled:
             return
-        entry = {"findings": findings, "deps": {str(Path(d).resolve()): file_hash(Path(d)) for d in deps}, **extra}
+        entry = {"findings": findings, "deps": {os.path.abspath(d): dep_digest(Path(d), self.root) for d in deps}, **extra}
         self._write(self.dir / "entries" / key[:2] / f"{key}.json", json.dumps(entry, ensure_ascii=False))
         self.wrote = True
 

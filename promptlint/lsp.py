@@ -157,18 +157,31 @@ class PromptlintServer(LanguageServer):
         return self._settings[key]
 
     # -- linting
+    def open_document(self, uri: str):
+        """The editor's buffer for ``uri``, or None when the client never opened it (pygls would
+        read the file from disk instead: unbounded, and not what the editor shows)."""
+        if uri not in self.workspace.text_documents:
+            return None
+        return self.workspace.get_text_document(uri)
+
     def lint_uri(self, uri: str) -> None:
+        from promptlint.bounded_io import MAX_FILE_BYTES
+
         self._pending.pop(uri, None)
-        doc = self.workspace.get_text_document(uri)
+        doc = self.open_document(uri)
         fs = to_fs_path(uri)
-        if fs is None:
+        if doc is None or fs is None:
             return
         path = Path(fs)
         if not lintable(path):
             self.publish(uri, [], doc.version)
             return
+        text = doc.source
+        if len(text) > MAX_FILE_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
+            self.publish(uri, [self.too_large(path, text, MAX_FILE_BYTES)], doc.version)
+            return
         try:
-            diagnostics = self.diagnostics(path, doc.source)
+            diagnostics = self.diagnostics(path, text)
         except Exception as e:  # config, tokenizer or internal errors: say so, keep serving
             from promptlint.config import ConfigError
             from promptlint.tokens import TokenizerError
@@ -180,6 +193,13 @@ class PromptlintServer(LanguageServer):
                 self.show(f"promptlint: internal error: {type(e).__name__}: {e}")
             return
         self.publish(uri, diagnostics, doc.version)
+
+    def too_large(self, path: Path, text: str, limit: int) -> types.Diagnostic:
+        """The E005 a file over the size cap gets from `check`, for a buffer (which is not linted)."""
+        from promptlint.lint import file_error
+
+        f = file_error(str(path), "E005", f"file is larger than {limit:,} bytes; exclude it or split it")
+        return to_diagnostic(f, text[:10_000].splitlines() or [""], self.encoding)
 
     def diagnostics(self, path: Path, text: str) -> List[types.Diagnostic]:
         from promptlint.lint import lint
@@ -290,7 +310,10 @@ def build_server(options: Options) -> PromptlintServer:
     )
     def code_action(ls: PromptlintServer, params: types.CodeActionParams):
         uri = params.text_document.uri
-        lines = ls.workspace.get_text_document(uri).source.splitlines()
+        doc = ls.open_document(uri)
+        if doc is None:  # never opened: no diagnostics of ours to act on
+            return []
+        lines = doc.source.splitlines()
         actions = []
         for diag in params.context.diagnostics:
             action = suppression_action(uri, lines, diag, ls.encoding)
@@ -301,8 +324,15 @@ def build_server(options: Options) -> PromptlintServer:
     return server
 
 
-def serve(options: Options) -> None:
+def serve(options: Options, stdin=None, stdout=None) -> int:
+    """Serve over stdio until the client exits; 1 when the session ended on broken framing."""
+    import sys
+
+    from promptlint.lsp_stdio import StrictStdin
     from promptlint.tokens import env_tokenizer_threads
 
     env_tokenizer_threads()
-    build_server(options).start_io()
+    stdout = stdout or sys.stdout.buffer
+    strict = StrictStdin(stdin or sys.stdin.buffer, stdout)
+    build_server(options).start_io(strict, stdout)
+    return strict.status

@@ -5,17 +5,27 @@
 
 Cases mix (1) mutations of real chat templates (tests/data/fuzz_seeds/: span deletion,
 duplication, swaps, byte flips, truncation, token insertion), (2) random Jinja token
-soup and (3) SSTI payloads spliced into real templates, each rendered in both
-environments through ``promptlint.lint.lint`` (the CLI's pipeline, in-process). A case
-fails when anything escapes as an exception (the CLI would print "internal error"),
-when an SSTI splice is not refused, or when a canary file appears. Prints totals per
-outcome and E-code; exits 1 on any failure.
+soup, (3) SSTI payloads spliced into real templates, (4) includes whose names resolve to
+symlinks (to the environment, to a canary file outside the project, to a directory outside,
+to /dev/zero, dangling, looping), FIFOs and plain files, from application and chat templates,
+and (5) malformed LSP framing fed to the language server's reader
+(``promptlint.lsp_stdio.StrictStdin``). Template cases are rendered in both environments
+through ``promptlint.lint.lint`` (the CLI's pipeline, in-process). A case fails when
+anything escapes as an exception (the CLI would print "internal error"), when an SSTI
+splice is not refused, when a canary file appears, when a canary text (the outside file's
+or an environment variable's) appears in any finding, or when the LSP reader forwards a
+frame that is not one JSON object or answers with something that is not a JSON-RPC error.
+Prints totals per outcome and E-code; exits 1 on any failure.
+
+``--suite operators`` runs the operator commands' cases instead (malformed `audit` rows and KV
+events, `diff`/`hashes` inputs, `tokenize --jsonl` lines): see ``scripts/fuzz_operators.py``.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import json
 import random
 import sys
 import tempfile
@@ -73,6 +83,121 @@ def soup(rng: random.Random) -> str:
     return "".join(rng.choice(SOUP) for _ in range(rng.randint(1, 60)))
 
 
+ENV_CANARY = "PROMPTLINT_FUZZ_ENV_CANARY"
+TEXT_CANARY = "fuzz-outside-canary-5d1e"
+INCLUDE_TARGETS = ["environ", "outside_file", "outside_dir", "dev_zero", "fifo", "dangling", "loop", "inside", "inside_link", "missing"]
+
+
+def include_case(rng: random.Random, work: Path, n: int, payloads) -> Path:
+    """A fresh project whose template includes a name resolving to a random kind of file."""
+    import os
+
+    proj = work / f"inc{n}"
+    proj.mkdir()
+    outside = work / "outside"
+    target = rng.choice(INCLUDE_TARGETS)
+    name = rng.choice(["part.j2", "env.txt", "sub/part.j2"])
+    if target == "outside_dir":  # `etc -> <outside>`, included as etc/secret.txt
+        name = "etc/secret.txt"
+        os.symlink(outside, proj / "etc")
+    link = proj / name
+    link.parent.mkdir(parents=True, exist_ok=True)
+    if target == "environ":
+        os.symlink("/proc/self/environ", link)
+    elif target == "outside_file":
+        os.symlink(outside / "secret.txt", link)
+    elif target == "dev_zero":
+        os.symlink("/dev/zero", link)
+    elif target == "fifo":
+        os.mkfifo(link)
+    elif target == "dangling":
+        os.symlink(proj / "nowhere", link)
+    elif target == "loop":
+        os.symlink(link.name + ".b", link)
+        os.symlink(link.name, link.parent / (link.name + ".b"))
+    elif target == "inside":
+        link.write_text("inside {{ x }}\n", encoding="utf-8")
+    elif target == "inside_link":
+        (proj / "real.j2").write_text("linked {{ x }}\n", encoding="utf-8")
+        os.symlink(os.path.relpath(proj / "real.j2", link.parent), link)
+    use = rng.choice([
+        '{% include "NAME" %}',
+        '{% set e %}{% include "NAME" %}{% endset %}{% include e %}',
+        '{% set e %}{% include "NAME" %}{% endset %}{{ raise_exception(e) }}',
+        '{% include ["NAME", "fallback.j2"] ignore missing %}',
+        '{% extends "NAME" %}',
+        '{% from "NAME" import m %}',
+        '{% set e %}{% include "NAME" %}{% endset %}{{ {}[e] }}',
+    ]).replace("NAME", name)
+    if rng.random() < 0.5:  # a chat template: no loader at all
+        text = use + "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}"
+        path = proj / "chat.jinja"
+    else:
+        text = "Time {{ now }}\n" + use + "\nQ: {{ question }}\n"
+        path = proj / "app.j2"
+    if rng.random() < 0.2:
+        text = rng.choice(payloads) + "\n" + text
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+LSP_HEADERS = [
+    b"Content-Length: %d\r\n", b"Content-Length: abc\r\n", b"Content-Length: 99999999999\r\n", b"Content-Length: -1\r\n",
+    b"Content-Length 12\r\n", b"Content-Type: application/vscode-jsonrpc\r\n", b"content-length:%d\n", b"\r\n",
+    b"X" * 2000 + b"\r\n", b"Content-Length: \xff\xfe\r\n", b"Content-Length: %d\r\nContent-Length: 0\r\n",
+]
+LSP_BODIES = [
+    b'{"jsonrpc": "2.0", "id": 1, "method": "shutdown"}', b"{not json", b"[1, 2]", b"5", b"\xff\xfe",
+    b'{"jsonrpc": "2.0", "method": "exit"}', b"[" * 100000 + b"]" * 100000, b"", b'"' + b"x" * 5000 + b'"',
+]
+
+
+def lsp_stream(rng: random.Random) -> bytes:
+    out = []
+    for _ in range(rng.randint(1, 6)):
+        body = rng.choice(LSP_BODIES)
+        if rng.random() < 0.3:  # a byte flip or truncation in the body
+            i = rng.randrange(len(body) + 1)
+            body = body[:i] + (bytes([rng.randrange(256)]) if rng.random() < 0.5 else b"") + body[i + 1 :]
+        headers = b"".join(rng.choice(LSP_HEADERS) for _ in range(rng.randint(0, 3)))
+        if b"%d" in headers:
+            headers = headers.replace(b"%d", str(len(body) + rng.choice([0, 0, 0, -1, 1, 1000])).encode())
+        out.append(headers + (b"\r\n" if rng.random() < 0.9 else b"") + body)
+    return b"".join(out)
+
+
+def check_lsp(data: bytes) -> str:
+    """'' when the reader behaved; else what went wrong."""
+    import io
+    import json
+
+    from promptlint.lsp_stdio import StrictStdin
+
+    out = io.BytesIO()
+    reader = StrictStdin(io.BytesIO(data), out)
+    for _ in range(1000):  # frames, as pygls reads them
+        header = reader.readline()
+        if not header:
+            break
+        if not header.startswith(b"Content-Length: "):
+            return f"forwarded a bad header {header[:40]!r}"
+        length = int(header.split(b":")[1])
+        if reader.readline() != b"\r\n":
+            return "forwarded a frame without the blank line"
+        body = reader.read(length)
+        if len(body) != length or not isinstance(json.loads(body), dict):
+            return "forwarded a body that is not one JSON object"
+    replies = out.getvalue()
+    while replies:
+        head, _, rest = replies.partition(b"\r\n\r\n")
+        length = int(head.split(b":")[1])
+        message = json.loads(rest[:length])
+        if not (message.get("id", 0) is None and message["error"]["code"] in (-32700, -32600)):
+            return f"answered {message!r}"
+        replies = rest[length:]
+    return ""
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", type=int, default=10000)
@@ -86,6 +211,11 @@ def main() -> int:
         from fuzz_operators import run
 
         return run(args.cases, args.seed)
+    import os
+
+    if ENV_CANARY not in os.environ:  # so that /proc/self/environ of this very process holds it
+        os.execve(sys.executable, [sys.executable] + sys.argv, dict(os.environ, **{ENV_CANARY: "env-canary-91b7c2"}))
+    canaries = (os.environ[ENV_CANARY], TEXT_CANARY)
 
     from dataclasses import replace
 
@@ -97,6 +227,8 @@ def main() -> int:
     payloads = [p.read_text(encoding="utf-8").splitlines()[2] for p in sorted(SSTI.glob("*.j2"))]
     work = Path(tempfile.mkdtemp(prefix="promptlint-fuzz-"))
     canary = work / "canary"
+    (work / "outside").mkdir()
+    (work / "outside" / "secret.txt").write_text(f"TOKEN={TEXT_CANARY}\n", encoding="utf-8")
     base = Settings(tokenizer=str(QWEN), render_timeout=args.timeout, root=work)
     totals = collections.Counter()
     codes = collections.Counter()
@@ -104,20 +236,40 @@ def main() -> int:
     slowest = (0.0, "")
     start = time.monotonic()
     for n in range(args.cases):
-        kind = rng.choices(["mutation", "soup", "ssti"], weights=[6, 3, 1])[0]
-        if kind == "mutation":
-            text = mutate(rng, rng.choice(list(seeds.values())))
-        elif kind == "soup":
-            text = soup(rng)
-        else:
-            # first line, so it always runs; the real template after it is intact
-            text = rng.choice(payloads).replace("CANARY", str(canary)) + "\n" + rng.choice(list(seeds.values()))
+        kind = rng.choices(["mutation", "soup", "ssti", "include", "lsp"], weights=[6, 3, 1, 2, 2])[0]
+        if kind == "lsp":
+            data = lsp_stream(rng)
+            try:
+                problem = check_lsp(data)
+            except Exception:
+                failures.append((n, kind, "-", traceback.format_exc(limit=-3), repr(data[:600])))
+                totals["crash"] += 1
+                continue
+            totals[kind] += 1
+            totals["clean"] += 1
+            if problem:
+                failures.append((n, kind, "-", problem, repr(data[:600])))
+            continue
         env = rng.choice(["jinja2", "transformers"])
-        path = work / f"case{n % 50}.jinja"
+        settings = replace(base, template_env=env)
+        if kind == "include":  # a fresh project per case: its root is the template's directory
+            path = include_case(rng, work, n, payloads)
+            text = path.read_text(encoding="utf-8")
+            settings = replace(settings, root=path.parent)
+        else:
+            if kind == "mutation":
+                text = mutate(rng, rng.choice(list(seeds.values())))
+            elif kind == "soup":
+                text = soup(rng)
+            else:
+                # first line, so it always runs; the real template after it is intact
+                text = rng.choice(payloads).replace("CANARY", str(canary)) + "\n" + rng.choice(list(seeds.values()))
+            path = work / f"case{n % 50}.jinja"
         t0 = time.monotonic()
         try:
-            path.write_text(text, encoding="utf-8", errors="surrogatepass")
-            report = lint([str(path)], replace(base, template_env=env))
+            if kind != "include":
+                path.write_text(text, encoding="utf-8", errors="surrogatepass")
+            report = lint([str(path)], settings)
         except Exception:
             failures.append((n, kind, env, traceback.format_exc(limit=-3), text))
             totals["crash"] += 1
@@ -133,12 +285,15 @@ def main() -> int:
             # the payload is the first line: it must be refused (in the jinja2 env the
             # transformers-only globals are undefined variables, E004, which also stops it)
             failures.append((n, kind, env, f"SSTI splice not refused: {sorted(found)}", text))
+        shown = json.dumps([f.to_dict(evidence=True) for f in report.errors + report.findings], ensure_ascii=False)
+        if any(c in shown for c in canaries):
+            failures.append((n, kind, env, "CANARY TEXT IN A FINDING", text))
         if canary.exists():
             failures.append((n, kind, env, "CANARY CREATED", text))
             canary.unlink()
     elapsed = time.monotonic() - start
     print(f"cases: {args.cases} in {elapsed:.0f} s (seed {args.seed}, render-timeout {args.timeout} s)")
-    print("by kind: " + ", ".join(f"{k} {totals[k]}" for k in ("mutation", "soup", "ssti")))
+    print("by kind: " + ", ".join(f"{k} {totals[k]}" for k in ("mutation", "soup", "ssti", "include", "lsp")))
     print(f"outcomes: clean {totals['clean']}, reported {totals['reported']}, crashes {totals['crash']}, "
           f"failures {len(failures)}")
     print("codes (cases reporting each): " + ", ".join(f"{c} {k}" for c, k in sorted(codes.items())))

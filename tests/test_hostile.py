@@ -122,6 +122,9 @@ def _config(tmp_path, **settings):
 
 RUNAWAY = {
     "loop.j2": "line one\n{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}\n",
+    # no sandboxed call inside the loops: no cooperative deadline check, off the main thread only
+    # the watchdog's injected exception stops it
+    "call_free.j2": "{% set r = range(100000)|list %}\n{% for i in r %}{% for j in r %}{% endfor %}{% endfor %}\n",
     "buffered.j2": "{% set x %}\n{% for i in range(100000) %}{% for j in range(100000) %}{{ j }}{% endfor %}{% endfor %}\n{% endset %}",
     "macro.j2": "{% macro spin(n) %}{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
     "{% endmacro %}\n{{ spin(1) }}\n",
@@ -140,9 +143,10 @@ def test_runaway_renders_stop_with_e006_and_the_run_continues(tmp_path, cli):
     assert ("loop.j2", 2, "E006") in got, r.out
     assert ("buffered.j2", 2, "E006") in got, r.out
     assert ("macro.j2", 1, "E006") in got, r.out
+    assert ("call_free.j2", 2, "E006") in got, r.out
     assert ("fine.j2", 1, "E006") in got, r.out  # recursion, and the run went on to this file
     assert "time limit of 0.5 s" in r.out and "recursion limit" in r.out
-    # three 0.5 s limits (each file stops at its first render): generous bound for a loaded machine
+    # four 0.5 s limits (each file stops at its first render): generous bound for a loaded machine
     assert elapsed < 30
 
 
@@ -161,28 +165,67 @@ def test_runaway_render_stops_off_the_main_thread(tmp_path):
             except RenderError as e:
                 results[name] = (e.code, time.monotonic() - start)
 
+    for _ in range(3):  # the watchdog must stop each of them, every time
+        t = threading.Thread(target=work, daemon=True)
+        t.start()
+        t.join(60)
+        assert not t.is_alive(), "a render off the main thread did not stop"
+        for name in RUNAWAY:
+            code, elapsed = results[name]
+            assert code == "E006" and elapsed < 20, (name, results[name])
+
+
+def test_watchdog_stop_leaves_the_thread_clean(tmp_path):
+    # RenderGuard used to clear the injected exception with PyThreadState_SetAsyncExc(tid, None)
+    # through a py_object argtype: Py_None, not NULL, so the thread got "exception None" pending and
+    # the next bytecode raised SystemError: a false E002 (deterministic once the watchdog fired).
+    from promptlint.render import Limits, RenderError, load_template, render
+
+    limits = Limits(timeout_s=0.2)
+    results = []
+
+    def work():
+        for _ in range(5):
+            try:
+                render(load_template(tmp_path / "spin.j2", source=RUNAWAY["call_free.j2"], limits=limits), {}, limits)
+                results.append(("rendered", ""))
+            except RenderError as e:
+                results.append((e.code, e.message))
+            try:
+                after = render(load_template(tmp_path / "ok.j2", source="{{ x }}", limits=limits), {"x": "ok"}, limits)
+                results.append(("after", after.text))
+            except BaseException as e:  # noqa: B036 - a stray injected exception is the bug
+                results.append(("after", f"{type(e).__name__}: {e}"))
+
     t = threading.Thread(target=work, daemon=True)
     t.start()
-    t.join(60)
-    assert not t.is_alive(), "a render off the main thread did not stop"
-    for name in RUNAWAY:
-        code, elapsed = results[name]
-        assert code == "E006" and elapsed < 20, (name, results[name])
+    t.join(120)
+    assert not t.is_alive()
+    assert results == [("E006", "render exceeded the time limit of 0.2 s"), ("after", "ok")] * 5, results
 
 
 def test_watchdog_leaves_no_stray_exception(tmp_path):
-    """Many short renders off the main thread: a watchdog that fires late must not hit later code."""
-    from promptlint.render import Limits, load_template, render
+    """Many short renders off the main thread: a watchdog that fires late must not hit later code.
+
+    A render may legitimately reach its 0.05 s limit on a loaded machine (E006); anything else
+    escaping, or an exception arriving after the renders, is the bug.
+    """
+    from promptlint.render import Limits, RenderError, load_template, render
 
     limits = Limits(timeout_s=0.05)
     errors = []
 
     def work():
         try:
-            lt = load_template(tmp_path / "s.j2", source="{{ x }}", limits=limits)
             for _ in range(200):
-                render(lt, {"x": "y"}, limits)
+                lt = load_template(tmp_path / "s.j2", source="{{ x }}", limits=limits)
+                try:
+                    assert render(lt, {"x": "y"}, limits).text == "y"
+                except RenderError as e:
+                    if e.code != "E006":
+                        raise
             time.sleep(0.3)  # any pending timer fires now
+            sum(range(100000))  # bytecode that a pending injected exception would interrupt
         except BaseException as e:  # noqa: B036
             errors.append(e)
 
@@ -338,3 +381,107 @@ def test_bad_tokenizers_exit_2_with_one_line(tmp_path, cli, content, pin, fragme
     r = cli(*args)
     assert r.code == 2 and fragment in r.err, r.err
     assert len(r.err.strip().splitlines()) == 1 and "Traceback" not in r.err
+
+
+# ---------------------------------------------------------------- issue 15: probes, limits that hold
+
+
+PROBES = [
+    # (template line 2, samples) — each reaches for an unsafe name; the object varies
+    ("{{ raise_exception.__globals__ }}", ""),  # an input in the jinja2 env (a mapping with that key)
+    ('{% if lipsum|attr("__wrapped__") %}x{% endif %}', ""),  # a name the function lacks
+    ('{% if cycler|attr("mro") %}x{% endif %}', ""),  # an introspection name the object lacks
+    ('{{ x|attr("_private") }}', 'x = "text"\n'),
+    ("{{ d.__class__ }}", 'd = { "__class__" = "a key, not the class" }\n'),
+    ('{{ d["__globals__"] }}', 'd = { "__globals__" = "a key" }\n'),
+    ('{{ "{0.__doc__}".format(d) }}', 'd = { k = "v" }\n'),
+]
+
+
+@pytest.mark.parametrize("env", ["jinja2", "transformers"])
+@pytest.mark.parametrize("probe,samples", PROBES, ids=[p for p, _ in PROBES])
+def test_every_unsafe_attribute_probe_is_e007_whatever_the_object(tmp_path, cli, env, probe, samples):
+    t = tmp_path / "probe.j2"
+    t.write_text("hello\n" + probe + "\n", encoding="utf-8")
+    if samples:
+        (tmp_path / "probe.samples.toml").write_text("[variables]\n" + samples, encoding="utf-8")
+    r = _check(cli, "--template-env", env, t)
+    assert ("probe.j2", 2, "E007") in _concise(r), (env, r.out)
+
+
+def test_private_looking_data_keys_still_render(tmp_path, cli):
+    # a mapping key that starts with one underscore is data, not a probe
+    t = tmp_path / "keys.j2"
+    t.write_text("Hello {{ d._meta }} {{ d['_id'] }}\n", encoding="utf-8")
+    (tmp_path / "keys.samples.toml").write_text('[variables]\nd = { _meta = "m", _id = "i" }\n', encoding="utf-8")
+    r = _check(cli, t)
+    assert not [f for f in _concise(r) if f[2].startswith("E")], r.out
+
+
+def test_ten_thousand_line_template_is_not_a_false_e006(tmp_path, cli):
+    # one lookup per output chunk re-parsed Jinja's whole line table and CPython walked the code
+    # object's line table from its start: quadratic, a 2,000-line template got an E006 (2 s limit)
+    t = tmp_path / "long.j2"
+    t.write_text("".join(f"Line {i}: {{{{ name }}}} said hi.\n" for i in range(10_000)), encoding="utf-8")
+    (tmp_path / "long.samples.toml").write_text('[variables]\nname = "Ann"\n', encoding="utf-8")
+    r = _check(cli, t)
+    assert not [f for f in _concise(r) if f[2].startswith("E")], r.out
+
+
+def test_long_template_source_map_points_at_its_lines(tmp_path):
+    from promptlint.render import load_template, render
+
+    text = "".join(f"Line {i}: {{{{ name }}}}.\n" for i in range(3000))
+    r = render(load_template(tmp_path / "l.j2", source=text), {"name": "Ann"})
+    offset = r.text.index("Line 2500: Ann") + len("Line 2500: ")
+    loc = r.sourcemap.locate(offset)  # the `{{ name }}` of line 2501 (1-based), column 12
+    assert (loc.line, loc.column) == (2501, 12), loc
+
+
+def test_a_template_too_large_to_compile_is_refused_before_compiling(tmp_path, cli):
+    # 1.9 MB of `{{x}}`: under the file cap, but compile() of its 380,000 outputs took 22-24 s and
+    # 3.4 GB that no alarm can interrupt. Refused on its size in Jinja tokens, not on the clock.
+    t = tmp_path / "many.j2"
+    t.write_text("{{x}}" * 380_000, encoding="utf-8")
+    _config(tmp_path, **{"render-timeout": 300})  # only the size caps may stop it (a loaded machine is slow)
+    r = _check(cli, t, cwd=tmp_path)
+    assert ("many.j2", 1, "E006") in _concise(r), r.out
+    assert "200,000 Jinja tokens" in r.out and "time limit" not in r.out, r.out
+
+
+def test_generated_code_is_bounded_below_the_token_cap(tmp_path, cli):
+    # 125,000 tokens (under the token cap) whose generated Python is over 3,000,000 characters:
+    # refused before compile() sees it
+    t = tmp_path / "concat.j2"
+    t.write_text("{{x~y}}" * 25_000, encoding="utf-8")
+    _config(tmp_path, **{"render-timeout": 300})
+    r = _check(cli, t, cwd=tmp_path)
+    assert ("concat.j2", 1, "E006") in _concise(r), r.out
+    assert "3,000,000 characters of Python" in r.out, r.out
+
+
+def test_a_runaway_chat_template_stops_at_its_first_limit(tmp_path, cli, monkeypatch):
+    # every built-in scenario used to be rendered into the time limit in turn (about 7 x the limit)
+    from promptlint.render import limits as limits_module
+    from promptlint.render.sandbox import DeadlineExceeded
+
+    hits = []
+    original_exit = limits_module.RenderGuard.__exit__
+
+    def spy(self, exc_type, *rest):
+        if exc_type is DeadlineExceeded:
+            hits.append(self.timeout_s)
+        return original_exit(self, exc_type, *rest)
+
+    monkeypatch.setattr(limits_module.RenderGuard, "__exit__", spy)
+    t = tmp_path / "chat.jinja"
+    t.write_text(
+        "{% set r = range(100000)|list %}{% for m in messages %}{% for i in r %}{% for j in r %}{% endfor %}"
+        "{% endfor %}{{ m.role }}: {{ m.content }}\n{% endfor %}",
+        encoding="utf-8",
+    )
+    _config(tmp_path, **{"render-timeout": 0.3})
+    r = _check(cli, t, cwd=tmp_path)
+    assert [f for f in _concise(r) if f[2] == "E006"] == [("chat.jinja", 1, "E006")], r.out
+    assert "time limit of 0.3 s" in r.out and "every built-in scenario" not in r.out
+    assert hits == [0.3], hits  # exactly one render ran into the limit

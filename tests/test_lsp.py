@@ -220,3 +220,93 @@ def test_cli_does_not_import_pygls(tmp_path):
     assert r.stderr.strip().splitlines()[-1] == (
         "promptlint: error: `promptlint server` needs pygls: pip install 'promptlint-kv[lsp]'"
     )
+
+
+# ------------------------------------------------------------------ hostile input (issue 15 item 11)
+
+WEDGE_TIMEOUT = 20  # a server that ignores a message never answers: fail in seconds, not minutes
+
+
+def started(tmp_path):
+    c = Client("--tokenizer", QWEN, "--debounce", "0", cwd=tmp_path)
+    c.request("initialize", {"processId": os.getpid(), "rootUri": tmp_path.as_uri(), "capabilities": {}})
+    c.notify("initialized", {})
+    return c
+
+
+def raw(client, data: bytes):
+    client.proc.stdin.write(data)
+    client.proc.stdin.flush()
+
+
+def error_reply(client):
+    return client.wait(lambda m: "error" in m and m.get("id") is None, timeout=WEDGE_TIMEOUT)["error"]
+
+
+@pytest.mark.parametrize(
+    "header,fragment",
+    [
+        (b"Content-Length: abc\r\n\r\n", "invalid Content-Length 'abc'"),
+        (b"Content-Length: 99999999999\r\n\r\n", "over the limit"),
+        (b"Content-Length 12\r\n\r\n", "malformed header line"),
+        (b"Content-Type: application/json\r\n\r\n", "without a Content-Length"),
+    ],
+)
+def test_broken_framing_is_answered_and_ends_the_session(tmp_path, header, fragment):
+    # today: `abc` makes the server read every later message as part of a body (shutdown ignored,
+    # a wedge); 99999999999 allocates that much (MemoryError). Now: a JSON-RPC error, then exit 1.
+    c = started(tmp_path)
+    try:
+        raw(c, header + b'{"jsonrpc": "2.0", "id": 99, "method": "shutdown"}')
+        c.send({"jsonrpc": "2.0", "id": 100, "method": "shutdown"})
+        err = error_reply(c)
+        assert err["code"] == -32700 and fragment in err["message"], err
+        assert c.proc.wait(timeout=WEDGE_TIMEOUT) == 1
+        stderr = c.proc.stderr.read().decode("utf-8", "replace")
+        assert "Traceback" not in stderr and "MemoryError" not in stderr, stderr
+    finally:
+        if c.proc.poll() is None:
+            c.proc.kill()
+            c.proc.wait()
+
+
+def test_a_body_that_is_not_json_is_answered_and_the_session_goes_on(tmp_path):
+    c = started(tmp_path)
+    try:
+        for body in (b"{not json", b"[1, 2]"):
+            raw(c, b"Content-Length: %d\r\n\r\n" % len(body) + body)
+            assert error_reply(c)["code"] in (-32700, -32600)
+        uri = open_doc(c, tmp_path / "t.j2", BAD)
+        assert [d["code"] for d in c.diagnostics(uri)] == ["M101"]  # still serving
+    finally:
+        c.close()
+    assert c.proc.returncode == 0
+
+
+def test_code_action_on_an_unopened_document_is_empty_without_a_traceback(tmp_path):
+    c = started(tmp_path)
+    try:
+        uri = (tmp_path / "never_opened.j2").as_uri()
+        diag = {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}},
+                "message": "x", "code": "M101", "source": "promptlint"}
+        reply = c.request("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": diag["range"],
+                                                       "context": {"diagnostics": [diag]}})
+        assert reply.get("result") == [], reply
+    finally:
+        c.close()
+    stderr = c.proc.stderr.read().decode("utf-8", "replace")
+    assert "Traceback" not in stderr, stderr
+
+
+def test_a_buffer_over_the_size_cap_is_e005_and_not_linted(tmp_path):
+    # the same 2,000,000-byte cap as `check` (a 5.3 MB buffer peaked at 1.6 GB when it was linted)
+    c = started(tmp_path)
+    try:
+        big = "Current time: {{ now }}\n" + "x" * 2_000_001
+        uri = open_doc(c, tmp_path / "big.j2", big)
+        diags = c.diagnostics(uri)
+        assert [d["code"] for d in diags] == ["E005"] and "larger than 2,000,000 bytes" in diags[0]["message"]
+        small = open_doc(c, tmp_path / "small.j2", BAD)
+        assert [d["code"] for d in c.diagnostics(small)] == ["M101"]
+    finally:
+        c.close()

@@ -111,6 +111,8 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
             run.prefetch(run.plan(enabled))  # every variant the checks ask for, tokenized in one batch
             for module in enabled:
                 found += module.check(run)
+            if run.loaded.limit_error is not None:  # a limit some check swallowed as a refusal
+                raise run.loaded.limit_error
             # token indices are per scenario: collapse within one scenario, then drop repeats across scenarios
             for f in checks.collapse(found):
                 key = (f.code, f.path, f.line, f.column, f.variable)
@@ -122,6 +124,9 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
             f = file_error(where, e.code, e.message, e.line)
             if note:
                 f.notes.append(note)
+            if e.code == "E006":  # a limit, not a refusal: stop at the first one (docs/security.md)
+                findings.append(f)
+                break
             if scenario.builtin:
                 refused.append((scenario.name, f))
             else:

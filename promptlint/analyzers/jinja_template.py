@@ -86,10 +86,6 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     except RenderError as e:
         where = run.path_of(e.template) if e.template else display
         findings.append(file_error(where, e.code, e.message, e.line))
-    for name in loaded.env.python_sources_names:  # includes, imports, parents: cache dependencies
-        if name != loaded.name:
-            for root in [path.parent, settings.root]:
-                if (Path(root) / name).is_file():
-                    ctx.depend(Path(root) / name)
-                    break
+    for dep in loaded.dependencies():  # every path an include name was looked up at, misses too
+        ctx.depend(dep)
     return checks.collapse(findings)

@@ -44,7 +44,8 @@ class ChatTemplate:
     def loaded(self, name: str) -> LoadedTemplate:
         if name not in self._loaded:
             text = self.source.templates[name]
-            loaded = load_template(self.source.path, self.profile.env_kind, [], source=text)
+            # no loader: transformers renders a chat template from a string (an include is an error)
+            loaded = load_template(self.source.path, self.profile.env_kind, [], source=text, limits=self.limits, includes=False)
             _record_strftime(loaded)
             self._loaded[name] = loaded
         return self._loaded[name]
@@ -95,6 +96,8 @@ def _record_strftime(loaded: LoadedTemplate) -> None:
 
     def strftime_now(fmt):
         out = original(fmt)
+        from promptlint.render.trace import template_line
+
         name, line = loaded.name, 0
         f = sys._getframe(1)
         while f is not None:
@@ -102,7 +105,7 @@ def _record_strftime(loaded: LoadedTemplate) -> None:
             if tmpl is not None:
                 name = f.f_globals.get("name") or loaded.name
                 try:
-                    line = tmpl.get_corresponding_lineno(f.f_lineno)
+                    line = template_line(tmpl, f.f_lineno)
                 except Exception:
                     line = 0
                 break

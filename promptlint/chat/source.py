@@ -10,13 +10,15 @@ or ``{"content": ...}`` objects.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 from promptlint import bounded_io
-
+from promptlint.render import clip
+from promptlint.render.files import MAX_TEMPLATE_BYTES, FileRefused, decode_template, read_confined, real_roots
 from promptlint.tokens import special_tokens_of
 
 CONFIG_NAME = "tokenizer_config.json"
@@ -100,13 +102,42 @@ def _has_app_samples(path: Path) -> bool:
     return False
 
 
-def read_config(path: Path) -> Dict[str, Any]:
+def model_roots(directory: Path) -> tuple:
+    """Where the files of a model directory may resolve to: the directory itself, and for a
+    Hugging Face hub snapshot (`models--org--name/snapshots/<rev>/`, files linked into
+    `../../blobs/`) that blobs directory. A link anywhere else is refused."""
+    roots = [directory]
+    if directory.absolute().parent.name == "snapshots":
+        roots.append(directory.absolute().parent.parent / "blobs")
+    return real_roots(roots)
+
+
+def _user_named(path: Path) -> tuple:
+    """A file the user named is read where it is (its real directory)."""
+    return real_roots([Path(os.path.realpath(path)).parent])
+
+
+def _read(path: Path, roots: tuple, limit: int) -> bytes:
     try:
-        data = json.loads(bounded_io.read_text(path, bounded_io.MAX_TOKENIZER_BYTES))
-    except OSError as e:
-        raise SourceError(path, f"cannot read {path.name}: {e.strerror or e}") from None
-    except (ValueError, UnicodeDecodeError) as e:
-        raise SourceError(path, f"invalid {path.name}: not JSON ({e})", "E005") from None
+        return read_confined(str(path), roots, limit, path.name, roots_name="its directory")
+    except FileRefused as e:
+        raise SourceError(path, e.message, e.code) from None
+
+
+def read_template(path: Path, roots: tuple) -> str:
+    try:
+        return decode_template(_read(path, roots, MAX_TEMPLATE_BYTES), path.name)
+    except FileRefused as e:
+        raise SourceError(path, e.message, e.code) from None
+
+
+def read_config(path: Path, roots: Optional[tuple] = None) -> Dict[str, Any]:
+    """A tokenizer_config.json, inside ``roots`` (default: its model directory's)."""
+    data = _read(path, model_roots(path.parent) if roots is None else roots, bounded_io.MAX_TOKENIZER_BYTES)
+    try:
+        data = json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError) as e:
+        raise SourceError(path, f"invalid {path.name}: not JSON ({clip(e)})", "E005") from None
     if not isinstance(data, dict):
         raise SourceError(path, f"invalid {path.name}: expected a JSON object")
     return data
@@ -145,7 +176,7 @@ def load_source(path: Path, text: Optional[str] = None) -> ChatSource:
     if path.is_dir():
         return _from_model_dir(path)
     if path.name == CONFIG_NAME:
-        config = json.loads(text) if text is not None else read_config(path)
+        config = json.loads(text) if text is not None else read_config(path, _user_named(path))
         if path.parent.joinpath(TEMPLATE_FILE).is_file() and text is None:
             pass  # the config file was named explicitly: lint its own template
         found = _templates_from_config(path, config)
@@ -154,11 +185,8 @@ def load_source(path: Path, text: Optional[str] = None) -> ChatSource:
         templates, keys, single = found
         return ChatSource(path, templates, special_tokens_of(config), _additional(config), keys, None, single)
     # a .jinja template: special tokens from a tokenizer_config.json beside it, if any
-    if text is None:
-        try:
-            text = bounded_io.read_text(path)
-        except (OSError, UnicodeDecodeError) as e:
-            raise SourceError(path, f"cannot read the template: {e}") from None
+    if text is None:  # a file the user named: read where it is
+        text = read_template(path, _user_named(path))
     config_path = path.parent / CONFIG_NAME
     config = read_config(config_path) if config_path.is_file() else {}
     model_dir = path.parent if is_model_dir(path.parent) else None
@@ -166,20 +194,17 @@ def load_source(path: Path, text: Optional[str] = None) -> ChatSource:
 
 
 def _from_model_dir(directory: Path) -> ChatSource:
+    roots = model_roots(directory)
     config_path = directory / CONFIG_NAME
-    config = read_config(config_path)
+    config = read_config(config_path, roots)
     specials, extra = special_tokens_of(config), _additional(config)
     template_file = directory / TEMPLATE_FILE
     if template_file.is_file():
-        try:
-            text = bounded_io.read_text(template_file)
-        except (OSError, UnicodeDecodeError) as e:
-            raise SourceError(template_file, f"cannot read the template: {e}") from None
-        named = {"default": text}
+        named = {"default": read_template(template_file, roots)}
         extra_dir = directory / TEMPLATES_DIR
         if extra_dir.is_dir():
             for f in sorted(extra_dir.glob("*.jinja")):
-                named[f.stem] = bounded_io.read_text(f)
+                named[f.stem] = read_template(f, roots)
         src = ChatSource(template_file, named, specials, extra, {}, directory, len(named) == 1)
         return src
     found = _templates_from_config(config_path, config)

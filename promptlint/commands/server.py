@@ -40,7 +40,7 @@ def run(args) -> int:
         raise UsageError(str(e)) from None
     from promptlint.lsp import Options, serve
 
-    serve(
+    return serve(
         Options(
             tokenizer=args.tokenizer,
             tokenizer_sha256=args.tokenizer_sha256,
@@ -52,4 +52,3 @@ def run(args) -> int:
             debounce=args.debounce / 1000,
         )
     )
-    return 0

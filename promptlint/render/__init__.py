@@ -2,17 +2,18 @@
 
 ``load_template`` parses a template file (syntax errors surface here);
 ``render`` produces one ``Rendered`` (text + source map) for one set of inputs.
+Importing this package loads no Jinja (discovery uses ``promptlint.render.files``).
 """
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
-from promptlint.render.sandbox import DeadlineExceeded, ValueTooLarge
 from promptlint.render.sourcemap import SourceMap, SourceText
 
 
@@ -53,18 +54,6 @@ class Clock:
         return self.value
 
 
-class _Loader:
-    """Loads templates from search paths, with in-memory overrides (stdin, tests)."""
-
-    def __init__(self, search_paths: Sequence[Path], overrides: Optional[Dict[str, str]] = None):
-        from jinja2 import ChoiceLoader, DictLoader, FileSystemLoader
-
-        self.overrides = dict(overrides or {})
-        self.jinja_loader = ChoiceLoader(
-            [DictLoader(self.overrides), FileSystemLoader([str(p) for p in search_paths], followlinks=False)]
-        )
-
-
 @dataclass
 class LoadedTemplate:
     path: Path
@@ -72,16 +61,28 @@ class LoadedTemplate:
     env: object
     template: object
     clock: Clock
+    source: Optional[str] = None  # the top-level text, when known
     _source_texts: Dict[str, SourceText] = field(default_factory=dict, repr=False, compare=False)
+    limit_error: Optional["RenderError"] = field(default=None, repr=False, compare=False)
+
+    def source_of(self, name: str) -> Optional[str]:
+        if name == self.name and self.source is not None:
+            return self.source
+        if self.env.loader is None:
+            return None
+        try:
+            src, _, _ = self.env.loader.get_source(self.env, name)  # read once per load (ConfinedLoader)
+        except Exception:
+            return None
+        return src
 
     def sources(self) -> Dict[str, SourceText]:
         """Source text of the template and of everything it loaded (includes)."""
         memo = self._source_texts  # name -> SourceText, reused while the text is unchanged
         out = {}
         for name in list(self.env.python_sources_names):
-            try:
-                src, _, _ = self.env.loader.get_source(self.env, name)
-            except Exception:
+            src = self.source_of(name)
+            if src is None:
                 continue
             known = memo.get(name)
             if known is None or known.text != src:
@@ -96,9 +97,24 @@ class LoadedTemplate:
         if resolved is None:
             from jinja2 import meta
 
-            source, _, _ = self.env.loader.get_source(self.env, self.name)
-            return frozenset(meta.find_undeclared_variables(self.env.parse(source)))
+            return frozenset(meta.find_undeclared_variables(self.env.parse(self.source_of(self.name) or "")))
         return frozenset(p for p in resolved if p not in self.env.globals)
+
+    def dependencies(self) -> List[Path]:
+        """Every path an include/import/extends name was looked up at, found or not, in lookup order:
+        a file appearing at any of them changes how the template resolves (cache key)."""
+        return [Path(p) for p in getattr(self.env.loader, "looked_at", [])]
+
+
+def allowed_roots(path: Path, project_roots: Sequence[Path]) -> tuple:
+    """Where a template's includes may resolve to: the project root(s), and the template's own
+    directory when the template itself lies outside them (a file the user pointed at)."""
+    from promptlint.render.files import inside, real_roots
+
+    roots = real_roots(project_roots)
+    if not roots or not inside(os.path.realpath(path), roots):
+        roots = roots + real_roots([path.parent])
+    return roots
 
 
 def load_template(
@@ -107,41 +123,63 @@ def load_template(
     search_paths: Sequence[Path] = (),
     source: Optional[str] = None,
     limits: Optional[Limits] = None,
+    includes: bool = True,
 ) -> LoadedTemplate:
     """Parse ``path`` (or ``source`` given as its text) in a sandboxed environment.
 
     Parsing and compiling run under the render time limit too (constant folding
-    evaluates filters at compile time).
+    evaluates filters at compile time). ``includes=False`` (chat templates): no loader at all,
+    as transformers renders a chat template from a string; an include is an E002.
     """
     from jinja2.exceptions import TemplateNotFound, TemplateSyntaxError
 
     from promptlint.render.environments import make_environment
+    from promptlint.render.files import Budget, FileRefused, decode_template, read_confined
     from promptlint.render.limits import RenderGuard
+    from promptlint.render.loader import ConfinedLoader, IncludeRefused
+    from promptlint.render.sandbox import DeadlineExceeded, TemplateTooLarge
 
     path = Path(path)
     name = path.name
-    overrides = {name: source} if source is not None else {}
-    roots = [path.parent] + [p for p in search_paths if p != path.parent]
-    loader = _Loader(roots, overrides)
+    budget = Budget()
+    if source is None:  # a file the user named (`promptlint render`): wherever it is, bounded, regular
+        try:
+            source = decode_template(read_confined(str(path), None, budget.total, f"`{name}`"), f"`{name}`")
+        except FileRefused as e:
+            raise RenderError(e.code, e.message, name, None) from None
+    budget.charge(len(source.encode("utf-8", "surrogatepass")))
+    loader = None
+    if includes:
+        lookup = [path.parent] + [p for p in search_paths if p != path.parent]
+        loader = ConfinedLoader(lookup, allowed_roots(path, search_paths), budget, {name: source})
     clock = Clock()
-    env = make_environment(env_kind, loader=loader.jinja_loader, clock=clock)
+    env = make_environment(env_kind, loader=loader, clock=clock)
     env.python_sources_names = []
     _remember_names(env)
     env.promptlint_resolved = {}
     env.code_generator_class = _recording_generator(env.code_generator_class)
     limits = limits or Limits()
-    # Parsing is linear in the (size-capped) file and its constant folding is size-guarded;
+    # Parsing is linear in the (size-capped) file, its constant folding is size-guarded and the
+    # uninterruptible compile() is bounded by the template's size (sandbox.CompileBudget);
     # a generous floor keeps a large real template on a loaded CI machine from an E006.
     parse_timeout = max(limits.timeout_s, PARSE_TIMEOUT_FLOOR_S)
     try:
         # the interpreter's own recursion limit while parsing (max_recursion=None), so a
         # later env.parse() of the same text by an analyzer cannot fail where this passed
         with RenderGuard(env, parse_timeout, None, limits.max_output_bytes):
-            template = env.get_template(name)
+            if loader is not None:
+                template = env.get_template(name)
+            else:
+                env.python_sources_names.append(name)
+                template = env.template_class.from_code(env, env.compile(source, name), env.make_globals(None), None)
     except TemplateSyntaxError as e:
-        raise RenderError("E001", f"template syntax error: {e.message}", e.name or name, e.lineno) from None
+        raise RenderError("E001", f"template syntax error: {clip(e.message)}", e.name or name, e.lineno) from None
     except TemplateNotFound as e:
-        raise RenderError("E002", f"template not found: {e.name}", name, None) from None
+        raise RenderError("E002", f"template not found: {clip(e.name)}", name, None) from None
+    except IncludeRefused as e:
+        raise RenderError(e.code, e.message, name, None) from None
+    except TemplateTooLarge as e:
+        raise RenderError("E006", e.message, e.name or name, None) from None
     except UnicodeDecodeError:
         raise RenderError("E005", "not UTF-8 text; save the template as UTF-8", name, None) from None
     except RecursionError:
@@ -151,8 +189,16 @@ def load_template(
     except MemoryError:
         raise RenderError("E006", "parsing the template ran out of memory", name, None) from None
     except Exception as e:  # a compiler bug triggered by odd input: still a per-file error
-        raise RenderError("E001", f"template cannot be compiled: {type(e).__name__}: {e}", name, None) from None
-    return LoadedTemplate(path, name, env, template, clock)
+        raise RenderError("E001", f"template cannot be compiled: {type(e).__name__}: {clip(e)}", name, None) from None
+    return LoadedTemplate(path, name, env, template, clock, source)
+
+
+def clip(value, limit: int = 200) -> str:
+    """A template-controlled value (an exception's text, a name) fit for a one-line message:
+    line breaks and control characters escaped, cut at ``limit`` characters."""
+    text = str(value)
+    text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text[: limit + 1])
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 _RECORDING: Dict[type, type] = {}
@@ -180,6 +226,14 @@ def _remember_names(env) -> None:
     original = env._load_template
 
     def load(name, globals):
+        if env.loader is None:  # a chat template: transformers has no loader either
+            from promptlint.render.loader import IncludeRefused
+
+            raise IncludeRefused(
+                "E002",
+                f"chat templates cannot include, import or extend other templates (`{clip(name)}`): "
+                "transformers renders them from a string, without a loader",
+            )
         if name not in env.python_sources_names:
             env.python_sources_names.append(name)
         return original(name, globals)
@@ -190,8 +244,12 @@ def _remember_names(env) -> None:
 def render(loaded: LoadedTemplate, variables: dict, limits: Limits = Limits(), clock: Optional[datetime] = None) -> Rendered:
     """Render one scenario; raises RenderError with the template line where known."""
     from promptlint.render.limits import RenderGuard
+    from promptlint.render.sandbox import DeadlineExceeded
     from promptlint.render.trace import traced_chunks
 
+    hit = loaded.limit_error
+    if hit is not None:  # stop at the first limit: no later render of this template pays it again
+        raise RenderError(hit.code, hit.message, hit.template, hit.line)
     if clock is not None:
         loaded.clock.value = clock
     parts: List[str] = []
@@ -215,7 +273,10 @@ def render(loaded: LoadedTemplate, variables: dict, limits: Limits = Limits(), c
                 if time.monotonic() > deadline:
                     raise DeadlineExceeded()
     except BaseException as e:  # noqa: B036 - DeadlineExceeded is a BaseException on purpose
-        raise _as_render_error(e, tuple(last), limits) from None
+        error = _as_render_error(e, tuple(last), limits)
+        if isinstance(error, RenderError) and error.code == "E006":
+            loaded.limit_error = error
+        raise error from None
     sm = SourceMap(loaded.sources())
     offset = 0
     for chunk, (tname, line, literal) in zip(parts, chunk_meta):
@@ -229,26 +290,33 @@ def _as_render_error(e: BaseException, last, limits: Limits) -> BaseException:
     from jinja2.exceptions import TemplateError, TemplateNotFound, TemplateSyntaxError, UndefinedError
     from jinja2.sandbox import SecurityError
 
+    from promptlint.render.loader import IncludeRefused
+    from promptlint.render.sandbox import DeadlineExceeded, TemplateTooLarge, ValueTooLarge
+
     if isinstance(e, RenderError):
         return e
     if isinstance(e, DeadlineExceeded):
         return RenderError("E006", f"render exceeded the time limit of {limits.timeout_s:g} s", *_error_where(e, last))
     if isinstance(e, ValueTooLarge):
         return RenderError("E006", f"render exceeded the size limit: {e.message}", *_error_where(e, last))
+    if isinstance(e, TemplateTooLarge):  # an include compiled during the render
+        return RenderError("E006", e.message, *_error_where(e, last))
+    if isinstance(e, IncludeRefused):
+        return RenderError(e.code, e.message, *_error_where(e, last))
     if isinstance(e, SecurityError):
-        return RenderError("E007", f"unsafe template construct refused by the sandbox: {e}", *_error_where(e, last))
+        return RenderError("E007", f"unsafe template construct refused by the sandbox: {clip(e)}", *_error_where(e, last))
     if isinstance(e, UndefinedError):
         if "has no attribute" in (e.message or ""):  # a value of the wrong type (a list where a mapping is used)
             hint = "check the type of the value in the samples file"
         else:
             hint = "declare it in the samples file"
-        return RenderError("E004", f"undefined variable: {e.message}; {hint}", *_error_where(e, last))
+        return RenderError("E004", f"undefined variable: {clip(e.message)}; {hint}", *_error_where(e, last))
     if isinstance(e, TemplateSyntaxError):
-        return RenderError("E001", f"template syntax error: {e.message}", e.name or last[0], e.lineno)
+        return RenderError("E001", f"template syntax error: {clip(e.message)}", e.name or last[0], e.lineno)
     if isinstance(e, TemplateNotFound):
-        return RenderError("E002", f"render failed: included template not found: {e.name}", *_error_where(e, last))
+        return RenderError("E002", f"render failed: included template not found: {clip(e.name)}", *_error_where(e, last))
     if isinstance(e, TemplateError):
-        return RenderError("E002", f"render failed: {e}", *_error_where(e, last))
+        return RenderError("E002", f"render failed: {clip(e)}", *_error_where(e, last))
     if isinstance(e, RecursionError):
         return RenderError(
             "E006",
@@ -258,7 +326,7 @@ def _as_render_error(e: BaseException, last, limits: Limits) -> BaseException:
     if isinstance(e, MemoryError):
         return RenderError("E006", "render ran out of memory", last[0], last[1])
     if isinstance(e, Exception):  # the template's own runtime error (TypeError in a filter, ...)
-        return RenderError("E002", f"render failed: {type(e).__name__}: {e}", *_error_where(e, last))
+        return RenderError("E002", f"render failed: {type(e).__name__}: {clip(e)}", *_error_where(e, last))
     return e  # KeyboardInterrupt, SystemExit: not the template's fault
 
 
@@ -273,8 +341,10 @@ def _error_where(exc: BaseException, last):
         tb = tb.tb_next
     if found is not None:
         name, tmpl, lineno = found
+        from promptlint.render.trace import template_line
+
         try:
-            return name or last[0], tmpl.get_corresponding_lineno(lineno)
+            return name or last[0], template_line(tmpl, lineno)
         except Exception:
             pass
     return last

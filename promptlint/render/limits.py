@@ -37,17 +37,21 @@ MAX_RECURSION_CAP = 500  # template levels; more risks the C stack on CPython
 
 
 def _set_async_exc():
+    """``PyThreadState_SetAsyncExc(thread_id, exc)``; ``exc=None`` clears a pending exception.
+
+    No ``argtypes``: with ``py_object`` a Python ``None`` would be passed as ``Py_None`` (a
+    pending "exception None", surfacing later as a SystemError), not the NULL that clears.
+    """
     try:
         import ctypes
 
         f = ctypes.pythonapi.PyThreadState_SetAsyncExc
     except (ImportError, AttributeError):  # not CPython
         return None
-    f.argtypes = [ctypes.c_ulong, ctypes.py_object]
     f.restype = ctypes.c_int
 
     def set_exc(thread_id: int, exc) -> int:
-        return f(thread_id, exc)
+        return f(ctypes.c_ulong(thread_id), ctypes.py_object(exc) if exc is not None else None)
 
     return set_exc
 
@@ -118,17 +122,31 @@ class RenderGuard:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, self._previous)
         elif self.mechanism == "watchdog":
-            with self._lock:
-                self._done = True
-                if self._fired:  # injected but maybe not delivered yet: clear it
-                    _SET_ASYNC_EXC(self._thread_id, None)
-            self._timer.cancel()
+            self._stop_watchdog()
         if self._old_limit is not None:
             sys.setrecursionlimit(self._old_limit)
         self.env.deadline, saved_size = self._saved
         if saved_size is not None:
             self.env.max_value_size = saved_size
         return False
+
+    def _stop_watchdog(self) -> None:
+        """Disarm the watchdog; clear an injected exception not delivered yet.
+
+        An injection that lands while this very method runs (the render finished at the
+        deadline) is caught here, once: after ``_done`` is set under the lock nothing can be
+        injected any more, and whatever was injected has been delivered or cleared.
+        """
+        while True:
+            try:
+                with self._lock:
+                    self._done = True
+                    if self._fired:
+                        _SET_ASYNC_EXC(self._thread_id, None)
+                break
+            except DeadlineExceeded:
+                continue
+        self._timer.cancel()
 
 
 def _fire_alarm(signum, frame):

@@ -22,7 +22,7 @@ import types
 from functools import update_wrapper
 from typing import Any, Callable, Dict, Optional
 
-from jinja2 import Undefined
+from jinja2 import Undefined, pass_environment
 from jinja2.compiler import CodeGenerator
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError, SandboxedFormatter
 
@@ -33,6 +33,29 @@ MAX_INT_BITS = 100_000
 # beyond the value-size limit are refused.
 _PRINTF_SPEC = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[a-zA-Z%]")
 _NUMBER = re.compile(r"\d+")
+
+
+# A template and the files it pulls in, together: Jinja lexer tokens (the largest real chat template
+# in tests/data has about 1,600) and characters of generated Python handed to compile(), the one step
+# no time limit can interrupt (measured in docs/security.md: about 1 s and 150 MB per million).
+MAX_TEMPLATE_TOKENS = 200_000
+MAX_COMPILED_CHARS = 3_000_000
+
+
+_TOKENS_MESSAGE = f"the template and the files it pulls in have more than {MAX_TEMPLATE_TOKENS:,} Jinja tokens together; split it"
+_COMPILE_MESSAGE = (
+    f"the template and the files it pulls in compile to more than {MAX_COMPILED_CHARS:,} characters of Python "
+    "together; split it"
+)
+
+
+class TemplateTooLarge(Exception):
+    """A template (with what it pulls in) too large to parse or compile within the limits (E006)."""
+
+    def __init__(self, message: str, name: Optional[str] = None):
+        super().__init__(message)
+        self.message = message
+        self.name = name
 
 
 class ValueTooLarge(Exception):
@@ -63,7 +86,17 @@ def _size(value: Any) -> int:
 
 
 class GuardedCodeGenerator(CodeGenerator):
-    """Jinja's code generator, with ``~`` (string concatenation) size-checked."""
+    """Jinja's code generator, with ``~`` (string concatenation) size-checked, that stops as soon
+    as the template (with what was compiled before it) outgrows the generated-code budget:
+    generating the code costs about as much as compiling it."""
+
+    _written = 0
+
+    def write(self, x: str) -> None:
+        self._written += len(x)
+        if self._written + getattr(self.environment, "compiled_chars", 0) > MAX_COMPILED_CHARS:
+            raise TemplateTooLarge(_COMPILE_MESSAGE, self.name)
+        super().write(x)
 
     def visit_Concat(self, node, frame) -> None:
         self.write("environment.checked_concat(")
@@ -71,9 +104,25 @@ class GuardedCodeGenerator(CodeGenerator):
         self.write(")")
 
 
-# Introspection names that have no business in a prompt template: reaching for them on an object
-# that lacks them (transformers 5.x's restricted `dict` global has no `mro`) is still a probe.
-_PROBE_NAMES = frozenset({"mro", "gi_frame", "gi_code", "f_globals", "f_back", "f_locals", "tb_frame", "cr_frame", "func_globals"})
+# Introspection names that have no business in a prompt template: reaching for them is a probe
+# whatever the object (transformers 5.x's restricted `dict` global has no `mro`; a mapping may even
+# hold the key). Jinja's own unsafe generator/coroutine attributes are among them.
+_PROBE_NAMES = frozenset(
+    {
+        "mro", "gi_frame", "gi_code", "gi_yieldframe", "cr_frame", "cr_code", "ag_frame", "ag_code",
+        "f_globals", "f_back", "f_locals", "f_builtins", "f_code", "tb_frame", "tb_next",
+        "func_globals", "func_code", "func_closure", "im_func", "im_self",
+    }
+)
+
+
+def is_probe(name: Any) -> bool:
+    """A name no template may reach for on any object: dunder-prefixed or introspection."""
+    return isinstance(name, str) and (name.startswith("__") or name in _PROBE_NAMES)
+
+
+def _is_private(name: Any) -> bool:
+    return isinstance(name, str) and name.startswith("_")
 
 
 class HardenedSandbox(ImmutableSandboxedEnvironment):
@@ -87,9 +136,43 @@ class HardenedSandbox(ImmutableSandboxedEnvironment):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self.filters["attr"] = _attr_filter
+        self.tokens_used = 0
+        self.compiled_chars = 0
+        self._counted_sources: set = set()  # a text parsed again (analyzers) is not counted twice
+        self._oversized_sources: set = set()
         self._guard_filters()
         if "lipsum" in self.globals:
             self.globals["lipsum"] = _guard_lipsum(self.globals["lipsum"], self)
+
+    # ------------------------------------------------------------ parse and compile budgets
+
+    def _tokenize(self, source, name, filename=None, state=None):
+        from jinja2.lexer import TokenStream
+
+        if source in self._oversized_sources:  # did not fit before; the budget only shrinks
+            raise TemplateTooLarge(_TOKENS_MESSAGE, name)
+        stream = super()._tokenize(source, name, filename, state)
+        if source in self._counted_sources:
+            return stream
+        return TokenStream(self._counting(stream, source, name), name, filename)
+
+    def _counting(self, stream, source, name):
+        n, left = 0, MAX_TEMPLATE_TOKENS - self.tokens_used
+        for token in stream:
+            n += 1
+            if n > left:
+                self._oversized_sources.add(source)
+                raise TemplateTooLarge(_TOKENS_MESSAGE, name)
+            yield token
+        self.tokens_used += n
+        self._counted_sources.add(source)
+
+    def _compile(self, source: str, filename: str):
+        self.compiled_chars += len(source)
+        if self.compiled_chars > MAX_COMPILED_CHARS:
+            raise TemplateTooLarge(_COMPILE_MESSAGE)
+        return super()._compile(source, filename)
 
     # ------------------------------------------------------------ attributes
 
@@ -97,15 +180,30 @@ class HardenedSandbox(ImmutableSandboxedEnvironment):
         raise SecurityError(f"access to attribute {attribute!r} of {type(obj).__name__!r} object is unsafe")
 
     def getattr(self, obj: Any, attribute: str) -> Any:
+        if is_probe(attribute):  # refused before looking: a mapping holding the key is no excuse
+            self.unsafe_undefined(obj, attribute)
         value = super().getattr(obj, attribute)
-        if isinstance(value, Undefined) and (_is_dunder(attribute) or attribute in _PROBE_NAMES):
-            self.unsafe_undefined(obj, attribute)  # `ns.__init__` on an object that hides it: still a probe
+        if isinstance(value, Undefined) and _is_private(attribute):
+            self.unsafe_undefined(obj, attribute)  # `_x` that is neither a safe attribute nor an item
         return value
 
     def getitem(self, obj: Any, argument: Any) -> Any:
-        value = super().getitem(obj, argument)
-        if isinstance(value, Undefined) and _is_dunder(argument):
+        if is_probe(argument):
             self.unsafe_undefined(obj, argument)
+        value = super().getitem(obj, argument)
+        if isinstance(value, Undefined) and _is_private(argument):
+            self.unsafe_undefined(obj, argument)
+        return value
+
+    def checked_attr(self, obj: Any, name: Any) -> Any:
+        """The ``attr`` filter: Jinja's returns a silent undefined for a name the object lacks."""
+        from jinja2.filters import do_attr
+
+        if is_probe(name):
+            self.unsafe_undefined(obj, name)
+        value = do_attr(self, obj, name)
+        if isinstance(value, Undefined) and _is_private(name):
+            self.unsafe_undefined(obj, name)
         return value
 
     def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
@@ -215,6 +313,11 @@ class HardenedSandbox(ImmutableSandboxedEnvironment):
     def guard_new_filters(self) -> None:
         """Guard filters installed after construction (e.g. transformers' ``tojson``)."""
         self._guard_filters()
+
+
+@pass_environment
+def _attr_filter(environment, obj, name):
+    return environment.checked_attr(obj, name)
 
 
 def _guard_filter(env: HardenedSandbox, name: str, original, check):

@@ -99,10 +99,13 @@ class SourceMap:
     def _find_literal(src: SourceText, text: str, line: int, cursor: int) -> Optional[int]:
         if not text:
             return None
-        # Literal text appears verbatim in the source unless whitespace control changed it.
-        hit = src.text.find(text, cursor)
-        if hit == -1 or hit > src.line_end(line + text.count("\n") + 1) + 1:
-            hit = src.text.find(text, src.line_start(line))
+        # Literal text appears verbatim in the source unless whitespace control or newline
+        # normalisation changed it. Searches stop at the lines the chunk can span: an unbounded
+        # find per chunk made a template whose literals never match (CRLF) quadratic.
+        window_end = src.line_end(line + text.count("\n") + 1) + 1 + len(text)
+        hit = src.text.find(text, cursor, window_end)
+        if hit == -1:
+            hit = src.text.find(text, src.line_start(line), window_end)
         return hit if hit != -1 else None
 
     def locate(self, offset: int) -> Optional[Location]:
@@ -132,10 +135,10 @@ class SourceMap:
 def _find_expression(src: SourceText, line: int, cursor: int) -> Optional[Tuple[int, int]]:
     """Span of the `{{ ... }}` that produced an expression chunk reported at ``line``."""
     line_start, line_end = src.line_start(line), src.line_end(line)
-    start = src.text.find("{{", max(cursor, line_start))
-    if start == -1 or start > line_end:
-        start = src.text.find("{{", line_start)
-        if start == -1 or start > line_end:
+    start = src.text.find("{{", max(cursor, line_start), line_end + 2)
+    if start == -1:
+        start = src.text.find("{{", line_start, line_end + 2)
+        if start == -1:
             return None
     end = src.text.find("}}", start)
     return (start, len(src.text) if end == -1 else end + 2)

@@ -10,6 +10,7 @@ line with ``Template.get_corresponding_lineno``. Includes run their own
 
 from __future__ import annotations
 
+import bisect
 import threading
 from typing import Iterator, List, Optional, Tuple
 
@@ -73,31 +74,60 @@ def _where(stack) -> Tuple[Optional[str], int, bool]:
             owner = tmpl.environment.get_template(name)
         except Exception:
             owner = tmpl
-    line = template_line(owner, frame.f_lineno)
+    code_line = frame_line(frame, tmpl.environment)
+    line = template_line(owner, code_line)
     # The compiled statement that yielded: a string constant is literal template text.
-    literal = _yields_constant(frame, tmpl.environment)
+    literal = _yields_constant(frame, code_line, tmpl.environment)
     return name, line, literal
 
 
-def _yields_constant(frame, environment) -> bool:
+def frame_line(frame, environment) -> int:
+    """``frame.f_lineno`` in O(log n).
+
+    CPython computes ``f_lineno`` by walking the code object's line table from its start: one
+    lookup per output chunk in a template compiled to one long generator was quadratic (a
+    2,000-line template took 17 s). The table is decoded once per code object, kept on the
+    environment (keyed by id: hashing a code object hashes its whole bytecode).
+    """
+    code = frame.f_code
+    tables = environment.__dict__.setdefault("_promptlint_line_tables", {})
+    entry = tables.get(id(code))
+    if entry is None or entry[0] is not code:
+        starts, lines = [], []
+        for start, _end, lineno in code.co_lines():
+            if lineno is not None:
+                starts.append(start)
+                lines.append(lineno)
+        entry = tables[id(code)] = (code, starts, lines)
+    _, starts, lines = entry
+    i = bisect.bisect_right(starts, frame.f_lasti) - 1
+    return lines[i] if i >= 0 else frame.f_lineno
+
+
+def _yields_constant(frame, code_line: int, environment) -> bool:
     """Whether the compiled statement that yielded is a string constant (literal text)."""
     sources = getattr(environment, "python_sources", {})
     lines = sources.get(frame.f_code.co_filename)
-    if not lines or frame.f_lineno > len(lines):
+    if not lines or code_line > len(lines):
         return False
-    s = lines[frame.f_lineno - 1].lstrip()
+    s = lines[code_line - 1].lstrip()
     return s.startswith("yield '") or s.startswith('yield "')
 
 
 def template_line(template, code_line: int) -> int:
-    """``Template.get_corresponding_lineno``, memoised per template.
+    """``Template.get_corresponding_lineno`` in O(log n).
 
-    Jinja re-parses its debug-info string on every call; a render asks once per output chunk.
+    Jinja re-parses the template's whole debug-info string on every call; a render asks once
+    per output chunk, which made a 2,000-line template quadratic. The table is parsed once per
+    template (its code lines ascend: the generator appends them as it writes).
     """
-    memo = template.__dict__.get("_promptlint_lines")
-    if memo is None:
-        memo = template.__dict__["_promptlint_lines"] = {}
-    line = memo.get(code_line)
-    if line is None:
-        line = memo[code_line] = template.get_corresponding_lineno(code_line)
-    return line
+    table = template.__dict__.get("_promptlint_lines")
+    if table is None:
+        pairs = template.debug_info
+        code_lines = [c for _, c in pairs]
+        if any(a > b for a, b in zip(code_lines, code_lines[1:])):  # never seen; Jinja's own scan then
+            return template.get_corresponding_lineno(code_line)
+        table = template.__dict__["_promptlint_lines"] = (code_lines, [t for t, _ in pairs])
+    code_lines, template_lines = table
+    i = bisect.bisect_right(code_lines, code_line) - 1
+    return template_lines[i] if i >= 0 else 1
