@@ -49,7 +49,7 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
         max_recursion=settings.max_recursion,
     )
     try:
-        loaded = load_template(path, settings.template_env, [settings.root], source=text, limits=limits)
+        loaded = load_template(path, settings.template_env, [settings.root], source=text, limits=limits, jinja=settings.jinja_stubs())
     except RenderError as e:
         return [file_error(display, e.code, e.message, e.line)]
 
@@ -86,6 +86,24 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     except RenderError as e:
         where = run.path_of(e.template) if e.template else display
         findings.append(file_error(where, e.code, e.message, e.line))
+    findings += assumption_notes(run)
     for dep in loaded.dependencies():  # every path an include name was looked up at, misses too
         ctx.depend(dep)
     return checks.collapse(findings)
+
+
+def assumption_notes(run) -> List[Finding]:
+    """PL101: one info note naming what the render assumed (stand-ins for unknown filters, tests
+    and globals; render/stubs.py)."""
+    from promptlint.render.stubs import note
+
+    if not run.enabled("PL101"):
+        return []
+    found = note(run.loaded.env)
+    if found is None:
+        return []
+    template, line, message = found
+    if template != run.loaded.name:  # first used in an include: the note stays with the linted file
+        message += f" (first used in `{template}`, line {line})"
+        line = 1
+    return [file_error(run.display_path, "PL101", message, line)]

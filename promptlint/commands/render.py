@@ -164,7 +164,7 @@ def _render_template(target, data, settings, limits):
 
     variables = data.get("variables", data) if isinstance(data.get("variables"), dict) else data
     values = {k: (v["value"] if isinstance(v, dict) and "value" in v and set(v) <= {"value", "kind", "sub-kind", "variant"} else v) for k, v in variables.items()}
-    loaded = load_template(target, settings.template_env, [settings.root])
+    loaded = load_template(target, settings.template_env, [settings.root], jinja=settings.jinja_stubs())
     now = datetime.now()
     rendered = render(loaded, values, limits, now)
     return rendered.text, settings.serving == "completions", _tokenizer_spec(settings, None)

@@ -124,12 +124,16 @@ def load_template(
     source: Optional[str] = None,
     limits: Optional[Limits] = None,
     includes: bool = True,
+    jinja: Optional[dict] = None,
 ) -> LoadedTemplate:
     """Parse ``path`` (or ``source`` given as its text) in a sandboxed environment.
 
     Parsing and compiling run under the render time limit too (constant folding
     evaluates filters at compile time). ``includes=False`` (chat templates): no loader at all,
     as transformers renders a chat template from a string; an include is an E002.
+    Application templates (``includes=True``) get stand-ins for unknown filters, tests and
+    globals (render/stubs.py), ``jinja`` declaring some (role -> name -> kind); chat templates
+    do not: transformers' environment has no such names either.
     """
     from jinja2.exceptions import TemplateNotFound, TemplateSyntaxError
 
@@ -153,7 +157,12 @@ def load_template(
         lookup = [path.parent] + [p for p in search_paths if p != path.parent]
         loader = ConfinedLoader(lookup, allowed_roots(path, search_paths), budget, {name: source})
     clock = Clock()
-    env = make_environment(env_kind, loader=loader, clock=clock)
+    stubs = classify = None
+    if includes:
+        from promptlint.scenarios.names import name_patterns
+
+        stubs, classify = dict(jinja or {}), name_patterns().classify
+    env = make_environment(env_kind, loader=loader, clock=clock, stubs=stubs, classify=classify)
     env.python_sources_names = []
     _remember_names(env)
     env.promptlint_resolved = {}
