@@ -98,6 +98,7 @@ def lint(
             (report.errors if f.code.startswith("E") else report.findings).append(f)
     report.notices.extend(ctx.notices)
     report.findings.sort(key=lambda f: f.sort_key)
+    report.errors = merge_included(report.errors)
     report.errors.sort(key=lambda f: f.sort_key)
     if provider.loaded is not None:
         report.tokenizer_sha256 = provider.loaded.sha256
@@ -112,6 +113,29 @@ def lint(
             "until the model's tokenizer is pinned (`tokenizer` in [tool.promptlint])"
         )
     return report
+
+
+def merge_included(errors: List[Finding]) -> List[Finding]:
+    """An error inside an included file, met through every includer (and the file itself), once:
+    at the included file, naming every includer."""
+    out: List[Finding] = []
+    by_key: Dict[Tuple, Finding] = {}
+    for f in errors:
+        key = (f.code, f.path, f.line, f.column, f.message)
+        first = by_key.get(key)
+        if first is None:
+            by_key[key] = f
+            out.append(f)
+            continue
+        for n in f.notes:
+            if n not in first.notes:
+                first.notes.append(n)
+    for f in out:
+        includers = [n[len("included by "):] for n in f.notes if n.startswith("included by ")]
+        if len(includers) > 1:
+            rest = [n for n in f.notes if not n.startswith("included by ")]
+            f.notes = rest + [f"included by {', '.join(includers)}"]
+    return out
 
 
 def apply_suppressions(

@@ -140,7 +140,7 @@ def load_template(
     from promptlint.render.environments import make_environment
     from promptlint.render.files import Budget, FileRefused, decode_template, read_confined
     from promptlint.render.limits import RenderGuard
-    from promptlint.render.loader import ConfinedLoader, IncludeRefused
+    from promptlint.render.loader import UNRESOLVED_INCLUDE, ConfinedLoader, IncludeRefused
     from promptlint.render.sandbox import DeadlineExceeded, TemplateTooLarge
 
     path = Path(path)
@@ -155,7 +155,8 @@ def load_template(
     loader = None
     if includes:
         lookup = [path.parent] + [p for p in search_paths if p != path.parent]
-        loader = ConfinedLoader(lookup, allowed_roots(path, search_paths), budget, {name: source})
+        # an include name promptlint could not resolve (scenarios/includes.py) renders as empty
+        loader = ConfinedLoader(lookup, allowed_roots(path, search_paths), budget, {name: source, UNRESOLVED_INCLUDE: ""})
     clock = Clock()
     stubs = classify = None
     if includes:

@@ -100,6 +100,9 @@ def template_scenario(loaded, text: str, samples=None) -> Scenario:
     declared = scenario_from_samples(load_samples(samples), samples) if samples is not None else None
     asts = template_asts(loaded.env, loaded.env.parse(text), name=loaded.name)
     scenario = infer_scenario(asts, loaded.env.globals, name_patterns(), declared)
+    from promptlint.scenarios.includes import resolve
+
+    scenario.unresolved_includes = resolve(scenario, asts, loaded.path, dict(scenario.include_choices))
     add_volatile_stubs(scenario, loaded.env)
     return scenario
 
