@@ -36,6 +36,19 @@ KINDS: Dict[str, Tuple[str, ...]] = {
 DEFAULTS = {"filters": "identity", "tests": "false", "globals": "text"}
 _SINGULAR = {"filters": "filter", "tests": "test", "globals": "global"}
 VOLATILE = {"volatile-timestamp": "timestamp", "volatile-id": "id"}
+_DOES = {
+    ("filters", "identity"): "returns its input unchanged",
+    ("globals", "identity"): "returns its first argument",
+    ("tests", "identity"): "is the value's truth",
+    ("tests", "true"): "is true",
+    ("tests", "false"): "is false",
+    **{(r, "text"): "returns a text sample" for r in ("filters", "globals")},
+    **{(r, "json"): "returns its input as JSON" for r in ("filters", "globals")},
+    **{(r, "json-sorted"): "returns its input as JSON, keys sorted" for r in ("filters", "globals")},
+    **{(r, "empty"): "returns nothing" for r in ("filters", "globals")},
+    **{(r, "volatile-timestamp"): "returns the time, changed per request" for r in ("filters", "globals")},
+    **{(r, "volatile-id"): "returns a request id, changed per request" for r in ("filters", "globals")},
+}
 _VOLATILE_VALUES = {"timestamp": "2025-03-14 09:26:53", "id": "req-7f3c9a2e41"}
 
 
@@ -122,16 +135,13 @@ def note(env) -> Optional[Tuple[Optional[str], int, str]]:
     parts = []
     for role in ROLES:
         these = [s for s in assumed if s.role == role]
-        if not these:
-            continue
-        names = ", ".join(f"`{s.label()}`" + (f" ({s.kind})" if s.kind != DEFAULTS[role] else "") for s in these)
-        what = {"filters": "returns its input unchanged", "tests": "is false", "globals": "returns a text sample"}[role]
-        noun = _SINGULAR[role] + ("s" if len(these) > 1 else "")
-        parts.append(f"{noun} {names} (each {what})" if len(these) > 1 else f"{noun} {names} ({what})")
+        if these:
+            noun = _SINGULAR[role] + ("s" if len(these) > 1 else "")
+            parts.append(noun + " " + ", ".join(f"`{s.label()}` ({_DOES[(role, s.kind)]})" for s in these))
     first = assumed[0]
     message = (
-        "the application's own Jinja " + "; ".join(parts) + " rendered by promptlint's stand-ins; "
-        "declare what each does in [tool.promptlint.jinja] (`filters = { name = \"json\" }`, see "
+        "the application's own Jinja names are rendered by stand-ins (promptlint never imports your code): "
+        + "; ".join(parts) + "; declare what each does in [tool.promptlint.jinja] (`filters = { name = \"json\" }`, see "
         "docs/configuration.md)"
     )
     return first.template, first.line, message
