@@ -136,6 +136,10 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
         first.message += f" (built-in scenario `{refused[0][0]}`; every built-in scenario failed)"
         findings.append(first)
     else:
-        for name, f in refused:
-            ctx.notices.append(f"{f.path}:{f.line}: the template refuses the built-in `{name}` scenario, skipped: {f.message}")
+        for name, f in refused:  # never skipped silently: one info finding per scenario (PL102)
+            if ctx.is_enabled("PL102"):
+                skipped = file_error(f.path, "PL102", f"built-in scenario `{name}` not rendered, not checked: {f.message}", f.line)
+                skipped.variable = name
+                skipped.notes = list(f.notes)
+                findings.append(skipped)
     return findings

@@ -21,6 +21,12 @@ def document(report, settings, evidence: bool = False) -> dict:
         "files": report.files,
         "findings": [f.to_dict(evidence) for f in report.findings],
         "errors": [f.to_dict(evidence) for f in report.errors],
+        # chat scenarios that could not be rendered (PL102 findings, listed on their own as well)
+        "skipped_scenarios": [
+            {"path": f.path, "line": f.line, "scenario": f.variable, "reason": f.message}
+            for f in report.findings
+            if f.code == "PL102"
+        ],
     }
 
 
