@@ -70,14 +70,20 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     except ValueError as e:
         return [file_error(display, "E005", f"invalid JSON: {e}")]
     display = ctx.display(source.path)
+    from promptlint.chat.special import atomic, from_tokenizer, template_special_texts
+
     tokenizer = _tokenizer_for(source, ctx)
+    embedded = getattr(getattr(tokenizer, "spec", None), "embedded", False)
     if not source.special_tokens:
-        source.special_tokens = dict(tokenizer().special_tokens)
+        # tokenizer_config.json beside the tokenizer, else tokenizer.json itself (never the embedded one's)
+        source.special_tokens = dict(tokenizer().special_tokens) or ({} if embedded else from_tokenizer(tokenizer()))
         if not source.special_tokens:
             ctx.notices.append(
                 f"{display}: no tokenizer_config.json gives the special tokens, so `bos_token`/`eos_token` are "
                 "undefined in the render; lint the model directory or configure a tokenizer directory that has one"
             )
+    if embedded:  # the template's special-token texts stay single tokens, as in the model's tokenizer
+        tokenizer = atomic(tokenizer, template_special_texts(source))
     sp = samples_path_for_chat(path)
     try:
         scenarios = [load_chat_samples(sp)] if sp is not None else builtin_scenarios()
