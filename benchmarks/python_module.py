@@ -31,7 +31,7 @@ def main() -> int:
 
     from promptlint.analyzers import python_source
     from promptlint.config import Settings
-    from promptlint.lint import Context, TokenizerProvider, _enabled, tokenizer_spec
+    from promptlint.kernel import Context, TokenizerProvider, rule_filter as _enabled, tokenizer_spec
 
     source = generated_module(args.lines)
     with tempfile.TemporaryDirectory() as tmp:

@@ -197,7 +197,8 @@ def resident(changed: str, reps: int) -> None:
     from contextlib import redirect_stderr
 
     from promptlint.config import load_settings
-    from promptlint.lint import lint, tokenizer_spec
+    from promptlint.kernel import tokenizer_spec
+    from promptlint.lint import lint
     from promptlint.tokens import load
 
     settings = load_settings(None, Path.cwd())

@@ -16,9 +16,7 @@ from typing import List, Optional
 
 from promptlint import __version__
 
-EXIT_OK = 0
-EXIT_FINDINGS = 1
-EXIT_ERROR = 2
+from promptlint.commands import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError  # noqa: F401 - re-exported
 
 # name -> module under promptlint.commands (order = order in --help)
 COMMANDS = [
@@ -33,10 +31,6 @@ COMMANDS = [
     "clean",
     "server",
 ]
-
-
-class UsageError(Exception):
-    """A usage, configuration or tokenizer problem: one line on stderr, exit 2."""
 
 
 def build_parser(only: Optional[str] = None) -> argparse.ArgumentParser:

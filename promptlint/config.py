@@ -8,27 +8,17 @@ to the file. Command-line options win over the file.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Tuple
 
 from promptlint import bounded_io
+from promptlint.paths import safe_resolve
+from promptlint.toml_io import toml_loads
 
 
 class ConfigError(Exception):
     """Invalid configuration: exits 2 with this one-line message."""
-
-
-def toml_loads(text: str) -> Dict[str, Any]:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on 3.9/3.10 only
-        import tomli as tomllib
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ValueError(str(e)) from None
 
 
 @dataclass(frozen=True)
@@ -92,19 +82,13 @@ def read_config_file(path: Path) -> Optional[Dict[str, Any]]:
     return data
 
 
-def _resolve(path: Path) -> Path:
-    from promptlint.discovery import safe_resolve
-
-    return safe_resolve(path)
-
-
 def settings_from(path: Path, data: Dict[str, Any], use_cache: bool = False) -> Settings:
     _validate(path, data, use_cache)
     _check_values(path, data)
     root = path.parent.resolve()
     kw: Dict[str, Any] = {"config_path": path, "root": root}
     if "tokenizer" in data:
-        kw["tokenizer"] = str(_resolve(root / data["tokenizer"]))
+        kw["tokenizer"] = str(safe_resolve(root / data["tokenizer"]))
     if "cache-minimums" in data:
         kw["cache_minimums"] = _cache_minimums(path, root / data["cache-minimums"])
     simple = {
@@ -165,7 +149,7 @@ def _cache_minimums(config: Path, table: Path) -> str:
     """The override table's resolved path, checked now so a bad file is one configuration error."""
     from promptlint.compare import CacheTableError, load_cache_minimums
 
-    resolved = _resolve(table)
+    resolved = safe_resolve(table)
     try:
         load_cache_minimums(resolved)
     except CacheTableError as e:
@@ -219,7 +203,7 @@ def load_settings(
         settings = settings_from(*found, use_cache=use_cache) if found else Settings()
     clean = {k: v for k, v in (overrides or {}).items() if v is not None}
     if "tokenizer" in clean:
-        clean["tokenizer"] = str(_resolve(Path(clean["tokenizer"])))
+        clean["tokenizer"] = str(safe_resolve(Path(clean["tokenizer"])))
         if "tokenizer_sha256" not in clean and settings.tokenizer != clean["tokenizer"]:
             clean["tokenizer_sha256"] = None  # a pin belongs to the configured file, not to another one
     settings = replace(settings, **clean)

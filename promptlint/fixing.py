@@ -1,7 +1,7 @@
 """`check --fix` / `--diff`: ask each file's analyzer for its safe fixes.
 
 Only findings that survived selection, per-file ignores and suppression comments (the
-report's findings) are fixed. An analyzer offers fixes with
+lint result's findings) are fixed. An analyzer offers fixes with
 ``fix(path, text, display, findings) -> (new_text, fixed_findings)``.
 """
 
@@ -11,15 +11,16 @@ import difflib
 from pathlib import Path
 from typing import Dict, List, Tuple
 
+from promptlint import bounded_io
 from promptlint.records import Finding
 
 
-def apply_fixes(report, write: bool) -> Tuple[List[Finding], List[str]]:
+def apply_fixes(result, write: bool) -> Tuple[List[Finding], List[str]]:
     """(fixed findings, unified diffs); writes the files when ``write``."""
     from promptlint.analyzers import analyzer_for
 
     by_path: Dict[str, List[Finding]] = {}
-    for f in report.findings:
+    for f in result.findings:
         by_path.setdefault(f.path, []).append(f)
     fixed: List[Finding] = []
     diffs: List[str] = []
@@ -29,7 +30,7 @@ def apply_fixes(report, write: bool) -> Tuple[List[Finding], List[str]]:
         if analyzer is None or not hasattr(analyzer, "fix") or not path.is_file():
             continue
         try:
-            text = path.read_text(encoding="utf-8")
+            text = bounded_io.read_bytes(path).decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
         except (OSError, UnicodeDecodeError):
             continue
         new_text, done = analyzer.fix(path, text, display, findings)

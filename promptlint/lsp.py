@@ -196,7 +196,7 @@ class PromptlintServer(LanguageServer):
 
     def too_large(self, path: Path, text: str, limit: int) -> types.Diagnostic:
         """The E005 a file over the size cap gets from `check`, for a buffer (which is not linted)."""
-        from promptlint.lint import file_error
+        from promptlint.kernel import file_error
 
         f = file_error(str(path), "E005", f"file is larger than {limit:,} bytes; exclude it or split it")
         return to_diagnostic(f, text[:10_000].splitlines() or [""], self.encoding)

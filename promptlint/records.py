@@ -1,12 +1,15 @@
 """Plain finding records: the only thing reporters see.
 
 `Finding.to_dict()` is the documented JSON contract (docs/output-formats.md):
-fields are only ever added, never renamed or removed.
+fields are only ever added, never renamed or removed. A finding also carries the text of
+its source line as it was linted (``source_line``: the editor buffer or stdin, not the file
+on disk), which reporters print and fingerprint; it is not part of the JSON contract.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+import re
 from typing import Any, Dict, List, Optional
 
 
@@ -48,6 +51,65 @@ class Arithmetic:
         )
 
 
+# Lines as Jinja and Python count them (universal newlines), not str.splitlines(), which also
+# breaks at form feeds, U+2028 and other characters neither counts as a line end.
+_LINE_END = re.compile(r"\r\n|\r|\n")
+SNIPPET_WIDTH = 160  # characters of a long source line a snippet keeps around the finding
+_SNIPPET_BEFORE = 40
+
+
+@dataclass
+class SourceLine:
+    """The text of a finding's line, cut around the finding when the line is long."""
+
+    text: str
+    start_column: int = 1  # the line's column of text[0] (> 1: the start was cut)
+    cut_end: bool = False  # the end of the line was cut
+
+    @classmethod
+    def of(cls, source: str, line: int, column: int = 1) -> Optional["SourceLine"]:
+        """Line ``line`` (1-based) of ``source``, or None when there is no such line."""
+        if line < 1 or not source:
+            return None
+        pos = 0
+        for _ in range(line - 1):
+            m = _LINE_END.search(source, pos)
+            if m is None:
+                return None
+            pos = m.end()
+        m = _LINE_END.search(source, pos)
+        end = m.start() if m else len(source)
+        if pos == len(source) and line > 1 and m is None:
+            return None  # past the last line (a text ending in a newline has no empty line after it)
+        return cls.cut(source[pos:end], column)
+
+    @classmethod
+    def cut(cls, text: str, column: int = 1) -> "SourceLine":
+        if len(text) <= SNIPPET_WIDTH:
+            return cls(text)
+        start = max(0, min(column - 1 - _SNIPPET_BEFORE, len(text) - SNIPPET_WIDTH))
+        return cls(text[start : start + SNIPPET_WIDTH], start + 1, start + SNIPPET_WIDTH < len(text))
+
+    def span(self, column: int, end_column: Optional[int] = None) -> str:
+        """The text from ``column`` to ``end_column`` (exclusive; whole line when None) within the kept part."""
+        first = max(column - self.start_column, 0)
+        if end_column is None:
+            return self.text
+        return self.text[first : max(end_column - self.start_column, first)]
+
+
+@dataclass
+class StoredAt:
+    """Where a template stored as a JSON string (tokenizer_config.json) sits in that file: the
+    finding's own line and column are the template's; these are the JSON file's."""
+
+    key: str  # the JSON key path, e.g. "chat_template" or "chat_template[1].template"
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
 @dataclass
 class Finding:
     code: str
@@ -67,12 +129,15 @@ class Finding:
     notes: List[str] = field(default_factory=list)  # extra lines for humans
     evidence: Optional[Dict[str, Any]] = None  # with --evidence: both renders
     variant_description: Optional[str] = None  # the controlled change, in words
+    stored_at: Optional[StoredAt] = None  # a template stored in JSON: its position in the JSON file
+    source_line: Optional[SourceLine] = None  # the linted text of `line` (reporters; not in JSON)
 
     @property
     def sort_key(self):
         return (self.path, self.line, self.column, self.code)
 
-    def to_dict(self, evidence: bool = False) -> Dict[str, Any]:
+    def to_dict(self, evidence: bool = False, internal: bool = False) -> Dict[str, Any]:
+        """The JSON record; ``internal`` adds what only the result cache keeps (the source line)."""
         out: Dict[str, Any] = {
             "code": self.code,
             "name": self.name,
@@ -97,14 +162,18 @@ class Finding:
             out.update(asdict(self.arithmetic))
         if self.notes:
             out["notes"] = list(self.notes)
+        if self.stored_at is not None:
+            out["stored_at"] = asdict(self.stored_at)
         if evidence and self.evidence is not None:
             out["evidence"] = self.evidence
+        if internal and self.source_line is not None:
+            out["source_line"] = asdict(self.source_line)
         return out
 
 
 def finding_from_dict(d: Dict[str, Any]) -> Finding:
-    """Rebuild a Finding from ``Finding.to_dict(evidence=True)`` (the result cache); TypeError or
-    KeyError for a record of another shape."""
+    """Rebuild a Finding from ``Finding.to_dict(evidence=..., internal=True)`` (the result cache);
+    TypeError or KeyError for a record of another shape."""
     for key, kind in (("code", str), ("name", str), ("severity", str), ("message", str), ("path", str),
                       ("line", int), ("column", int), ("end_line", int), ("end_column", int)):
         if not isinstance(d[key], kind):
@@ -130,4 +199,6 @@ def finding_from_dict(d: Dict[str, Any]) -> Finding:
         notes=list(d.get("notes", [])),
         evidence=d.get("evidence"),
         variant_description=d.get("variant"),
+        stored_at=StoredAt(**d["stored_at"]) if d.get("stored_at") else None,
+        source_line=SourceLine(**d["source_line"]) if d.get("source_line") else None,
     )

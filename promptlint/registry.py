@@ -1,7 +1,13 @@
-"""Rule metadata, read at run time from the rule files (one TOML file per rule).
+"""The rule registry: metadata from the rule files, and which module implements each code.
 
-The files live in the repository's top-level ``rules/`` folder and ship inside the
-wheel as the ``promptlint._rules`` package; a source checkout reads ``rules/``.
+A rule is declared once, in its TOML file (one per rule: metadata, docs, pass/fail cases).
+The files live in the repository's top-level ``rules/`` folder and ship inside the wheel as
+the ``promptlint._rules`` package; a source checkout reads ``rules/``.
+
+The module that decides a code's findings and their wording registers itself under that
+code with ``implements(__name__, "M101")`` (E, M and PL codes alike); a code has exactly
+one implementation (tests/test_architecture.py checks both directions). Other analyzers
+may report the same code, taking its wording and figures from that module.
 """
 
 from __future__ import annotations
@@ -9,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 DOC_SECTIONS = (
     ("what-it-does", "What it does"),
@@ -33,6 +39,11 @@ class Rule:
     cases: List[Dict[str, Any]] = field(default_factory=list, hash=False, compare=False)
     path: Optional[Path] = None
 
+    @property
+    def short_summary(self) -> str:
+        """The summary's first sentence (``rule --all``, SARIF's shortDescription)."""
+        return self.summary.split(". ")[0].rstrip(".") if self.summary else self.name
+
     def markdown(self) -> str:
         """The rule's documentation under ruff's headings (docs/rules/<CODE>.md)."""
         lines = [
@@ -51,12 +62,19 @@ class Rule:
 
 
 def rules_dir() -> Path:
+    """The rule files: ``promptlint/_rules`` in a wheel, else the checkout's ``rules/`` beside the
+    package (an editable install elsewhere maps ``promptlint._rules`` to its own checkout, which
+    must not shadow the rules of the code that is running)."""
+    here = Path(__file__).resolve().parent
     try:
         import promptlint._rules as packaged
 
-        return Path(packaged.__file__).parent
+        packaged_dir = Path(packaged.__file__).resolve().parent
+        if packaged_dir.parent == here:
+            return packaged_dir
     except ImportError:  # a source checkout that is not installed
-        return Path(__file__).resolve().parent.parent / "rules"
+        pass
+    return here.parent / "rules"
 
 
 @lru_cache(maxsize=None)
@@ -68,7 +86,7 @@ def known_codes() -> frozenset:
 
 @lru_cache(maxsize=None)
 def all_rules() -> Dict[str, Rule]:
-    from promptlint.config import toml_loads
+    from promptlint.toml_io import toml_loads
 
     out: Dict[str, Rule] = {}
     for path in sorted(rules_dir().glob("*.toml")):
@@ -101,3 +119,25 @@ def lookup(code_or_name: str) -> Optional[Rule]:
         if rule.name == key:
             return rule
     return None
+
+
+# ------------------------------------------------------------------ implementations
+
+_IMPLEMENTED_BY: Dict[str, str] = {}
+
+
+def implements(module: str, *codes: str) -> Tuple[str, ...]:
+    """Register ``module`` as the implementation of ``codes``; returns them (a module's ``CODES``).
+
+    Registering a code a second time from another module is a programming error.
+    """
+    for code in codes:
+        owner = _IMPLEMENTED_BY.setdefault(code, module)
+        if owner != module:
+            raise RuntimeError(f"{code} is implemented twice: by {owner} and by {module}")
+    return tuple(codes)
+
+
+def implementations() -> Dict[str, str]:
+    """code -> implementing module, for the modules imported so far."""
+    return dict(_IMPLEMENTED_BY)

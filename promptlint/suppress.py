@@ -19,9 +19,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
+from promptlint import registry
 from promptlint.records import Finding
 
-UNUSED = "PL100"
+UNUSED = registry.implements(__name__, "PL100")[0]
 MARKER = "promptlint:"
 VERBS = ("ignore", "disable", "enable")
 
@@ -189,22 +190,9 @@ def apply(
 
 
 def _finding(path: str, d: Directive, message: str) -> Finding:
-    from promptlint import registry
+    from promptlint.kernel import finding
 
-    rule = registry.get(UNUSED)
-    return Finding(
-        UNUSED,
-        rule.name,
-        rule.miss_class,
-        rule.severity,
-        message,
-        path,
-        d.line,
-        d.column,
-        d.line,
-        d.end_column,
-        help="remove the comment, or correct its codes",
-    )
+    return finding(UNUSED, path, message, d.line, d.column, d.line, d.end_column, help="remove the comment, or correct its codes")
 
 
 def comment_for(code: str, python: bool = False) -> str:

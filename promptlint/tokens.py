@@ -163,10 +163,7 @@ def load(spec: TokenizerSpec) -> LoadedTokenizer:
         if key not in _LOADED:
             _LOADED[key] = LoadedTokenizer(spec, sha, _from_str(raw.decode("utf-8"), spec))
         return _LOADED[key]
-    try:
-        sha = _cached_sha256(spec.path)
-    except OSError as e:
-        raise TokenizerError(f"{spec.path}: cannot read the tokenizer ({e.strerror or e}); check the path") from None
+    sha = _cached_sha256(spec.path)
     check_pin(spec, sha)
     key = (str(spec.path.resolve()), sha)
     if key not in _LOADED:
@@ -184,12 +181,28 @@ _SHA256: Dict[Tuple[str, int, int], str] = {}
 
 
 def _cached_sha256(path: Path) -> str:
-    """file_sha256 memoised per process on (path, mtime, size), so a long-running process
+    """tokenizer_file_sha256 memoised per process on (path, file_stamp), so a long-running process
     (the language server) re-lints without re-hashing a multi-megabyte tokenizer.json."""
-    key = (str(path.resolve()), *file_stamp(path.stat()))
+    try:
+        st = path.stat()
+    except OSError as e:
+        raise _unreadable(path, e) from None
+    key = (str(path.resolve()), *file_stamp(st))
     if key not in _SHA256:
-        _SHA256[key] = file_sha256(path)
+        _SHA256[key] = tokenizer_file_sha256(path)
     return _SHA256[key]
+
+
+def tokenizer_file_sha256(path: Path) -> str:
+    """The sha256 of a tokenizer file; ``TokenizerError`` when it cannot be read."""
+    try:
+        return file_sha256(path)
+    except OSError as e:
+        raise _unreadable(path, e) from None
+
+
+def _unreadable(path: Path, e: OSError) -> TokenizerError:
+    return TokenizerError(f"{path}: cannot read the tokenizer ({e.strerror or e}); check the path")
 
 
 def _from_str(text: str, spec: TokenizerSpec):

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Long fuzz run: promptlint must report or error cleanly on every generated template.
 
-    PYTHONPATH=. python scripts/fuzz.py [--cases 10000] [--seed 7] [--timeout 0.5]
+    PYTHONPATH=. python scripts/fuzz.py [--cases 10000] [--seed 7] [--timeout 0.5] [--suite operators]
 
 Cases mix (1) mutations of real chat templates (tests/data/fuzz_seeds/: span deletion,
 duplication, swaps, byte flips, truncation, token insertion), (2) random Jinja token
@@ -16,6 +16,9 @@ splice is not refused, when a canary file appears, when a canary text (the outsi
 or an environment variable's) appears in any finding, or when the LSP reader forwards a
 frame that is not one JSON object or answers with something that is not a JSON-RPC error.
 Prints totals per outcome and E-code; exits 1 on any failure.
+
+``--suite operators`` runs the operator commands' cases instead (malformed `audit` rows and KV
+events, `diff`/`hashes` inputs, `tokenize --jsonl` lines): see ``scripts/fuzz_operators.py``.
 """
 
 from __future__ import annotations
@@ -200,7 +203,14 @@ def main() -> int:
     ap.add_argument("--cases", type=int, default=10000)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--timeout", type=float, default=0.5, help="render-timeout per render (s)")
+    ap.add_argument("--suite", choices=("templates", "operators"), default="templates",
+                    help="templates (default) or operators: malformed audit rows, diff/hashes inputs, "
+                    "tokenize --jsonl lines (scripts/fuzz_operators.py)")
     args = ap.parse_args()
+    if args.suite == "operators":
+        from fuzz_operators import run
+
+        return run(args.cases, args.seed)
     import os
 
     if ENV_CANARY not in os.environ:  # so that /proc/self/environ of this very process holds it

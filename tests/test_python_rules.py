@@ -138,11 +138,12 @@ def test_directory_walk_takes_only_llm_python(tmp_path):
     (tmp_path / "bot.py").write_text("from openai import OpenAI\n", encoding="utf-8")
     (tmp_path / "serve.sh").write_text("vllm serve m --no-enable-prefix-caching\n", encoding="utf-8")
     (tmp_path / "other.sh").write_text("echo hi\n", encoding="utf-8")
+    from promptlint import analyzers
     from promptlint.discovery import discover
 
-    files, _ = discover([str(tmp_path)], tmp_path, (), ())
+    files, _ = discover([str(tmp_path)], tmp_path, (), (), kinds=analyzers)
     assert sorted(f.name for f in files) == ["bot.py", "serve.sh"]
-    explicit, _ = discover([str(tmp_path / "plain.py")], tmp_path, (), ())
+    explicit, _ = discover([str(tmp_path / "plain.py")], tmp_path, (), (), kinds=analyzers)
     assert [f.name for f in explicit] == ["plain.py"]
     report = lint([str(tmp_path)], settings(tmp_path))
     assert [(f.code, Path(f.path).name, f.line, f.column) for f in report.findings] == [("M701", "serve.sh", 1, 14)]
@@ -190,7 +191,7 @@ def test_2000_line_module_is_analysed(tmp_path):
     path = tmp_path / "big.py"
     path.write_text(source, encoding="utf-8")
     s = settings(tmp_path)
-    from promptlint.lint import Context, TokenizerProvider, _enabled, tokenizer_spec
+    from promptlint.kernel import Context, TokenizerProvider, rule_filter as _enabled, tokenizer_spec
     from promptlint.analyzers import python_source
 
     provider = TokenizerProvider(tokenizer_spec(s))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jinja2 import Environment
 
-from promptlint.lint import name_patterns
+from promptlint.scenarios.names import name_patterns
 from promptlint.scenarios import infer_scenario, volatile_variant
 
 from conftest import DATA, QWEN

@@ -64,14 +64,20 @@ def test_source_text_lines():
             assert sum(len(l) + 1 for l in text.split("\n")[: line - 1]) + col - 1 == offset
 
 
-def test_sources_follow_an_include_that_changes(tmp_path):
+def test_sources_are_the_text_that_was_rendered_and_a_new_load_follows_a_change(tmp_path):
+    # An include is read once per load (through the confined loader): the source map of a render
+    # is the text that render used, even if the file changes on disk afterwards; the next load
+    # (the next lint of the file, in the CLI or the language server) reads the new text.
     (tmp_path / "part.j2").write_text("one", encoding="utf-8")
     loaded = load_template(tmp_path / "a.j2", "jinja2", [tmp_path], source='{% include "part.j2" %}')
-    render(loaded, {})
+    assert render(loaded, {}).text == "one"
     first = loaded.sources()["part.j2"]
     assert loaded.sources()["part.j2"] is first  # reused
     (tmp_path / "part.j2").write_text("two\nlines", encoding="utf-8")
-    assert loaded.sources()["part.j2"].text == "two\nlines"
+    assert loaded.sources()["part.j2"].text == "one"
+    again = load_template(tmp_path / "a.j2", "jinja2", [tmp_path], source='{% include "part.j2" %}')
+    render(again, {})
+    assert again.sources()["part.j2"].text == "two\nlines"
 
 
 def _naive(a, b):
@@ -99,7 +105,7 @@ def test_prefetched_batch_equals_one_by_one(tmp_path):
     """Variants rendered ahead and tokenized with encode_batch give the very samples sample() gives."""
     from conftest import QWEN
 
-    from promptlint.analysis import TemplateRun
+    from promptlint.template_run import TemplateRun
     from promptlint.compare import engine_profile
     from promptlint.render import Limits
     from promptlint.scenarios import Scenario, Variable

@@ -1,13 +1,18 @@
-"""One analyzer per kind of prompt source. Each has handles(path) and lint_file(path, text, ctx).
+"""The registry of analyzers: one per kind of prompt source.
 
-The first analyzer whose ``handles`` accepts a path lints it; modules import lazily.
+Each analyzer module declares the files it handles, ``FILES = Files(...)`` (suffixes, names
+and a cheap byte prefilter: what a directory walk takes), optionally ``DIRECTORY`` (a
+directory it lints as one target), ``handles(path)`` (what an explicit path is linted as) and
+``lint_file(path, text, ctx)``. Discovery is given this module and asks it (``walk_takes``,
+``owned_directory``); it never imports an analyzer. The first analyzer whose ``handles``
+accepts a path lints it; modules are imported on first use.
 """
 
 from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional
 
 ANALYZERS = [
     "promptlint.analyzers.chat_template",  # before jinja_template: chat `.jinja` files are templates too
@@ -17,9 +22,27 @@ ANALYZERS = [
 ]
 
 
+def modules() -> List:
+    return [importlib.import_module(name) for name in ANALYZERS]
+
+
 def analyzer_for(path: Path) -> Optional[object]:
-    for name in ANALYZERS:
-        module = importlib.import_module(name)
+    """The analyzer that lints an explicit path, or None."""
+    for module in modules():
         if module.handles(path):
             return module
+    return None
+
+
+def walk_takes(path: Path) -> bool:
+    """Whether a directory walk lints this file: some analyzer's declaration takes it."""
+    return any(module.FILES.walk_takes(path) for module in modules())
+
+
+def owned_directory(path: Path):
+    """The ``OwnedDirectory`` declaration of an analyzer that lints ``path`` as one target, or None."""
+    for module in modules():
+        owned = getattr(module, "DIRECTORY", None)
+        if owned is not None and owned.owns(path):
+            return owned
     return None

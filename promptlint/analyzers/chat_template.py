@@ -4,15 +4,35 @@ Source -> scenarios (a samples file, else the built-in conversations) -> render 
 configured serving stack does (transformers 5.x/4.x, vLLM frontend) -> tokenize (serving
 path) -> every enabled check. Built-in scenarios the template refuses (raise_exception:
 "System role not supported", tools required...) are skipped with a note.
+
+Findings in a template stored inside tokenizer_config.json keep the template's line and
+column (documented) and also carry ``stored_at``, the JSON file's own line and column of that
+character, for CI annotations; when the directory's chat_template.jinja holds the same
+template, they point into that file instead.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
-from promptlint.lint import Context, TokenizerProvider, file_error
-from promptlint.records import Finding
+from promptlint import bounded_io, registry
+from promptlint.analyzers.files import Files, OwnedDirectory
+from promptlint.kernel import Context, TokenizerProvider, file_error, finding
+from promptlint.records import Finding, SourceLine, StoredAt
+
+# PL102 skipped-scenario: a built-in conversation the template refuses (_refusals)
+NOTE_CODES = registry.implements(__name__, "PL102")
+
+CONFIG_NAME = "tokenizer_config.json"
+TEMPLATE_FILE = "chat_template.jinja"
+# a directory walk: tokenizer_config.json files that hold a chat template; model directories as one target
+FILES = Files(names=(CONFIG_NAME,), markers=(b'"chat_template"',), take_unsniffable=False)
+DIRECTORY = OwnedDirectory(
+    required=("tokenizer.json", CONFIG_NAME), files=frozenset({CONFIG_NAME, TEMPLATE_FILE}), subdirs=frozenset({"chat_templates"})
+)
 
 
 def handles(path: Path) -> bool:
@@ -35,117 +55,217 @@ def _tokenizer_for(source, ctx: Context):
     return TokenizerProvider(resolve(str(directory)))
 
 
-def embedded_note(source, name: str) -> Optional[str]:
-    from promptlint.chat.source import json_line_of_key
+@dataclass
+class Outcome:
+    """What the scenarios of one chat template came to."""
 
-    key = source.embedded.get(name)
-    if not key:
-        return None
-    try:
-        json_line = json_line_of_key(source.path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError):
-        json_line = 1
-    return (
-        f"line and column are within the chat template stored as `{key}` in {source.path.name} "
-        f"(the JSON string starts on line {json_line})"
-    )
+    findings: List[Finding] = field(default_factory=list)
+    refused: List[Tuple[str, Finding]] = field(default_factory=list)  # (built-in scenario, its E finding)
+    rendered_any: bool = False
+    seen: set = field(default_factory=set)
 
 
 def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
-    from promptlint import checks
     from promptlint.chat.request import ChatProfile
-    from promptlint.chat.run import ChatRun, ChatTemplate
-    from promptlint.chat.scenarios import builtin_scenarios, load_chat_samples, samples_path_for_chat
+    from promptlint.chat.run import ChatTemplate
     from promptlint.chat.source import SourceError, load_source
-    from promptlint.compare import engine_profile
-    from promptlint.render import Limits, RenderError
+    from promptlint.render import Limits
     from promptlint.scenarios import SamplesError
 
     settings = ctx.settings
-    display = ctx.display(path)
     try:
         source = load_source(path, text if (text and not path.is_dir()) else None)
     except SourceError as e:
         return [file_error(ctx.display(e.path), e.code, e.message)]
     except ValueError as e:
-        return [file_error(display, "E005", f"invalid JSON: {e}")]
-    display = ctx.display(source.path)
-    from promptlint.chat.special import atomic, from_tokenizer, template_special_texts
-
+        return [file_error(ctx.display(path), "E005", f"invalid JSON: {e}")]
     tokenizer = _tokenizer_for(source, ctx)
     embedded = getattr(getattr(tokenizer, "spec", None), "embedded", False)
-    if not source.special_tokens:
-        # tokenizer_config.json beside the tokenizer, else tokenizer.json itself (never the embedded one's)
-        source.special_tokens = dict(tokenizer().special_tokens) or ({} if embedded else from_tokenizer(tokenizer()))
-        if not source.special_tokens:
-            ctx.notices.append(
-                f"{display}: no tokenizer_config.json gives the special tokens, so `bos_token`/`eos_token` are "
-                "undefined in the render; lint the model directory or configure a tokenizer directory that has one"
-            )
+    _special_tokens(source, tokenizer, ctx, embedded)
     if embedded:  # the template's special-token texts stay single tokens, as in the model's tokenizer
+        from promptlint.chat.special import atomic, template_special_texts
+
         tokenizer = atomic(tokenizer, template_special_texts(source))
-    sp = samples_path_for_chat(path)
     try:
-        scenarios = [load_chat_samples(sp)] if sp is not None else builtin_scenarios()
+        scenarios = _scenarios(path)
     except SamplesError as e:
         return [file_error(ctx.display(e.path), "E003", e.message)]
-
     profile = ChatProfile(settings.transformers, settings.frontend, settings.serving)
     chat = ChatTemplate(source, profile, Limits(timeout_s=settings.render_timeout, max_output_bytes=settings.max_output))
-    engine = engine_profile(settings.engine, settings.block_size)
-    findings: List[Finding] = []
-    refused = []
-    rendered_any = False
-    seen = set()
+    stored = StoredTemplates(source, path, text, ctx)
+    outcome = Outcome()
     for scenario in scenarios:
-        try:
-            name = chat.select(scenario.request)
-            note = embedded_note(source, name)
-            run = ChatRun(chat, scenario, display, tokenizer, engine, note, ctx.is_enabled)
-        except SourceError as e:
-            findings.append(file_error(display, e.code, e.message))
+        if not _run_scenario(chat, scenario, tokenizer, ctx, stored, outcome):
             break
-        except RenderError as e:
-            f = file_error(display, e.code, e.message, e.line)
-            findings.append(f)
-            break
-        try:
-            run.base()  # first: it records the template's clock calls, a variable the checks vary
-            rendered_any = True
-            found = []
-            enabled = checks.enabled_checks(ctx.is_enabled)
-            run.prefetch(run.plan(enabled))  # every variant the checks ask for, tokenized in one batch
-            for module in enabled:
-                found += module.check(run)
-            if run.loaded.limit_error is not None:  # a limit some check swallowed as a refusal
-                raise run.loaded.limit_error
-            # token indices are per scenario: collapse within one scenario, then drop repeats across scenarios
-            for f in checks.collapse(found):
-                key = (f.code, f.path, f.line, f.column, f.variable)
-                if key not in seen:
-                    seen.add(key)
-                    findings.append(f)
-        except RenderError as e:
-            where = run.path_of(e.template) if e.template else display
-            f = file_error(where, e.code, e.message, e.line)
-            if note:
-                f.notes.append(note)
-            if e.code == "E006":  # a limit, not a refusal: stop at the first one (docs/security.md)
-                findings.append(f)
-                break
-            if scenario.builtin:
-                refused.append((scenario.name, f))
-            else:
-                findings.append(f)
-    if refused and not rendered_any:
-        first = refused[0][1]
-        first.message += f" (built-in scenario `{refused[0][0]}`; every built-in scenario failed)"
+    return _refusals(outcome, ctx)
+
+
+def _special_tokens(source, tokenizer, ctx: Context, embedded: bool) -> None:
+    """The special-token strings the template sees: the source's, else the tokenizer directory's,
+    else a configured tokenizer.json's own (never the embedded approximate one's)."""
+    from promptlint.chat.special import from_tokenizer
+
+    if source.special_tokens:
+        return
+    source.special_tokens = dict(tokenizer().special_tokens) or ({} if embedded else from_tokenizer(tokenizer()))
+    if not source.special_tokens:
+        ctx.notices.append(
+            f"{ctx.display(source.path)}: no tokenizer_config.json gives the special tokens, so `bos_token`/`eos_token` are "
+            "undefined in the render; lint the model directory or configure a tokenizer directory that has one"
+        )
+
+
+def _scenarios(path: Path) -> list:
+    from promptlint.chat.scenarios import builtin_scenarios, load_chat_samples, samples_path_for_chat
+
+    sp = samples_path_for_chat(path)
+    return [load_chat_samples(sp)] if sp is not None else builtin_scenarios()
+
+
+def _run_scenario(chat, scenario, tokenizer, ctx: Context, stored: "StoredTemplates", outcome: Outcome) -> bool:
+    """Render one scenario, run the checks on it, add what they find; False: stop (no later scenario can render)."""
+    from promptlint import checks
+    from promptlint.chat.run import ChatRun
+    from promptlint.chat.source import SourceError
+    from promptlint.compare import engine_profile
+    from promptlint.render import RenderError
+
+    display = ctx.display(chat.source.path)
+    name = None
+    try:
+        name = chat.select(scenario.request)
+        note = stored.note(name)
+        run = ChatRun(chat, scenario, display, tokenizer, engine_profile(ctx.settings.engine, ctx.settings.block_size), note, ctx.is_enabled)
+    except SourceError as e:
+        outcome.findings.append(file_error(display, e.code, e.message))
+        return False
+    except RenderError as e:
+        outcome.findings.append(stored.locate(file_error(display, e.code, e.message, e.line), name))
+        return False
+    try:
+        run.base()  # first: it records the template's clock calls, a variable the checks vary
+        outcome.rendered_any = True
+        enabled = checks.enabled_checks(ctx.is_enabled)
+        run.prefetch(run.plan(enabled))  # every variant the checks ask for, tokenized in one batch
+        found = [f for module in enabled for f in module.check(run)]
+        if run.loaded.limit_error is not None:  # a limit some check swallowed as a refusal
+            raise run.loaded.limit_error
+        # token indices are per scenario: collapse within one scenario, then drop repeats across scenarios
+        for f in checks.collapse(found):
+            key = (f.code, f.path, f.line, f.column, f.variable)
+            if key not in outcome.seen:
+                outcome.seen.add(key)
+                outcome.findings.append(stored.locate(f, name))
+    except RenderError as e:
+        f = file_error(run.path_of(e.template) if e.template else display, e.code, e.message, e.line)
+        if note:
+            f.notes.append(note)
+        f = stored.locate(f, name)
+        if e.code == "E006":  # a limit, not a refusal: stop at the first one (docs/security.md)
+            outcome.findings.append(f)
+            return False
+        if scenario.builtin:
+            outcome.refused.append((scenario.name, f))
+        else:
+            outcome.findings.append(f)
+    return True
+
+
+def _refusals(outcome: Outcome, ctx: Context) -> List[Finding]:
+    """A template that refuses every built-in scenario is an error; one that refuses some, a PL102 each."""
+    findings = outcome.findings
+    if outcome.refused and not outcome.rendered_any:
+        name, first = outcome.refused[0]
+        first.message += f" (built-in scenario `{name}`; every built-in scenario failed)"
         findings.append(first)
     else:
-        for name, f in refused:  # never skipped silently: one info finding per scenario (PL102)
+        for name, f in outcome.refused:  # never skipped silently: one info finding per scenario (PL102)
             if ctx.is_enabled("PL102"):
-                skipped = file_error(f.path, "PL102", f"built-in scenario `{name}` not rendered, not checked: {f.message}", f.line)
-                skipped.variable = name
-                skipped.notes = list(f.notes)
+                skipped = finding("PL102", f.path, f"built-in scenario `{name}` not rendered, not checked: {f.message}",
+                                  f.line, variable=name, notes=f.notes)
                 findings.append(skipped)
     return findings
+
+
+# ---------------------------------------------------------------------------- templates stored in JSON
+
+_KEY_STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+class StoredTemplates:
+    """Locations for templates stored as JSON strings: the JSON file's line and column of a
+    template character, or the directory's chat_template.jinja when it holds the same text."""
+
+    def __init__(self, source, path: Path, text: str, ctx: Context):
+        self.source = source
+        self.display = ctx.display(source.path)
+        self._ctx = ctx
+        self._json: Optional[str] = None
+        self._beside: Optional[Tuple[Path, Optional[str]]] = None  # chat_template.jinja beside it, and its text
+        if source.embedded:
+            if source.path == path and text:
+                self._json = text  # the linted text (an editor buffer, stdin), not the file on disk
+            else:
+                try:
+                    self._json = bounded_io.read_text(source.path, bounded_io.MAX_TOKENIZER_BYTES)
+                except (OSError, UnicodeDecodeError):
+                    self._json = None
+
+    def note(self, name: str) -> Optional[str]:
+        """The note saying that line and column are the template's (None for a template file)."""
+        from promptlint.chat.source import json_line_of_key
+
+        key = self.source.embedded.get(name)
+        if not key:
+            return None
+        return (
+            f"line and column are within the chat template stored as `{key}` in {self.source.path.name} "
+            f"(the JSON string starts on line {json_line_of_key(self._json) if self._json else 1})"
+        )
+
+    def locate(self, f: Finding, name: Optional[str]) -> Finding:
+        key = self.source.embedded.get(name) if name else None
+        if not key or f.path != self.display:
+            return f
+        template = self.source.templates[name]
+        if self._beside is None:
+            beside = self.source.path.parent / TEMPLATE_FILE
+            self._beside = (beside, _read(beside) if bounded_io.is_regular_file(beside) else None)
+        beside, beside_text = self._beside
+        if beside_text == template:
+            note = self.note(name)
+            f.path = self._ctx.display(beside)
+            f.notes = [n for n in f.notes if n != note]
+            return f
+        f.source_line = SourceLine.of(template, f.line, f.column)
+        f.stored_at = self._stored_at(key, template, f)
+        return f
+
+    def _stored_at(self, key: str, template: str, f: Finding) -> Optional[StoredAt]:
+        from promptlint import json_locate
+        from promptlint.render.sourcemap import SourceText
+
+        if self._json is None:
+            return None
+        quote = json_locate.string_at(self._json, [int(i) if i else k for k, i in _KEY_STEP.findall(key)])
+        if quote is None:
+            return None
+        offsets = json_locate.char_offsets(self._json, quote)
+        if len(offsets) != len(template) + 1:  # not the text the template was read from
+            return None
+        src = SourceText(template)
+
+        def where(line: int, column: int) -> Tuple[int, int]:
+            at = min(src.line_start(line) + column - 1, len(template))
+            return json_locate.line_column(self._json, offsets[at])
+
+        line, column = where(f.line, f.column)
+        end_line, end_column = where(f.end_line, f.end_column)
+        return StoredAt(key, line, column, end_line, end_column)
+
+
+def _read(path: Path) -> Optional[str]:
+    try:
+        return bounded_io.read_text(path)
+    except (OSError, UnicodeDecodeError):
+        return None

@@ -9,14 +9,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import List
 
-from promptlint.lint import Context, file_error
+from promptlint import registry
+from promptlint.analyzers.files import Files
+from promptlint.kernel import Context, file_error
 from promptlint.records import Finding
+
+# PL101 analysis-assumption: the one note per file naming what the render assumed (assumption_notes)
+NOTE_CODES = registry.implements(__name__, "PL101")
+
+SUFFIXES = (".j2", ".jinja", ".jinja2", ".prompt")
+FILES = Files(suffixes=SUFFIXES, never_infix=".samples.")
 
 
 def handles(path: Path) -> bool:
-    from promptlint.discovery import is_template
-
-    return is_template(path)
+    return FILES.matches_name(path)
 
 
 def engine_tokenizer(ctx: Context):
@@ -35,11 +41,12 @@ def engine_tokenizer(ctx: Context):
 def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     """All findings for one template file (E findings when it cannot be analysed)."""
     from promptlint import checks
-    from promptlint.analysis import TemplateRun
+    from promptlint.template_run import TemplateRun
     from promptlint.compare import engine_profile
     from promptlint.render import Limits, RenderError, load_template
     from promptlint.scenarios import SamplesError, samples_path_for
     from promptlint.scenarios.infer import template_scenario
+    from promptlint.scenarios.names import name_patterns
 
     settings = ctx.settings
     display = ctx.display(path)
@@ -49,7 +56,7 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
         max_recursion=settings.max_recursion,
     )
     try:
-        loaded = load_template(path, settings.template_env, [settings.root], source=text, limits=limits, jinja=settings.jinja_stubs())
+        loaded = load_template(path, settings.template_env, [settings.root], source=text, limits=limits, jinja=settings.jinja_stubs(), classify=name_patterns().classify)
     except RenderError as e:
         return [file_error(display, e.code, e.message, e.line)]
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import List, NamedTuple, Optional, Sequence
 
-from promptlint import bounded_io
-
-from promptlint.lint import Context, file_error, name_patterns
-from promptlint.records import Arithmetic, DivergentToken, Finding
+from promptlint import bounded_io, figures, kernel
+from promptlint.analyzers.files import Files
+from promptlint.kernel import Context, file_error
+from promptlint.records import Finding
 
 # A directory walk lints a .py file only when it contains one of these byte strings
 # (explicit paths and `templates` globs are always linted). Plain substring tests: about
@@ -23,19 +23,17 @@ PROMPT_CODE_MARKERS = (
     b"apply_chat_template", b"cache_salt", b"prefix_caching", b"prefix-caching", b"radix_cache",
     b"radix-cache", b"prompt_logprobs", b'"role"', b"'role'", b"genai", b"bedrock",
 )
+FILES = Files(suffixes=(".py", ".pyi"), markers=PROMPT_CODE_MARKERS, sniff_bytes=2_000_000)
 FIXABLE = {"M201", "M202", "M203"}
 
 
 def handles(path: Path) -> bool:
-    return path.suffix in (".py", ".pyi")
+    return FILES.matches_name(path)
 
 
-def looks_like_prompt_code(path: Path, limit: int = 2_000_000) -> bool:
+def looks_like_prompt_code(path: Path) -> bool:
     """For directory walks: does this Python file talk to an LLM or build chat messages?"""
-    if not bounded_io.is_regular_file(path):
-        return True  # let lint_file report it
-    data = bounded_io.read_prefix(path, limit)
-    return any(m in data for m in PROMPT_CODE_MARKERS)
+    return FILES.walk_takes(path)
 
 
 class Parsed(NamedTuple):
@@ -61,20 +59,20 @@ def parse(path: Path, text: str, display: str) -> Parsed:
         return Parsed(None, file_error(display, "E008", f"Python source cannot be parsed: {type(e).__name__}: {e}"))
 
 
-def analyze(path: Path, text: str, display: str):
+def scan(path: Path, text: str, display: str):
     """(candidates, error) without touching the tokenizer."""
-    from promptlint.pysource.rules import Analysis
+    from promptlint.pysource.rules import HazardScan
+    from promptlint.scenarios.names import name_patterns
 
     parsed = parse(path, text, display)
     if parsed.error is not None:
         return [], parsed.error
-    analysis = Analysis(text, parsed.tree, name_patterns().kind_of)
-    return analysis.run(), None
+    return HazardScan(text, parsed.tree, name_patterns().kind_of).run(), None
 
 
 def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     display = ctx.display(path)
-    candidates, error = analyze(path, text, display)
+    candidates, error = scan(path, text, display)
     if error is not None:
         return [error]
     lines = text.splitlines()
@@ -112,69 +110,50 @@ def _char_col(lines: Sequence[str], line: int, byte_col: int) -> int:
 
 
 def _record(c, display: str, lines: Sequence[str], message: str) -> Finding:
-    from promptlint import registry
-
-    rule = registry.get(c.code)
     n = c.node
     line = getattr(n, "lineno", 1)
     end_line = getattr(n, "end_lineno", line) or line
     col = _char_col(lines, line, getattr(n, "col_offset", 0))
     end_col = _char_col(lines, end_line, getattr(n, "end_col_offset", 0) or 0)
-    return Finding(c.code, rule.name, rule.miss_class, rule.severity, message, display, line, col, end_line, end_col,
-                   variable=c.variable, help=c.help, notes=list(c.notes))
-
-
-_CADENCE = {"date": "changes daily", "time": "changes every second"}
+    return kernel.finding(c.code, display, message, line, col, end_line, end_col,
+                          variable=c.variable, help=c.help, notes=c.notes)
 
 
 def _measured(c, ctx: Context, display: str, lines: Sequence[str], encodings: dict) -> Optional[Finding]:
-    from promptlint.compare import Comparison, engine_profile, shared_prefix
-    from promptlint.pysource.rules import render, unresolved_after
+    """An M101 candidate measured as templates are: the prompt text around the volatile value
+    rendered twice, tokenized, compared; figures and wording from the same functions."""
+    from promptlint.checks import volatile_before_shared_prefix as m101
+    from promptlint.compare import engine_profile
+    from promptlint.pysource.holes import prompt_text, unresolved_after
 
     tok = ctx.tokenizer()
     encode = _encoder(tok, encodings)
 
     profile = engine_profile(ctx.settings.engine, ctx.settings.block_size)
-    base_text = render(c.prompt)
-    variant_text = render(c.prompt, changed=c.hole)
+    base_text = prompt_text(c.prompt)
+    variant_text = prompt_text(c.prompt, changed=c.hole)
     base = encode(base_text)
     variant = encode(variant_text)
-    per_request_text = render(c.prompt, per_request_variant=True)
-    if per_request_text != base_text:
-        ideal = shared_prefix(base.ids, encode(per_request_text).ids)
-    else:
-        ideal = len(variant.ids)
-    cmp = Comparison(shared_prefix(base.ids, variant.ids), len(variant.ids), ideal, profile.block_size)
-    label = c.hole.label
-    cadence = _CADENCE.get(c.hole.sub, "changes on every request")
+    per_request_text = prompt_text(c.prompt, per_request_variant=True)
+    per_request = encode(per_request_text).ids if per_request_text != base_text else None
+    cmp = figures.measure(base.ids, variant.ids, figures.ideal_shared(base.ids, per_request, len(variant.ids)), profile.block_size)
+    label, sub = c.hole.label, c.hole.sub
     if cmp.lost_blocks <= 0:
         unknown = unresolved_after(c.prompt, c.hole)
         if unknown is None:
             return None
-        f = _record(c, display, lines,
-                    f"`{label}` {cadence} and precedes `{unknown}`, which promptlint cannot evaluate: "
-                    "every KV block after it is lost if that text is shared (not measured)")
+        f = _record(c, display, lines, m101.not_measured_message(label, sub, unknown))
         f.variable = label
-        f.help = f"move `{label}` after the shared material"
+        f.help = m101.help_text(label, sub, suggest_coarser=False)
         f.notes.append(c.sink)
         return f
-    message = (f"`{label}` {cadence} and precedes the shared prompt: "
-               f"{cmp.lost_blocks:,} of {cmp.ideal_eligible_blocks:,} eligible KV blocks lost")
-    f = _record(c, display, lines, message)
+    f = _record(c, display, lines, m101.message(label, sub, cmp))
     f.variable = label
-    s = cmp.shared
-    b_id = base.ids[s] if s < len(base.ids) else None
-    v_id = variant.ids[s] if s < len(variant.ids) else None
-    offset = base.offsets[s][0] if s < len(base.ids) else len(base_text)
-    f.first_divergent_token = DivergentToken(s, b_id, v_id, tok.token_text(b_id), tok.token_text(v_id), offset)
-    f.arithmetic = Arithmetic(cmp.prompt_len, cmp.shared, cmp.ideal_shared, cmp.block_size, cmp.eligible_blocks,
-                              cmp.ideal_eligible_blocks, cmp.lost_blocks, cmp.lost_tokens)
-    f.evidence = {"base_render": base_text, "variant_render": variant_text, "add_special_tokens": False}
-    coarser = ", or make it coarser (date, not time)" if c.hole.sub in ("timestamp", "time", "number") else ""
-    f.help = f"move `{label}` after the shared material{coarser}"
+    token = figures.divergent_token(tok, base.ids, variant.ids, cmp.shared, figures.token_offset(base.offsets, base_text, cmp.shared))
+    figures.attach(f, token, cmp, figures.evidence(base_text, variant_text, False))
+    f.help = m101.help_text(label, sub)
     f.notes = [
-        f"{profile.name}, block {cmp.block_size}: eligible {cmp.eligible_blocks:,} blocks now, "
-        f"{cmp.ideal_eligible_blocks:,} if `{label}` came after the shared material",
+        m101.eligible_note(label, cmp, profile.name),
         c.sink,
         "measured on the prompt text (message contents joined by blank lines), without the chat template's markers",
     ]
@@ -218,7 +197,7 @@ def fix(path: Path, text: str, display: str, findings: Sequence[Finding]):
     wanted = {(f.code, f.line, f.column) for f in findings if f.code in FIXABLE}
     if not wanted:
         return text, []
-    candidates, error = analyze(path, text, display)
+    candidates, error = scan(path, text, display)
     if error is not None:
         return text, []
     lines = text.splitlines()

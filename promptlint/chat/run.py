@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from promptlint.analysis import Sample, TemplateRun
+from promptlint.template_run import Sample, TemplateRun
 from promptlint.chat.request import ChatProfile, ChatRequest, Prepared, RequestError, cut_continued, prepare
 from promptlint.chat.scenarios import ChatScenario
 from promptlint.chat.source import ChatSource
@@ -156,8 +156,8 @@ class ChatRun(TemplateRun):
         self.chat = chat
         self.chat_scenario = scenario
         self.embedded_note = embedded_note
-        self._name = chat.select(scenario.request)
-        loaded = chat.loaded(self._name)
+        self.template_name = chat.select(scenario.request)
+        loaded = chat.loaded(self.template_name)
         variables = Scenario(dict(scenario.variables.variables), scenario.samples_path, scenario.variables.tools_order)
         # tools and documents are static inputs of the request: M201 varies their key order, M202/M203 their order
         for name in REQUEST_LISTS:
@@ -181,7 +181,27 @@ class ChatRun(TemplateRun):
             content = scenario.request.messages[idx]["content"]
             self.scenario.variables[LAST_USER] = Variable(LAST_USER, content, "per-request")
 
-    def _request(self, overrides: Dict[str, Any]) -> Tuple[ChatRequest, datetime]:
+    # ------------------------------------------------ the conversation (checks' ``Conversation`` protocol)
+
+    @property
+    def conversation(self) -> "ChatRun":
+        return self
+
+    @property
+    def template_text(self) -> str:
+        """The source of the chat template this scenario selects."""
+        return self.chat.source.templates[self.template_name]
+
+    @property
+    def frontend(self) -> str:
+        return self.chat.profile.frontend
+
+    @property
+    def eos_token(self) -> str:
+        return self.chat.source.special_tokens.get("eos_token") or ""
+
+    def request_with(self, overrides: Dict[str, Any]) -> Tuple[ChatRequest, datetime]:
+        """The scenario's request (and clock) with ``overrides`` applied to its variables."""
         req = self.chat_scenario.request.copy()
         now = self.chat_scenario.now
         for name, var in self.scenario.variables.items():
@@ -219,16 +239,16 @@ class ChatRun(TemplateRun):
     def sample(self, clock: Optional[datetime] = None, **overrides: Any) -> Sample:
         key = (clock, tuple(sorted((k, repr(v)) for k, v in overrides.items())))
         if key not in self._memo:
-            req, now = self._request(overrides)
+            req, now = self.request_with(overrides)
             rendered, _, _ = self.chat.render(req, clock or now)
             encoding = self.tokenizer.encode(rendered.text, add_special_tokens=self.add_special_tokens)
             self._memo[key] = Sample(rendered, encoding)
             if not overrides and clock is None:
-                self._base_calls = self.chat.strftime_calls(self._name)
+                self._base_calls = self.chat.strftime_calls(self.template_name)
         return self._memo[key]
 
     def _render_variant(self, overrides: Dict[str, Any]):
-        req, now = self._request(overrides)
+        req, now = self.request_with(overrides)
         rendered, _, _ = self.chat.render(req, now)
         return rendered
 

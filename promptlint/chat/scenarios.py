@@ -225,7 +225,7 @@ def parse_now(value: Any, path: Optional[Path]) -> datetime:
 
 def scenario_from_data(data: Dict[str, Any], path: Optional[Path], name: str = "samples") -> ChatScenario:
     """A chat scenario from a (validated) samples mapping."""
-    from promptlint.lint import name_patterns
+    from promptlint.scenarios.names import name_patterns
 
     messages = data.get("messages")
     if not messages:

@@ -1,52 +1,32 @@
-"""Rule implementations. Each module exposes ``CODES`` and ``check(run) -> list[Finding]``.
+"""Rule implementations, one module per code or documented family, named for what it checks.
 
-Modules are imported only when one of their codes is enabled.
+A module registers itself under its codes (``CODES = registry.implements(__name__, "M101")``).
+Those with ``check(run)`` are the template checks: every template and chat-template run goes
+through them, in the order of their first code, and a module is imported only while finding
+out which ones exist (module tops import the standard library and promptlint's kernel only).
+What a run offers a check is the ``Run`` protocol in ``interface.py``.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import List, Sequence, Tuple
+import pkgutil
+from typing import List
 
-# (module, codes it can report), in the order they run
-CHECKS: List[Tuple[str, Tuple[str, ...]]] = [
-    ("promptlint.checks.m101_volatile", ("M101",)),
-    ("promptlint.checks.m1_tokens", ("M102", "M103", "M104")),
-    ("promptlint.checks.m105_engine", ("M105",)),
-    ("promptlint.checks.m2_order", ("M201", "M202", "M203")),
-    ("promptlint.checks.m204_history", ("M204",)),
-]
+_CHECKS: List = []
 
 
-def short(value, limit: int = 40) -> str:
-    """A value in a few characters, for variant descriptions."""
-    from datetime import datetime
-
-    if isinstance(value, datetime):
-        text = value.isoformat(sep=" ")
-    elif isinstance(value, str):
-        text = repr(value)
-    else:
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def describe(f, described: str) -> None:
-    """Record a comparison finding's variant in words (JSON `variant`, and a note)."""
-    f.variant_description = described
-    f.notes.insert(0, f"variant: {described}")
+def template_checks() -> List:
+    """Every module of this package that has ``check(run)``, by first code."""
+    if not _CHECKS:
+        modules = [importlib.import_module(f"{__name__}.{info.name}") for info in pkgutil.iter_modules(__path__)]
+        _CHECKS.extend(sorted((m for m in modules if hasattr(m, "check")), key=lambda m: m.CODES))
+    return _CHECKS
 
 
 def enabled_checks(is_enabled) -> List:
-    out = []
-    for module, codes in CHECKS:
-        if any(is_enabled(c) for c in codes):
-            out.append(importlib.import_module(module))
-    return out
-
-
-def codes() -> Sequence[str]:
-    return [c for _, cs in CHECKS for c in cs]
+    """The template checks with at least one enabled code."""
+    return [m for m in template_checks() if any(is_enabled(c) for c in m.CODES)]
 
 
 def collapse(findings: List) -> List:

@@ -2,24 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
+
 from promptlint import bounded_io
-
-
-def add_common_tokenizer_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--tokenizer", metavar="PATH", help="tokenizer.json, or a model directory holding one")
-    p.add_argument("--tokenizer-sha256", metavar="HEX", help="expected sha256 of tokenizer.json (pin)")
-    p.add_argument("--engine", choices=["vllm", "sglang", "llamacpp"], help="engine profile for the figures (default vllm)")
-    p.add_argument("--block-size", type=int, metavar="N", help="KV block/page size in tokens (vllm default 16)")
-    p.add_argument("--config", metavar="FILE", help="use this pyproject.toml or promptlint.toml")
-
-
-def add_chat_options(p: argparse.ArgumentParser, serving: bool = True) -> None:
-    p.add_argument("--frontend", choices=["transformers", "vllm"], help="chat templates: how messages reach the template (default transformers)")
-    p.add_argument("--transformers", type=int, choices=[4, 5], help="chat templates: transformers major version semantics (default 5)")
-    if serving:
-        p.add_argument("--serving", choices=["chat", "completions"], help="chat endpoint (default) or a pre-rendered prompt sent to completions")
+from promptlint.commands.options import add_chat_options, add_common_tokenizer_options, settings_from_args
 
 
 def add_parser(sub) -> None:
@@ -55,60 +41,29 @@ def add_parser(sub) -> None:
     )
 
 
-def settings_from_args(args, start=None):
-    from pathlib import Path
-
-    from promptlint.cli import UsageError
-    from promptlint.config import ConfigError, load_settings, parse_codes
-
-    first = Path(args.paths[0]) if getattr(args, "paths", None) else None
-    overrides = {
-        "tokenizer": args.tokenizer,
-        "tokenizer_sha256": args.tokenizer_sha256,
-        "engine": args.engine,
-        "block_size": args.block_size,
-    }
-    if args.block_size is not None and args.block_size < 1:
-        raise UsageError("--block-size must be a positive number of tokens")
-    try:
-        for key in ("select", "ignore"):
-            if hasattr(args, key):
-                overrides[key] = parse_codes(getattr(args, key))
-        if getattr(args, "template_env", None):
-            overrides["template_env"] = args.template_env
-        for key in ("frontend", "transformers", "serving"):
-            if getattr(args, key, None) is not None:
-                overrides[key] = getattr(args, key)
-        use_cache = not getattr(args, "no_cache", False)
-        return load_settings(args.config, start or (first if first and first.exists() else None), overrides, use_cache)
-    except ConfigError as e:
-        raise UsageError(str(e)) from None
-
-
 _JSON_FORMATS = ("json", "json-lines", "sarif", "gitlab")
 
 
-def _render(fmt: str, report, args, settings) -> None:
-    """Write the report. JSON output stays valid UTF-8 when a file name is not: the surrogate
+def _write(fmt: str, result, args) -> None:
+    """Write the result in ``fmt``. JSON output stays valid UTF-8 when a file name is not: the surrogate
     escapes Python gives undecodable name bytes are written as JSON `\\udcXX` escapes, which a
     JSON parser returns as the same string (``os.fsencode`` of it gives the original bytes)."""
     from promptlint.report import get
 
     if fmt not in _JSON_FORMATS:
-        get(fmt).render(report, sys.stdout, evidence=args.evidence, settings=settings)
+        get(fmt).write(result, sys.stdout, evidence=args.evidence)
         return
     import io
     import re
 
     buffer = io.StringIO()
-    get(fmt).render(report, buffer, evidence=args.evidence, settings=settings)
+    get(fmt).write(result, buffer, evidence=args.evidence)
     sys.stdout.write(re.sub("[\udc80-\udcff]", lambda m: "\\u%04x" % ord(m.group()), buffer.getvalue()))
 
 
 def run(args) -> int:
-    from promptlint.cli import EXIT_FINDINGS, EXIT_OK, UsageError
+    from promptlint.commands import EXIT_FINDINGS, EXIT_OK, UsageError
     from promptlint.lint import lint
-    from promptlint.report import get
     from promptlint.tokens import TokenizerError
 
     if getattr(args, "show_inferred", False) and (args.output_format or "full") != "full":
@@ -137,11 +92,11 @@ def run(args) -> int:
         settings = settings_from_args(args)
     try:
         if overrides == {}:
-            from promptlint.lint import Report, tokenizer_spec
+            from promptlint.lint import empty_result
 
-            report = Report(tokenizer=tokenizer_spec(settings))
+            result = empty_result(settings)
         else:
-            report = lint(
+            result = lint(
                 args.paths, settings, force_exclude=args.force_exclude, overrides=overrides, use_cache=not args.no_cache,
                 evidence=args.evidence,
             )
@@ -152,17 +107,17 @@ def run(args) -> int:
     if getattr(args, "fix", False) or getattr(args, "diff", False):
         from promptlint.fixing import apply_fixes
 
-        fixed, diffs = apply_fixes(report, write=not args.diff)
+        fixed, diffs = apply_fixes(result, write=not args.diff)
         if args.diff:
             sys.stdout.write("".join(diffs))
             n = len(fixed)
             print(f"Would fix {n:,} finding{'s' if n != 1 else ''}." if n else "No fixes available.", file=sys.stderr)
             return EXIT_FINDINGS if diffs and not args.exit_zero else EXIT_OK
         if fixed:  # report what remains after the rewrite
-            report = lint(
+            result = lint(
                 args.paths, settings, force_exclude=args.force_exclude, use_cache=not args.no_cache, evidence=args.evidence
             )
-    _render(fmt, report, args, settings)
+    _write(fmt, result, args)
     if getattr(args, "show_inferred", False):
         from promptlint.commands.samples import show_inferred
 
@@ -171,10 +126,10 @@ def run(args) -> int:
         n = len(fixed)
         where = ", ".join(f"{f.code} {f.path}:{f.line}:{f.column}" for f in fixed[:5]) + (", ..." if n > 5 else "")
         print(f"Fixed {n:,} finding{'s' if n != 1 else ''} ({where}).", file=sys.stderr if fmt == "json" else sys.stdout)
-    for notice in report.notices:
+    for notice in result.notices:
         print(f"promptlint: note: {notice}", file=sys.stderr)
     if args.exit_zero:
         return EXIT_OK
     # Notes (severity "info", e.g. an order the samples file declares pinned) never fail a run.
-    failing = [f for f in report.findings + report.errors if f.severity != "info"]
+    failing = [f for f in result.findings + result.errors if f.severity != "info"]
     return EXIT_FINDINGS if failing else EXIT_OK

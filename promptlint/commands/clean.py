@@ -12,7 +12,7 @@ def run(args) -> int:
     from pathlib import Path
 
     from promptlint.cache import DIR_NAME, clean
-    from promptlint.cli import UsageError
+    from promptlint.commands import UsageError
     from promptlint.config import ConfigError, find_config
 
     try:

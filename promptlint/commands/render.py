@@ -14,7 +14,7 @@ from promptlint import bounded_io
 
 
 def add_parser(sub) -> None:
-    from promptlint.commands.check import add_chat_options
+    from promptlint.commands.options import add_chat_options
 
     p = sub.add_parser(
         "render",
@@ -36,7 +36,7 @@ def add_parser(sub) -> None:
 
 
 def _settings(args):
-    from promptlint.commands.check import settings_from_args
+    from promptlint.commands.options import settings_from_args
 
     args.block_size = None
     args.paths = [args.target]
@@ -47,8 +47,8 @@ def _read_scenario(path):
     import json
     from pathlib import Path
 
-    from promptlint.cli import UsageError
-    from promptlint.config import toml_loads
+    from promptlint.commands import UsageError
+    from promptlint.toml_io import toml_loads
 
     p = Path(path)
     try:
@@ -67,7 +67,7 @@ def _read_scenario(path):
 def run(args) -> int:
     from pathlib import Path
 
-    from promptlint.cli import EXIT_OK, UsageError
+    from promptlint.commands import EXIT_OK, UsageError
     from promptlint.render import Limits, RenderError
     from promptlint.tokens import TokenizerError, load
 
@@ -130,7 +130,7 @@ def _render_chat(target, data, scenario_path, settings, limits):
     from promptlint.chat.run import ChatTemplate
     from promptlint.chat.scenarios import scenario_from_data
     from promptlint.chat.source import load_source
-    from promptlint.cli import UsageError
+    from promptlint.commands import UsageError
     from promptlint.scenarios import SamplesError
     from promptlint.schemas import validate
     from promptlint.tokens import load
@@ -161,10 +161,11 @@ def _render_template(target, data, settings, limits):
     from datetime import datetime
 
     from promptlint.render import load_template, render
+    from promptlint.scenarios.names import name_patterns
 
     variables = data.get("variables", data) if isinstance(data.get("variables"), dict) else data
     values = {k: (v["value"] if isinstance(v, dict) and "value" in v and set(v) <= {"value", "kind", "sub-kind", "variant"} else v) for k, v in variables.items()}
-    loaded = load_template(target, settings.template_env, [settings.root], jinja=settings.jinja_stubs())
+    loaded = load_template(target, settings.template_env, [settings.root], jinja=settings.jinja_stubs(), classify=name_patterns().classify)
     now = datetime.now()
     rendered = render(loaded, values, limits, now)
     return rendered.text, settings.serving == "completions", _tokenizer_spec(settings, None)

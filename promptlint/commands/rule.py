@@ -13,11 +13,11 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from promptlint import registry
-    from promptlint.cli import UsageError
+    from promptlint.commands import UsageError
 
     if args.all or not args.code:
         for rule in registry.all_rules().values():
-            print(f"{rule.code:6} {rule.name:36} {rule.miss_class:3} {rule.summary.split('.')[0]}")
+            print(f"{rule.code:6} {rule.name:36} {rule.miss_class:3} {rule.short_summary}")
         return 0
     rule = registry.lookup(args.code)
     if rule is None:

@@ -31,7 +31,7 @@ def inferred_samples(path, settings, text=None) -> str:
 
     from promptlint import bounded_io
     from promptlint.analyzers import analyzer_for
-    from promptlint.cli import UsageError
+    from promptlint.commands import UsageError
     from promptlint.discovery import display_path
     from promptlint.render import Limits, RenderError, load_template
     from promptlint.scenarios import SamplesError, samples_path_for
@@ -55,8 +55,10 @@ def inferred_samples(path, settings, text=None) -> str:
     except OSError as e:
         raise UsageError(f"{shown}: cannot read the template ({e.strerror or e})") from None
     limits = Limits(timeout_s=settings.render_timeout, max_output_bytes=settings.max_output, max_recursion=settings.max_recursion)
+    from promptlint.scenarios.names import name_patterns
+
     try:
-        loaded = load_template(path, settings.template_env, [settings.root], source=text, limits=limits, jinja=settings.jinja_stubs())
+        loaded = load_template(path, settings.template_env, [settings.root], source=text, limits=limits, jinja=settings.jinja_stubs(), classify=name_patterns().classify)
     except RenderError as e:
         where = f"{shown}:{e.line}" if e.line else shown
         raise UsageError(f"{where}: {e.code} {e.message}; fix the template first") from None
@@ -74,13 +76,14 @@ def show_inferred(paths, settings, force_exclude: bool, overrides, out) -> None:
     """`check --show-inferred`: each application template's inferred samples after the report."""
     from pathlib import Path
 
+    from promptlint import analyzers
     from promptlint.analyzers import analyzer_for
-    from promptlint.cli import UsageError
+    from promptlint.commands import UsageError
     from promptlint.discovery import discover, display_path, escapes_root
 
     files = [Path(p) for p in overrides]
     if paths or not overrides:
-        files += [f for f in discover(paths, settings.root, settings.templates, settings.exclude, force_exclude)[0] if str(f) not in overrides]
+        files += [f for f in discover(paths, settings.root, settings.templates, settings.exclude, force_exclude, kinds=analyzers)[0] if str(f) not in overrides]
     for path in files:
         analyzer = analyzer_for(path)
         if analyzer is None or not analyzer.__name__.endswith("jinja_template"):
@@ -98,8 +101,8 @@ def show_inferred(paths, settings, force_exclude: bool, overrides, out) -> None:
 def run(args) -> int:
     from pathlib import Path
 
-    from promptlint.cli import EXIT_OK, UsageError
-    from promptlint.commands.check import settings_from_args
+    from promptlint.commands import EXIT_OK, UsageError
+    from promptlint.commands.options import settings_from_args
     from promptlint.discovery import display_path
     from promptlint.scenarios import default_samples_path, samples_path_for
 

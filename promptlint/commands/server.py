@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 def add_parser(sub) -> None:
-    from promptlint.commands.check import add_common_tokenizer_options
+    from promptlint.commands.options import add_common_tokenizer_options
 
     p = sub.add_parser(
         "server",
@@ -22,7 +22,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from promptlint.cli import UsageError
+    from promptlint.commands import UsageError
     from promptlint.config import ConfigError, parse_codes
 
     if args.block_size is not None and args.block_size < 1:

@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from promptlint import registry
 from promptlint.pysource.flow import Hole
 from promptlint.pysource.layout import Breakpoint, Layout
 
+CODES = registry.implements(__name__, "M106", "M703", "M704")
 EXPLICIT_ONLY = ("anthropic", "bedrock")  # providers that cache nothing after the last breakpoint
-_CADENCE = {"date": "changes daily", "time": "changes every second"}
 _REGIONS = ("us.", "eu.", "apac.", "global.", "us-gov.", "jp.", "au.", "ca.")
 
 
@@ -136,9 +137,9 @@ class _Lengths:
     """Token counts of the prefix each breakpoint closes (base render)."""
 
     def __init__(self, request: Layout, encode):
-        from promptlint.pysource.rules import render
+        from promptlint.pysource.holes import prompt_text
 
-        self.texts = [render(request.parts(i)) for i, _ in request.breakpoints]
+        self.texts = [prompt_text(request.parts(i)) for i, _ in request.breakpoints]
         self.tokens = [len(encode(t).ids) for t in self.texts]
 
     def counted(self, n: int, since_previous: bool) -> int:
@@ -173,9 +174,10 @@ def volatile_measure(request: Layout, hole: Hole, after: List[Tuple[int, Breakpo
     """M106: the first breakpoint after ``hole`` that would cache something, and what it loses."""
 
     def measure(tok, encode, ctx) -> Optional[Measured]:
+        from promptlint import figures
+        from promptlint.checks.volatile_before_shared_prefix import cadence as changes
         from promptlint.compare import shared_prefix
-        from promptlint.records import DivergentToken
-        from promptlint.pysource.rules import render
+        from promptlint.pysource.holes import prompt_text
 
         lengths = _Lengths(request, encode)
         index = {id(bp): n for n, (_, bp) in enumerate(request.breakpoints)}
@@ -192,17 +194,15 @@ def volatile_measure(request: Layout, hole: Hole, after: List[Tuple[int, Breakpo
         if not hits:
             return None
         i, bp, cached, provider, m = hits[0]
-        base_text = render(request.parts(i))
-        variant_text = render(request.parts(i), changed=hole)
+        base_text = prompt_text(request.parts(i))
+        variant_text = prompt_text(request.parts(i), changed=hole)
         base, variant = encode(base_text), encode(variant_text)
         s = shared_prefix(base.ids, variant.ids)
         if s >= len(base.ids) and s >= len(variant.ids):
             return None  # the two values render the same tokens
-        b_id = base.ids[s] if s < len(base.ids) else None
-        v_id = variant.ids[s] if s < len(variant.ids) else None
-        offset = base.offsets[s][0] if s < len(base.ids) else len(base_text)
+        token = figures.divergent_token(tok, base.ids, variant.ids, s, figures.token_offset(base.offsets, base_text, s))
         label = hole.label
-        cadence = _CADENCE.get(hole.sub, "changes on every request")
+        cadence = changes(hole.sub)
         out = Measured(
             f"`{label}` {cadence} and precedes {_bp_label(bp)}{_line(bp)}: the {cached:,} tokens that breakpoint "
             "would cache change with it, so they are written to the cache again instead of read",
@@ -210,8 +210,8 @@ def volatile_measure(request: Layout, hole: Hole, after: List[Tuple[int, Breakpo
             help=f"move `{label}` after the breakpoint (into the latest user message)"
             + (", or make it coarser (date, not time)" if hole.sub in ("timestamp", "time", "number") else ""),
         )
-        out.first_divergent_token = DivergentToken(s, b_id, v_id, tok.token_text(b_id), tok.token_text(v_id), offset)
-        out.notes.append(f"first divergent token #{s:,}: {tok.token_text(b_id)!r} vs {tok.token_text(v_id)!r}, "
+        out.first_divergent_token = token
+        out.notes.append(f"first divergent token #{s:,}: {token.base_text!r} vs {token.variant_text!r}, "
                          f"in a {cached:,}-token prefix up to the breakpoint")
         if len(hits) > 1:
             more = ", ".join(f"`{b.where}` ({n:,} tokens)" for _, b, n, _, _ in hits[1:])
@@ -224,8 +224,7 @@ def volatile_measure(request: Layout, hole: Hole, after: List[Tuple[int, Breakpo
         out.notes.append(sink)
         out.notes.append("measured with the pinned tokenizer on the request text in cache order (tools, system, "
                          "messages, joined by blank lines); the provider's own count differs")
-        out.evidence = {"base_render": base_text, "variant_render": variant_text, "add_special_tokens": False,
-                        "breakpoint": bp.where, "breakpoint_tokens": cached}
+        out.evidence = figures.evidence(base_text, variant_text, False, breakpoint=bp.where, breakpoint_tokens=cached)
         return out
 
     return measure

@@ -242,7 +242,7 @@ class Flow:
     def __init__(self, index: Index, source: str, kind_of):
         self.index = index
         self.source = source
-        self._kind_of = kind_of  # name -> (kind, sub): promptlint.lint.name_patterns().kind_of
+        self._kind_of = kind_of  # name -> (kind, sub): promptlint.scenarios.names.name_patterns().kind_of
         self._kinds: Dict[str, Tuple[str, Optional[str]]] = {}
         self._memo: Dict[Tuple[int, int], Val] = {}
         self._active: set = set()
@@ -309,112 +309,117 @@ class Flow:
         return v
 
     def _ev(self, node, scope, env, depth) -> Val:
-        t = type(node)
-        ev = lambda n, e=env: self.ev(n, scope, e, depth)  # noqa: E731
-        if t is ast.Constant:
-            if isinstance(node.value, str):
-                return Val(parts=[node.value])
-            if node.value is None:
-                return Val()
-            return Val(parts=[str(node.value)])
-        if t is ast.JoinedStr:
-            out = Val(parts=[])
-            for piece in node.values:
-                if isinstance(piece, ast.Constant):
-                    out.parts.append(str(piece.value))
-                    continue
-                v = ev(piece.value)
+        handler = _EVALUATORS.get(type(node))
+        if handler is None:
+            return self.opaque(node)
+        return getattr(self, handler)(node, scope, env, depth)
+
+    # -- one evaluator per expression kind (_EVALUATORS maps node types to them)
+    def _constant(self, node: ast.Constant, scope, env, depth) -> Val:
+        if isinstance(node.value, str):
+            return Val(parts=[node.value])
+        if node.value is None:
+            return Val()
+        return Val(parts=[str(node.value)])
+
+    def _fstring(self, node: ast.JoinedStr, scope, env, depth) -> Val:
+        out = Val(parts=[])
+        for piece in node.values:
+            if isinstance(piece, ast.Constant):
+                out.parts.append(str(piece.value))
+                continue
+            v = self.ev(piece.value, scope, env, depth)
+            out.add(v)
+            spec = _const_spec(piece.format_spec)
+            if v.parts is not None and not (spec and len(v.parts) == 1 and isinstance(v.parts[0], Hole)):
+                out.parts.extend(v.parts)
+            elif v.parts and isinstance(v.parts[0], Hole):
+                h = v.parts[0]
+                out.parts.append(Hole(h.kind, h.label, h.node, _sub_from_format(spec, h.sub)))
+            else:
+                out.parts.append(Hole("static", self.text_of(piece.value), piece.value))
+        return out
+
+    def _binop(self, node: ast.BinOp, scope, env, depth) -> Val:
+        left, right = self.ev(node.left, scope, env, depth), self.ev(node.right, scope, env, depth)
+        if isinstance(node.op, ast.Add):
+            out = Val().add(left, right)
+            if left.parts is not None and right.parts is not None:
+                out.parts = left.parts + right.parts
+            elif left.items is not None and right.items is not None:
+                out.items = left.items + right.items
+            return out
+        if isinstance(node.op, ast.BitOr) and (left.unordered or right.unordered):
+            return Val(unordered=left.unordered or right.unordered).add(left, right)
+        out = self.opaque(node)
+        return out.add(left, right)
+
+    def _sequence(self, node, scope, env, depth) -> Val:
+        out = Val(items=[])
+        for elt in node.elts:
+            if isinstance(elt, ast.Starred):
+                v = self.ev(elt.value, scope, env, depth)
                 out.add(v)
-                spec = _const_spec(piece.format_spec)
-                if v.parts is not None and not (spec and len(v.parts) == 1 and isinstance(v.parts[0], Hole)):
-                    out.parts.extend(v.parts)
-                elif v.parts and isinstance(v.parts[0], Hole):
-                    h = v.parts[0]
-                    out.parts.append(Hole(h.kind, h.label, h.node, _sub_from_format(spec, h.sub)))
+                self._iterate(v, elt.value, out)
+                if v.items is not None and out.items is not None:
+                    out.items.extend(v.items)
                 else:
-                    out.parts.append(Hole("static", self.text_of(piece.value), piece.value))
-            return out
-        if t is ast.Name:
-            return self._name(node, scope, env, depth)
-        if t is ast.BinOp:
-            left, right = ev(node.left), ev(node.right)
-            if isinstance(node.op, ast.Add):
-                out = Val().add(left, right)
-                if left.parts is not None and right.parts is not None:
-                    out.parts = left.parts + right.parts
-                elif left.items is not None and right.items is not None:
-                    out.items = left.items + right.items
-                return out
-            if isinstance(node.op, ast.BitOr) and (left.unordered or right.unordered):
-                return Val(unordered=left.unordered or right.unordered).add(left, right)
-            out = self.opaque(node)
-            return out.add(left, right)
-        if t in (ast.List, ast.Tuple):
-            out = Val(items=[])
-            for elt in node.elts:
-                if isinstance(elt, ast.Starred):
-                    v = ev(elt.value)
-                    out.add(v)
-                    self._iterate(v, elt.value, out)
-                    if v.items is not None and out.items is not None:
-                        out.items.extend(v.items)
-                    else:
-                        out.items = None
-                    continue
-                v = ev(elt)
-                out.add(v)
-                if out.items is not None:
-                    out.items.append(v)
-            return out
-        if t is ast.Set:
-            out = Val(unordered=(node, "a set literal"))
-            for elt in node.elts:
-                out.add(ev(elt))
-            return out
-        if t is ast.Dict:
-            out = Val(mapping={}, node=node)
-            for k, v_node in zip(node.keys, node.values):
-                v = ev(v_node)
-                out.add(v)
-                if k is None:
-                    out.unordered = out.unordered or v.unordered
-                elif isinstance(k, ast.Constant) and isinstance(k.value, str):
-                    out.mapping[k.value] = v
-            return out
-        if t in (ast.ListComp, ast.GeneratorExp, ast.SetComp, ast.DictComp):
-            return self._comprehension(node, scope, env, depth)
-        if t is ast.Call:
-            return self._call(node, scope, env, depth)
-        if t is ast.IfExp:
-            return merge([ev(node.body), ev(node.orelse)])
-        if t is ast.BoolOp:
-            return merge([ev(v) for v in node.values])
-        if t is ast.Subscript:
-            base = ev(node.value)
-            key = node.slice
-            if isinstance(key, ast.Constant):
-                if base.mapping is not None and isinstance(key.value, str) and key.value in base.mapping:
-                    return base.mapping[key.value]
-                if base.items is not None and isinstance(key.value, int) and -len(base.items) <= key.value < len(base.items):
-                    return base.items[key.value]
-            out = self.opaque(node)
-            return out.add(base)
-        if t is ast.Attribute:
-            if _is_module_ref(node.value, self.index):
-                out = self.opaque(node, name=node.attr)
-                out.names = out.names | {node.attr}
-                return out
-            base = ev(node.value)
-            if base.parts is not None and len(base.parts) == 1 and isinstance(base.parts[0], Hole) and base.parts[0].kind == "volatile":
-                return base  # uuid4().hex, datetime.now().year: still the volatile value
+                    out.items = None
+                continue
+            v = self.ev(elt, scope, env, depth)
+            out.add(v)
+            if out.items is not None:
+                out.items.append(v)
+        return out
+
+    def _set(self, node: ast.Set, scope, env, depth) -> Val:
+        out = Val(unordered=(node, "a set literal"))
+        for elt in node.elts:
+            out.add(self.ev(elt, scope, env, depth))
+        return out
+
+    def _dict(self, node: ast.Dict, scope, env, depth) -> Val:
+        out = Val(mapping={}, node=node)
+        for k, v_node in zip(node.keys, node.values):
+            v = self.ev(v_node, scope, env, depth)
+            out.add(v)
+            if k is None:
+                out.unordered = out.unordered or v.unordered
+            elif isinstance(k, ast.Constant) and isinstance(k.value, str):
+                out.mapping[k.value] = v
+        return out
+
+    def _either(self, node, scope, env, depth) -> Val:
+        """`a if c else b`, `a or b`: either value may reach the sink."""
+        values = [node.body, node.orelse] if isinstance(node, ast.IfExp) else node.values
+        return merge([self.ev(v, scope, env, depth) for v in values])
+
+    def _subscript(self, node: ast.Subscript, scope, env, depth) -> Val:
+        base = self.ev(node.value, scope, env, depth)
+        key = node.slice
+        if isinstance(key, ast.Constant):
+            if base.mapping is not None and isinstance(key.value, str) and key.value in base.mapping:
+                return base.mapping[key.value]
+            if base.items is not None and isinstance(key.value, int) and -len(base.items) <= key.value < len(base.items):
+                return base.items[key.value]
+        out = self.opaque(node)
+        return out.add(base)
+
+    def _attribute(self, node: ast.Attribute, scope, env, depth) -> Val:
+        if _is_module_ref(node.value, self.index):
             out = self.opaque(node, name=node.attr)
             out.names = out.names | {node.attr}
-            return out.add(base)
-        if t in (ast.Await, ast.Starred):
-            return ev(node.value)
-        if t is ast.NamedExpr:
-            return ev(node.value)
-        return self.opaque(node)
+            return out
+        base = self.ev(node.value, scope, env, depth)
+        if base.parts is not None and len(base.parts) == 1 and isinstance(base.parts[0], Hole) and base.parts[0].kind == "volatile":
+            return base  # uuid4().hex, datetime.now().year: still the volatile value
+        out = self.opaque(node, name=node.attr)
+        out.names = out.names | {node.attr}
+        return out.add(base)
+
+    def _inner(self, node, scope, env, depth) -> Val:
+        """`await x`, `*x`, `(y := x)`: the value of x."""
+        return self.ev(node.value, scope, env, depth)
 
     # -- names and parameters
     def _name(self, node: ast.Name, scope, env, depth) -> Val:
@@ -804,6 +809,31 @@ def _const_spec(spec: Optional[ast.AST]) -> Optional[str]:
     if isinstance(spec, ast.JoinedStr) and all(isinstance(v, ast.Constant) for v in spec.values):
         return "".join(str(v.value) for v in spec.values)
     return None
+
+
+# expression node type -> the Flow method that evaluates it (anything else is opaque)
+_EVALUATORS = {
+    ast.Constant: "_constant",
+    ast.JoinedStr: "_fstring",
+    ast.Name: "_name",
+    ast.BinOp: "_binop",
+    ast.List: "_sequence",
+    ast.Tuple: "_sequence",
+    ast.Set: "_set",
+    ast.Dict: "_dict",
+    ast.ListComp: "_comprehension",
+    ast.GeneratorExp: "_comprehension",
+    ast.SetComp: "_comprehension",
+    ast.DictComp: "_comprehension",
+    ast.Call: "_call",
+    ast.IfExp: "_either",
+    ast.BoolOp: "_either",
+    ast.Subscript: "_subscript",
+    ast.Attribute: "_attribute",
+    ast.Await: "_inner",
+    ast.Starred: "_inner",
+    ast.NamedExpr: "_inner",
+}
 
 
 def _sub_from_format(spec: Optional[str], sub: Optional[str]) -> Optional[str]:

@@ -9,12 +9,17 @@ from __future__ import annotations
 
 import ast
 import fnmatch
-import re
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
+from promptlint import registry
+from promptlint.checks import prefix_caching_disabled as m701
 from promptlint.pysource import breakpoints, layout, sinks
 from promptlint.pysource.flow import Flow, Hazard, Hole, Index, Part, Val
+
+# The codes only Python code can show; the others found here (M101, M102, M201-M203, M701) are
+# implemented, and worded, by their modules under promptlint/checks/.
+CODES = registry.implements(__name__, "M401", "M402", "M702")
 
 # dict literals passed as these keywords are request bodies / sampling parameters
 REQUEST_KWARGS = {"extra_body", "json", "body", "data", "sampling_params", "params"}
@@ -31,7 +36,6 @@ def _is_launch_text(text: str, m) -> bool:
     return any(word in low for word in ("vllm", "sglang", "serve", "launch_server", "python -m"))
 
 
-FLAG_RE = re.compile(r"--no-enable-prefix-caching\b|--disable-radix-cache\b|--no-prefix-caching\b")
 SALT_ID_PATTERNS = ("*request_id*", "*requestid*", "*trace_id*", "*span_id*", "*correlation_id*", "*uuid*", "nonce",
                     "*_nonce", "*message_id*", "*x_request_id*", "rid", "req_id")
 
@@ -53,7 +57,9 @@ class Candidate:
     measure: Optional[Callable] = None  # M106/M703: (tokenizer, encode, ctx) -> Measured or None (pysource.breakpoints)
 
 
-class Analysis:
+class HazardScan:
+    """One module's hazards at prompt sinks, as candidate findings (``run``)."""
+
     def __init__(self, source: str, tree: ast.Module, kind_of: Callable[[str], Tuple[str, Optional[str]]]):
         self.source = source
         self.index = Index(tree)
@@ -99,10 +105,9 @@ class Analysis:
                     request.add(layout.block_text(content), "message content", "messages")
                     self.prompt_hazards(request, f"the message at line {d.lineno}", "messages")
         for s in self.index.strings:
-            m = FLAG_RE.search(s.value)
+            m = m701.FLAG.search(s.value)
             if m and _is_launch_text(s.value, m):
-                self.add(Candidate("M701", s, f"`{m.group(0)}` turns the prefix cache off: every request pays the full prefill",
-                                   help="remove the flag (prefix caching is on by default in vLLM V1 and SGLang)"))
+                self.add(Candidate("M701", s, m701.message(m.group(0)), help=m701.help_text()))
         self.salt_leaks(salt_names)
         return list(self.candidates.values())
 
@@ -324,7 +329,7 @@ class Analysis:
                     f"per-request `cache_salt`: {why}, so no request can reuse another's KV blocks",
                     help="salt per tenant or per user (the isolation boundary), never per request"))
         elif key == "enable_prefix_caching" and isinstance(value, ast.Constant) and value.value is False:
-            self.add(Candidate("M701", value, "`enable_prefix_caching=False` turns the prefix cache off: every request pays the full prefill",
+            self.add(Candidate("M701", value, m701.message("enable_prefix_caching=False"),
                                help="remove it (prefix caching is on by default in vLLM V1)"))
         elif key == "disable_radix_cache" and isinstance(value, ast.Constant) and value.value is True:
             self.add(Candidate("M701", value, "`disable_radix_cache=True` turns SGLang's prefix cache off: every request pays the full prefill",
@@ -409,47 +414,3 @@ def _identifiers(node: ast.AST) -> List[str]:
 def _matches(name: str, patterns) -> bool:
     low = name.lower().replace("-", "_")
     return any(fnmatch.fnmatchcase(low, p) for p in patterns)
-
-
-# --------------------------------------------------------------------- measurement
-
-_NUMBERS = ("1741944413.482113", "1741944420.917402")
-
-
-def hole_values(hole: Hole) -> Tuple[str, str]:
-    from promptlint.scenarios import volatile_value, volatile_variant
-
-    if hole.sub == "number":
-        return _NUMBERS
-    base = volatile_value(hole.sub)
-    return base, volatile_variant(base, hole.sub)
-
-
-def render(prompt: List[Part], changed: Optional[Hole] = None, per_request_variant: bool = False) -> str:
-    from promptlint.scenarios import PER_REQUEST_SAMPLES
-
-    out = []
-    for p in prompt:
-        if isinstance(p, str):
-            out.append(p)
-        elif p.kind == "volatile":
-            base, variant = hole_values(p)
-            out.append(variant if changed is not None and p.node is changed.node else base)
-        elif p.kind == "per-request":
-            out.append(PER_REQUEST_SAMPLES[1 if per_request_variant else 0])
-        else:
-            out.append(f"sample {p.label}")
-    return "".join(out)
-
-
-def unresolved_after(prompt: List[Part], hole: Hole) -> Optional[str]:
-    """The first value promptlint could not evaluate that follows ``hole`` (shared material it cannot measure)."""
-    seen = False
-    for p in prompt:
-        if isinstance(p, Hole) and p.node is hole.node:
-            seen = True
-        elif seen and isinstance(p, Hole) and p.kind == "static":
-            return p.label
-        elif seen and isinstance(p, Hole) and p.kind == "per-request":
-            return None
-    return None

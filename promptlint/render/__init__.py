@@ -80,7 +80,7 @@ class LoadedTemplate:
         """Source text of the template and of everything it loaded (includes)."""
         memo = self._source_texts  # name -> SourceText, reused while the text is unchanged
         out = {}
-        for name in list(self.env.python_sources_names):
+        for name in list(self.env.loaded_template_names):
             src = self.source_of(name)
             if src is None:
                 continue
@@ -125,6 +125,7 @@ def load_template(
     limits: Optional[Limits] = None,
     includes: bool = True,
     jinja: Optional[dict] = None,
+    classify=None,
 ) -> LoadedTemplate:
     """Parse ``path`` (or ``source`` given as its text) in a sandboxed environment.
 
@@ -132,8 +133,9 @@ def load_template(
     evaluates filters at compile time). ``includes=False`` (chat templates): no loader at all,
     as transformers renders a chat template from a string; an include is an E002.
     Application templates (``includes=True``) get stand-ins for unknown filters, tests and
-    globals (render/stubs.py), ``jinja`` declaring some (role -> name -> kind); chat templates
-    do not: transformers' environment has no such names either.
+    globals (render/stubs.py), ``jinja`` declaring some (role -> name -> kind) and ``classify``
+    (a name's kind from its words: scenarios.names) making clock- and id-like globals volatile;
+    chat templates do not: transformers' environment has no such names either.
     """
     from jinja2.exceptions import TemplateNotFound, TemplateSyntaxError
 
@@ -158,13 +160,9 @@ def load_template(
         # an include name promptlint could not resolve (scenarios/includes.py) renders as empty
         loader = ConfinedLoader(lookup, allowed_roots(path, search_paths), budget, {name: source, UNRESOLVED_INCLUDE: ""})
     clock = Clock()
-    stubs = classify = None
-    if includes:
-        from promptlint.scenarios.names import name_patterns
-
-        stubs, classify = dict(jinja or {}), name_patterns().classify
+    stubs = dict(jinja or {}) if includes else None
     env = make_environment(env_kind, loader=loader, clock=clock, stubs=stubs, classify=classify)
-    env.python_sources_names = []
+    env.loaded_template_names = []
     _remember_names(env)
     env.promptlint_resolved = {}
     env.code_generator_class = _recording_generator(env.code_generator_class)
@@ -180,7 +178,7 @@ def load_template(
             if loader is not None:
                 template = env.get_template(name)
             else:
-                env.python_sources_names.append(name)
+                env.loaded_template_names.append(name)
                 template = env.template_class.from_code(env, env.compile(source, name), env.make_globals(None), None)
     except TemplateSyntaxError as e:
         raise RenderError("E001", f"template syntax error: {clip(e.message)}", e.name or name, e.lineno) from None
@@ -244,8 +242,8 @@ def _remember_names(env) -> None:
                 f"chat templates cannot include, import or extend other templates (`{clip(name)}`): "
                 "transformers renders them from a string, without a loader",
             )
-        if name not in env.python_sources_names:
-            env.python_sources_names.append(name)
+        if name not in env.loaded_template_names:
+            env.loaded_template_names.append(name)
         return original(name, globals)
 
     env._load_template = load

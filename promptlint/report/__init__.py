@@ -1,4 +1,8 @@
-"""Reporters: turn a lint Report (plain records) into text. One module per format."""
+"""Reporters: turn a lint result (plain records) into text. One module per format.
+
+A reporter only formats: ``write(result, stream, evidence=False)`` prints what the result and
+its findings carry (the linted source lines, the block size, the positions), and opens no file.
+"""
 
 from __future__ import annotations
 

@@ -7,6 +7,6 @@ def line(f) -> str:
     return f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}"
 
 
-def render(report, stream, evidence: bool = False, settings=None) -> None:
-    for f in sorted(report.errors + report.findings, key=lambda f: f.sort_key):
+def write(result, stream, evidence: bool = False) -> None:
+    for f in sorted(result.errors + result.findings, key=lambda f: f.sort_key):
         stream.write(line(f) + "\n")

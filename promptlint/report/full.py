@@ -1,29 +1,29 @@
-"""`full` (default): ruff-like, with a source excerpt, the token pair and the block arithmetic."""
+"""`full` (default): ruff-like, with a source excerpt, the token pair and the block arithmetic.
+
+The excerpt is the finding's ``source_line``: the text that was linted (an editor buffer or
+stdin, not the file on disk), cut around the finding when the line is long.
+"""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from promptlint.report.style import Style, use_color
 
 
 def _excerpt(f, style) -> list:
-    if f.path.endswith(".json"):  # a chat template inside tokenizer_config.json: lines are the template's (see notes)
+    src = f.source_line
+    if src is None:
         return []
-    try:
-        lines = Path(f.path).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return []
-    if not (1 <= f.line <= len(lines)):
-        return []
-    text = lines[f.line - 1].expandtabs(1)
+    text = ("…" if src.start_column > 1 else "") + src.text + ("…" if src.cut_end else "")
+    shift = 1 if src.start_column > 1 else 0  # the leading ellipsis
+    text = text.expandtabs(1)
+    column = f.column - src.start_column + 1 + shift
     gutter = " " * len(str(f.line))
     width = f.end_column - f.column if f.end_line == f.line and f.end_column > f.column else 1
-    width = max(1, min(width, max(1, len(text) - f.column + 1)))
+    width = max(1, min(width, max(1, len(text) - column + 1)))
     return [
         f"{gutter} {style('|', 'blue')}",
         f"{style(str(f.line), 'blue')} {style('|', 'blue')} {text}",
-        f"{gutter} {style('|', 'blue')} {' ' * (f.column - 1)}{style('^' * width, 'red' if f.severity == 'error' else 'yellow')}",
+        f"{gutter} {style('|', 'blue')} {' ' * (column - 1)}{style('^' * width, 'red' if f.severity == 'error' else 'yellow')}",
     ]
 
 
@@ -48,14 +48,21 @@ def format_finding(f, style) -> str:
     return "\n".join(out)
 
 
-def render(report, stream, evidence: bool = False, settings=None) -> None:
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'s' if n != 1 else ''}"
+
+
+def summary(result) -> str:
+    """The last line: findings and the files they are in, out of the files checked."""
+    items = result.errors + result.findings
+    if not items:
+        return f"All checks passed ({_plural(result.files, 'file')})."
+    with_findings = len({f.path for f in items})
+    return f"Found {_plural(len(items), 'finding')} in {_plural(with_findings, 'file')} ({result.files:,} checked)."
+
+
+def write(result, stream, evidence: bool = False) -> None:
     style = Style(use_color(stream))
-    items = sorted(report.errors + report.findings, key=lambda f: f.sort_key)
-    for f in items:
+    for f in sorted(result.errors + result.findings, key=lambda f: f.sort_key):
         stream.write(format_finding(f, style) + "\n\n")
-    n = len(items)
-    files = report.files
-    if n:
-        stream.write(f"Found {n:,} finding{'s' if n != 1 else ''} in {files:,} file{'s' if files != 1 else ''}.\n")
-    else:
-        stream.write(f"All checks passed ({files:,} file{'s' if files != 1 else ''}).\n")
+    stream.write(summary(result) + "\n")

@@ -4,12 +4,14 @@
 
 Escaping follows @actions/core: in the message `%`, CR and LF are percent-encoded; in
 property values also `:` and `,`. Severity: error -> error, warning -> warning,
-info -> notice. Paths are relative to $GITHUB_WORKSPACE (else the git work tree).
+info -> notice. Paths are relative to $GITHUB_WORKSPACE (else the git work tree). A template
+stored in tokenizer_config.json is annotated at the JSON file's line and column; the message
+says where in the template.
 """
 
 from __future__ import annotations
 
-from promptlint.report.locations import relative_to, repo_root
+from promptlint.report.locations import in_file, message_suffix, relative_to, repo_root
 
 LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -24,22 +26,23 @@ def escape_property(s: str) -> str:
 
 def annotation(f, root) -> str:
     level = LEVELS.get(f.severity, "warning")
+    line, column, end_line, end_column = in_file(f)
     props = [
         ("file", relative_to(f.path, root)),
-        ("line", str(f.line)),
-        ("col", str(f.column)),
-        ("endLine", str(f.end_line)),
-        ("endColumn", str(f.end_column)),
+        ("line", str(line)),
+        ("col", str(column)),
+        ("endLine", str(end_line)),
+        ("endColumn", str(end_column)),
         ("title", f"promptlint ({f.code})"),
     ]
-    message = f"{f.code} {f.message}"
+    message = f"{f.code} {f.message}{message_suffix(f)}"
     if f.help:
         message += f"\nhelp: {f.help}"
     params = ",".join(f"{k}={escape_property(v)}" for k, v in props)
     return f"::{level} {params}::{escape_data(message)}"
 
 
-def render(report, stream, evidence: bool = False, settings=None) -> None:
+def write(result, stream, evidence: bool = False) -> None:
     root = repo_root("GITHUB_WORKSPACE")
-    for f in sorted(report.errors + report.findings, key=lambda f: f.sort_key):
+    for f in sorted(result.errors + result.findings, key=lambda f: f.sort_key):
         stream.write(annotation(f, root) + "\n")

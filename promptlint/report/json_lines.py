@@ -9,6 +9,6 @@ from __future__ import annotations
 import json
 
 
-def render(report, stream, evidence: bool = False, settings=None) -> None:
-    for f in sorted(report.errors + report.findings, key=lambda f: f.sort_key):
+def write(result, stream, evidence: bool = False) -> None:
+    for f in sorted(result.errors + result.findings, key=lambda f: f.sort_key):
         stream.write(json.dumps(f.to_dict(evidence), ensure_ascii=False) + "\n")

@@ -1,4 +1,5 @@
-"""Helpers shared by the CI formats: repository-relative paths and stable fingerprints."""
+"""Helpers shared by the CI formats: repository-relative paths, stable fingerprints, and where a
+finding sits in its file (a template stored in JSON: the JSON file's line and column)."""
 
 from __future__ import annotations
 
@@ -28,24 +29,28 @@ def relative_to(path: str, root: Path) -> str:
         return p.as_posix()
 
 
-def _lines(path: str) -> Tuple[str, ...]:
-    try:
-        return tuple(Path(path).read_text(encoding="utf-8").splitlines())
-    except (OSError, UnicodeDecodeError):
-        return ()
+def in_file(f) -> Tuple[int, int, int, int]:
+    """(line, column, end line, end column) in the file itself: for a template stored in a JSON
+    string, the JSON file's position of the finding; else the finding's own."""
+    s = f.stored_at
+    if s is not None:
+        return s.line, s.column, s.end_line, s.end_column
+    return f.line, f.column, f.end_line, f.end_column
 
 
-def snippet(f, cache: Optional[Dict[str, Tuple[str, ...]]] = None) -> str:
-    """The source text a finding points at (its span on one line, else its first line), whitespace-normalised."""
-    cache = {} if cache is None else cache
-    if f.path not in cache:
-        cache[f.path] = _lines(f.path)
-    lines = cache[f.path]
-    if not (1 <= f.line <= len(lines)):
+def message_suffix(f) -> str:
+    """For a template stored in JSON, where in the template (the annotation points into the JSON)."""
+    if f.stored_at is None:
         return ""
-    text = lines[f.line - 1]
-    if f.end_line == f.line and f.end_column > f.column:
-        text = text[f.column - 1 : f.end_column - 1]
+    return f" (line {f.line}, column {f.column} of the template stored as `{f.stored_at.key}`)"
+
+
+def snippet(f) -> str:
+    """The source text a finding points at (its span on one line, else its line), whitespace-normalised."""
+    src = f.source_line
+    if src is None:
+        return ""
+    text = src.span(f.column, f.end_column) if f.end_line == f.line and f.end_column > f.column else src.text
     return " ".join(text.split())
 
 
@@ -58,10 +63,9 @@ def fingerprints(findings: Iterable, root: Path) -> Dict[int, str]:
     """
     out: Dict[int, str] = {}
     seen: Dict[str, int] = {}
-    files: Dict[str, Tuple[str, ...]] = {}
     ordered: List = sorted(findings, key=lambda f: f.sort_key)
     for f in ordered:
-        key = "\x1f".join((f.code, relative_to(f.path, root), f.variable or "", snippet(f, files)))
+        key = "\x1f".join((f.code, relative_to(f.path, root), f.variable or "", snippet(f)))
         n = seen.get(key, 0)
         seen[key] = n + 1
         out[id(f)] = hashlib.sha256(f"{key}\x1f{n}".encode("utf-8", "surrogateescape")).hexdigest()[:32]

@@ -3,7 +3,9 @@
 Every rule ships with its documentation as `help.markdown`; each result has a
 repository-relative `artifactLocation.uri` (base `%SRCROOT%`), a region (1-based,
 columns in Unicode code points, end column exclusive), a level, a stable
-`partialFingerprints["promptlint/v1"]`, and the token arithmetic in `properties`.
+`partialFingerprints["promptlint/v1"]`, and the token arithmetic in `properties`. A
+template stored in tokenizer_config.json gets the JSON file's region; the message says where
+in the template.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from promptlint import __version__
-from promptlint.report.locations import fingerprints, relative_to, repo_root
+from promptlint.report.locations import fingerprints, in_file, message_suffix, relative_to, repo_root
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
@@ -23,7 +25,7 @@ FINGERPRINT_KEY = "promptlint/v1"
 
 def _rule(rule) -> dict:
     markdown = rule.markdown()
-    short = rule.summary.split(". ")[0].rstrip(".") if rule.summary else rule.name
+    short = rule.short_summary
     return {
         "id": rule.code,
         "name": rule.name,
@@ -44,9 +46,10 @@ def _location(f, root: Path) -> dict:
         artifact = {"uri": "file://" + quote(raw, safe="/")}
     else:
         artifact = {"uri": quote(raw, safe="/"), "uriBaseId": "%SRCROOT%"}
-    region = {"startLine": f.line, "startColumn": f.column, "endLine": max(f.end_line, f.line)}
-    if f.end_column >= 1:
-        region["endColumn"] = f.end_column
+    line, column, end_line, end_column = in_file(f)
+    region = {"startLine": line, "startColumn": column, "endLine": max(end_line, line)}
+    if end_column >= 1:
+        region["endColumn"] = end_column
     return {"physicalLocation": {"artifactLocation": artifact, "region": region}}
 
 
@@ -59,18 +62,18 @@ def _properties(f) -> dict:
     return {k: v for k, v in f.to_dict().items() if k not in _NOT_PROPERTIES}
 
 
-def document(report, settings=None) -> dict:
+def document(result) -> dict:
     from promptlint import registry
 
     rules = list(registry.all_rules().values())
     index = {r.code: i for i, r in enumerate(rules)}
     root = repo_root("GITHUB_WORKSPACE")
-    items = sorted(report.errors + report.findings, key=lambda f: f.sort_key)
+    items = sorted(result.errors + result.findings, key=lambda f: f.sort_key)
     prints = fingerprints(items, root)
     results = []
     for f in items:
-        text = f.message + (f"\nhelp: {f.help}" if f.help else "")
-        result = {
+        text = f.message + message_suffix(f) + (f"\nhelp: {f.help}" if f.help else "")
+        entry = {
             "ruleId": f.code,
             "level": LEVELS.get(f.severity, "warning"),
             "message": {"text": text},
@@ -79,8 +82,8 @@ def document(report, settings=None) -> dict:
             "properties": _properties(f),
         }
         if f.code in index:
-            result["ruleIndex"] = index[f.code]
-        results.append(result)
+            entry["ruleIndex"] = index[f.code]
+        results.append(entry)
     run = {
         "tool": {
             "driver": {
@@ -97,17 +100,16 @@ def document(report, settings=None) -> dict:
             {
                 "executionSuccessful": True,
                 "toolExecutionNotifications": [
-                    {"level": "note", "message": {"text": n}} for n in report.notices
+                    {"level": "note", "message": {"text": n}} for n in result.notices
                 ],
             }
         ],
         "results": results,
+        "properties": {"engine": result.engine, "tokenizer_sha256": result.tokenizer_sha256},
     }
-    if settings is not None:
-        run["properties"] = {"engine": settings.engine, "tokenizer_sha256": report.tokenizer_sha256}
     return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
 
 
-def render(report, stream, evidence: bool = False, settings=None) -> None:
-    json.dump(document(report, settings), stream, indent=2, ensure_ascii=False)
+def write(result, stream, evidence: bool = False) -> None:
+    json.dump(document(result), stream, indent=2, ensure_ascii=False)
     stream.write("\n")

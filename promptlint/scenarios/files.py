@@ -42,7 +42,7 @@ def _parse_samples(path: Path, text: str) -> Any:
             return json.loads(text)
         except ValueError as e:
             raise SamplesError(path, f"invalid JSON: {e}") from None
-    from promptlint.config import toml_loads
+    from promptlint.toml_io import toml_loads
 
     try:
         return toml_loads(text)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional
 
 from promptlint.render.loader import UNRESOLVED_INCLUDE as EMPTY  # the loader serves it as an empty template
+_TEMPLATE_SUFFIXES = (".j2", ".jinja", ".jinja2", ".prompt")  # application templates (analyzers.jinja_template)
 _GENERIC = {"file", "filename", "name", "template", "tpl", "path", "partial", "include", "fragment", "j2", "jinja", "prompt"}
 
 
@@ -122,7 +123,6 @@ def beside(name: str, includer: Path, templates: Iterable[str]) -> List[str]:
 def resolve(scenario, asts, includer: Path, choices: Optional[Dict[str, List[str]]] = None) -> List[str]:
     """Give every include input of ``asts`` its file name in ``scenario``; the inputs rendered as
     empty are returned as (name, template, line), for the analyzer's note."""
-    from promptlint.discovery import TEMPLATE_SUFFIXES
     from promptlint.scenarios.model import Variable
 
     unresolved = []
@@ -137,7 +137,7 @@ def resolve(scenario, asts, includer: Path, choices: Optional[Dict[str, List[str
         elif literals:
             options, why = literals, "the template's own default"
         else:
-            options = beside(name, includer, TEMPLATE_SUFFIXES)
+            options = beside(name, includer, _TEMPLATE_SUFFIXES)
             why = "the templates beside the includer its name matches"
         if not options:
             if name in found.listed:

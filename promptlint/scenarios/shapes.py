@@ -151,14 +151,47 @@ def _join_alternatives(chosen: Shape, alternatives: List[Shape]) -> None:
     `message.content`; `tools = custom_tools` or the input `tools`): its later uses are evidence for
     each alternative they fit. Later branches first (an `else` is usually the common case); an
     alternative that contradicts the uses, or is part of one already joined, is left alone."""
-    from promptlint.scenarios.values import form_of
-
     for alt in reversed(alternatives):
         if _reaches(chosen, alt) or _reaches(alt, chosen):
             continue
         if _strong(chosen) and _strong(alt) and form_of(chosen) != form_of(alt):
             continue
         union(chosen, alt)
+
+
+def form_of(shape) -> str:
+    """What the value is: list, tuple, mapping, datetime, number, bool or text, by weight of evidence."""
+    r = shape.find()
+    cats = r.categories()
+    item = r.element_if_any()
+    if r.fields and all(k.startswith("#") for k in r.fields):
+        return "tuple"
+    item_structured = item is not None and bool(item.fields or item.element_if_any() is not None or item.categories() - {PRINTED, TESTED, TEXT})
+    if LIST in cats and (item_structured or not (r.fields or TEXT in cats)):
+        return LIST  # a text is iterable too: with text evidence, only structured items make it a list
+    if TEXT in cats and r.fields and all(_probe_only(f) for f in r.fields.values()) and MAPPING not in cats:
+        return TEXT  # `{% if x.content is defined %}` on a value also used as text: a text
+    if r.fields or MAPPING in cats:
+        if DATETIME in cats and set(r.fields) <= DATETIME_ATTRS:
+            return DATETIME
+        return MAPPING
+    if DATETIME in cats:
+        return DATETIME
+    if NUMBER in cats and TEXT not in cats:
+        return NUMBER
+    if WEAK_LIST in cats and not cats & {TEXT, PRINTED, NUMBER}:
+        return LIST
+    if BOOL in cats and not cats & {TEXT, NUMBER}:
+        return BOOL
+    if cats and cats <= {TESTED}:
+        return BOOL
+    return TEXT
+
+
+def _probe_only(shape) -> bool:
+    """A field only tested (``is defined``, ``if x.y``): text lacks it too, without failing."""
+    r = shape.find()
+    return not r.fields and r.element_if_any() is None and r.categories() <= {TESTED}
 
 
 class Pairs:

@@ -12,6 +12,8 @@ import re
 from datetime import date, datetime, time, timedelta
 from typing import Any, Dict, List, Optional, Tuple
 
+from promptlint.scenarios.shapes import form_of  # noqa: F401 - the form a shape's evidence gives (used here, and re-exported)
+
 PER_REQUEST_SAMPLES = ("How do I reset my password?", "Where is my order #4417?")
 _BASE_CLOCK = datetime(2025, 3, 14, 9, 26, 53)
 _UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
@@ -324,48 +326,6 @@ def _blank():
     from promptlint.scenarios.shapes import Shape
 
     return Shape()
-
-
-def form_of(shape) -> str:
-    """What the value is: list, tuple, mapping, datetime, number, bool or text, by weight of evidence."""
-    from promptlint.scenarios.shapes import BOOL, DATETIME, LIST, MAPPING, NUMBER, PRINTED, TESTED, TEXT, WEAK_LIST
-
-    r = shape.find()
-    cats = r.categories()
-    item = r.element_if_any()
-    if r.fields and all(k.startswith("#") for k in r.fields):
-        return "tuple"
-    item_structured = item is not None and bool(item.fields or item.element_if_any() is not None or item.categories() - {PRINTED, TESTED, TEXT})
-    if LIST in cats and (item_structured or not (r.fields or TEXT in cats)):
-        return LIST  # a text is iterable too: with text evidence, only structured items make it a list
-    if TEXT in cats and r.fields and all(_probe_only(f) for f in r.fields.values()) and MAPPING not in cats:
-        return TEXT  # `{% if x.content is defined %}` on a value also used as text: a text
-    if r.fields or MAPPING in cats:
-        if DATETIME in cats and set(r.fields) <= _DATETIME_ATTRS:
-            return DATETIME
-        return MAPPING
-    if DATETIME in cats:
-        return DATETIME
-    if NUMBER in cats and TEXT not in cats:
-        return NUMBER
-    if WEAK_LIST in cats and not cats & {TEXT, PRINTED, NUMBER}:
-        return LIST
-    if BOOL in cats and not cats & {TEXT, NUMBER}:
-        return BOOL
-    if cats and cats <= {TESTED}:
-        return BOOL
-    return TEXT
-
-
-def _probe_only(shape) -> bool:
-    """A field only tested (``is defined``, ``if x.y``): text lacks it too, without failing."""
-    from promptlint.scenarios.shapes import TESTED
-
-    r = shape.find()
-    return not r.fields and r.element_if_any() is None and r.categories() <= {TESTED}
-
-
-_DATETIME_ATTRS = {"year", "month", "day", "hour", "minute", "second", "microsecond", "tzinfo"}
 
 
 def literal_choices(shape, path: Tuple[str, ...]) -> List[Any]:

@@ -8,11 +8,15 @@ sample inputs are covered.
 
 from __future__ import annotations
 
-from typing import List
+from typing import TYPE_CHECKING, List
 
-from promptlint.records import Finding
+from promptlint import registry
 
-CODES = ("M105",)
+if TYPE_CHECKING:
+    from promptlint.checks.interface import Run
+    from promptlint.records import Finding
+
+CODES = registry.implements(__name__, "M105")
 
 _CAUSE = {
     "nfc": "is not NFC-normalized: the pinned tokenizer normalizes it, llama.cpp does not",
@@ -21,7 +25,7 @@ _CAUSE = {
 }
 
 
-def check(run) -> List[Finding]:
+def check(run: "Run") -> List["Finding"]:
     if run.engine != "llamacpp":
         return []
     from promptlint.engine_tokenize import tokenization_differences

@@ -21,13 +21,18 @@ and the divergence lies inside turn N's prompt.
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
-from promptlint.checks import describe
-from promptlint.compare import Comparison
-from promptlint.records import Arithmetic, DivergentToken, Finding
+from promptlint import figures, registry
+from promptlint.checks.variants import describe
+from promptlint.compare import Comparison, shared_prefix
 
-CODES = ("M204",)
+if TYPE_CHECKING:
+    from promptlint.checks.interface import Conversation, Run, Sample
+    from promptlint.records import Finding
+
+CODES = registry.implements(__name__, "M204")
 
 NEXT_USER = "Thanks! And if it has already left the warehouse, can the courier still redirect it?"
 REPLY = (
@@ -52,23 +57,62 @@ def default_reply(template_text: str) -> Dict[str, Any]:
     return {"role": "assistant", "content": REPLY}
 
 
-def check(run) -> List[Finding]:
-    if not run.enabled("M204") or not hasattr(run, "chat_scenario"):
+@dataclass
+class Turns:
+    """Turn N (the scenario's request) and turn N+1 (grown by the reply and one more user message)."""
+
+    request: Any  # ChatRequest of turn N
+    now: Any
+    reply: Dict[str, Any]
+    grown_messages: int
+    base: "Sample"  # turn N's prompt
+    replied: "Sample"  # turn N's conversation ending with the reply (add_generation_prompt=False)
+    after: "Sample"  # turn N+1's prompt
+
+
+@dataclass
+class Cached:
+    """What the engine holds after turn N: the prompt's tokens and the generated ones."""
+
+    ids: List[int]
+    generated_text: str
+    generated_offsets: List[int]  # of each generated token, within generated_text
+    generated: int  # generated tokens (the stop token dropped)
+    derived: bool  # the reply's tokens come from the template's render of it (else assumed)
+
+
+def check(run: "Run") -> List["Finding"]:
+    conv = run.conversation
+    if conv is None or not run.enabled("M204"):
         return []
+    turns = grow(run, conv)
+    if turns is None:
+        return []
+    cached = cached_after_turn(run, conv, turns)
+    shared = shared_prefix(cached.ids, turns.after.ids)
+    if shared >= len(cached.ids):
+        return []
+    cmp = Comparison(shared, len(turns.after.ids), len(cached.ids), run.profile.block_size)
+    if cmp.lost_blocks <= 0:
+        return []
+    return [_finding(run, turns, cached, cmp)]
+
+
+def grow(run: "Run", conv: "Conversation") -> Optional[Turns]:
+    """Render turn N, turn N with the reply, and turn N+1; None when the rule does not apply."""
     from promptlint.render import RenderError
 
-    scenario = run.chat_scenario
-    request, now = run._request({})
+    request, now = conv.request_with({})
     if not request.messages or request.continue_final_message:
-        return []
+        return None
     add_gen = request.add_generation_prompt
     if add_gen is None:
-        add_gen = run.chat.profile.frontend == "vllm"
+        add_gen = conv.frontend == "vllm"
     last = request.messages[-1]
     if not add_gen or not isinstance(last, dict) or last.get("role") not in ("user", "tool"):
-        return []
-    template_text = run.chat.source.templates[run._name]
-    reply = dict(getattr(scenario, "reply", None) or default_reply(template_text))
+        return None
+    scenario = conv.chat_scenario
+    reply = dict(getattr(scenario, "reply", None) or default_reply(conv.template_text))
     reply.setdefault("role", "assistant")
     next_user = {"role": "user", "content": getattr(scenario, "next_user", None) or NEXT_USER}
 
@@ -80,54 +124,55 @@ def check(run) -> List[Finding]:
     grown.add_generation_prompt = True
     try:
         base = run.base()
-        replied, _ = run.render_request(final, now)
-        after, _ = run.render_request(grown, now)
+        replied, _ = conv.render_request(final, now)
+        after, _ = conv.render_request(grown, now)
     except RenderError:
-        return []  # the template refuses the longer conversation: not this rule's business
+        return None  # the template refuses the longer conversation: not this rule's business
+    return Turns(request, now, reply, len(grown.messages), base, replied, after)
 
+
+def cached_after_turn(run: "Run", conv: "Conversation", turns: Turns) -> Cached:
+    """Turn N's prompt tokens followed by the tokens the model generated (the stop token dropped)."""
     tok = run.tokenizer
-    prompt_text = base.text
-    generated_text, stop, derived = "", False, False
-    if replied.text.startswith(prompt_text):
-        generated_text, stop = _generated(replied.text[len(prompt_text) :], _content(reply), tok)
+    prompt_text = turns.base.text
+    if turns.replied.text.startswith(prompt_text):
+        generated_text, stop = _generated(turns.replied.text[len(prompt_text) :], _content(turns.reply), tok)
         derived = True
     else:  # the template re-renders turn N's prompt itself: assume the reply's text and the stop token
-        eos = run.chat.source.special_tokens.get("eos_token") or ""
+        eos = conv.eos_token
+        reply = turns.reply
         raw = reply.get("content") if isinstance(reply.get("content"), str) else _content(reply)
-        generated_text, stop = raw + eos, bool(eos)
-    gen_ids, gen_offsets = _generated_ids(tok, base, generated_text, run.add_special_tokens)
+        generated_text, stop, derived = raw + eos, bool(eos), False
+    gen_ids, gen_offsets = _generated_ids(tok, turns.base, generated_text, run.add_special_tokens)
     if stop and gen_ids:
         gen_ids, gen_offsets = gen_ids[:-1], gen_offsets[:-1]
-    cached = list(base.ids) + gen_ids
-    shared = 0
-    limit = min(len(cached), len(after.ids))
-    while shared < limit and cached[shared] == after.ids[shared]:
-        shared += 1
-    if shared >= len(cached):
-        return []
-    cmp = Comparison(shared, len(after.ids), len(cached), run.profile.block_size)
-    if cmp.lost_blocks <= 0:
-        return []
+    return Cached(list(turns.base.ids) + gen_ids, generated_text, gen_offsets, len(gen_ids), derived)
 
+
+def _finding(run: "Run", turns: Turns, cached: Cached, cmp: Comparison) -> "Finding":
+    base, after = turns.base, turns.after
+    shared = cmp.shared
+    prompt_text = base.text
     in_prompt = shared < len(base.ids)
     if in_prompt:
         offset = base.encoding.offsets[shared][0]
         location = run.locate(offset)
     else:
-        offset = len(prompt_text) + gen_offsets[shared - len(base.ids)]
-        location = (replied.rendered.sourcemap.locate(offset) if derived else None) or run.locate(max(len(prompt_text) - 1, 0))
-    a, b = cached[shared], after.ids[shared] if shared < len(after.ids) else None
-    a_text, b_text = tok.token_text(a), tok.token_text(b)
-    reasoning = _reasoning(reply)
-    notes = _causes(run, request, now, base, prompt_text, generated_text, after.text, offset, in_prompt, reasoning, a_text)
+        offset = len(prompt_text) + cached.generated_offsets[shared - len(base.ids)]
+        location = (turns.replied.rendered.sourcemap.locate(offset) if cached.derived else None) or run.locate(
+            max(len(prompt_text) - 1, 0)
+        )
+    token = figures.divergent_token(run.tokenizer, cached.ids, after.ids, shared, offset)
+    reasoning = _reasoning(turns.reply)
+    notes = _causes(run, turns, cached.generated_text, offset, in_prompt, reasoning, token.base_text)
     where = "turn N's prompt" if in_prompt else "the assistant's reply"
     message = (
         f"the conversation does not grow as a prefix: turn N+1 re-renders {where} differently from token {shared} "
-        f"(`{_show(a_text)}` → `{_show(b_text)}`): {cmp.lost_blocks:,} of {cmp.ideal_eligible_blocks:,} eligible KV blocks lost on every turn"
+        f"(`{_show(token.base_text)}` → `{_show(token.variant_text)}`): {cmp.lost_blocks:,} of {cmp.ideal_eligible_blocks:,} eligible KV blocks lost on every turn"
     )
     notes.append(
-        f"{run.profile.name}, block {cmp.block_size}: turn N caches {len(cached):,} tokens ({len(base.ids):,} prompt + "
-        f"{len(gen_ids):,} generated{'' if derived else ', assumed: the reply as given'}); turn N+1 ({len(after.ids):,} tokens) reuses {cmp.eligible_blocks:,} blocks, "
+        f"{run.profile.name}, block {cmp.block_size}: turn N caches {len(cached.ids):,} tokens ({len(base.ids):,} prompt + "
+        f"{cached.generated:,} generated{'' if cached.derived else ', assumed: the reply as given'}); turn N+1 ({len(after.ids):,} tokens) reuses {cmp.eligible_blocks:,} blocks, "
         f"{cmp.ideal_eligible_blocks:,} if the history re-rendered to the cached tokens"
     )
     f = run.finding(
@@ -138,21 +183,17 @@ def check(run) -> List[Finding]:
         "or keep moving blocks (tools, system message) at a fixed place at the start",
         notes=notes,
     )
-    f.first_divergent_token = DivergentToken(shared, a, b, a_text, b_text, offset)
-    f.arithmetic = Arithmetic.from_comparison(cmp)
-    f.evidence = {
-        "base_render": prompt_text + generated_text,
-        "variant_render": after.text,
-        "add_special_tokens": run.add_special_tokens,
-        "prompt_tokens": len(base.ids),
-        "generated_tokens": len(gen_ids),
-    }
+    proof = figures.evidence(
+        prompt_text + cached.generated_text, after.text, run.add_special_tokens,
+        prompt_tokens=len(base.ids), generated_tokens=cached.generated,
+    )
+    figures.attach(f, token, cmp, proof)
     describe(
         f,
         f"the conversation grown by one turn: + assistant reply{' with reasoning' if reasoning else ''} + user message "
-        f"({len(request.messages)} → {len(grown.messages)} messages)",
+        f"({len(turns.request.messages)} → {turns.grown_messages} messages)",
     )
-    return [f]
+    return f
 
 
 def _generated_ids(tok, base, generated_text: str, add_special_tokens: bool) -> Tuple[List[int], List[int]]:
@@ -203,17 +244,18 @@ def _generated(suffix: str, content: str, tok) -> Tuple[str, bool]:
     return suffix[:end], False
 
 
-def _causes(run, request, now, base, prompt_text, generated_text, after_text, offset, in_prompt, reasoning, a_text) -> List[str]:
+def _causes(run: "Run", turns: Turns, generated_text: str, offset: int, in_prompt: bool, reasoning, a_text) -> List[str]:
     from promptlint.render import RenderError
 
+    prompt_text, after_text = turns.base.text, turns.after.text
     notes = []
     if reasoning and reasoning[:40] in generated_text and reasoning[:40] not in after_text:
         notes.append("the reasoning of earlier turns is stripped from history: it is in turn N's generated tokens, not in turn N+1's prompt")
     if in_prompt:
-        bare = request.copy()
+        bare = turns.request.copy()
         bare.add_generation_prompt = False
         try:
-            without, _ = run.render_request(bare, now)
+            without, _ = run.conversation.render_request(bare, turns.now)
         except RenderError:
             without = None
         if without is not None and prompt_text.startswith(without.text) and offset >= len(without.text) > 0:

@@ -1,8 +1,9 @@
 """One template under analysis: render scenarios, tokenize them, compare variants.
 
-Checks (``promptlint/checks/``) receive a ``TemplateRun`` and ask it for renders of
-the base scenario and of controlled variants; renders and encodings are memoised so
-every check shares the work.
+Checks (``promptlint/checks/``) receive a ``TemplateRun`` (what it offers them is the
+``Run`` protocol of ``promptlint/checks/interface.py``) and ask it for renders of the base
+scenario and of controlled variants; renders and encodings are memoised so every check
+shares the work. Its figures come from ``promptlint.figures``, as every analyzer's do.
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Tuple
 
+from promptlint import figures, kernel
 from promptlint.compare import Comparison, Profile, shared_prefix
-from promptlint.records import Arithmetic, DivergentToken, Finding
+from promptlint.paths import display_path
+from promptlint.records import DivergentToken, Finding
 from promptlint.render import LoadedTemplate, Limits, Rendered, render
 from promptlint.render.sourcemap import Location
 from promptlint.scenarios import Scenario
@@ -146,26 +149,24 @@ class TemplateRun:
 
     def ideal_shared(self, variant: Sample) -> int:
         """S if only genuinely per-request inputs differed; P when there are none."""
-        per_request = self.scenario.of_kind("per-request")
-        if not per_request:
-            return len(variant.ids)
-        changed = self.sample(**self.plan_ideal()[0])
-        return shared_prefix(self.base().ids, changed.ids)
+        per_request = self.plan_ideal()
+        changed = self.sample(**per_request[0]).ids if per_request else None
+        return figures.ideal_shared(self.base().ids, changed, len(variant.ids))
 
     def compare(self, variant: Sample) -> Comparison:
-        base = self.base()
-        return Comparison(shared_prefix(base.ids, variant.ids), len(variant.ids), self.ideal_shared(variant), self.profile.block_size)
+        return figures.measure(self.base().ids, variant.ids, self.ideal_shared(variant), self.profile.block_size)
+
+    @property
+    def conversation(self):
+        """A chat run's conversation (M204); None for an application template."""
+        return None
 
     # ----------------------------------------------------------- findings helpers
 
     def divergent_token(self, variant: Sample, cmp: Comparison) -> DivergentToken:
         base = self.base()
-        s = cmp.shared
-        b_id = base.ids[s] if s < len(base.ids) else None
-        v_id = variant.ids[s] if s < len(variant.ids) else None
-        tok = self.tokenizer
-        offset = base.encoding.offsets[s][0] if s < len(base.ids) else len(base.text)
-        return DivergentToken(s, b_id, v_id, tok.token_text(b_id), tok.token_text(v_id), offset)
+        offset = figures.token_offset(base.encoding.offsets, base.text, cmp.shared)
+        return figures.divergent_token(self.tokenizer, base.ids, variant.ids, cmp.shared, offset)
 
     def first_divergent_char(self, variant: Sample) -> int:
         return shared_prefix(self.base().text, variant.text)
@@ -187,7 +188,7 @@ class TemplateRun:
         for root in [self.path.parent, *self.search_paths]:
             candidate = Path(root) / template_name
             if candidate.is_file():
-                return _display(candidate)
+                return display_path(candidate)
         return template_name
 
     def finding(
@@ -202,36 +203,19 @@ class TemplateRun:
         help: Optional[str] = None,
         notes=(),
     ) -> Finding:
-        from promptlint import registry
-
-        rule = registry.get(code)
-        f = Finding(
-            code=code,
-            name=rule.name,
-            miss_class=rule.miss_class,
-            severity=rule.severity,
-            message=message,
-            path=self.path_of(location.template),
-            line=location.line,
-            column=location.column,
-            end_line=location.end_line,
-            end_column=location.end_column,
+        f = kernel.finding(
+            code,
+            self.path_of(location.template),
+            message,
+            location.line,
+            location.column,
+            location.end_line,
+            location.end_column,
             variable=variable,
             help=help,
-            notes=list(notes),
+            notes=notes,
         )
         if variant is not None and cmp is not None:
-            f.first_divergent_token = self.divergent_token(variant, cmp)
-            f.arithmetic = Arithmetic.from_comparison(cmp)
-            f.evidence = {
-                "base_render": self.base().text,
-                "variant_render": variant.text,
-                "add_special_tokens": self.add_special_tokens,
-            }
+            proof = figures.evidence(self.base().text, variant.text, self.add_special_tokens)
+            figures.attach(f, self.divergent_token(variant, cmp), cmp, proof)
         return f
-
-
-def _display(path: Path) -> str:
-    from promptlint.discovery import display_path
-
-    return display_path(path)

@@ -1,4 +1,4 @@
-"""M2 ordering and serialization hazards.
+"""The order family (M201-M203): a static input whose order, not its content, changes the prompt.
 
 - M201 unsorted-json-keys: a static mapping rendered in insertion order; the variant
   inserts the same keys in reverse order (deeply, including mappings inside lists).
@@ -12,17 +12,21 @@ for the variant, so they never fire.
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
-from promptlint.records import Finding
+from promptlint import registry
 
-CODES = ("M201", "M202", "M203")
+if TYPE_CHECKING:
+    from promptlint.checks.interface import Run
+    from promptlint.records import Finding
+
+CODES = registry.implements(__name__, "M201", "M202", "M203")
 
 TOOL_NAMES = ("tools", "functions", "tool_schemas")
 DOCUMENT_NAMES = ("documents", "docs", "context_documents", "retrieved_documents", "passages", "chunks")
 
 
-def plan(run) -> list:
+def plan(run: "Run") -> list:
     """The order variants this check renders (prefetched and tokenized in one batch)."""
     out = []
     for var in run.scenario.variables.values():
@@ -37,8 +41,8 @@ def plan(run) -> list:
     return out
 
 
-def check(run) -> List[Finding]:
-    findings: List[Finding] = []
+def check(run: "Run") -> List["Finding"]:
+    findings: List["Finding"] = []
     for var in run.scenario.variables.values():
         if var.kind != "static":
             continue
@@ -59,7 +63,7 @@ def check(run) -> List[Finding]:
     return findings
 
 
-def _list_code(run, var) -> Optional[str]:
+def _list_code(run: "Run", var) -> Optional[str]:
     order = getattr(var, "order", None) or run.scenario_order(var.name)
     if var.name.lower() in TOOL_NAMES:
         return "M202"
@@ -68,7 +72,7 @@ def _list_code(run, var) -> Optional[str]:
     return None
 
 
-def _compare(run, code: str, var, variant_value: Any, described: str) -> Optional[Finding]:
+def _compare(run: "Run", code: str, var, variant_value: Any, described: str) -> Optional["Finding"]:
     variant = run.sample(**{var.name: variant_value})
     if variant.ids == run.base().ids:
         return None

@@ -1,0 +1,83 @@
+"""M104 token-boundary-merge: the first divergent token starts before the first divergent
+character (BPE merged shared text with the variable part) and that costs a block."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, List, Optional
+
+from promptlint import registry
+from promptlint.checks.variants import describe, short
+from promptlint.compare import Comparison, shared_prefix
+
+if TYPE_CHECKING:
+    from promptlint.checks.interface import Run, Sample
+    from promptlint.records import Finding
+
+CODES = registry.implements(__name__, "M104")
+
+
+def _changing(run: "Run"):
+    return [var for var in run.scenario.variables.values() if var.kind in ("per-request", "volatile")]
+
+
+def plan(run: "Run") -> list:
+    """The variants this check renders (prefetched and tokenized in one batch)."""
+    return [{var.name: var.variant_value()} for var in _changing(run)]
+
+
+def check(run: "Run") -> List["Finding"]:
+    out = []
+    base = run.base()
+    for var in _changing(run):
+        variant = run.sample(**{var.name: var.variant_value()})
+        B = run.profile.block_size
+        merge = boundary_merge(run, variant, block_size=B)
+        if merge is None:
+            continue
+        shared, char, clean = merge
+        cmp = Comparison(shared, len(variant.ids), clean, B)
+        lost = cmp.ideal_eligible_blocks - cmp.eligible_blocks
+        if lost <= 0:
+            continue
+        location = run.locate(char)
+        tok_start = base.encoding.offsets[shared][0]
+        f = run.finding(
+            "M104",
+            f"the text before `{var.name}` merges into its first token: the shared prefix ends at token {shared} "
+            f"(character {tok_start:,}) instead of {clean} (character {char:,}): {lost} KV block{'s' if lost != 1 else ''} lost",
+            location,
+            variable=var.name,
+            variant=variant,
+            cmp=cmp,
+            help=f"put a hard boundary (a newline or a space) right before `{var.name}`",
+        )
+        describe(f, f"`{var.name}` changed: {short(var.value)} → {short(var.variant_value())}")
+        out.append(f)
+    return out
+
+
+def boundary_merge(run: "Run", variant: "Sample", block_size: Optional[int] = None) -> Optional[tuple]:
+    """(token S, first divergent char, tokens of the shared text alone) when BPE merged across the boundary.
+
+    With ``block_size``, merges that cannot cost a block are skipped before re-encoding: the shared
+    text alone has at most one token per merged character, so it cannot reach the next block
+    boundary when ``S + merged characters`` does not.
+    """
+    base = run.base()
+    a, b = base.ids, variant.ids
+    s = shared_prefix(a, b)
+    if s >= len(a) or s >= len(base.encoding.offsets):
+        return None
+    char = run.first_divergent_char(variant)
+    tok_start = base.encoding.offsets[s][0]
+    if tok_start >= char:
+        return None
+    if block_size is not None:
+        cap = len(variant.ids) - 1
+        upper = s + (char - tok_start)
+        if min(upper, cap) // block_size <= min(s, cap) // block_size:
+            return None
+    clean = len(run.tokenizer.encode(base.text[:char], add_special_tokens=run.add_special_tokens).ids)
+    if clean <= s:
+        return None
+    return s, char, clean

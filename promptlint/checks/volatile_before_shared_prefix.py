@@ -1,0 +1,87 @@
+"""M101 volatile-before-shared-prefix: a per-request-changing value precedes shared material.
+
+The template check is ``check(run)``; the Python analyzer measures the prompts it finds in
+code with the same figures (promptlint.figures) and words its findings with the functions
+below, so an M101 reads the same wherever it was found. The wording is the rule file's
+``[data.wording]`` table (rules/M101.toml).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, List, Optional
+
+from promptlint import registry
+from promptlint.checks.variants import describe, short
+from promptlint.figures import blocks
+
+if TYPE_CHECKING:
+    from promptlint.checks.interface import Run
+    from promptlint.compare import Comparison
+    from promptlint.records import Finding
+
+CODES = registry.implements(__name__, "M101")
+
+
+def _wording() -> dict:
+    return registry.get("M101").data["wording"]
+
+
+def cadence(sub_kind: Optional[str]) -> str:
+    """How often a value of this sub-kind changes, in words."""
+    table = _wording()["cadence"]
+    return table.get(sub_kind or "", table["default"])
+
+
+def message(variable: str, sub_kind: Optional[str], cmp: "Comparison") -> str:
+    return _wording()["message"].format(
+        variable=variable, cadence=cadence(sub_kind), lost_blocks=cmp.lost_blocks, ideal_eligible_blocks=cmp.ideal_eligible_blocks
+    )
+
+
+def not_measured_message(variable: str, sub_kind: Optional[str], unknown: str) -> str:
+    """The value precedes text promptlint cannot evaluate, so the loss is not measured (Python)."""
+    return _wording()["not-measured"].format(variable=variable, cadence=cadence(sub_kind), unknown=unknown)
+
+
+def help_text(variable: str, sub_kind: Optional[str], suggest_coarser: bool = True) -> str:
+    w = _wording()
+    coarser = w["coarser"] if suggest_coarser and (sub_kind or "") in w["coarser-for"] else ""
+    return w["help"].format(variable=variable, coarser=coarser)
+
+
+def eligible_note(variable: str, cmp: "Comparison", engine: str) -> str:
+    return _wording()["eligible"].format(
+        engine=engine, block_size=cmp.block_size, eligible=blocks(cmp.eligible_blocks), variable=variable,
+        ideal_eligible_blocks=cmp.ideal_eligible_blocks,
+    )
+
+
+# ---------------------------------------------------------------------------- the template check
+
+
+def plan(run: "Run") -> list:
+    """The variants this check renders (prefetched and tokenized in one batch)."""
+    return [{var.name: var.variant_value()} for var in run.scenario.of_kind("volatile")]
+
+
+def check(run: "Run") -> List["Finding"]:
+    findings = []
+    for var in run.scenario.of_kind("volatile"):
+        variant = run.sample(**{var.name: var.variant_value()})
+        cmp = run.compare(variant)
+        if cmp.lost_blocks <= 0:
+            continue
+        f = run.finding(
+            "M101",
+            message(var.name, var.sub_kind, cmp),
+            run.locate_change(var, variant),
+            variable=var.name,
+            variant=variant,
+            cmp=cmp,
+            help=help_text(var.name, var.sub_kind),
+            notes=[eligible_note(var.name, cmp, run.profile.name)],
+        )
+        when = "the next day" if var.sub_kind == "date" else "on the next request"
+        describe(f, f"`{var.name}` {when}: {short(var.value)} → {short(var.variant_value())}")
+        findings.append(f)
+    return findings

@@ -1,0 +1,178 @@
+"""What every analyzer stands on, below both the analyzers and the driver (promptlint.lint).
+
+- ``Context``: what one run shares (settings, the tokenizer provider, the rule filter,
+  notices, the files the current analysis read);
+- ``TokenizerProvider``: the pinned tokenizer, loaded on first use; ``tokenizer_sha``: its
+  sha256 without loading it, checked against the pin (through ``tokens.check_pin``, the one
+  pin check);
+- ``finding``/``file_error``: the one factory that turns a code and a place into a record,
+  with the rule's name, class and severity from its rule file;
+- ``read_source``: a file's text through the bounded reader, or the E005 finding saying why not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Dict, Iterable, List, Optional, Union
+
+from promptlint import bounded_io, registry
+from promptlint.config import Settings, code_enabled
+from promptlint.paths import display_path
+from promptlint.records import Finding
+from promptlint.tokens import LoadedTokenizer, TokenizerSpec, check_pin, load, resolve, tokenizer_file_sha256
+
+MAX_FILE_BYTES = bounded_io.MAX_FILE_BYTES
+
+# The E family, one documented family: a file that cannot be analysed, reported through
+# ``file_error``. Raised by the Jinja loader and renderer (E001 syntax, E002 render failed,
+# E004 undefined, E006 limits, E007 sandbox: promptlint.render), samples files (E003:
+# promptlint.scenarios), reading (E005: read_source here, promptlint.chat.source) and the
+# Python parser (E008: promptlint.analyzers.python_source).
+E_CODES = registry.implements(__name__, "E001", "E002", "E003", "E004", "E005", "E006", "E007", "E008")
+
+
+class TokenizerProvider:
+    """Loads the pinned tokenizer on first use only (a run with nothing to tokenize never pays for it)."""
+
+    def __init__(self, spec: TokenizerSpec):
+        self.spec = spec
+        self.loaded: Optional[LoadedTokenizer] = None
+
+    def __call__(self) -> LoadedTokenizer:
+        if self.loaded is None:
+            self.loaded = load(self.spec)
+        return self.loaded
+
+
+def tokenizer_spec(settings: Settings) -> TokenizerSpec:
+    return resolve(settings.tokenizer, settings.tokenizer_sha256)
+
+
+def tokenizer_sha(spec: TokenizerSpec, cache) -> str:
+    """The tokenizer's sha256 without loading it (memoised in ``cache`` by tokens.file_stamp),
+    checked against the pin."""
+    from promptlint.tokens import EMBEDDED_NAME, TokenizerError, embedded_sha256, file_stamp
+
+    if spec.path is None:
+        if spec.sha256:
+            check_pin(spec, embedded_sha256())
+        return "embedded:" + EMBEDDED_NAME
+    try:
+        st = spec.path.stat()
+    except OSError as e:
+        raise TokenizerError(f"{spec.path}: cannot read the tokenizer ({e.strerror}); check the path") from None
+    memo = cache.memo_get("tokenizers")
+    key = str(spec.path.resolve())
+    stamp = file_stamp(st)
+    known = memo.get(key)
+    if isinstance(known, list) and len(known) == len(stamp) + 1 and known[:-1] == stamp:
+        sha = known[-1]
+    else:
+        sha = tokenizer_file_sha256(spec.path)
+        memo[key] = stamp + [sha]
+        cache.memo_put("tokenizers", memo)
+    check_pin(spec, sha)
+    return sha
+
+
+def rule_filter(settings: Settings) -> Callable[[str], bool]:
+    """``is_enabled(code)`` for the run's select/ignore (memoised per code)."""
+    known: Dict[str, bool] = {}
+
+    def is_enabled(code: str) -> bool:
+        if code not in known:
+            known[code] = code_enabled(code, settings.select, settings.ignore)
+        return known[code]
+
+    return is_enabled
+
+
+@dataclass
+class Context:
+    """What analyzers share across one run."""
+
+    settings: Settings
+    tokenizer: Callable[[], LoadedTokenizer]
+    is_enabled: Callable[[str], bool]
+    notices: List[str] = field(default_factory=list)  # informational notes analyzers add (stderr)
+    deps: List[Path] = field(default_factory=list)  # other files the current analysis read
+
+    def depend(self, path: Path) -> None:
+        """Record a file (include, samples file) whose change must invalidate the cached result."""
+        self.deps.append(Path(path))
+
+    @staticmethod
+    def display(path: Path) -> str:
+        return display_path(path)
+
+
+# ------------------------------------------------------------------------------ findings
+
+
+def finding(
+    code: str,
+    path: Union[str, Path],
+    message: str,
+    line: int = 1,
+    column: int = 1,
+    end_line: Optional[int] = None,
+    end_column: Optional[int] = None,
+    *,
+    variable: Optional[str] = None,
+    help: Optional[str] = None,
+    notes: Iterable[str] = (),
+) -> Finding:
+    """A finding of ``code`` at ``path`` (a display path); name, miss class and severity come from
+    the rule file. The end of the span defaults to its start."""
+    rule = registry.get(code)
+    return Finding(
+        code=code,
+        name=rule.name,
+        miss_class=rule.miss_class,
+        severity=rule.severity,
+        message=message,
+        path=str(path),
+        line=line,
+        column=column,
+        end_line=line if end_line is None else end_line,
+        end_column=column if end_column is None else end_column,
+        variable=variable,
+        help=help,
+        notes=list(notes),
+    )
+
+
+def file_error(path: Union[str, Path], code: str, message: str, line: Optional[int] = None) -> Finding:
+    """An E finding: the file (or a line of it) could not be analysed."""
+    return finding(code, path, message, line or 1)
+
+
+# ------------------------------------------------------------------------------ reading
+
+
+def read_source_bytes(path: Path) -> Union[bytes, Finding]:
+    """The file's bytes (at most MAX_FILE_BYTES, regular files only), or an E005 finding."""
+    try:
+        return bounded_io.read_bytes(path, MAX_FILE_BYTES)
+    except bounded_io.InputRefused as e:
+        return file_error(str(path), "E005", str(e))
+    except OSError as e:
+        return file_error(str(path), "E005", f"cannot read the file: {e.strerror or e}")
+
+
+def decode_source(path: Path, raw: bytes) -> Union[str, Finding]:
+    """UTF-8 text of a source file's bytes, or an E005 finding (binary, not UTF-8)."""
+    if b"\x00" in raw:
+        return file_error(str(path), "E005", "binary file (contains NUL bytes); exclude it from the templates")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        return file_error(str(path), "E005", f"not UTF-8 text (invalid byte at offset {e.start}); save the file as UTF-8", line)
+
+
+def read_source(path: Path) -> Union[str, Finding]:
+    """The file's text, or an E005 finding (too large, unreadable, binary, not UTF-8)."""
+    raw = read_source_bytes(path)
+    return raw if isinstance(raw, Finding) else decode_source(path, raw)

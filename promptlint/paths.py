@@ -1,0 +1,73 @@
+"""How promptlint names files: resolved, project-relative and display paths (a leaf).
+
+Findings name a file relative to the working directory when it is inside it; configuration
+globs match paths relative to the project root. Both resolve symlinks the same way, and a
+symlink loop never raises.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def safe_resolve(path: Path) -> Path:
+    """``path.resolve()``, or its absolute form when a symlink loop makes resolving fail."""
+    try:
+        return path.resolve()
+    except (RuntimeError, OSError):  # RuntimeError: "Symlink loop" before Python 3.13
+        return Path(os.path.abspath(path))
+
+
+_BASES: dict = {}
+
+
+def _resolved_base(path: Path) -> Path:
+    """``safe_resolve`` of a base directory (project root, working directory), memoised by its
+    spelling and the directory's identity: relative() and display_path() run per file and per finding."""
+    try:
+        st = os.stat(path)
+        key = (os.fspath(path), os.getcwd(), st.st_dev, st.st_ino)
+    except OSError:
+        return safe_resolve(Path(path))
+    if key not in _BASES:
+        if len(_BASES) > 64:
+            _BASES.clear()
+        _BASES[key] = safe_resolve(Path(path))
+    return _BASES[key]
+
+
+def relative(path: Path, root: Path) -> str:
+    """POSIX path of ``path`` relative to ``root`` (unchanged when outside it)."""
+    try:
+        return safe_resolve(path).relative_to(_resolved_base(root)).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def display_path(path: Path) -> str:
+    """How findings name a file: relative to the working directory when it is inside it."""
+    try:
+        return str(safe_resolve(Path(path)).relative_to(_resolved_base(Path.cwd())))
+    except ValueError:
+        return str(path)
+
+
+def escapes_root(path: Path, root: Path) -> bool:
+    """A path inside the project root whose real path is outside it: a symlink (to a file, or a
+    directory on the way) that a pull request can point at /proc/self/environ or /etc. Paths the
+    user names outside the root are theirs and are not judged here."""
+    base = _resolved_base(root)
+    lexical = Path(os.path.abspath(path))
+    try:
+        lexical.relative_to(Path(os.path.abspath(root)))
+    except ValueError:
+        try:
+            lexical.relative_to(base)
+        except ValueError:
+            return False
+    try:
+        safe_resolve(path).relative_to(base)
+        return False
+    except ValueError:
+        return True
