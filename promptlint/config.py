@@ -39,9 +39,14 @@ class Settings:
     render_timeout: float = 2.0
     max_output: int = 1_000_000
     max_recursion: int = 200  # template nesting levels per render (macros calling themselves)
+    jinja: Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...] = ()  # [jinja]: role -> ((name, stub kind), ...)
     cache_minimums: Optional[str] = None  # resolved path of a JSON file merged over the hosted-API minimums table
     config_path: Optional[Path] = None  # the file the settings came from
     root: Path = field(default_factory=Path.cwd)  # the config file's directory (or cwd)
+
+    def jinja_stubs(self) -> Dict[str, Dict[str, str]]:
+        """``[tool.promptlint.jinja]`` as role -> name -> stub kind (promptlint.render.stubs)."""
+        return {role: dict(names) for role, names in self.jinja}
 
     def cache_key(self) -> Tuple:
         return tuple((f.name, getattr(self, f.name)) for f in fields(self) if f.name not in ("config_path",))
@@ -104,6 +109,8 @@ def settings_from(path: Path, data: Dict[str, Any], use_cache: bool = False) -> 
     for key in ("templates", "exclude", "select", "ignore"):
         if key in data:
             kw[key] = tuple(data[key])
+    if "jinja" in data:
+        kw["jinja"] = tuple((role, tuple(sorted(names.items()))) for role, names in sorted(data["jinja"].items()))
     if "per-file-ignores" in data:
         kw["per_file_ignores"] = tuple((glob, tuple(codes)) for glob, codes in data["per-file-ignores"].items())
     return Settings(**kw)
@@ -123,6 +130,12 @@ def _check_values(path: Path, data: Dict[str, Any]) -> None:
         value = data.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
             raise ConfigError(f"{path}: `{key}` must be a whole number (write {key} = 16, not {value!r})")
+    if "jinja" in data:
+        from promptlint.render.stubs import check_declared
+
+        problem = check_declared(data["jinja"])
+        if problem:
+            raise ConfigError(f"{path}: {problem}")
     for pattern in data.get("templates", ()):
         parts = pattern.replace("\\", "/").split("/")
         if pattern.startswith(("/", "~")) or (len(pattern) > 1 and pattern[1] == ":") or ".." in parts:

@@ -85,6 +85,7 @@ def lint(
             (result.errors if f.code.startswith("E") else result.findings).append(f)
     result.notices.extend(ctx.notices)
     result.findings.sort(key=lambda f: f.sort_key)
+    result.errors = merge_included(result.errors)
     result.errors.sort(key=lambda f: f.sort_key)
     if provider.loaded is not None:
         result.tokenizer_sha256 = provider.loaded.sha256
@@ -99,6 +100,29 @@ def lint(
             "until the model's tokenizer is pinned (`tokenizer` in [tool.promptlint])"
         )
     return result
+
+
+def merge_included(errors: List[Finding]) -> List[Finding]:
+    """An error inside an included file, met through every includer (and the file itself), once:
+    at the included file, naming every includer."""
+    out: List[Finding] = []
+    by_key: Dict[Tuple, Finding] = {}
+    for f in errors:
+        key = (f.code, f.path, f.line, f.column, f.message)
+        first = by_key.get(key)
+        if first is None:
+            by_key[key] = f
+            out.append(f)
+            continue
+        for n in f.notes:
+            if n not in first.notes:
+                first.notes.append(n)
+    for f in out:
+        includers = [n[len("included by "):] for n in f.notes if n.startswith("included by ")]
+        if len(includers) > 1:
+            rest = [n for n in f.notes if not n.startswith("included by ")]
+            f.notes = rest + [f"included by {', '.join(includers)}"]
+    return out
 
 
 def _check_one(path: Path, text: Optional[str], ctx: kernel.Context, cache, settings_key: str, tok_sha: str, evidence: bool) -> List[Finding]:

@@ -18,10 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional, Tuple
 
-from promptlint import bounded_io
+from promptlint import bounded_io, registry
 from promptlint.analyzers.files import Files, OwnedDirectory
-from promptlint.kernel import Context, TokenizerProvider, file_error
+from promptlint.kernel import Context, TokenizerProvider, file_error, finding
 from promptlint.records import Finding, SourceLine, StoredAt
+
+# PL102 skipped-scenario: a built-in conversation the template refuses (_refusals)
+NOTE_CODES = registry.implements(__name__, "PL102")
 
 CONFIG_NAME = "tokenizer_config.json"
 TEMPLATE_FILE = "chat_template.jinja"
@@ -77,7 +80,12 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     except ValueError as e:
         return [file_error(ctx.display(path), "E005", f"invalid JSON: {e}")]
     tokenizer = _tokenizer_for(source, ctx)
-    _special_tokens(source, tokenizer, ctx)
+    embedded = getattr(getattr(tokenizer, "spec", None), "embedded", False)
+    _special_tokens(source, tokenizer, ctx, embedded)
+    if embedded:  # the template's special-token texts stay single tokens, as in the model's tokenizer
+        from promptlint.chat.special import atomic, template_special_texts
+
+        tokenizer = atomic(tokenizer, template_special_texts(source))
     try:
         scenarios = _scenarios(path)
     except SamplesError as e:
@@ -92,11 +100,14 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     return _refusals(outcome, ctx)
 
 
-def _special_tokens(source, tokenizer, ctx: Context) -> None:
-    """The special-token strings the template sees: the source's, else the tokenizer directory's."""
+def _special_tokens(source, tokenizer, ctx: Context, embedded: bool) -> None:
+    """The special-token strings the template sees: the source's, else the tokenizer directory's,
+    else a configured tokenizer.json's own (never the embedded approximate one's)."""
+    from promptlint.chat.special import from_tokenizer
+
     if source.special_tokens:
         return
-    source.special_tokens = dict(tokenizer().special_tokens)
+    source.special_tokens = dict(tokenizer().special_tokens) or ({} if embedded else from_tokenizer(tokenizer()))
     if not source.special_tokens:
         ctx.notices.append(
             f"{ctx.display(source.path)}: no tokenizer_config.json gives the special tokens, so `bos_token`/`eos_token` are "
@@ -161,15 +172,18 @@ def _run_scenario(chat, scenario, tokenizer, ctx: Context, stored: "StoredTempla
 
 
 def _refusals(outcome: Outcome, ctx: Context) -> List[Finding]:
-    """A template that refuses every built-in scenario is an error; one that refuses some, a note each."""
+    """A template that refuses every built-in scenario is an error; one that refuses some, a PL102 each."""
     findings = outcome.findings
     if outcome.refused and not outcome.rendered_any:
         name, first = outcome.refused[0]
         first.message += f" (built-in scenario `{name}`; every built-in scenario failed)"
         findings.append(first)
     else:
-        for name, f in outcome.refused:
-            ctx.notices.append(f"{f.path}:{f.line}: the template refuses the built-in `{name}` scenario, skipped: {f.message}")
+        for name, f in outcome.refused:  # never skipped silently: one info finding per scenario (PL102)
+            if ctx.is_enabled("PL102"):
+                skipped = finding("PL102", f.path, f"built-in scenario `{name}` not rendered, not checked: {f.message}",
+                                  f.line, variable=name, notes=f.notes)
+                findings.append(skipped)
     return findings
 
 
