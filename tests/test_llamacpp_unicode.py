@@ -202,3 +202,12 @@ def test_tables_ship_in_the_wheel():
     assert "promptlint.llamacpp" in conf["packages"]
     assert any(fnmatch.fnmatch(tables.DATA_FILE, g) for g in conf["package-data"]["promptlint.data"])
     assert (root / "promptlint" / "data" / tables.DATA_FILE).is_file()
+
+
+def test_padding_entries_are_plain_text():
+    """A GGUF padded to 151,936 rows has `[PAD151700]` typed UNUSED: llama.cpp does not match it.
+    Ids recorded with the same libllama build and a vocab-only Qwen2.5 GGUF of 151,936 entries
+    (scripts/llamacpp_vectors/tokenize.cpp)."""
+    enc = engine_encoder(_tok("qwen2.5"), "llamacpp")
+    assert enc.encode("[PAD151700]").ids == [42347, 1808, 16, 20, 16, 22, 15, 15, 60]
+    assert enc.encode("x [PAD151700] y").ids == [87, 508, 43818, 16, 20, 16, 22, 15, 15, 60, 379]

@@ -15,12 +15,15 @@ def make_deriver(
     tokenizer_path: str,
     template_path: str,
     sha256: Optional[str] = None,
-    frontend: str = "vllm",
+    frontend: Optional[str] = None,
     transformers: int = 5,
+    engine: Optional[str] = None,
 ) -> Callable[[Dict[str, Any]], Optional[List[int]]]:
     """A function from captured request inputs (messages, tools, ...) to the ids the engine saw.
 
     ``template_path`` is a model directory, a ``tokenizer_config.json`` or a chat ``.jinja`` file.
+    Under ``engine="llamacpp"`` the request goes through llama.cpp's server frontend and
+    llama.cpp's tokenization by default; otherwise through vLLM's, with the pinned tokenizer.
     """
     from promptlint import tokens
     from promptlint.chat.request import ChatProfile, ChatRequest
@@ -28,6 +31,10 @@ def make_deriver(
     from promptlint.chat.source import SourceError, load_source
     from promptlint.render import Limits, RenderError
 
+    from promptlint.engine_tokenize import engine_encoder
+
+    if frontend is None:
+        frontend = "llamacpp" if engine == "llamacpp" else "vllm"
     tok = tokens.load(tokens.resolve(tokenizer_path, sha256))
     try:
         source = load_source(Path(template_path))
@@ -36,6 +43,7 @@ def make_deriver(
     if not source.special_tokens:
         source.special_tokens = dict(tok.special_tokens)
     chat = ChatTemplate(source, ChatProfile(transformers, frontend, "chat"), Limits())
+    encoder = engine_encoder(tok, engine if engine == "llamacpp" else "vllm")
 
     def derive(inputs: Dict[str, Any]) -> Optional[List[int]]:
         messages = inputs.get("messages")
@@ -51,6 +59,6 @@ def make_deriver(
             rendered, _, _ = chat.render(request)
         except (RenderError, TypeError, ValueError):  # a row that does not render stays usage-only
             return None
-        return tok.encode(rendered.text, add_special_tokens=False).ids
+        return encoder.encode(rendered.text, add_special_tokens=False).ids
 
     return derive

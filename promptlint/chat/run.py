@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from promptlint.analysis import Sample, TemplateRun
-from promptlint.chat.request import ChatProfile, ChatRequest, Prepared, RequestError, cut_continued, prepare
+from promptlint.chat.request import ChatProfile, ChatRequest, Prepared, RequestError, cut_continued, prepare, template_source
 from promptlint.chat.scenarios import ChatScenario
 from promptlint.chat.source import ChatSource
 from promptlint.render import Limits, LoadedTemplate, RenderError, Rendered, load_template, render
@@ -43,7 +43,7 @@ class ChatTemplate:
 
     def loaded(self, name: str) -> LoadedTemplate:
         if name not in self._loaded:
-            text = self.source.templates[name]
+            text = template_source(self.source.templates[name], self.profile)
             loaded = load_template(self.source.path, self.profile.env_kind, [], source=text)
             _record_strftime(loaded)
             self._loaded[name] = loaded
@@ -55,7 +55,7 @@ class ChatTemplate:
         return self._undeclared[name]
 
     def select(self, request: ChatRequest) -> str:
-        has_tools = bool(request.tools) if self.profile.frontend == "vllm" else request.tools is not None
+        has_tools = bool(request.tools) if self.profile.frontend in ("vllm", "llamacpp") else request.tools is not None
         return self.source.select(has_tools)
 
     def render(self, request: ChatRequest, now: Optional[datetime] = None) -> Tuple[Rendered, str, Prepared]:
@@ -63,16 +63,18 @@ class ChatTemplate:
         name = self.select(request)
         loaded = self.loaded(name)
         text = self.source.templates[name]
+        if now is None:
+            now = datetime.now()
         try:
-            prepared = prepare(request, self.source, text, self.undeclared(name), self.profile)
+            prepared = prepare(request, self.source, text, self.undeclared(name), self.profile, now)
         except RequestError as e:
             raise RenderError("E002", f"render failed: {e}", loaded.name, None) from None
         except TypeError as e:
             raise RenderError("E002", f"render failed: TypeError: {e}", loaded.name, None) from None
         loaded.env.strftime_calls = []
-        if now is None:
-            now = datetime.now()
         rendered = render(loaded, prepared.variables, self.limits, now)
+        if prepared.continuation is not None:
+            rendered = self._continue(loaded, prepared, rendered, text, now)
         if prepared.continue_field is not None:
             try:
                 cut = cut_continued(rendered.text, prepared.final_text)
@@ -80,6 +82,20 @@ class ChatTemplate:
                 raise RenderError("E002", f"render failed: {e}", loaded.name, None) from None
             rendered = Rendered(rendered.text[:cut], rendered.sourcemap)
         return rendered, name, prepared
+
+    def _continue(self, loaded: LoadedTemplate, prepared: Prepared, rendered: Rendered, text: str, now) -> Rendered:
+        """llama.cpp continuing a final assistant message: the earlier messages, then the
+        generation prompt, then the message's text (promptlint.chat.llamacpp)."""
+        from promptlint.chat.llamacpp import continuation_suffix
+
+        calls = list(getattr(loaded.env, "strftime_calls", []))
+        prompted = render(loaded, dict(prepared.variables, add_generation_prompt=True), self.limits, now)
+        loaded.env.strftime_calls = calls
+        try:
+            suffix = continuation_suffix(*prepared.continuation, rendered.text, prompted.text, text)
+        except RequestError as e:
+            raise RenderError("E002", f"render failed: {e}", loaded.name, None) from None
+        return Rendered(rendered.text + suffix, rendered.sourcemap)
 
     def strftime_calls(self, name: str) -> List[StrftimeCall]:
         return list(getattr(self.loaded(name).env, "strftime_calls", []))

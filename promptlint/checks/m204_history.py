@@ -63,7 +63,7 @@ def check(run) -> List[Finding]:
         return []
     add_gen = request.add_generation_prompt
     if add_gen is None:
-        add_gen = run.chat.profile.frontend == "vllm"
+        add_gen = run.chat.profile.frontend in ("vllm", "llamacpp")  # their servers default to true
     last = request.messages[-1]
     if not add_gen or not isinstance(last, dict) or last.get("role") not in ("user", "tool"):
         return []

@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         from promptlint.audit.derive import make_deriver
         from promptlint.tokens import TokenizerError
         try:
-            deriver = make_deriver(args.tokenizer, args.chat_template)
+            deriver = make_deriver(args.tokenizer, args.chat_template, engine=args.engine)
         except (TokenizerError, OSError) as e:
             raise UsageError(str(e))
     opts = ingest.Options(key, args.chunk_tokens, args.tenant_field, args.hash_block_tokens, args.block_size,
