@@ -4,7 +4,8 @@
 //
 // usage: render TEMPLATE.jinja BOS EOS
 // stdin: records "<byte length>\n<bytes>", one JSON request body per record.
-// stdout: per body, one record "<byte length>\n<prompt>" or "ERR <message>" as a record.
+// stdout: per body, one record "<byte length>\n<prompt>" or "ERR <message>" as a record; the body
+// "CAPS" gives the template capabilities llama.cpp derived (common_chat_templates_get_caps) as JSON.
 // Server settings are llama-server's defaults: --jinja, prefill_assistant, enable_thinking, no
 // chat_template_kwargs, no media. Built and run by make_render_vectors.py; linked with
 // --unresolved-symbols=ignore-all because server-common.cpp also holds multimodal helpers
@@ -54,6 +55,14 @@ int main(int argc, char ** argv) {
 
     std::string text;
     while (read_record(text)) {
+        if (text == "CAPS") {
+            std::string caps = "{";
+            for (const auto & [name, value] : common_chat_templates_get_caps(opt.tmpls.get())) {
+                caps += (caps.size() > 1 ? ", \"" : "\"") + name + "\": " + (value ? "true" : "false");
+            }
+            write_record(caps + "}");
+            continue;
+        }
         try {
             json body = json::parse(text);
             std::vector<raw_buffer> files;
