@@ -301,18 +301,15 @@ class LlamaCppEncoder:
         """Every vocabulary word of ``text`` is also what BPE merges build (ignore_merges is moot)."""
         from promptlint.llamacpp.split import words
 
-        if getattr(self, "_vocab", None) is None:
-            self._vocab = self._tok.get_vocab(with_added_tokens=False)
-        vocab = self._vocab
         todo = []
         for w in set(words(text, self.pre.regexes)):
             if w in self._whole_word_ok:
                 if not self._whole_word_ok[w]:
                     return False
                 continue
-            piece = "".join(_BYTE_TO_UNICODE[b] for b in w.encode("utf-8"))
-            if piece in vocab:
-                todo.append((w, vocab[piece]))
+            tid = self._tok.token_to_id("".join(_BYTE_TO_UNICODE[b] for b in w.encode("utf-8")))
+            if tid is not None:
+                todo.append((w, tid))
             else:
                 self._whole_word_ok[w] = True
         if todo:
