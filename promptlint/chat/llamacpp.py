@@ -433,8 +433,19 @@ def llamacpp_request(request: ChatRequest, source, template_text: str, now: Opti
         keep = variables["preserve_reasoning"]
         variables.update(preserve_thinking=keep, clear_thinking=not keep, truncate_history_thinking=not keep, drop_thinking=not keep)
     prepared = Prepared(variables, None, None, notes)
-    if continue_msg is not None:
-        prepared.continuation = (cont, continue_msg, handler)
+    gpt_oss_end = handler == "GPT-OSS" and not variables.get("add_generation_prompt")
+    if continue_msg is not None or gpt_oss_end:
+
+        def finish(text: str, with_generation_prompt) -> str:
+            if gpt_oss_end:  # common/parsers/gpt-oss.cpp: no generation prompt, so the last <|return|> ends a turn
+                pos = text.rfind("<|return|>")
+                if pos != -1:
+                    text = text[:pos] + "<|end|>" + text[pos + len("<|return|>"):]
+            if continue_msg is None:
+                return text
+            return text + continuation_suffix(cont, continue_msg, handler, text, with_generation_prompt(), src)
+
+        prepared.finish = finish
     return prepared
 
 

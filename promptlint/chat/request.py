@@ -71,8 +71,9 @@ class Prepared:
     continue_field: Optional[str]  # the final message's field tagged for continue_final_message
     final_text: Optional[str]  # that field's text (to check it survived the render)
     notes: List[str] = field(default_factory=list)
-    # llama.cpp continuing a final assistant message: (mode, message, handler), rendered after the others
-    continuation: Optional[Tuple[str, Dict[str, Any], Optional[str]]] = None
+    # llama.cpp's changes to the rendered text (continuing a final assistant message, GPT-OSS):
+    # finish(render, render_with_generation_prompt) -> the prompt
+    finish: Optional[Any] = None
 
 
 # ------------------------------------------------------------------ transformers

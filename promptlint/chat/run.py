@@ -73,8 +73,8 @@ class ChatTemplate:
             raise RenderError("E002", f"render failed: TypeError: {e}", loaded.name, None) from None
         loaded.env.strftime_calls = []
         rendered = render(loaded, prepared.variables, self.limits, now)
-        if prepared.continuation is not None:
-            rendered = self._continue(loaded, prepared, rendered, text, now)
+        if prepared.finish is not None:
+            rendered = self._finish(loaded, prepared, rendered, now)
         if prepared.continue_field is not None:
             try:
                 cut = cut_continued(rendered.text, prepared.final_text)
@@ -83,19 +83,20 @@ class ChatTemplate:
             rendered = Rendered(rendered.text[:cut], rendered.sourcemap)
         return rendered, name, prepared
 
-    def _continue(self, loaded: LoadedTemplate, prepared: Prepared, rendered: Rendered, text: str, now) -> Rendered:
-        """llama.cpp continuing a final assistant message: the earlier messages, then the
-        generation prompt, then the message's text (promptlint.chat.llamacpp)."""
-        from promptlint.chat.llamacpp import continuation_suffix
-
+    def _finish(self, loaded: LoadedTemplate, prepared: Prepared, rendered: Rendered, now) -> Rendered:
+        """The serving stack's own changes to the render (llama.cpp: continuing a final assistant
+        message needs the render with the generation prompt too; promptlint.chat.llamacpp)."""
         calls = list(getattr(loaded.env, "strftime_calls", []))
-        prompted = render(loaded, dict(prepared.variables, add_generation_prompt=True), self.limits, now)
-        loaded.env.strftime_calls = calls
+
+        def with_generation_prompt() -> str:
+            text = render(loaded, dict(prepared.variables, add_generation_prompt=True), self.limits, now).text
+            loaded.env.strftime_calls = calls
+            return text
+
         try:
-            suffix = continuation_suffix(*prepared.continuation, rendered.text, prompted.text, text)
+            return Rendered(prepared.finish(rendered.text, with_generation_prompt), rendered.sourcemap)
         except RequestError as e:
             raise RenderError("E002", f"render failed: {e}", loaded.name, None) from None
-        return Rendered(rendered.text + suffix, rendered.sourcemap)
 
     def strftime_calls(self, name: str) -> List[StrftimeCall]:
         return list(getattr(self.loaded(name).env, "strftime_calls", []))
