@@ -28,7 +28,7 @@ import json
 from datetime import datetime
 from typing import Any, Dict, List, Optional, Tuple
 
-from promptlint.chat.llamacpp_caps import Caps, template_caps
+from promptlint.chat.llamacpp_caps import Caps, has_reasoning_markers, template_caps
 from promptlint.chat.request import ChatRequest, Prepared, RequestError
 
 CONTINUE_NONE, CONTINUE_AUTO, CONTINUE_CONTENT, CONTINUE_REASONING = "none", "auto", "content", "reasoning_content"
@@ -460,7 +460,7 @@ def continuation_suffix(cont: str, msg: Dict[str, Any], handler: Optional[str], 
         if cont == CONTINUE_CONTENT:
             suffix += "<|end|><|start|>assistant<|channel|>final<|message|>" + render_content(msg)
         return suffix
-    if _reasoning_template(template_text):
+    if has_reasoning_markers(template_text):
         raise RequestError(
             "continuing a final assistant message of a reasoning template: llama.cpp places the reasoning tags it "
             "finds by analysing the template, which promptlint does not model"
@@ -474,6 +474,3 @@ def continuation_suffix(cont: str, msg: Dict[str, Any], handler: Optional[str], 
         suffix += render_content(msg)
     return suffix
 
-
-def _reasoning_template(text: str) -> bool:
-    return any(s in text for s in ("reasoning_content", "<think>", "thinking"))

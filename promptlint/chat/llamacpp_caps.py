@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Dict, Set, Tuple
+from typing import Any, Dict, Optional, Set, Tuple
 
 STRING_MARKER = "STRING_MARKER"
 
@@ -284,3 +284,45 @@ def template_caps(template_text: str) -> Caps:
             if ("messages", 1, "tool_calls") not in t.used:
                 caps["supports_tool_calls"] = False
     return Caps(**caps)
+
+
+_USER = {"role": "user", "content": "U_USER_MSG Hello END_U"}
+_THINKING = "REASON_PART I am thinking END_R"
+
+
+def _plain_render(template_text: str, variables: dict) -> Optional[str]:
+    from promptlint.render.environments import make_environment
+    from promptlint.render.limits import RenderGuard
+
+    env = make_environment("transformers")
+    try:
+        with RenderGuard(env, 5.0, None, 1_000_000):
+            return env.from_string(template_text).render({"bos_token": "", "eos_token": "", **variables})
+    except BaseException as e:  # noqa: B036 - a probe that fails finds nothing, as in llama.cpp
+        if isinstance(e, KeyboardInterrupt):
+            raise
+        return None
+
+
+@lru_cache(maxsize=64)
+def has_reasoning_markers(template_text: str) -> bool:
+    """Would llama.cpp's template analysis (common/chat-diff-analyzer.cpp, ``analyze_reasoning``
+    and its workarounds) find reasoning tags in this template?
+
+    An approximation of its differential analysis: the template shows an assistant message's
+    ``reasoning_content``, or ``enable_thinking`` changes the generation prompt, or it is one of
+    the templates the analysis patches by name (old Qwen/DeepSeek ``content.split('</think>')``,
+    Granite 3.3). Used only to refuse what promptlint does not model (continuing a message).
+    """
+    if "content.split('</think>')" in template_text and "reasoning_content" not in template_text:
+        return True
+    if "Write your thoughts between <think></think> and write your response between <response></response>" in template_text:
+        return True
+    answer = {"role": "assistant", "content": "A_ASST_MSG I can help END_A"}
+    shown = _plain_render(template_text, {"messages": [_USER, dict(answer, reasoning_content=_THINKING)],
+                                          "add_generation_prompt": False, "enable_thinking": True})
+    if shown is not None and _THINKING in shown:
+        return True
+    off = _plain_render(template_text, {"messages": [_USER], "add_generation_prompt": True, "enable_thinking": False})
+    on = _plain_render(template_text, {"messages": [_USER], "add_generation_prompt": True, "enable_thinking": True})
+    return off is not None and on is not None and off != on

@@ -12,13 +12,15 @@ from it with -DLLAMA_BUILD_COMMON=ON):
 
     python scripts/llamacpp_vectors/make_render_vectors.py TREE BUILD
 
-Output: tests/data/llamacpp-render-vectors.json. llama.cpp puts the server's date into
+Output: tests/data/llamacpp-render-vectors.json.gz. llama.cpp puts the server's date into
 ``date_string``/``datetime``; the driver runs with TZ=UTC and the date is recorded.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
+import io
 import json
 import os
 import subprocess
@@ -117,10 +119,13 @@ def read_records(data: bytes, n: int):
 
 def build(tree: Path, build_dir: Path, work: Path) -> Path:
     exe = work / "render"
-    inc = [tree / d for d in ("include", "ggml/include", "common", "tools/server", "tools/mtmd", "vendor")]
-    cmd = ["g++", "-O1", "-std=c++17", *[f"-I{d}" for d in inc], str(HERE / "render.cpp"), str(tree / "tools/server/server-common.cpp"),
-           *[str(p) for p in build_dir.rglob("libllama-common*.a")], f"-L{build_dir / 'bin'}", "-lllama", "-lggml", "-lggml-base",
-           f"-Wl,-rpath,{build_dir / 'bin'}", "-Wl,--unresolved-symbols=ignore-all", "-lpthread", "-o", str(exe)]
+    inc = [f"-I{tree / d}" for d in ("include", "ggml/include", "common", "tools/server", "tools/mtmd", "vendor")]
+    stubs = work / "mtmd_stubs.o"
+    subprocess.run(["gcc", "-c", str(HERE / "mtmd_stubs.c"), "-o", str(stubs)], check=True)
+    lib = build_dir / "bin"
+    cmd = ["g++", "-O1", "-std=c++17", *inc, str(HERE / "render.cpp"), str(tree / "tools/server/server-common.cpp"), str(stubs),
+           f"-L{lib}", "-lllama-common", *[str(p) for p in build_dir.rglob("libllama-common-base.a")],
+           "-lllama", "-lggml", "-lggml-base", f"-Wl,-rpath,{lib}", "-lpthread", "-o", str(exe)]
     subprocess.run(cmd, check=True)
     return exe
 
@@ -163,9 +168,14 @@ def main(argv=None) -> int:
         "bodies": BODIES,
         "templates": out,
     }
-    path = DATA / "llamacpp-render-vectors.json"
-    path.write_text(json.dumps(doc, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    print(f"{path}: {path.stat().st_size:,} bytes", file=sys.stderr)
+    # key order matters (templates print JSON in the order given): never sort
+    raw = (json.dumps(doc, ensure_ascii=False, indent=1) + "\n").encode("utf-8")
+    buf = io.BytesIO()
+    with gzip.GzipFile(fileobj=buf, mode="wb", mtime=0, compresslevel=9) as gz:
+        gz.write(raw)
+    path = DATA / "llamacpp-render-vectors.json.gz"
+    path.write_bytes(buf.getvalue())
+    print(f"{path}: {len(buf.getvalue()):,} bytes", file=sys.stderr)
     return 0
 
 

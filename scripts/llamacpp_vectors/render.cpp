@@ -7,9 +7,8 @@
 // stdout: per body, one record "<byte length>\n<prompt>" or "ERR <message>" as a record; the body
 // "CAPS" gives the template capabilities llama.cpp derived (common_chat_templates_get_caps) as JSON.
 // Server settings are llama-server's defaults: --jinja, prefill_assistant, enable_thinking, no
-// chat_template_kwargs, no media. Built and run by make_render_vectors.py; linked with
-// --unresolved-symbols=ignore-all because server-common.cpp also holds multimodal helpers
-// (mtmd) that are never called here.
+// chat_template_kwargs, no media. Built and run by make_render_vectors.py, linked with
+// mtmd_stubs.c: server-common.cpp also holds multimodal helpers (mtmd) that are never called here.
 #include "server-common.h"
 
 #include <cstdio>
