@@ -63,6 +63,24 @@ def _same(c: int) -> int:
     return c
 
 
+def _whitespace_end(cp, f, pos: int, newlines: bool) -> int:
+    """Where the token starting at ``pos`` ends when nothing before matched: ``\\s*[\\r\\n]+``
+    (``newlines`` only), ``\\s+(?!\\S)``, ``\\s+``, else one code point (the splitters' common tail)."""
+    nws = 0
+    last_rn = 0
+    while f[pos + nws] & WHITESPACE:
+        if newlines and cp[pos + nws] in (_CR, _LF):
+            last_rn = pos + nws + 1
+        nws += 1
+    if last_rn > 0:  # \s*[\r\n]+
+        return last_rn
+    if nws > 1 and cp[pos + nws] != OUT_OF_RANGE:  # \s+(?!\S)
+        return pos + nws - 1
+    if nws > 0:  # \s+
+        return pos + nws
+    return pos + 1  # no match
+
+
 def split_gpt2(cps, fl, offsets) -> List[int]:
     """``unicode_regex_split_custom_gpt2``:
     's|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"""
@@ -99,19 +117,8 @@ def split_gpt2(cps, fl, offsets) -> List[int]:
                     f2 = f[pos]
                 out.append(pos - start)
                 continue
-            nws = 0
-            while f[pos + nws] & WHITESPACE:
-                nws += 1
-            if nws > 1 and cp[pos + nws] != OUT_OF_RANGE:  # \s+(?!\S)
-                pos += nws - 1
-                out.append(pos - start)
-                continue
-            if nws > 0:  # \s+
-                pos += nws
-                out.append(pos - start)
-                continue
-            pos += 1  # no match
-            out.append(1)
+            pos = _whitespace_end(cp, f, pos, False)
+            out.append(pos - start)
     return out
 
 
@@ -169,27 +176,8 @@ def _split_llama3_like(cps, fl, offsets, digits: int, marks: bool) -> List[int]:
                     c2 = cp[pos]
                 out.append(pos - start)
                 continue
-            nws = 0
-            last_rn = 0
-            while f[pos + nws] & WHITESPACE:
-                c2 = cp[pos + nws]
-                if c2 == _CR or c2 == _LF:
-                    last_rn = pos + nws + 1
-                nws += 1
-            if last_rn > 0:  # \s*[\r\n]+
-                pos = last_rn
-                out.append(pos - start)
-                continue
-            if nws > 1 and cp[pos + nws] != OUT_OF_RANGE:  # \s+(?!\S)
-                pos += nws - 1
-                out.append(pos - start)
-                continue
-            if nws > 0:  # \s+
-                pos += nws
-                out.append(pos - start)
-                continue
-            pos += 1  # no match
-            out.append(1)
+            pos = _whitespace_end(cp, f, pos, True)
+            out.append(pos - start)
     return out
 
 
@@ -287,26 +275,7 @@ def split_kimi_k2(cps, fl, offsets) -> List[int]:
                     c2 = cp[pos]
                 add(pos)
                 continue
-            nws = 0
-            last_rn = 0
-            while f[pos + nws] & WHITESPACE:
-                c2 = cp[pos + nws]
-                if c2 == _CR or c2 == _LF:
-                    last_rn = pos + nws + 1
-                nws += 1
-            if last_rn > 0:
-                pos = last_rn
-                add(pos)
-                continue
-            if nws > 1 and cp[pos + nws] != OUT_OF_RANGE:
-                pos += nws - 1
-                add(pos)
-                continue
-            if nws > 0:
-                pos += nws
-                add(pos)
-                continue
-            pos += 1
+            pos = _whitespace_end(cp, f, pos, True)
             add(pos)
     return out
 
