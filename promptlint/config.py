@@ -33,7 +33,9 @@ class Settings:
     ignore: Tuple[str, ...] = ()
     per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     template_env: str = "jinja2"
-    frontend: str = "transformers"  # chat templates: how messages reach the template (transformers | vllm)
+    # chat templates: how messages reach the template (transformers | vllm | llamacpp; llamacpp is the
+    # default when engine = "llamacpp" and no frontend is configured)
+    frontend: str = "transformers"
     transformers: int = 5  # chat templates: transformers major version whose semantics apply (4 | 5)
     serving: str = "chat"  # chat: add_special_tokens=False; completions: a pre-rendered prompt, True
     render_timeout: float = 2.0
@@ -190,6 +192,7 @@ def load_settings(
     use_cache: bool = False,
 ) -> Settings:
     """Settings from ``--config`` or discovery, with command-line ``overrides`` applied on top."""
+    data: Optional[Dict[str, Any]] = None
     if config_file:
         path = Path(config_file)
         if not path.is_file():
@@ -201,12 +204,15 @@ def load_settings(
     else:
         found = find_config(start or Path.cwd())
         settings = settings_from(*found, use_cache=use_cache) if found else Settings()
+        data = found[1] if found else None
     clean = {k: v for k, v in (overrides or {}).items() if v is not None}
     if "tokenizer" in clean:
         clean["tokenizer"] = str(safe_resolve(Path(clean["tokenizer"])))
         if "tokenizer_sha256" not in clean and settings.tokenizer != clean["tokenizer"]:
             clean["tokenizer_sha256"] = None  # a pin belongs to the configured file, not to another one
     settings = replace(settings, **clean)
+    if settings.engine == "llamacpp" and "frontend" not in clean and "frontend" not in (data or {}):
+        settings = replace(settings, frontend="llamacpp")  # the llama.cpp server's own request handling
     check_selectors(settings)
     return settings
 

@@ -20,13 +20,16 @@ def make_deriver(
     tokenizer_path: str,
     template_path: str,
     sha256: Optional[str] = None,
-    frontend: str = "vllm",
+    frontend: Optional[str] = None,
     transformers: int = 5,
+    engine: Optional[str] = None,
 ) -> Callable[[Dict[str, Any]], List[int]]:
     """A function from captured request inputs (messages, tools, ...) to the ids the engine saw;
     it raises :class:`DeriveError` with the reason when they cannot be derived.
 
     ``template_path`` is a model directory, a ``tokenizer_config.json`` or a chat ``.jinja`` file.
+    Under ``engine="llamacpp"`` the request goes through llama.cpp's server frontend and
+    llama.cpp's tokenization by default; otherwise through vLLM's, with the pinned tokenizer.
     """
     from promptlint import tokens
     from promptlint.captured import _request_from_body as request_from_body
@@ -36,6 +39,10 @@ def make_deriver(
     from promptlint.jsonl import lone_surrogate
     from promptlint.render import Limits, RenderError
 
+    from promptlint.engine_tokenize import engine_encoder
+
+    if frontend is None:
+        frontend = "llamacpp" if engine == "llamacpp" else "vllm"
     tok = tokens.load(tokens.resolve(tokenizer_path, sha256))
     try:
         source = load_source(Path(template_path))
@@ -44,6 +51,7 @@ def make_deriver(
     if not source.special_tokens:
         source.special_tokens = dict(tok.special_tokens)
     chat = ChatTemplate(source, ChatProfile(transformers, frontend, "chat"), Limits())
+    encoder = engine_encoder(tok, engine if engine == "llamacpp" else "vllm")
 
     def derive(inputs: Dict[str, Any]) -> List[int]:
         try:
@@ -60,6 +68,6 @@ def make_deriver(
         if i is not None:
             raise DeriveError(f"the rendered prompt holds a lone surrogate (\\u{ord(rendered.text[i]):04x}), "
                               "which is not Unicode text")
-        return tok.encode(rendered.text, add_special_tokens=False).ids
+        return encoder.encode(rendered.text, add_special_tokens=False).ids
 
     return derive

@@ -1,8 +1,9 @@
-"""How a chat request reaches the template: transformers 5.x/4.x and vLLM's OpenAI server.
+"""How a chat request reaches the template: transformers 5.x/4.x, vLLM's OpenAI server, llama.cpp's server.
 
-``template_variables(request, source, template_text, profile)`` returns the exact keyword
+``prepare(request, source, template_text, undeclared, profile)`` returns the exact keyword
 arguments `compiled_template.render(...)` receives, plus the `continue_final_message` field
-to cut at. Facts and citations: docs/chat-templates.md.
+to cut at. Facts and citations: docs/chat-templates.md and docs/engines.md (the llama.cpp
+frontend lives in ``promptlint.chat.llamacpp``).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ class ChatProfile:
     """Which serving stack renders the template and how its output is tokenized."""
 
     transformers: int = 5
-    frontend: str = "transformers"
+    frontend: str = "transformers"  # transformers | vllm | llamacpp
     serving: str = "chat"
     content_format: str = "auto"  # vLLM --chat-template-content-format: auto | string | openai
 
@@ -70,6 +71,9 @@ class Prepared:
     continue_field: Optional[str]  # the final message's field tagged for continue_final_message
     final_text: Optional[str]  # that field's text (to check it survived the render)
     notes: List[str] = field(default_factory=list)
+    # llama.cpp's changes to the rendered text (continuing a final assistant message, GPT-OSS):
+    # finish(render, render_with_generation_prompt) -> the prompt
+    finish: Optional[Any] = None
 
 
 # ------------------------------------------------------------------ transformers
@@ -392,8 +396,27 @@ def _cached_format(template_text: str) -> str:
     return _FORMATS[template_text]
 
 
-def prepare(request: ChatRequest, source, template_text: str, undeclared: frozenset, profile: ChatProfile) -> Prepared:
-    """Render kwargs for ``request`` through ``profile``'s frontend and transformers version."""
+FRONTENDS = ("transformers", "vllm", "llamacpp")
+
+
+def template_source(text: str, profile: ChatProfile) -> str:
+    """The template text the serving stack compiles (llama.cpp patches two known-broken checks)."""
+    if profile.frontend == "llamacpp":
+        from promptlint.chat.llamacpp import patch_source
+
+        return patch_source(text)
+    return text
+
+
+def prepare(
+    request: ChatRequest, source, template_text: str, undeclared: frozenset, profile: ChatProfile, now=None
+) -> Prepared:
+    """Render kwargs for ``request`` through ``profile``'s frontend and transformers version
+    (``now``: the serving host's clock, for frontends that put the date in the variables)."""
+    if profile.frontend == "llamacpp":
+        from promptlint.chat.llamacpp import llamacpp_request
+
+        return llamacpp_request(request, source, template_text, now)
     notes: List[str] = []
     if profile.frontend == "vllm":
         request, notes = vllm_request(request, template_text, undeclared, profile)

@@ -107,7 +107,7 @@ def grow(run: "Run", conv: "Conversation") -> Optional[Turns]:
         return None
     add_gen = request.add_generation_prompt
     if add_gen is None:
-        add_gen = conv.frontend == "vllm"
+        add_gen = conv.frontend in ("vllm", "llamacpp")  # their servers default to true
     last = request.messages[-1]
     if not add_gen or not isinstance(last, dict) or last.get("role") not in ("user", "tool"):
         return None

@@ -181,7 +181,7 @@ def _deriver(args: argparse.Namespace):
     from promptlint.audit.derive import make_deriver
     from promptlint.tokens import TokenizerError
     try:
-        return make_deriver(args.tokenizer, args.chat_template)
+        return make_deriver(args.tokenizer, args.chat_template, engine=args.engine)
     except (TokenizerError, OSError) as e:
         raise UsageError(str(e))
 

@@ -57,8 +57,9 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
         "(default: --tokenizer when it is a model directory)",
     )
     p.add_argument(
-        "--frontend", choices=("vllm", "transformers"), default="vllm",
-        help="how request bodies reach the template: vLLM's OpenAI server (default) or apply_chat_template",
+        "--frontend", choices=("vllm", "transformers", "llamacpp"), default=None,
+        help="how request bodies reach the template: vLLM's OpenAI server (default), apply_chat_template, "
+        "or llama.cpp's server (default under --engine llamacpp)",
     )
     p.add_argument(
         "--input-format", choices=("auto", "text", "ids", "request"), default="auto",
@@ -76,7 +77,7 @@ def settings_from_args(args):
         add_special_tokens=args.serving == "completions",
         input_format=args.input_format,
         chat_template=getattr(args, "chat_template", None),
-        frontend=getattr(args, "frontend", "vllm"),
+        frontend=getattr(args, "frontend", None) or ("llamacpp" if getattr(args, "engine", None) == "llamacpp" else "vllm"),
         engine=getattr(args, "engine", None) or "vllm",
     )
 
