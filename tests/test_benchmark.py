@@ -22,9 +22,12 @@ ROWS = [
     "(b') warm, the 2 chat templates only",
     "(e) transformers",
     "(f) scale: 10 app templates, cold",
+    "(g) models/: 2 dirs, 1 distinct tokenizer, cold",
+    "(g0) parse the 1 distinct tokenizer once",
 ]
 RATIOS = ["warm / bare python", "one changed / its floor (d1)", "cold / floor (d)", "transformers (e) / promptlint cold",
-          "scale (f) seconds", "scale (f) peak MiB", "tokenizer load / one changed (c)"]
+          "scale (f) seconds", "scale (f) peak MiB", "tokenizer load / one changed (c)",
+          "models (g) cold / parse distinct once (g0)", "models (g) peak MiB"]
 
 
 def test_quick_benchmark_prints_the_table(tmp_path):
