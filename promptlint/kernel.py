@@ -65,14 +65,35 @@ def tokenizer_sha(spec: TokenizerSpec, cache) -> str:
 
 
 def tokenizer_file_sha(path: Path, cache) -> str:
-    """A tokenizer file's sha256, memoised in ``cache`` (across runs) and in the process by
-    tokens.file_stamp: the key under which tokens.load shares one parse."""
+    """A tokenizer file's sha256 (``TokenizerError`` when unreadable), memoised in ``cache``
+    (across runs) and in the process by tokens.file_stamp."""
+    return _file_shas([path], cache, strict=True)[0]
+
+
+def tokenizer_file_shas(paths: List[Path], cache) -> List[Optional[str]]:
+    """The sha256 of each tokenizer file (None when unreadable: loading it reports why), the key
+    under which tokens.load shares one parse; the cache's memo is read and written once."""
+    return _file_shas(paths, cache, strict=False)
+
+
+def _file_shas(paths: List[Path], cache, strict: bool) -> List[Optional[str]]:
+    from promptlint.tokens import TokenizerError
+
     memo = cache.memo_get("tokenizers")
-    before = memo.get(str(path.resolve()))
-    sha = cached_sha256(path, memo)
-    if memo.get(str(path.resolve())) != before:
-        cache.memo_put("tokenizers", memo)
-    return sha
+    before = dict(memo)
+    out: List[Optional[str]] = []
+    try:
+        for path in paths:
+            try:
+                out.append(cached_sha256(path, memo))
+            except TokenizerError:
+                if strict:
+                    raise
+                out.append(None)
+    finally:
+        if memo != before:
+            cache.memo_put("tokenizers", memo)
+    return out
 
 
 def rule_filter(settings: Settings) -> Callable[[str], bool]:

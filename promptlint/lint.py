@@ -18,7 +18,7 @@ from promptlint.config import Settings, ignored_for_file
 from promptlint.discovery import discover
 from promptlint.paths import escapes_root, relative
 from promptlint.records import Finding, SourceLine
-from promptlint.tokens import TokenizerError, TokenizerSpec, release
+from promptlint.tokens import TokenizerSpec, release
 
 
 @dataclass
@@ -126,16 +126,10 @@ def _plan(files: List[Path], settings: Settings, cache) -> _Plan:
     is every file's: nothing to plan."""
     if settings.tokenizer or len(files) < 2:
         return _Plan(list(range(len(files))), {})
-    keys: List[Optional[str]] = []
-    for path in files:
-        sha = None
-        directory = None if escapes_root(path, settings.root) else analyzers.tokenizer_dir(path)
-        if directory is not None:
-            try:
-                sha = kernel.tokenizer_file_sha(directory / "tokenizer.json", cache)
-            except TokenizerError:
-                sha = None  # the analysis reports it, in its place
-        keys.append(sha)
+    dirs = [None if escapes_root(path, settings.root) else analyzers.tokenizer_dir(path) for path in files]
+    wanted = [d / "tokenizer.json" for d in dirs if d is not None]
+    shas = iter(kernel.tokenizer_file_shas(wanted, cache) if wanted else [])
+    keys: List[Optional[str]] = [None if d is None else next(shas) for d in dirs]  # None: the run's tokenizer
     first: Dict[Optional[str], int] = {}
     for i, key in enumerate(keys):
         first.setdefault(key, i)

@@ -1,4 +1,4 @@
-"""The pinned tokenizer: resolve, verify (sha256), load once per process, encode.
+"""The pinned tokenizer: resolve, verify (sha256), load (one parse per content while held), encode.
 
 `tokenizers` is imported only when something must actually be tokenized.
 """
@@ -132,7 +132,7 @@ class LoadedTokenizer:
 # tokenizer.json share one parse; what differs per directory (the special tokens of its
 # tokenizer_config.json) lives in the LoadedTokenizer around it, keyed by that config file too.
 _PARSED: Dict[str, object] = {}
-_LOADED: Dict[Tuple[str, Optional[str], Tuple[int, ...]], LoadedTokenizer] = {}
+_LOADED: Dict[Tuple[str, Optional[str], Optional[str], Tuple[int, ...]], LoadedTokenizer] = {}
 _PARSES = [0]  # parses so far in this process (tests assert sharing with it: parse_count())
 _EMBEDDED_SHA256: List[str] = []
 
@@ -177,14 +177,15 @@ def load(spec: TokenizerSpec) -> LoadedTokenizer:
     if spec.path is None:
         sha = embedded_sha256()
         check_pin(spec, sha)
-        key = (sha, None, ())
+        key = (sha, None, None, ())
         if key not in _LOADED:
             _LOADED[key] = LoadedTokenizer(spec, sha, _parsed(sha, spec, lambda: _embedded_json().decode("utf-8")))
         return _LOADED[key]
     sha = cached_sha256(spec.path)
     check_pin(spec, sha)
     config = spec.config_path
-    key = (sha, None if config is None else str(config.absolute()), _stamp_of(config))
+    # a LoadedTokenizer per file named (its error messages name it) and per config file; the parse is shared
+    key = (sha, str(spec.path.absolute()), None if config is None else str(config.absolute()), _stamp_of(config))
     if key not in _LOADED:
         tok = LoadedTokenizer(spec, sha, _parsed(sha, spec, lambda: _read_tokenizer(spec.path)))
         tok.special_tokens = _special_tokens(config)
