@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from chat_helpers import TEMPLATES, model_dir
-from promptlint.chat.request import ChatProfile, ChatRequest, detect_content_format, prepare
+from promptlint.chat.frontends import prepare
+from promptlint.chat.request import ChatProfile, ChatRequest, detect_content_format
 from promptlint.chat.run import ChatTemplate
 from promptlint.chat.scenarios import builtin_requests
 from promptlint.chat.source import load_source

@@ -47,12 +47,17 @@ def _tokenizer_for(source, ctx: Context):
 
     if ctx.settings.tokenizer:
         return ctx.tokenizer
-    directory: Optional[Path] = source.model_dir
-    if directory is None and (source.path.parent / "tokenizer.json").is_file():
-        directory = source.path.parent
+    directory = tokenizer_dir(source.model_dir or source.path)
     if directory is None:
         return ctx.tokenizer
     return TokenizerProvider(resolve(str(directory)))
+
+
+def tokenizer_dir(path: Path) -> Optional[Path]:
+    """The directory whose tokenizer.json a chat source at ``path`` (a model directory, or a file in
+    one) uses when no tokenizer is configured; the driver groups files by it (analyzers.tokenizer_dir)."""
+    directory = path if path.is_dir() else path.parent
+    return directory if (directory / "tokenizer.json").is_file() else None
 
 
 @dataclass

@@ -397,29 +397,3 @@ def _cached_format(template_text: str) -> str:
 
 
 FRONTENDS = ("transformers", "vllm", "llamacpp")
-
-
-def template_source(text: str, profile: ChatProfile) -> str:
-    """The template text the serving stack compiles (llama.cpp patches two known-broken checks)."""
-    if profile.frontend == "llamacpp":
-        from promptlint.chat.llamacpp import patch_source
-
-        return patch_source(text)
-    return text
-
-
-def prepare(
-    request: ChatRequest, source, template_text: str, undeclared: frozenset, profile: ChatProfile, now=None
-) -> Prepared:
-    """Render kwargs for ``request`` through ``profile``'s frontend and transformers version
-    (``now``: the serving host's clock, for frontends that put the date in the variables)."""
-    if profile.frontend == "llamacpp":
-        from promptlint.chat.llamacpp import llamacpp_request
-
-        return llamacpp_request(request, source, template_text, now)
-    notes: List[str] = []
-    if profile.frontend == "vllm":
-        request, notes = vllm_request(request, template_text, undeclared, profile)
-    prepared = transformers_variables(request, source, template_text, profile.transformers)
-    prepared.notes = notes
-    return prepared

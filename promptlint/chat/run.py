@@ -9,7 +9,8 @@ from datetime import datetime, timedelta
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from promptlint.template_run import Sample, TemplateRun
-from promptlint.chat.request import ChatProfile, ChatRequest, Prepared, RequestError, cut_continued, prepare, template_source
+from promptlint.chat.frontends import prepare, template_source
+from promptlint.chat.request import ChatProfile, ChatRequest, Prepared, RequestError, cut_continued
 from promptlint.chat.scenarios import ChatScenario
 from promptlint.chat.source import ChatSource
 from promptlint.render import Limits, LoadedTemplate, RenderError, Rendered, load_template, render
