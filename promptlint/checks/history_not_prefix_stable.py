@@ -25,8 +25,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from promptlint import figures, registry
+from promptlint.checks.history_causes import BY_DESIGN, Cause, chunk_line, classify, loop_last_lines
 from promptlint.checks.variants import describe
 from promptlint.compare import Comparison, shared_prefix
+from promptlint.render.sourcemap import Location
 
 if TYPE_CHECKING:
     from promptlint.checks.interface import Conversation, Run, Sample
@@ -65,6 +67,7 @@ class Turns:
     now: Any
     reply: Dict[str, Any]
     grown_messages: int
+    next_user: str
     base: "Sample"  # turn N's prompt
     replied: "Sample"  # turn N's conversation ending with the reply (add_generation_prompt=False)
     after: "Sample"  # turn N+1's prompt
@@ -79,6 +82,7 @@ class Cached:
     generated_offsets: List[int]  # of each generated token, within generated_text
     generated: int  # generated tokens (the stop token dropped)
     derived: bool  # the reply's tokens come from the template's render of it (else assumed)
+    separator: int = 0  # characters of the template's own separator before the reply, not generated (SentencePiece)
 
 
 def check(run: "Run") -> List["Finding"]:
@@ -128,7 +132,7 @@ def grow(run: "Run", conv: "Conversation") -> Optional[Turns]:
         after, _ = conv.render_request(grown, now)
     except RenderError:
         return None  # the template refuses the longer conversation: not this rule's business
-    return Turns(request, now, reply, len(grown.messages), base, replied, after)
+    return Turns(request, now, reply, len(grown.messages), next_user["content"], base, replied, after)
 
 
 def cached_after_turn(run: "Run", conv: "Conversation", turns: Turns) -> Cached:
@@ -164,10 +168,14 @@ def _finding(run: "Run", turns: Turns, cached: Cached, cmp: Comparison) -> "Find
         )
     token = figures.divergent_token(run.tokenizer, cached.ids, after.ids, shared, offset)
     reasoning = _reasoning(turns.reply)
+    cause = _cause(run, turns, cached, reasoning)
     notes = _causes(run, turns, cached.generated_text, offset, in_prompt, reasoning, token.base_text)
+    cause_location, cause_notes, help_text = _explain(run, turns, cached, cause, cmp)
+    location = cause_location or location
+    notes = cause_notes + [n for n in notes if "moves down" not in n]
     where = "turn N's prompt" if in_prompt else "the assistant's reply"
     message = (
-        f"the conversation does not grow as a prefix: turn N+1 re-renders {where} differently from token {shared} "
+        f"the conversation does not grow as a prefix ({cause.name}): turn N+1 re-renders {where} differently from token {shared} "
         f"(`{_show(token.base_text)}` → `{_show(token.variant_text)}`): {cmp.lost_blocks:,} of {cmp.ideal_eligible_blocks:,} eligible KV blocks lost on every turn"
     )
     notes.append(
@@ -175,14 +183,10 @@ def _finding(run: "Run", turns: Turns, cached: Cached, cmp: Comparison) -> "Find
         f"{cached.generated:,} generated{'' if cached.derived else ', assumed: the reply as given'}); turn N+1 ({len(after.ids):,} tokens) reuses {cmp.eligible_blocks:,} blocks, "
         f"{cmp.ideal_eligible_blocks:,} if the history re-rendered to the cached tokens"
     )
-    f = run.finding(
-        "M204",
-        message,
-        location,
-        help="render earlier turns exactly as they were generated (keep reasoning and tool blocks where they were), "
-        "or keep moving blocks (tools, system message) at a fixed place at the start",
-        notes=notes,
-    )
+    f = run.finding("M204", message, location, help=help_text, notes=notes)
+    f.cause = cause.name
+    if cause.name in BY_DESIGN:
+        f.severity = "info"
     proof = figures.evidence(
         prompt_text + cached.generated_text, after.text, run.add_special_tokens,
         prompt_tokens=len(base.ids), generated_tokens=cached.generated,
@@ -194,6 +198,89 @@ def _finding(run: "Run", turns: Turns, cached: Cached, cmp: Comparison) -> "Find
         f"({len(turns.request.messages)} → {turns.grown_messages} messages)",
     )
     return f
+
+
+def _cause(run: "Run", turns: Turns, cached: Cached, reasoning: Optional[str]) -> Cause:
+    conv = run.conversation
+    prompt_text = turns.base.text
+    bare = turns.request.copy()
+    bare.add_generation_prompt = False
+    generation_prompt = ""
+    try:
+        without, _ = conv.render_request(bare, turns.now)
+        if prompt_text.startswith(without.text):
+            generation_prompt = prompt_text[len(without.text) :]
+    except Exception:  # RenderError: a template that requires the generation prompt
+        pass
+    messages = turns.request.messages
+    system = next((m.get("content") for m in messages if isinstance(m, dict) and m.get("role") == "system" and isinstance(m.get("content"), str)), "")
+    tool_names = [n for n in (_tool_name(t) for t in (turns.request.tools or [])) if n]
+    specials = sorted(run.tokenizer.added_tokens(special_only=True), key=len, reverse=True)
+    lines = loop_last_lines(conv.template_text)
+    maps = {"after": turns.after.rendered.sourcemap, "cached": turns.replied.rendered.sourcemap if cached.derived else turns.base.rendered.sourcemap}
+
+    def under_loop_last(side: str, offset: int) -> bool:
+        at = _chunk(maps[side], side, offset, cached, prompt_text)
+        return at is not None and at[1] in lines
+
+    return classify(
+        prompt_text + cached.generated_text, turns.after.text, len(prompt_text), _content(turns.reply), reasoning,
+        turns.next_user, generation_prompt, specials, system, tool_names, under_loop_last,
+    )
+
+
+def _chunk(sourcemap, side: str, offset: int, cached: Cached, prompt_text: str):
+    """(template, line) of a character of the cached text (prompt + generated) or of turn N+1."""
+    if side == "cached" and offset >= len(prompt_text):
+        if not cached.derived:
+            return None
+        offset += cached.separator
+    return chunk_line(sourcemap, offset)
+
+
+def _explain(run: "Run", turns: Turns, cached: Cached, cause: Cause, cmp: Comparison):
+    """(location of the responsible template line or None, notes, help) for ``cause``."""
+    recomputed = len(cached.ids) - cmp.shared
+    cost = (
+        f"cost: the previous answer is prefilled again on every turn: {recomputed:,} tokens per turn "
+        f"({cmp.lost_blocks:,} blocks), growing with the conversation"
+    )
+    wording = registry.get("M204").data["help"][cause.name]
+    if cause.name in BY_DESIGN:
+        detail = {
+            "reasoning-stripped": "the model's format drops the reasoning of earlier turns from history (it is in turn N's generated tokens, not in turn N+1's prompt)",
+            "format-by-design": f"the model's format renders this block before the last user message, so it moves down the prompt every turn (character {cause.detail})",
+        }[cause.name]
+        return None, [f"cause `{cause.name}` (by design): {detail}", cost], wording
+    maps = {"after": turns.after.rendered.sourcemap, "cached": turns.replied.rendered.sourcemap if cached.derived else turns.base.rendered.sourcemap}
+    at = _chunk(maps[cause.side], cause.side, cause.offset, cached, turns.base.text)
+    loc = None
+    notes = []
+    what = {
+        "whitespace": f"only whitespace differs: `{_show(cause.detail)}` is rendered {'in turn N+1' if cause.side == 'after' else 'in turn N'} and not in the other",
+        "loop-last": f"the template renders `{_show(cause.detail)}` depending on `loop.last`: the last message is rendered differently from the same message in history",
+        "turn-dropped": "the assistant's reply is generated but turn N+1 does not render it: assistant turns are dropped from history",
+        "moved-block": f"text rendered before the last message moves down the prompt every turn (character {cause.detail})",
+        "other": "turn N+1 renders the history differently from what turn N cached",
+    }[cause.name]
+    notes.append(f"cause `{cause.name}` (template bug): {what}")
+    if at is not None:
+        template, line = at
+        src = maps[cause.side].sources.get(template)
+        line_text = src.line_text(line) if src is not None else ""
+        if line_text.strip():
+            col = len(line_text) - len(line_text.lstrip()) + 1
+            loc = Location(template, line, col, line, len(line_text.rstrip()) + 1)
+            notes.append(f"template line {line}: `{_show(line_text.strip(), 80)}`")
+    return loc, notes, wording
+
+
+def _tool_name(tool: Any) -> Optional[str]:
+    if isinstance(tool, dict):
+        fn = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        name = fn.get("name")
+        return name if isinstance(name, str) else None
+    return None
 
 
 def _generated_ids(tok, base, generated_text: str, add_special_tokens: bool) -> Tuple[List[int], List[int]]:
@@ -274,8 +361,8 @@ def _causes(run: "Run", turns: Turns, generated_text: str, offset: int, in_promp
     return notes
 
 
-def _show(text: Optional[str]) -> str:
+def _show(text: Optional[str], limit: int = 40) -> str:
     if text is None:
         return "(end)"
     text = text.replace("\n", "\\n")
-    return text if len(text) <= 40 else text[:39] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
