@@ -79,7 +79,7 @@ def classify(
             return Cause("format-by-design" if by_design else "moved-block", "cached", c, f"{c:,} → {at:,}")
     for side, text in (("after", after), ("cached", cached)):
         if c < len(text) and loop_last_line(side, c):
-            return Cause("loop-last", side, c, text[c : c + 12])
+            return Cause("loop-last", side, c, f"`{_esc(cached[c : c + 12])}` in turn N, `{_esc(after[c : c + 12])}` in turn N+1")
     a_rest, b_rest = cached[c:], after[c:]
     a_bare, b_bare = _no_space(a_rest[: 4 * _PROBE]), _no_space(b_rest[: 4 * _PROBE])
     n = min(len(a_bare), len(b_bare), _PROBE)
@@ -88,6 +88,10 @@ def classify(
         ws = text[: len(text) - len(text.lstrip())]
         return Cause("whitespace", side, c, ws)
     return Cause("other", "cached", c)
+
+
+def _esc(text: str) -> str:
+    return text.replace("\n", "\\n")
 
 
 def _no_space(text: str) -> str:

@@ -248,7 +248,7 @@ def _explain(run: "Run", turns: Turns, cached: Cached, cause: Cause, cmp: Compar
     wording = registry.get("M204").data["help"][cause.name]
     if cause.name in BY_DESIGN:
         detail = {
-            "reasoning-stripped": "the model's format drops the reasoning of earlier turns from history (it is in turn N's generated tokens, not in turn N+1's prompt)",
+            "reasoning-stripped": "the model's format strips the reasoning of earlier turns from history (it is in turn N's generated tokens, not in turn N+1's prompt)",
             "format-by-design": f"the model's format renders this block before the last user message, so it moves down the prompt every turn (character {cause.detail})",
         }[cause.name]
         return None, [f"cause `{cause.name}` (by design): {detail}", cost], wording
@@ -258,7 +258,7 @@ def _explain(run: "Run", turns: Turns, cached: Cached, cause: Cause, cmp: Compar
     notes = []
     what = {
         "whitespace": f"only whitespace differs: `{_show(cause.detail)}` is rendered {'in turn N+1' if cause.side == 'after' else 'in turn N'} and not in the other",
-        "loop-last": f"the template renders `{_show(cause.detail)}` depending on `loop.last`: the last message is rendered differently from the same message in history",
+        "loop-last": f"the template renders a message differently when it is the last one (`loop.last`): {cause.detail}",
         "turn-dropped": "the assistant's reply is generated but turn N+1 does not render it: assistant turns are dropped from history",
         "moved-block": f"text rendered before the last message moves down the prompt every turn (character {cause.detail})",
         "other": "turn N+1 renders the history differently from what turn N cached",
@@ -336,8 +336,6 @@ def _causes(run: "Run", turns: Turns, generated_text: str, offset: int, in_promp
 
     prompt_text, after_text = turns.base.text, turns.after.text
     notes = []
-    if reasoning and reasoning[:40] in generated_text and reasoning[:40] not in after_text:
-        notes.append("the reasoning of earlier turns is stripped from history: it is in turn N's generated tokens, not in turn N+1's prompt")
     if in_prompt:
         bare = turns.request.copy()
         bare.add_generation_prompt = False
