@@ -52,11 +52,30 @@ REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
 def default_reply(template_text: str) -> Dict[str, Any]:
     """The built-in reply, with reasoning in the form the template reads (a field, or in-band <think>)."""
-    if any(f in template_text for f in REASONING_FIELDS):
+    if reasoning_field(template_text):
         return {"role": "assistant", "content": REPLY, "reasoning_content": REASONING}
     if "</think>" in template_text:
         return {"role": "assistant", "content": f"<think>\n{REASONING}\n</think>\n\n{REPLY}"}
     return {"role": "assistant", "content": REPLY}
+
+
+def reasoning_field(template_text: str) -> Optional[str]:
+    """The reasoning field the template reads from a message (`message.reasoning_content`,
+    `message['reasoning']`): an attribute or item access, not the word in a name such as
+    `reasoning_mode`."""
+    from jinja2 import nodes
+
+    from promptlint.render.environments import make_environment
+
+    try:
+        ast = make_environment("transformers").parse(template_text)
+    except Exception:
+        return None
+    for node in ast.find_all((nodes.Getattr, nodes.Getitem)):
+        key = node.attr if isinstance(node, nodes.Getattr) else (node.arg.value if isinstance(node.arg, nodes.Const) else None)
+        if key in REASONING_FIELDS:
+            return key
+    return None
 
 
 @dataclass
@@ -89,21 +108,27 @@ def check(run: "Run") -> List["Finding"]:
     conv = run.conversation
     if conv is None or not run.enabled("M204"):
         return []
-    turns = grow(run, conv)
-    if turns is None:
-        return []
-    cached = cached_after_turn(run, conv, turns)
-    shared = shared_prefix(cached.ids, turns.after.ids)
-    if shared >= len(cached.ids):
-        return []
-    cmp = Comparison(shared, len(turns.after.ids), len(cached.ids), run.profile.block_size)
-    if cmp.lost_blocks <= 0:
-        return []
-    return [_finding(run, turns, cached, cmp)]
+    worst = None
+    for sent_back in (True, False):  # the client sends the reasoning back, or drops it: the worse is reported
+        turns = grow(run, conv, sent_back)
+        if turns is None:
+            continue
+        cached = cached_after_turn(run, conv, turns)
+        shared = shared_prefix(cached.ids, turns.after.ids)
+        if shared >= len(cached.ids):
+            continue
+        cmp = Comparison(shared, len(turns.after.ids), len(cached.ids), run.profile.block_size)
+        if cmp.lost_blocks > 0 and (worst is None or cmp.lost_blocks > worst[2].lost_blocks):
+            worst = (turns, cached, cmp)
+    return [_finding(run, *worst)] if worst else []
 
 
-def grow(run: "Run", conv: "Conversation") -> Optional[Turns]:
-    """Render turn N, turn N with the reply, and turn N+1; None when the rule does not apply."""
+def grow(run: "Run", conv: "Conversation", sent_back: bool = True) -> Optional[Turns]:
+    """Render turn N, turn N with the reply, and turn N+1; None when the rule does not apply.
+
+    The model emits the built-in reply's reasoning either way; ``sent_back=False`` is a client that
+    sends the next turn without it (None when there is no reasoning to drop, or the samples file
+    gives its own reply)."""
     from promptlint.render import RenderError
 
     request, now = conv.request_with({})
@@ -116,15 +141,21 @@ def grow(run: "Run", conv: "Conversation") -> Optional[Turns]:
     if not add_gen or not isinstance(last, dict) or last.get("role") not in ("user", "tool"):
         return None
     scenario = conv.chat_scenario
-    reply = dict(getattr(scenario, "reply", None) or default_reply(conv.template_text))
+    given = getattr(scenario, "reply", None)
+    reply = dict(given or default_reply(conv.template_text))
     reply.setdefault("role", "assistant")
+    history = reply
+    if not sent_back:
+        if given or _reasoning(reply) is None:
+            return None
+        history = {"role": "assistant", "content": REPLY}
     next_user = {"role": "user", "content": getattr(scenario, "next_user", None) or NEXT_USER}
 
     final = request.copy()
     final.messages.append(dict(reply))
     final.add_generation_prompt = False
     grown = request.copy()
-    grown.messages += [dict(reply), next_user]
+    grown.messages += [dict(history), next_user]
     grown.add_generation_prompt = True
     try:
         base = run.base()
@@ -139,8 +170,11 @@ def cached_after_turn(run: "Run", conv: "Conversation", turns: Turns) -> Cached:
     """Turn N's prompt tokens followed by the tokens the model generated (the stop token dropped)."""
     tok = run.tokenizer
     prompt_text = turns.base.text
+    separator = 0
     if turns.replied.text.startswith(prompt_text):
-        generated_text, stop = _generated(turns.replied.text[len(prompt_text) :], _content(turns.reply), tok)
+        suffix = turns.replied.text[len(prompt_text) :]
+        separator = _separator(suffix, _content(turns.reply), tok)
+        generated_text, stop = _generated(suffix[separator:], _content(turns.reply), tok)
         derived = True
     else:  # the template re-renders turn N's prompt itself: assume the reply's text and the stop token
         eos = conv.eos_token
@@ -150,7 +184,24 @@ def cached_after_turn(run: "Run", conv: "Conversation", turns: Turns) -> Cached:
     gen_ids, gen_offsets = _generated_ids(tok, turns.base, generated_text, run.add_special_tokens)
     if stop and gen_ids:
         gen_ids, gen_offsets = gen_ids[:-1], gen_offsets[:-1]
-    return Cached(list(turns.base.ids) + gen_ids, generated_text, gen_offsets, len(gen_ids), derived)
+    return Cached(list(turns.base.ids) + gen_ids, generated_text, gen_offsets, len(gen_ids), derived, separator)
+
+
+def _separator(suffix: str, content: str, tok) -> int:
+    """Characters of the template's own whitespace before the reply that the model does not generate.
+
+    A SentencePiece model marks a word start with `▁` inside the token: it emits `▁Order`, not a
+    space and then `Order`. When the template writes `" " + content` after its prompt (Mistral's
+    `[/INST] `) and that space tokenizes on its own, the space is the template's, not the model's."""
+    at = suffix.find(content) if content else -1
+    if at <= 0 or suffix[:at].strip():
+        return 0
+    piece = getattr(tok, "id_to_token", None)
+    alone = tok.encode(content, add_special_tokens=False).ids
+    spaced = tok.encode(suffix[:at] + content, add_special_tokens=False).ids
+    if piece and alone and (piece(alone[0]) or "").startswith("\u2581") and len(spaced) > len(alone):
+        return at
+    return 0
 
 
 def _finding(run: "Run", turns: Turns, cached: Cached, cmp: Comparison) -> "Finding":
