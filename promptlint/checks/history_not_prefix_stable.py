@@ -54,7 +54,7 @@ def default_reply(template_text: str) -> Dict[str, Any]:
     """The built-in reply, with reasoning in the form the template reads (a field, or in-band <think>)."""
     if reasoning_field(template_text):
         return {"role": "assistant", "content": REPLY, "reasoning_content": REASONING}
-    if "</think>" in template_text:
+    if _splits_think(template_text):
         return {"role": "assistant", "content": f"<think>\n{REASONING}\n</think>\n\n{REPLY}"}
     return {"role": "assistant", "content": REPLY}
 
@@ -76,6 +76,20 @@ def reasoning_field(template_text: str) -> Optional[str]:
         if key in REASONING_FIELDS:
             return key
     return None
+
+
+def _splits_think(template_text: str) -> bool:
+    """The template handles in-band reasoning: it tests for or splits on the `</think>` string itself
+    (not a system prompt that happens to mention the tags)."""
+    from jinja2 import nodes
+
+    from promptlint.render.environments import make_environment
+
+    try:
+        ast = make_environment("transformers").parse(template_text)
+    except Exception:
+        return False
+    return any(isinstance(c.value, str) and c.value.strip() == "</think>" for c in ast.find_all(nodes.Const))
 
 
 @dataclass
@@ -114,6 +128,8 @@ def check(run: "Run") -> List["Finding"]:
         if turns is None:
             continue
         cached = cached_after_turn(run, conv, turns)
+        if not sent_back and (_reasoning(turns.reply) or "")[:40] not in cached.generated_text:
+            continue  # the template's own render of the reply has no reasoning: the model emits none to drop
         shared = shared_prefix(cached.ids, turns.after.ids)
         if shared >= len(cached.ids):
             continue
