@@ -21,6 +21,7 @@ N+1's prompt text), whose first differing character is ``c``. The causes, tried 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, FrozenSet, List, Optional, Tuple
 
 BY_DESIGN = ("reasoning-stripped", "format-by-design")
@@ -107,15 +108,24 @@ def chunk_line(sourcemap, offset: int) -> Optional[Tuple[str, int]]:
     return chunks[-1].template, chunks[-1].line
 
 
+@lru_cache(maxsize=32)
+def parse(template_text: str):
+    """The template's Jinja AST (None when it does not parse), once per template text."""
+    from promptlint.render.environments import make_environment
+
+    try:
+        return make_environment("transformers").parse(template_text)
+    except Exception:
+        return None
+
+
+@lru_cache(maxsize=32)
 def loop_last_lines(template_text: str) -> FrozenSet[int]:
     """Template lines inside an `if` (or inline `x if … else y`) whose test reads `loop.last`."""
     from jinja2 import nodes
 
-    from promptlint.render.environments import make_environment
-
-    try:
-        ast = make_environment("transformers").parse(template_text)
-    except Exception:
+    ast = parse(template_text)
+    if ast is None:
         return frozenset()
     lines = set()
 

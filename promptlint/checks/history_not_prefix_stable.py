@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from promptlint import figures, registry
-from promptlint.checks.history_causes import BY_DESIGN, Cause, chunk_line, classify, loop_last_lines
+from promptlint.checks.history_causes import BY_DESIGN, Cause, chunk_line, classify, loop_last_lines, parse
 from promptlint.checks.variants import describe
 from promptlint.compare import Comparison, shared_prefix
 from promptlint.render.sourcemap import Location
@@ -65,11 +65,8 @@ def reasoning_field(template_text: str) -> Optional[str]:
     `reasoning_mode`."""
     from jinja2 import nodes
 
-    from promptlint.render.environments import make_environment
-
-    try:
-        ast = make_environment("transformers").parse(template_text)
-    except Exception:
+    ast = parse(template_text)
+    if ast is None:
         return None
     for node in ast.find_all((nodes.Getattr, nodes.Getitem)):
         key = node.attr if isinstance(node, nodes.Getattr) else (node.arg.value if isinstance(node.arg, nodes.Const) else None)
@@ -83,11 +80,8 @@ def _splits_think(template_text: str) -> bool:
     (not a system prompt that happens to mention the tags)."""
     from jinja2 import nodes
 
-    from promptlint.render.environments import make_environment
-
-    try:
-        ast = make_environment("transformers").parse(template_text)
-    except Exception:
+    ast = parse(template_text)
+    if ast is None:
         return False
     return any(isinstance(c.value, str) and c.value.strip() == "</think>" for c in ast.find_all(nodes.Const))
 
