@@ -231,38 +231,44 @@ def _template_mentions_developer(text: str) -> bool:
 
 
 def detect_content_format(ast) -> str:
-    """vLLM `_detect_content_format`: "openai" iff the template loops over a message's content."""
+    """vLLM `_detect_content_format`: "openai" iff the template loops over a message's content.
+
+    As vllm/entrypoints/chat_utils.py decides it: names assigned from `messages` (through
+    filters, tests and slices: `loop_messages = messages[1:]`) are message lists; the targets
+    of loops over those are messages; a loop over `<message>.content` / `<message>['content']`
+    (again through filters, tests, slices) means list-of-parts content. A loop over a variable
+    that was assigned `message.content` does not count (vLLM does not follow it)."""
     from jinja2 import nodes
 
-    message_vars = set()
-    for loop in ast.find_all(nodes.For):
-        it = loop.iter
-        if isinstance(it, nodes.Filter) and it.node is not None:
-            it = it.node
-        if isinstance(it, nodes.Getitem) and isinstance(it.node, nodes.Name):  # messages[1:]
-            it = it.node
-        if isinstance(it, nodes.Name) and it.name == "messages" and isinstance(loop.target, nodes.Name):
-            message_vars.add(loop.target.name)
-    message_vars.add("message")
-
-    def is_content(node) -> bool:
-        if isinstance(node, nodes.Filter) and node.node is not None:
-            node = node.node
-        if isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Const) and node.arg.value == "content":
-            return isinstance(node.node, nodes.Name) and node.node.name in message_vars
-        if isinstance(node, nodes.Getattr) and node.attr == "content":
-            return isinstance(node.node, nodes.Name) and node.node.name in message_vars
+    def access(node, var: str, key=None) -> bool:
+        if isinstance(node, nodes.Filter):
+            return node.node is not None and access(node.node, var, key)
+        if isinstance(node, nodes.Test):
+            return access(node.node, var, key)
+        if isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Slice):
+            return access(node.node, var, key)
+        if key is None:
+            return isinstance(node, nodes.Name) and node.ctx == "load" and node.name == var
+        if isinstance(node, nodes.Getitem):
+            return access(node.node, var) and isinstance(node.arg, nodes.Const) and node.arg.value == key
+        if isinstance(node, nodes.Getattr):
+            return access(node.node, var) and node.attr == key
         return False
 
-    content_vars = set()
-    for assign in ast.find_all(nodes.Assign):
-        if isinstance(assign.target, nodes.Name) and is_content(assign.node):
-            content_vars.add(assign.target.name)
-    for loop in ast.find_all(nodes.For):
-        it = loop.iter
-        if isinstance(it, nodes.Filter) and it.node is not None:
-            it = it.node
-        if is_content(it) or (isinstance(it, nodes.Name) and it.name in content_vars):
+    lists, queue = ["messages"], ["messages"]
+    while queue:
+        name = queue.pop(0)
+        for assign in ast.find_all(nodes.Assign):
+            if isinstance(assign.target, nodes.Name) and access(assign.node, name):
+                lists.append(assign.target.name)
+                if assign.target.name != name:
+                    queue.append(assign.target.name)
+    loops = list(ast.find_all(nodes.For))
+    message_vars = [
+        loop.target.name for loop in loops if isinstance(loop.target, nodes.Name) and any(access(loop.iter, v) for v in lists)
+    ]
+    for loop in loops:
+        if any(access(loop.iter, v, "content") for v in message_vars):
             return "openai"
     return "string"
 
