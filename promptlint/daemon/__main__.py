@@ -2,6 +2,7 @@
 
 import sys
 
-from promptlint.daemon.server import main
+if __name__ == "__main__":  # importing the module (the architecture tests walk every module) starts nothing
+    from promptlint.daemon.server import main
 
-sys.exit(main(sys.argv[1:]))
+    sys.exit(main(sys.argv[1:]))
