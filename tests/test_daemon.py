@@ -198,3 +198,22 @@ def test_forwarding_client_imports_nothing_heavy(env):
                        env=env["env"], timeout=TIMEOUT)
     assert r.returncode == 1 and "M101" in r.stdout and "HEAVY []" in r.stdout, r.stderr
     assert status(env)[1] == 1
+
+
+def test_run_directory_others_can_enter_is_refused(env):
+    runtime = Path(env["env"]["XDG_RUNTIME_DIR"])
+    assert run(env, "daemon", "status")[0] == 1 and not (runtime / "promptlint").exists()  # only start creates it
+    (runtime / "promptlint").mkdir(mode=0o755)
+    os.chmod(runtime / "promptlint", 0o755)
+    rc, _, err = run(env, "daemon", "start")
+    assert rc == 2 and b"private directory" in err
+    assert run(env, "check", extra={"PROMPTLINT_DAEMON": "1"}) == run(env, "check", "--no-daemon")
+    assert not list((runtime / "promptlint").iterdir())
+
+
+def test_idle_daemon_exits_and_removes_its_socket(env):
+    rc, _, err = run(env, "daemon", "start", "--idle-timeout", "0.5")
+    assert rc == 0, err
+    pid, _ = status(env)
+    assert gone(pid)
+    assert not list((Path(env["env"]["XDG_RUNTIME_DIR"]) / "promptlint").glob("*.sock"))

@@ -22,7 +22,7 @@ def run(args) -> int:
     from promptlint.daemon import client, protocol
 
     root, _ = client.project()
-    if protocol.socket_path(root) is None:
+    if args.action in ("start", "restart") and protocol.socket_path(root, create=True) is None:
         raise UsageError("no private directory for the daemon's socket (set XDG_RUNTIME_DIR to a directory only you can enter)")
     idle = client.DEFAULT_IDLE if args.idle_timeout is None else args.idle_timeout
     if idle <= 0:

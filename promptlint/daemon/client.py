@@ -77,7 +77,7 @@ def status(root: Path) -> Optional[Dict[str, Any]]:
 
 def start(root: Path, idle: float = DEFAULT_IDLE) -> Optional[Dict[str, Any]]:
     """Start a daemon for ``root`` (detached) and wait, bounded, until it answers; its status."""
-    path = protocol.socket_path(root)
+    path = protocol.socket_path(root, create=True)
     if path is None:
         return None
     log = open(path.with_suffix(".log"), "ab")  # in the private run directory

@@ -61,9 +61,10 @@ def recv_json(sock: socket.socket) -> Dict[str, Any]:
     return value
 
 
-def run_dir() -> Optional[Path]:
+def run_dir(create: bool = False) -> Optional[Path]:
     """A directory only this user can enter: $XDG_RUNTIME_DIR/promptlint, else
-    $XDG_CACHE_HOME/promptlint/run (~/.cache). None when it cannot be made private."""
+    $XDG_CACHE_HOME/promptlint/run (~/.cache). None when it cannot be made private, or (unless
+    ``create``: only starting a daemon makes it) does not exist yet."""
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     if runtime and os.path.isabs(runtime) and os.path.isdir(runtime):
         base = Path(runtime) / "promptlint"
@@ -71,7 +72,8 @@ def run_dir() -> Optional[Path]:
         cache = os.environ.get("XDG_CACHE_HOME")
         base = (Path(cache) if cache and os.path.isabs(cache) else Path.home() / ".cache") / "promptlint" / "run"
     try:
-        base.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if create:
+            base.mkdir(mode=0o700, parents=True, exist_ok=True)
         st = os.lstat(base)
     except OSError:
         return None
@@ -81,8 +83,8 @@ def run_dir() -> Optional[Path]:
     return base
 
 
-def socket_path(root: Path) -> Optional[Path]:
-    base = run_dir()
+def socket_path(root: Path, create: bool = False) -> Optional[Path]:
+    base = run_dir(create)
     if base is None:
         return None
     name = hashlib.sha256(os.fsencode(str(root))).hexdigest()[:24]
