@@ -212,8 +212,9 @@ def test_run_directory_others_can_enter_is_refused(env):
 
 
 def test_idle_daemon_exits_and_removes_its_socket(env):
-    rc, _, err = run(env, "daemon", "start", "--idle-timeout", "0.5")
+    rc, out, err = run(env, "daemon", "start", "--idle-timeout", "0.5")
     assert rc == 0, err
-    pid, _ = status(env)
+    pid = int(out.decode().rsplit("(pid ", 1)[1].split(")")[0])
+    env["pids"].add(pid)
     assert gone(pid)
     assert not list((Path(env["env"]["XDG_RUNTIME_DIR"]) / "promptlint").glob("*.sock"))
