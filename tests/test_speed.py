@@ -102,7 +102,7 @@ def test_prefetched_batch_equals_one_by_one(tmp_path):
     """Variants rendered ahead and tokenized with encode_batch give the very samples sample() gives."""
     from conftest import QWEN
 
-    from promptlint.analysis import TemplateRun
+    from promptlint.template_run import TemplateRun
     from promptlint.compare import engine_profile
     from promptlint.render import Limits
     from promptlint.scenarios import Scenario, Variable
