@@ -326,3 +326,22 @@ def test_template_capabilities_as_llama_cpp_derives_them(template):
         pytest.skip("llama.cpp's own Jinja engine cannot run this template at all")
     caps = template_caps(patch_source((TEMPLATES / template).read_text(encoding="utf-8")))
     assert {k: want[k] for k in caps.__dataclass_fields__} == caps.__dict__
+
+
+def test_audit_derivation_under_llamacpp(tmp_path):
+    """`audit` re-renders captured requests: under --engine llamacpp as llama-server does."""
+    from chat_helpers import model_dir
+    from tokenizers import Tokenizer
+
+    from promptlint.audit.derive import make_deriver
+
+    d = model_dir("Qwen-Qwen2.5-7B-Instruct.jinja", tmp_path)
+    tools = [{"type": "function", "function": {"name": "track_order", "parameters": PARAMS}}]
+    expected = QWEN_HEAD + _tool_line("track_order", "", PARAMS) + QWEN_TOOLS_TAIL + (
+        "<|im_start|>user\nWhere is order 7?<|im_end|>\n<|im_start|>assistant\n"
+    )
+    want = Tokenizer.from_file(str(QWEN)).encode(expected, add_special_tokens=False).ids
+    derive = make_deriver(str(d / "tokenizer.json"), str(d), engine="llamacpp")
+    assert derive({"messages": [SYSTEM, USER], "tools": tools}) == want
+    vllm = make_deriver(str(d / "tokenizer.json"), str(d))({"messages": [SYSTEM, USER], "tools": tools})
+    assert len(vllm) > len(want)  # vLLM's null description and strict
