@@ -402,8 +402,27 @@ def _build_llamacpp(pinned: LoadedTokenizer) -> LlamaCppEncoder:
 
     data = json.loads(pinned._tok.to_str())
     model = data.get("model") or {}
-    byte_level = model.get("type") == "BPE" and (_is_byte_level(data.get("pre_tokenizer")) or _is_byte_level(data.get("decoder")))
     notes: List[str] = []
+    byte_level, pre, merges_differ = _as_llamacpp_loads_it(pinned, data, notes)
+    try:
+        tok = Tokenizer.from_str(json.dumps(data))
+    except Exception as e:  # pragma: no cover - the pinned tokenizer loaded from the same JSON
+        raise TokenizerError(f"{pinned.spec.display}: cannot build the llama.cpp tokenizer ({e})") from None
+    special_list, promoted = _llamacpp_specials(pinned, model, notes)
+    prefix_ids, suffix_ids = _added_special_ids(pinned, notes)
+    normalizer = pinned._tok.normalizer
+    exact = byte_level and pre is not None
+    return LlamaCppEncoder(
+        pinned, tok, special_list, promoted, prefix_ids, suffix_ids, exact, notes, normalizer, pre, merges_differ
+    )
+
+
+def _as_llamacpp_loads_it(pinned: LoadedTokenizer, data: dict, notes: List[str]):
+    """Rewrite tokenizer.json ``data`` in place into what llama.cpp's tokenizer does with it: its own
+    word splitting (when it recognises the pre-tokenizer) and no normalization for byte-level BPE.
+    Returns (byte_level, llama.cpp pre-tokenizer or None, whether ignore_merges differs)."""
+    model = data.get("model") or {}
+    byte_level = model.get("type") == "BPE" and (_is_byte_level(data.get("pre_tokenizer")) or _is_byte_level(data.get("decoder")))
     pre = None
     merges_differ = False
     if byte_level:
@@ -431,11 +450,12 @@ def _build_llamacpp(pinned: LoadedTokenizer) -> LlamaCppEncoder:
             "not a byte-level BPE vocabulary: llama.cpp uses its own SentencePiece/WordPiece-style tokenizer here; "
             "only the Unicode normalization and control-token differences are modelled (not verified against a server)"
         )
-    try:
-        tok = Tokenizer.from_str(json.dumps(data))
-    except Exception as e:  # pragma: no cover - the pinned tokenizer loaded from the same JSON
-        raise TokenizerError(f"{pinned.spec.display}: cannot build the llama.cpp tokenizer ({e})") from None
+    return byte_level, pre, merges_differ
 
+
+def _llamacpp_specials(pinned: LoadedTokenizer, model: dict, notes: List[str]):
+    """The texts llama.cpp matches as one control token, longest first (its special-token cache
+    order), and those it promotes beyond what tokenizer.json already marks as added tokens."""
     # GGUF token texts: model vocabulary entries (as spelled there) and added tokens (content)
     token_to_id: Dict[str, int] = {}
     vocab = model.get("vocab")
@@ -476,9 +496,12 @@ def _build_llamacpp(pinned: LoadedTokenizer) -> LlamaCppEncoder:
     specials.update(promoted)
     # llama.cpp sorts its special-token cache by text length in bytes, longest first
     special_list = sorted(specials.items(), key=lambda ti: (-len(ti[0].encode("utf-8")), ti[1]))
+    return special_list, promoted
 
-    # add_special_tokens: llama.cpp adds BOS/EOS per the GGUF's add_bos/add_eos flags, which the
-    # converter derives from the same tokenizer files: take what the post-processor adds.
+
+def _added_special_ids(pinned: LoadedTokenizer, notes: List[str]):
+    """add_special_tokens: llama.cpp adds BOS/EOS per the GGUF's add_bos/add_eos flags, which the
+    converter derives from the same tokenizer files: take what the post-processor adds."""
     probe = "a"
     plain = pinned._tok.encode(probe, add_special_tokens=False).ids
     full = pinned._tok.encode(probe, add_special_tokens=True).ids
@@ -490,12 +513,7 @@ def _build_llamacpp(pinned: LoadedTokenizer) -> LlamaCppEncoder:
             prefix_ids, suffix_ids = list(full[:at]), list(full[at + len(plain):])
         else:
             notes.append("the tokenizer's post-processor changes the text tokens; add_special_tokens not modelled")
-
-    normalizer = pinned._tok.normalizer
-    exact = byte_level and pre is not None
-    return LlamaCppEncoder(
-        pinned, tok, special_list, promoted, prefix_ids, suffix_ids, exact, notes, normalizer, pre, merges_differ
-    )
+    return prefix_ids, suffix_ids
 
 
 def _llamacpp_pre_tokenizer(pinned: LoadedTokenizer):
