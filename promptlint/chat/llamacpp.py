@@ -335,32 +335,8 @@ def llamacpp_request(request: ChatRequest, source, template_text: str, now: Opti
     tools = _parse_tools(request.tools)
     if request.documents:
         notes.append("llama.cpp does not pass `documents` to the template")
-
-    add_gen = request.add_generation_prompt if isinstance(request.add_generation_prompt, bool) else True
-    cont = _continuation(request.continue_final_message)
-    if cont == CONTINUE_NONE and msgs and msgs[-1]["role"] == "assistant":  # prefill_assistant (default on)
-        if len(msgs) >= 2 and msgs[-2]["role"] == "assistant":
-            raise RequestError("Cannot have 2 or more assistant messages at the end of the list.")
-        cont, add_gen = CONTINUE_AUTO, False
-        notes.append("llama.cpp continues a trailing assistant message (prefill) instead of starting a new one")
-    if cont != CONTINUE_NONE and add_gen:
-        raise RequestError("Cannot set both add_generation_prompt and continue_final_message to true.")
-    if cont != CONTINUE_NONE and msgs and msgs[-1]["role"] == "assistant" and msgs[-1]["tool_calls"]:
-        raise RequestError("Cannot continue an assistant message that contains tool calls.")
-
-    kwargs: Dict[str, Any] = {}
-    for k, v in (request.kwargs or {}).items():
-        kwargs[k] = _parse_json(_dump(v))
-    enable_thinking = True
-    if "enable_thinking" in kwargs:
-        if isinstance(kwargs["enable_thinking"], bool):
-            enable_thinking = kwargs["enable_thinking"]
-        elif isinstance(kwargs["enable_thinking"], str):
-            raise RequestError('invalid type for "enable_thinking" (expected boolean, got string)')
-    effort = kwargs.get("reasoning_effort")
-    if effort == "none":
-        enable_thinking = False
-        kwargs.pop("reasoning_effort")
+    add_gen, cont = _generation_mode(request, msgs, notes)
+    kwargs, enable_thinking = _template_kwargs(request)
 
     handler = specialized_handler(src)
     if src.find("You have access to the following functions in JSONSchema format") != -1:
@@ -380,6 +356,75 @@ def llamacpp_request(request: ChatRequest, source, template_text: str, now: Opti
             cont = CONTINUE_CONTENT
             if continue_msg["reasoning_content"] and not continue_msg["content"] and not continue_msg["content_parts"]:
                 cont = CONTINUE_REASONING
+    _adapt_messages(messages, src, caps, handler, notes)
+
+    variables: Dict[str, Any] = {
+        "messages": messages,
+        "bos_token": source.special_tokens.get("bos_token", "") or "",
+        "eos_token": source.special_tokens.get("eos_token", "") or "",
+        "enable_thinking": enable_thinking,
+    }
+    if tools:
+        variables["tools"] = tools
+    when = now or datetime.now()
+    variables["datetime"] = when.strftime("%b %d %Y")
+    variables["date_string"] = when.strftime("%d %b %Y")
+    variables.update(kwargs)
+    if add_gen and cont == CONTINUE_NONE:
+        variables["add_generation_prompt"] = True
+    _reasoning_aliases(variables)
+    prepared = Prepared(variables, None, None, notes)
+    gpt_oss_end = handler == "GPT-OSS" and not variables.get("add_generation_prompt")
+    if continue_msg is not None or gpt_oss_end:
+
+        def finish(text: str, with_generation_prompt) -> str:
+            if gpt_oss_end:  # common/parsers/gpt-oss.cpp: no generation prompt, so the last <|return|> ends a turn
+                pos = text.rfind("<|return|>")
+                if pos != -1:
+                    text = text[:pos] + "<|end|>" + text[pos + len("<|return|>"):]
+            if continue_msg is None:
+                return text
+            return text + continuation_suffix(cont, continue_msg, handler, text, with_generation_prompt(), src)
+
+        prepared.finish = finish
+    return prepared
+
+
+def _generation_mode(request: ChatRequest, msgs: List[dict], notes: List[str]):
+    """(add_generation_prompt, continuation kind) as llama-server settles them, prefill included."""
+    add_gen = request.add_generation_prompt if isinstance(request.add_generation_prompt, bool) else True
+    cont = _continuation(request.continue_final_message)
+    if cont == CONTINUE_NONE and msgs and msgs[-1]["role"] == "assistant":  # prefill_assistant (default on)
+        if len(msgs) >= 2 and msgs[-2]["role"] == "assistant":
+            raise RequestError("Cannot have 2 or more assistant messages at the end of the list.")
+        cont, add_gen = CONTINUE_AUTO, False
+        notes.append("llama.cpp continues a trailing assistant message (prefill) instead of starting a new one")
+    if cont != CONTINUE_NONE and add_gen:
+        raise RequestError("Cannot set both add_generation_prompt and continue_final_message to true.")
+    if cont != CONTINUE_NONE and msgs and msgs[-1]["role"] == "assistant" and msgs[-1]["tool_calls"]:
+        raise RequestError("Cannot continue an assistant message that contains tool calls.")
+    return add_gen, cont
+
+
+def _template_kwargs(request: ChatRequest):
+    """chat_template_kwargs as llama-server passes them (JSON round trip) and its enable_thinking."""
+    kwargs: Dict[str, Any] = {}
+    for k, v in (request.kwargs or {}).items():
+        kwargs[k] = _parse_json(_dump(v))
+    enable_thinking = True
+    if "enable_thinking" in kwargs:
+        if isinstance(kwargs["enable_thinking"], bool):
+            enable_thinking = kwargs["enable_thinking"]
+        elif isinstance(kwargs["enable_thinking"], str):
+            raise RequestError('invalid type for "enable_thinking" (expected boolean, got string)')
+    if kwargs.get("reasoning_effort") == "none":
+        enable_thinking = False
+        kwargs.pop("reasoning_effort")
+    return kwargs, enable_thinking
+
+
+def _adapt_messages(messages: List[dict], src: str, caps, handler: Optional[str], notes: List[str]) -> None:
+    """What the generic chat path changes in the messages for the template's capabilities."""
     if "<|channel|>" not in src:
         for m in messages:
             if m.get("role") == "developer":
@@ -413,40 +458,14 @@ def llamacpp_request(request: ChatRequest, source, template_text: str, now: Opti
     elif handler is not None:
         notes.append(f"llama.cpp renders this template with its specialized {handler} handler; promptlint models the generic path")
 
-    variables: Dict[str, Any] = {
-        "messages": messages,
-        "bos_token": source.special_tokens.get("bos_token", "") or "",
-        "eos_token": source.special_tokens.get("eos_token", "") or "",
-        "enable_thinking": enable_thinking,
-    }
-    if tools:
-        variables["tools"] = tools
-    when = now or datetime.now()
-    variables["datetime"] = when.strftime("%b %d %Y")
-    variables["date_string"] = when.strftime("%d %b %Y")
-    variables.update(kwargs)
-    if add_gen and cont == CONTINUE_NONE:
-        variables["add_generation_prompt"] = True
+
+def _reasoning_aliases(variables: Dict[str, Any]) -> None:
+    """The aliases llama-server sets for reasoning_effort and preserve_reasoning."""
     if "reasoning_effort" in variables and isinstance(variables["reasoning_effort"], str) and variables["reasoning_effort"]:
         variables["reasoning_strength"] = variables["reasoning_effort"]
     if isinstance(variables.get("preserve_reasoning"), bool):
         keep = variables["preserve_reasoning"]
         variables.update(preserve_thinking=keep, clear_thinking=not keep, truncate_history_thinking=not keep, drop_thinking=not keep)
-    prepared = Prepared(variables, None, None, notes)
-    gpt_oss_end = handler == "GPT-OSS" and not variables.get("add_generation_prompt")
-    if continue_msg is not None or gpt_oss_end:
-
-        def finish(text: str, with_generation_prompt) -> str:
-            if gpt_oss_end:  # common/parsers/gpt-oss.cpp: no generation prompt, so the last <|return|> ends a turn
-                pos = text.rfind("<|return|>")
-                if pos != -1:
-                    text = text[:pos] + "<|end|>" + text[pos + len("<|return|>"):]
-            if continue_msg is None:
-                return text
-            return text + continuation_suffix(cont, continue_msg, handler, text, with_generation_prompt(), src)
-
-        prepared.finish = finish
-    return prepared
 
 
 def continuation_suffix(cont: str, msg: Dict[str, Any], handler: Optional[str], without: str, with_prompt: str, template_text: str) -> str:
