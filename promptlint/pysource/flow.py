@@ -175,38 +175,7 @@ class Index:
                 for stmt in reversed(node.body + node.orelse):
                     stack.append((stmt, scope, loops + (node,), cls))
                 continue
-            if t is ast.Assign:
-                for target in node.targets:
-                    self._target(scope, target, Entry(pos, "assign", node.value, loops))
-            elif t is ast.AnnAssign and node.value is not None:
-                self._target(scope, node.target, Entry(pos, "assign", node.value, loops))
-            elif t is ast.AugAssign and isinstance(node.target, ast.Name):
-                self._bind(scope, node.target.id, Entry(pos, "aug", node.value, loops))
-            elif t is ast.NamedExpr and isinstance(node.target, ast.Name):
-                self._bind(scope, node.target.id, Entry(pos, "assign", node.value, loops))
-            elif t is ast.Return:
-                if scope is not None and node.value is not None:
-                    self.returns.setdefault(id(scope), []).append(node.value)
-            elif t is ast.Raise:
-                self.raises.append((node, scope))
-            elif t is ast.Dict:
-                self.dicts.append((node, scope))
-            elif t is ast.Constant:
-                if isinstance(node.value, str):
-                    self.strings.append(node)
-            elif t is ast.Call:
-                self.calls.append((node, scope))
-                f = node.func
-                if isinstance(f, ast.Name):
-                    self.call_sites.setdefault(f.id, []).append((node, scope))
-                elif isinstance(f, ast.Attribute):
-                    if isinstance(f.value, ast.Name) and f.value.id in ("self", "cls"):
-                        self.call_sites.setdefault("self." + f.attr, []).append((node, scope))
-                    if isinstance(f.value, ast.Name) and f.attr in ("append", "extend", "insert", "update", "appendleft", "add"):
-                        args = node.args
-                        value = args[-1] if args else None
-                        kind = {"appendleft": "append", "add": "append"}.get(f.attr, f.attr)
-                        self._bind(scope, f.value.id, Entry(pos, kind, value, loops))
+            self._record(node, t, scope, loops, pos)
             for name in node._fields:
                 if name == "ctx":
                     continue
@@ -217,6 +186,45 @@ class Index:
                             stack.append((child, scope, loops, cls))
                 elif isinstance(v, ast.AST) and not isinstance(v, _LEAVES):
                     stack.append((v, scope, loops, cls))
+
+    def _record(self, node: ast.AST, t: type, scope, loops, pos) -> None:
+        """Note what a statement or expression node binds, returns, raises or calls."""
+        if t is ast.Assign:
+            for target in node.targets:
+                self._target(scope, target, Entry(pos, "assign", node.value, loops))
+        elif t is ast.AnnAssign and node.value is not None:
+            self._target(scope, node.target, Entry(pos, "assign", node.value, loops))
+        elif t is ast.AugAssign and isinstance(node.target, ast.Name):
+            self._bind(scope, node.target.id, Entry(pos, "aug", node.value, loops))
+        elif t is ast.NamedExpr and isinstance(node.target, ast.Name):
+            self._bind(scope, node.target.id, Entry(pos, "assign", node.value, loops))
+        elif t is ast.Return:
+            if scope is not None and node.value is not None:
+                self.returns.setdefault(id(scope), []).append(node.value)
+        elif t is ast.Raise:
+            self.raises.append((node, scope))
+        elif t is ast.Dict:
+            self.dicts.append((node, scope))
+        elif t is ast.Constant:
+            if isinstance(node.value, str):
+                self.strings.append(node)
+        elif t is ast.Call:
+            self._record_call(node, scope, loops, pos)
+
+    def _record_call(self, node: ast.Call, scope, loops, pos) -> None:
+        """A call site, and the container mutations (``x.append(v)``...) that bind ``x``."""
+        self.calls.append((node, scope))
+        f = node.func
+        if isinstance(f, ast.Name):
+            self.call_sites.setdefault(f.id, []).append((node, scope))
+        elif isinstance(f, ast.Attribute):
+            if isinstance(f.value, ast.Name) and f.value.id in ("self", "cls"):
+                self.call_sites.setdefault("self." + f.attr, []).append((node, scope))
+            if isinstance(f.value, ast.Name) and f.attr in ("append", "extend", "insert", "update", "appendleft", "add"):
+                args = node.args
+                value = args[-1] if args else None
+                kind = {"appendleft": "append", "add": "append"}.get(f.attr, f.attr)
+                self._bind(scope, f.value.id, Entry(pos, kind, value, loops))
 
     def _target(self, scope, target: ast.AST, entry: Entry) -> None:
         if isinstance(target, ast.Name):
@@ -575,21 +583,7 @@ class Flow:
         if name in DUMPS:
             return self._dumps(node, name, ev)
         if method == "join" and node.args:
-            sep = receiver or Val(parts=[""])
-            arg = node.args[0]
-            x = ev(arg)
-            out = Val().add(sep, x)
-            self._iterate(x, arg, out, in_text=True)
-            if x.items is not None and sep.parts is not None and all(i.parts is not None for i in x.items):
-                parts: List[Part] = []
-                for i, item in enumerate(x.items):
-                    if i:
-                        parts.extend(sep.parts)
-                    parts.extend(item.parts)
-                out.parts = parts
-            else:
-                out.parts = [Hole("static", label, node)]
-            return out
+            return self._join(node, receiver, ev, label)
         if method == "format" and receiver is not None and receiver.parts is not None and all(isinstance(p, str) for p in receiver.parts):
             return self._format("".join(receiver.parts), node, ev).add(receiver)
         if name in ("sorted", "min", "max", "sum", "len", "any", "all"):
@@ -599,15 +593,7 @@ class Flow:
                 out.items = None
             return out
         if name in ("list", "tuple", "enumerate", "reversed", "iter", "dict.fromkeys", "collections.OrderedDict", "OrderedDict", "dict"):
-            if not node.args:
-                return Val(items=[] if name in ("list", "tuple") else None, mapping={} if name == "dict" else None)
-            x = ev(node.args[0])
-            out = Val(items=x.items, mapping=x.mapping if name == "dict" else None).add(x)
-            if name in ("dict.fromkeys", "dict", "collections.OrderedDict", "OrderedDict"):
-                out.unordered = x.unordered
-            else:
-                self._iterate(x, node.args[0], out)
-            return out
+            return self._collection(node, name, ev)
         if name in sinks.UNORDERED_CALLS:
             x = ev(node.args[0]) if node.args else Val()
             out = Val(unordered=(node, sinks.UNORDERED_CALLS[name]))
@@ -622,15 +608,7 @@ class Flow:
         if method in ("keys", "values", "items") and receiver is not None:
             return Val(unordered=receiver.unordered).add(receiver)
         if method == "apply_chat_template":
-            out = Val()
-            for a in list(node.args) + [k.value for k in node.keywords]:
-                out.add(ev(a))
-            if _kw_const(node, "tokenize") is False:
-                out.parts = [Hole("static", label, node)]
-                out.hazards.append(Hazard("chat-text", node, label))
-            else:
-                out = self.opaque(node).add(out)
-            return out
+            return self._apply_chat_template(node, ev, label)
         if name in sinks.TEXT_FUNCTIONS or name == "copy.deepcopy" or name == "copy.copy":
             x = ev(node.args[0]) if node.args else Val(parts=[""])
             return x
@@ -641,13 +619,59 @@ class Flow:
             return self._call_local(node, func, scope, env, depth)
         record = _record_fields(node, name, method)
         if record is not None:  # SDK types: types.Content(role=..., parts=[...]), SystemMessage(content=...)
-            out = self.opaque(node)
-            out.mapping = {k: ev(v) for k, v in record.items()}
-            out.node = node
-            for a in node.args:
-                out.add(ev(a))
-            return out.add(*out.mapping.values())
+            return self._record_value(node, record, ev)
         return self.opaque(node)
+
+    def _join(self, node: ast.Call, receiver, ev, label) -> Val:
+        """``sep.join(items)``: the joined parts when every item is known text."""
+        sep = receiver or Val(parts=[""])
+        arg = node.args[0]
+        x = ev(arg)
+        out = Val().add(sep, x)
+        self._iterate(x, arg, out, in_text=True)
+        if x.items is not None and sep.parts is not None and all(i.parts is not None for i in x.items):
+            parts: List[Part] = []
+            for i, item in enumerate(x.items):
+                if i:
+                    parts.extend(sep.parts)
+                parts.extend(item.parts)
+            out.parts = parts
+        else:
+            out.parts = [Hole("static", label, node)]
+        return out
+
+    def _collection(self, node: ast.Call, name: str, ev) -> Val:
+        """list(...), tuple(...), dict(...) and friends: same items, order hazards carried over."""
+        if not node.args:
+            return Val(items=[] if name in ("list", "tuple") else None, mapping={} if name == "dict" else None)
+        x = ev(node.args[0])
+        out = Val(items=x.items, mapping=x.mapping if name == "dict" else None).add(x)
+        if name in ("dict.fromkeys", "dict", "collections.OrderedDict", "OrderedDict"):
+            out.unordered = x.unordered
+        else:
+            self._iterate(x, node.args[0], out)
+        return out
+
+    def _apply_chat_template(self, node: ast.Call, ev, label) -> Val:
+        """A chat template applied in code: text (tokenize=False) or opaque token ids."""
+        out = Val()
+        for a in list(node.args) + [k.value for k in node.keywords]:
+            out.add(ev(a))
+        if _kw_const(node, "tokenize") is False:
+            out.parts = [Hole("static", label, node)]
+            out.hazards.append(Hazard("chat-text", node, label))
+        else:
+            out = self.opaque(node).add(out)
+        return out
+
+    def _record_value(self, node: ast.Call, record, ev) -> Val:
+        """An SDK record constructor: a mapping of its fields."""
+        out = self.opaque(node)
+        out.mapping = {k: ev(v) for k, v in record.items()}
+        out.node = node
+        for a in node.args:
+            out.add(ev(a))
+        return out.add(*out.mapping.values())
 
     def dumped(self, node: ast.AST, scope) -> Optional[Val]:
         """The data a ``json.dumps(...)`` call serializes, when ``node`` is that call or a local name
