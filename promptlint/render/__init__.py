@@ -137,13 +137,11 @@ def load_template(
     (a name's kind from its words: scenarios.names) making clock- and id-like globals volatile;
     chat templates do not: transformers' environment has no such names either.
     """
-    from jinja2.exceptions import TemplateNotFound, TemplateSyntaxError
-
     from promptlint.render.environments import make_environment
     from promptlint.render.files import Budget, FileRefused, decode_template, read_confined
     from promptlint.render.limits import RenderGuard
-    from promptlint.render.loader import UNRESOLVED_INCLUDE, ConfinedLoader, IncludeRefused
-    from promptlint.render.sandbox import DeadlineExceeded, TemplateTooLarge
+    from promptlint.render.loader import UNRESOLVED_INCLUDE, ConfinedLoader
+    from promptlint.render.sandbox import DeadlineExceeded
 
     path = Path(path)
     name = path.name
@@ -180,25 +178,36 @@ def load_template(
             else:
                 env.loaded_template_names.append(name)
                 template = env.template_class.from_code(env, env.compile(source, name), env.make_globals(None), None)
-    except TemplateSyntaxError as e:
-        raise RenderError("E001", f"template syntax error: {clip(e.message)}", e.name or name, e.lineno) from None
-    except TemplateNotFound as e:
-        raise RenderError("E002", f"template not found: {clip(e.name)}", name, None) from None
-    except IncludeRefused as e:
-        raise RenderError(e.code, e.message, name, None) from None
-    except TemplateTooLarge as e:
-        raise RenderError("E006", e.message, e.name or name, None) from None
-    except UnicodeDecodeError:
-        raise RenderError("E005", "not UTF-8 text; save the template as UTF-8", name, None) from None
-    except RecursionError:
-        raise RenderError("E006", "template nested too deeply to parse", name, None) from None
-    except DeadlineExceeded:
-        raise RenderError("E006", f"parsing the template exceeded the time limit of {parse_timeout:g} s", name, None) from None
-    except MemoryError:
-        raise RenderError("E006", "parsing the template ran out of memory", name, None) from None
-    except Exception as e:  # a compiler bug triggered by odd input: still a per-file error
-        raise RenderError("E001", f"template cannot be compiled: {type(e).__name__}: {clip(e)}", name, None) from None
+    except (Exception, DeadlineExceeded) as e:
+        raise _parse_error(e, name, parse_timeout) from None
     return LoadedTemplate(path, name, env, template, clock, source)
+
+
+def _parse_error(e: BaseException, name: str, parse_timeout: float) -> "RenderError":
+    """The per-file finding for what parsing or compiling a template raised."""
+    from jinja2.exceptions import TemplateNotFound, TemplateSyntaxError
+
+    from promptlint.render.loader import IncludeRefused
+    from promptlint.render.sandbox import TemplateTooLarge
+
+    if isinstance(e, TemplateSyntaxError):
+        return RenderError("E001", f"template syntax error: {clip(e.message)}", e.name or name, e.lineno)
+    if isinstance(e, TemplateNotFound):
+        return RenderError("E002", f"template not found: {clip(e.name)}", name, None)
+    if isinstance(e, IncludeRefused):
+        return RenderError(e.code, e.message, name, None)
+    if isinstance(e, TemplateTooLarge):
+        return RenderError("E006", e.message, e.name or name, None)
+    if isinstance(e, UnicodeDecodeError):
+        return RenderError("E005", "not UTF-8 text; save the template as UTF-8", name, None)
+    if isinstance(e, RecursionError):
+        return RenderError("E006", "template nested too deeply to parse", name, None)
+    if isinstance(e, MemoryError):
+        return RenderError("E006", "parsing the template ran out of memory", name, None)
+    if not isinstance(e, Exception):  # DeadlineExceeded
+        return RenderError("E006", f"parsing the template exceeded the time limit of {parse_timeout:g} s", name, None)
+    # a compiler bug triggered by odd input: still a per-file error
+    return RenderError("E001", f"template cannot be compiled: {type(e).__name__}: {clip(e)}", name, None)
 
 
 def clip(value, limit: int = 200) -> str:
