@@ -20,6 +20,7 @@ SAFE, UNSAFE = "safe", "unsafe"
 # code -> the module (under promptlint.fixes) that proposes its template fixes
 PROPOSERS = {
     "M101": "move_volatile",
+    "M102": "drop_bos",
     "M201": "sort_keys",
     "M202": "sort_order",
     "M203": "sort_order",

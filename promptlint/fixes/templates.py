@@ -17,7 +17,8 @@ from promptlint.records import Finding
 
 
 def fixable(finding: Finding) -> bool:
-    return finding.code in PROPOSERS and safety(finding.code) is not None
+    """A rule with a template fix, on a finding that is not a note (an order the samples file pins)."""
+    return finding.code in PROPOSERS and safety(finding.code) is not None and finding.severity != "info"
 
 
 def fix_text(

@@ -70,6 +70,8 @@ def verify(subject: Subject, before: List[Finding], finding: Finding, proposal, 
         return Verdict(False, f"the fixed template does not load ({run[0].message})")
     if getattr(proposal, "keeps_lines", False) and not same_lines(original_run, run):
         return Verdict(False, "moving the span would glue or split rendered lines (whitespace control)")
+    if finding.arithmetic is None:  # nothing was measured (a token doubled in the render itself)
+        return Verdict(True, findings=found)
     after = measure(run, finding.code, finding.variable)
     if after is None:
         return Verdict(False, f"`{finding.variable}` can no longer be varied in the fixed template")
@@ -78,6 +80,10 @@ def verify(subject: Subject, before: List[Finding], finding: Finding, proposal, 
         ideal = min(ideal, _ideal_without(subject, proposal.without_span, ideal))
     if ideal is not None and after < ideal:
         return Verdict(False, f"the fixed render shares {after:,} eligible blocks per request, short of the ideal {ideal:,}")
+    before = finding.arithmetic.eligible_blocks if finding.arithmetic else None
+    if before is not None and after <= min(before, finding.arithmetic.ideal_eligible_blocks):
+        return Verdict(False, f"the edit wins no block back ({before:,} → {after:,} eligible blocks per request): "
+                              "the span carries the shared text with it")
     return Verdict(True, after=after, findings=found)
 
 
