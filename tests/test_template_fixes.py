@@ -171,3 +171,43 @@ def test_examples_fixed_lose_no_block(tmp_path, cli, mistral):
         text = (prompts / name).read_text(encoding="utf-8")
         assert _lost_blocks(mistral, text, values, volatile, {"question": QUESTION_B}) == 0, (name, text)
     assert (prompts / "support_clean.j2").read_bytes() == (REPO / "examples" / "prompts" / "support_clean.j2").read_bytes()
+
+
+# ------------------------------------------------------------------------- --add-suppressions
+
+
+def test_add_suppressions_silences_every_finding_without_changing_the_render(tmp_path, cli):
+    import jinja2
+
+    root = tmp_path / "examples"
+    shutil.copytree(REPO / "examples", root)
+    prompts = root / "prompts"
+    values = {"now": "2025-03-14 09:26:53", "rid": "req-1", "question": "q", "customer_name": "Ann",
+              "tools": [{"name": "a", "description": "b"}]}
+    renders = {p.name: jinja2.Environment().from_string(p.read_text(encoding="utf-8")).render(**values) for p in prompts.glob("*.j2")}
+    r = cli("check", "--no-cache", "--add-suppressions", cwd=root)
+    assert r.code == 0, r.err
+    assert "Added 3 suppression comments in 2 files." in r.out
+    assert (prompts / "support_timestamp.j2").read_text(encoding="utf-8").startswith(
+        "Current time: {{ now }}{# promptlint: ignore[M101] #}\n")
+    for p in prompts.glob("*.j2"):  # a comment renders nothing: the prompts are byte-identical
+        assert jinja2.Environment().from_string(p.read_text(encoding="utf-8")).render(**values) == renders[p.name]
+    again = cli("check", "--no-cache", "--output-format", "json", cwd=root)
+    assert again.code == 0 and again.json()["findings"] == []
+
+
+def test_add_suppressions_in_python_and_not_inside_a_string(tmp_path, cli):
+    from promptlint.fixes.suppressions import annotate
+
+    case = _case("M201", "python-json-dumps-into-system-prompt")
+    (tmp_path / "app.py").write_text(case["python"], encoding="utf-8")
+    r = cli("check", "--tokenizer", DATA / "tokenizers" / "qwen2.5" / "tokenizer.json", "--no-cache",
+            "--add-suppressions", "app.py", cwd=tmp_path)
+    assert r.code == 0, r.out + r.err
+    line = (tmp_path / "app.py").read_text(encoding="utf-8").split("\n")[8]
+    assert line.endswith('"\\nYou are the support assistant."  # promptlint: ignore[M201]'), line
+    # a line that ends inside a multi-line tag or string is left alone (the comment would join it)
+    text, n, missed = annotate("{{ a ~\n b }}\nx\n", {1: ["M101"], 3: ["M101"]}, python=False)
+    assert (text, n, missed) == ("{{ a ~\n b }}\nx{# promptlint: ignore[M101] #}\n", 1, 1)
+    text, n, missed = annotate('s = """x\ny"""\n', {1: ["M101"]}, python=True)
+    assert (n, missed) == (0, 1) and text == 's = """x\ny"""\n'

@@ -131,12 +131,15 @@ def run(args) -> int:
     if getattr(args, "add_suppressions", False):
         if args.fix or args.diff:
             raise UsageError("--add-suppressions writes comments for the findings as they are: run it without --fix/--diff")
-        from promptlint.suppressing import add_suppressions
+        from promptlint.fixes.suppressions import add_suppressions
 
-        added = add_suppressions(result)
+        added, skipped = add_suppressions(result)
         n = sum(added.values())
-        print(f"Added {n:,} suppression{'s' if n != 1 else ''} in {len(added):,} file{'s' if len(added) != 1 else ''}.", file=sys.stderr)
-        return EXIT_OK
+        print(f"Added {n:,} suppression comment{'s' if n != 1 else ''} in {len(added):,} file{'s' if len(added) != 1 else ''}.")
+        if skipped:
+            print(f"promptlint: note: {skipped:,} finding{'s' if skipped != 1 else ''} left without a comment (a line ending "
+                  "inside a tag or a string, or a template stored in JSON)", file=sys.stderr)
+        return EXIT_FINDINGS if skipped and not args.exit_zero else EXIT_OK
     if getattr(args, "fix", False) or getattr(args, "diff", False):
         from promptlint.fixing import run_fixes
 
