@@ -275,7 +275,7 @@ def suppression_action(uri: str, lines: List[str], diag: types.Diagnostic, encod
             new_text=merged,
         )
     else:
-        sep = "  " if python else " "
+        sep = "  " if python else ""  # a Jinja comment renders nothing; a space before it would render
         at = types.Position(line=i, character=units(text, encoding))
         edit = types.TextEdit(range=types.Range(start=at, end=at), new_text=(sep if text.strip() else "") + suppress.comment_for(code, python))
     return types.CodeAction(
