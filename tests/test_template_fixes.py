@@ -211,3 +211,20 @@ def test_add_suppressions_in_python_and_not_inside_a_string(tmp_path, cli):
     assert (text, n, missed) == ("{{ a ~\n b }}\nx{# promptlint: ignore[M101] #}\n", 1, 1)
     text, n, missed = annotate('s = """x\ny"""\n', {1: ["M101"]}, python=True)
     assert (n, missed) == (0, 1) and text == 's = """x\ny"""\n'
+
+
+def test_a_move_that_would_glue_lines_is_not_applied(tmp_path, cli):
+    # transformers' trim_blocks + `{%- endif %}` glue "Current time: …" to the next line; moved, it would
+    # glue to another one: the render's lines would change, so the verifier refuses the move
+    text = (
+        "{%- if now %}\nCurrent time: {{ now }}\n{%- endif %}\n"
+        "You are the support assistant for Acme Corporation. Answer questions about orders, shipping and returns "
+        "politely and precisely. Always cite the relevant policy section. Never invent order numbers.\n"
+        "Question: {{ question }}\n"
+    )
+    (tmp_path / "case.j2").write_text(text, encoding="utf-8")
+    r = cli("check", "--tokenizer", DATA / "tokenizers" / "qwen2.5" / "tokenizer.json", "--no-cache", "--template-env",
+            "transformers", "--fix", "--unsafe-fixes", "case.j2", cwd=tmp_path)
+    assert r.code == 1
+    assert "not applied: moving the span would glue or split rendered lines (whitespace control)" in r.out, r.out
+    assert (tmp_path / "case.j2").read_text(encoding="utf-8") == text
