@@ -1,49 +1,92 @@
-"""`check --fix` / `--diff`: ask each file's analyzer for its safe fixes.
+"""`check --fix` / `--unsafe-fixes` / `--diff` / `--add-suppressions`: the file-writing front end of fixes.
 
-Only findings that survived selection, per-file ignores and suppression comments (the
-lint result's findings) are fixed. An analyzer offers fixes with
-``fix(path, text, display, findings) -> (new_text, fixed_findings)``.
+Only findings that survived selection, per-file ignores and suppression comments (the lint
+result's findings) are fixed. Templates go through ``promptlint.fixes`` (each fix proven by
+re-rendering and re-checking); a Python builder's analyzer offers its own codemods with
+``fix(path, text, display, findings) -> (new_text, fixed_findings)``. Which fixes are allowed
+is the rule file's `[fix]` safety for that kind of source.
 """
 
 from __future__ import annotations
 
 import difflib
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from promptlint import bounded_io
 from promptlint.records import Finding
 
 
-def apply_fixes(result, write: bool) -> Tuple[List[Finding], List[str]]:
+@dataclass
+class FixRun:
+    fixed: List[Finding] = field(default_factory=list)
+    diffs: List[str] = field(default_factory=list)
+    outcomes: list = field(default_factory=list)  # promptlint.fixes.Outcome, templates only
+    unsafe_available: List[Finding] = field(default_factory=list)  # fixes --unsafe-fixes would try
+
+
+def apply_fixes(result, write: bool, unsafe: bool = False, settings=None) -> Tuple[List[Finding], List[str]]:
     """(fixed findings, unified diffs); writes the files when ``write``."""
+    run = run_fixes(result, write, unsafe, settings)
+    return run.fixed, run.diffs
+
+
+def run_fixes(result, write: bool, unsafe: bool = False, settings=None) -> FixRun:
+    """Fix every file of ``result``; templates need ``settings`` (to re-check as the run did)."""
     from promptlint.analyzers import analyzer_for
+    from promptlint.fixes import SAFE, safety
 
     by_path: Dict[str, List[Finding]] = {}
     for f in result.findings:
         by_path.setdefault(f.path, []).append(f)
-    fixed: List[Finding] = []
-    diffs: List[str] = []
+    out = FixRun()
     for display, findings in sorted(by_path.items()):
         path = Path(display)
         analyzer = analyzer_for(path)
-        if analyzer is None or not hasattr(analyzer, "fix") or not path.is_file():
+        text = _read(path) if analyzer is not None else None
+        if text is None:
             continue
-        try:
-            text = bounded_io.read_bytes(path).decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
-        except (OSError, UnicodeDecodeError):
+        if analyzer.__name__.endswith(".jinja_template") and settings is not None:
+            from promptlint.fixes.templates import fix_text
+
+            new_text, outcomes = fix_text(path, display, text, findings, settings, unsafe)
+            by_finding = {(o.code, o.line, o.column): o for o in outcomes}
+            for f in findings:
+                o = by_finding.get((f.code, f.line, f.column))
+                if o is not None and o.applied:
+                    out.fixed.append(f)
+                elif o is not None and o.safety != SAFE and not unsafe:
+                    out.unsafe_available.append(f)
+            out.outcomes += [o for o in outcomes if o.applied or o.safety == SAFE or unsafe]
+        elif hasattr(analyzer, "fix"):
+            kind = "python" if display.endswith((".py", ".pyi")) else "template"
+            allowed = [f for f in findings if safety(f.code, kind) == SAFE or (unsafe and safety(f.code, kind))]
+            new_text, done = analyzer.fix(path, text, display, allowed) if allowed else (text, [])
+            out.fixed.extend(done)
+        else:
             continue
-        new_text, done = analyzer.fix(path, text, display, findings)
-        if not done or new_text == text:
+        if new_text == text:
             continue
-        fixed.extend(done)
         if write:
             with open(path, "w", encoding="utf-8", newline="") as fh:
                 fh.write(new_text)
         else:
-            diffs.append("".join(difflib.unified_diff(
-                text.splitlines(keepends=True), new_text.splitlines(keepends=True), *_labels(display))))
-    return fixed, diffs
+            out.diffs.append(unified_diff(display, text, new_text))
+    return out
+
+
+def unified_diff(display: str, old: str, new: str) -> str:
+    return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), *_labels(display)))
+
+
+def _read(path: Path) -> Optional[str]:
+    if not path.is_file():
+        return None
+    try:
+        return bounded_io.read_bytes(path).decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _labels(display: str) -> Tuple[str, str]:

@@ -5,7 +5,9 @@ diagnostics on open and save, and on change after a debounce; the tokenizer stay
 between lints (promptlint.tokens caches it per process). Positions are converted from
 promptlint's 1-based code-point columns to the negotiated LSP encoding (UTF-16 unless the
 client offers UTF-8/UTF-32). A quick fix inserts `{# promptlint: ignore[CODE] #}` (or
-`# promptlint: ignore[CODE]` in Python files) at the end of the line.
+`# promptlint: ignore[CODE]` in Python files) at the end of the line; a template finding with a
+fix gets it as a code action too (the same proven fix as `check --fix`, promptlint/fixes), the
+blocks it wins back in its title, unsafe ones marked so.
 """
 
 from __future__ import annotations
@@ -100,6 +102,7 @@ class PromptlintServer(LanguageServer):
         self.options = options
         self._pending: Dict[str, asyncio.TimerHandle] = {}
         self._settings: Dict[Tuple, Any] = {}
+        self.last_findings: Dict[str, Tuple[str, list]] = {}  # resolved path -> (linted text, its findings)
         self.last_lint_ms: Optional[float] = None
         self._reported: set = set()
 
@@ -208,6 +211,7 @@ class PromptlintServer(LanguageServer):
         settings = self.settings_for(path)
         report = lint([], settings, overrides={str(path): text})
         target = path.resolve()
+        self.last_findings[str(target)] = (text, [f for f in report.findings if _same_file(f.path, target)])
         lines = text.splitlines() or [""]
         out = [
             to_diagnostic(f, lines, self.encoding)
@@ -232,6 +236,9 @@ class PromptlintServer(LanguageServer):
         old = self._pending.pop(uri, None)
         if old is not None:
             old.cancel()
+        fs = to_fs_path(uri)
+        if fs is not None:
+            self.last_findings.pop(str(Path(fs).resolve()), None)
         self.publish(uri, [], None)
 
 
@@ -268,7 +275,7 @@ def suppression_action(uri: str, lines: List[str], diag: types.Diagnostic, encod
             new_text=merged,
         )
     else:
-        sep = "  " if python else " "
+        sep = "  " if python else ""  # a Jinja comment renders nothing; a space before it would render
         at = types.Position(line=i, character=units(text, encoding))
         edit = types.TextEdit(range=types.Range(start=at, end=at), new_text=(sep if text.strip() else "") + suppress.comment_for(code, python))
     return types.CodeAction(
@@ -277,6 +284,53 @@ def suppression_action(uri: str, lines: List[str], diag: types.Diagnostic, encod
         diagnostics=[diag],
         edit=types.WorkspaceEdit(changes={uri: [edit]}),
     )
+
+
+def fix_actions(ls: "PromptlintServer", uri: str, text: str, diags: List[types.Diagnostic]) -> List[types.CodeAction]:
+    """The proven template fix of each diagnostic that has one, as a whole-document edit."""
+    from promptlint.analyzers import analyzer_for
+    from promptlint.fixes import SAFE
+    from promptlint.fixes.templates import fix_text, fixable
+
+    fs = to_fs_path(uri)
+    if fs is None:
+        return []
+    path = Path(fs)
+    analyzer = analyzer_for(path)
+    if analyzer is None or not analyzer.__name__.endswith(".jinja_template"):
+        return []
+    key = str(path.resolve())
+    cached = ls.last_findings.get(key)
+    if cached is None or cached[0] != text:
+        ls.diagnostics(path, text)
+        cached = ls.last_findings.get(key, (text, []))
+    findings = cached[1]
+    settings = ls.settings_for(path)
+    lines = text.split("\n")
+    whole = types.Range(start=types.Position(line=0, character=0),
+                        end=types.Position(line=len(lines) - 1, character=units(lines[-1], ls.encoding)))
+    actions = []
+    for diag in diags:
+        if diag.source != SOURCE:
+            continue
+        f = next((f for f in findings if f.code == str(diag.code) and f.line - 1 == diag.range.start.line and fixable(f)), None)
+        if f is None:
+            continue
+        new_text, outcomes = fix_text(path, f.path, text, findings, settings, unsafe=True, only=f)
+        done = [o for o in outcomes if o.applied]
+        if not done or new_text == text:
+            continue
+        o = done[0]
+        won = f": {o.before:,} → {o.after:,} eligible blocks per request" if o.before is not None and o.after is not None else ""
+        unsafe = o.safety != SAFE
+        actions.append(types.CodeAction(
+            title=f"Fix {o.code}{' (unsafe: changes the text the model sees)' if unsafe else ''}: {o.title}{won} (promptlint)",
+            kind=types.CodeActionKind.QuickFix,
+            diagnostics=[diag],
+            is_preferred=not unsafe,
+            edit=types.WorkspaceEdit(changes={uri: [types.TextEdit(range=whole, new_text=new_text)]}),
+        ))
+    return actions
 
 
 def build_server(options: Options) -> PromptlintServer:
@@ -315,6 +369,11 @@ def build_server(options: Options) -> PromptlintServer:
             return []
         lines = doc.source.splitlines()
         actions = []
+        try:
+            actions += fix_actions(ls, uri, doc.source, params.context.diagnostics)
+        except Exception as e:  # a fix that fails must not cost the editor its suppression quick fix
+            log.exception("fix failed")
+            ls.log(f"promptlint: no fix offered: {type(e).__name__}: {e}")
         for diag in params.context.diagnostics:
             action = suppression_action(uri, lines, diag, ls.encoding)
             if action is not None:

@@ -22,6 +22,7 @@ DOC_SECTIONS = (
     ("why-it-matters", "Why it matters"),
     ("example", "Example"),
     ("use-instead", "Use instead"),
+    ("fix-safety", "Fix safety"),
     ("options", "Options"),
     ("references", "References"),
 )
@@ -38,6 +39,13 @@ class Rule:
     data: Dict[str, Any]
     cases: List[Dict[str, Any]] = field(default_factory=list, hash=False, compare=False)
     path: Optional[Path] = None
+    # `[fix]`: the safety of this rule's fix per kind of source ("template", "python"):
+    # "safe" (the rendered text is unchanged up to an order the rule calls free) or "unsafe"
+    fix: Dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+
+    def fix_safety(self, source_kind: str) -> Optional[str]:
+        """"safe", "unsafe", or None when this rule has no fix for that kind of source."""
+        return self.fix.get(source_kind)
 
     @property
     def short_summary(self) -> str:
@@ -101,6 +109,7 @@ def all_rules() -> Dict[str, Rule]:
             data=data.get("data", {}),
             cases=data.get("cases", []),
             path=path,
+            fix=data.get("fix", {}),
         )
         out[rule.code] = rule
     return out

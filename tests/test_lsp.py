@@ -161,9 +161,10 @@ def test_diagnostics_on_open_with_utf16_positions_and_the_quick_fix(client, tmp_
         "textDocument/codeAction",
         {"textDocument": {"uri": uri}, "range": d["range"], "context": {"diagnostics": [d]}},
     )["result"]
+    action = [a for a in action if a["title"].startswith("Suppress")]  # the move fix: test_fix_code_action...
     assert len(action) == 1 and action[0]["kind"] == "quickfix"
     (edit,) = action[0]["edit"]["changes"][uri]
-    assert edit["newText"] == " {# promptlint: ignore[M101] #}"
+    assert edit["newText"] == "{# promptlint: ignore[M101] #}"  # no space: the render stays byte-identical
     first = text.split("\n")[0]
     assert edit["range"]["start"] == {"line": 0, "character": len(first.encode("utf-16-le")) // 2}
 
@@ -175,6 +176,35 @@ def test_diagnostics_on_open_with_utf16_positions_and_the_quick_fix(client, tmp_
     # a second, different template in the same server: tokenizer already loaded
     other = open_doc(client, tmp_path / "b.prompt", "{{ request_id }} " + SHARED + "\n{{ question }}\n")
     assert [d["code"] for d in client.diagnostics(other)] == ["M101"]
+
+
+def test_fix_code_action_is_offered_and_applied_through_the_protocol(client, tmp_path, qwen):
+    """The template fix comes as a code action with the blocks it wins back in its title; applying
+    its edit (as the client would) and sending the result leaves no diagnostic."""
+    path = tmp_path / "prompts" / "support.j2"
+    uri = open_doc(client, path, BAD)
+    (d,) = client.diagnostics(uri, version=1)
+    actions = client.request(
+        "textDocument/codeAction", {"textDocument": {"uri": uri}, "range": d["range"], "context": {"diagnostics": [d]}},
+    )["result"]
+    fix = [a for a in actions if a["title"].startswith("Fix M101")]
+    assert len(fix) == 1 and fix[0]["kind"] == "quickfix" and not fix[0].get("isPreferred")
+    assert "(unsafe: changes the text the model sees): move line 1 (`now`) to before line 3" in fix[0]["title"]
+    (edit,) = fix[0]["edit"]["changes"][uri]
+    assert edit["range"]["start"] == {"line": 0, "character": 0}
+    assert edit["newText"] == f"{SHARED}\nCurrent time: {{{{ now }}}}\nQuestion: {{{{ question }}}}\n"
+    # the blocks in the title, checked by a direct encode of both layouts (B = 16, question changed vs time changed)
+    won = re.search(r": (\d+) → (\d+) eligible blocks per request", fix[0]["title"])
+    def blocks(layout):
+        a = qwen.encode(layout.format(t="2025-03-14 09:26:53")).ids
+        b = qwen.encode(layout.format(t="2025-03-14 09:27:00")).ids
+        return next(i for i, (x, y) in enumerate(zip(a, b)) if x != y) // 16
+
+    before = blocks("Current time: {t}\n" + SHARED + "\nQuestion: a\n")
+    after = blocks(SHARED + "\nCurrent time: {t}\nQuestion: a\n")
+    assert (int(won.group(1)), int(won.group(2))) == (before, after) and after > before
+    change(client, uri, edit["newText"], 2)
+    assert client.diagnostics(uri, version=2) == []
 
 
 def test_relint_after_the_first_lint_is_fast(client, tmp_path):

@@ -41,6 +41,33 @@ def engine_tokenizer(ctx: Context):
 def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     """All findings for one template file (E findings when it cannot be analysed)."""
     from promptlint import checks
+    from promptlint.render import RenderError
+
+    run = prepare(path, text, ctx)
+    if isinstance(run, list):
+        return run
+    loaded = run.loaded
+    findings: List[Finding] = []
+    try:
+        enabled = checks.enabled_checks(ctx.is_enabled)
+        # the base and every variant the checks will ask for, tokenized in one batch; a variant that
+        # fails to render is left for its check to report
+        run.prefetch([{}] + run.plan(enabled))
+        run.base()  # a base that does not render is reported here, before any variant
+        for module in enabled:
+            findings.extend(module.check(run))
+        findings += other_choices(run)
+    except RenderError as e:
+        findings.append(include_error(run, e))
+    findings += assumption_notes(run)
+    for dep in loaded.dependencies():  # every path an include name was looked up at, misses too
+        ctx.depend(dep)
+    return checks.collapse(findings)
+
+
+def prepare(path: Path, text: str, ctx: Context):
+    """The ``TemplateRun`` of ``text`` as the file ``path`` (its samples file, its includes), or
+    the E findings when it cannot be loaded. Fixes (promptlint/fixes) re-measure with it."""
     from promptlint.template_run import TemplateRun
     from promptlint.compare import engine_profile
     from promptlint.render import Limits, RenderError, load_template
@@ -68,7 +95,7 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     except SamplesError as e:
         return [file_error(ctx.display(e.path), "E003", e.message)]
 
-    run = TemplateRun(
+    return TemplateRun(
         path,
         display,
         loaded,
@@ -81,22 +108,6 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
         pinned=ctx.tokenizer,
         engine=settings.engine,
     )
-    findings: List[Finding] = []
-    try:
-        enabled = checks.enabled_checks(ctx.is_enabled)
-        # the base and every variant the checks will ask for, tokenized in one batch; a variant that
-        # fails to render is left for its check to report
-        run.prefetch([{}] + run.plan(enabled))
-        run.base()  # a base that does not render is reported here, before any variant
-        for module in enabled:
-            findings.extend(module.check(run))
-        findings += other_choices(run)
-    except RenderError as e:
-        findings.append(include_error(run, e))
-    findings += assumption_notes(run)
-    for dep in loaded.dependencies():  # every path an include name was looked up at, misses too
-        ctx.depend(dep)
-    return checks.collapse(findings)
 
 
 def include_error(run, e) -> Finding:

@@ -34,8 +34,20 @@ def add_parser(sub) -> None:
     p.add_argument("--force-exclude", action="store_true", help="apply `exclude` to paths given explicitly too")
     p.add_argument("--no-daemon", action="store_true", help="run in this process even when a daemon is running (or PROMPTLINT_DAEMON=0)")
     p.add_argument("--no-cache", action="store_true", help="ignore and do not write the result cache (.promptlint_cache/)")
-    p.add_argument("--fix", action="store_true", help="apply safe fixes (Python: sort_keys=True, sorted(...)) and report what remains")
-    p.add_argument("--diff", action="store_true", help="print the safe fixes as a unified diff instead of writing them; exit 1 if any")
+    p.add_argument(
+        "--fix", action="store_true",
+        help="apply safe fixes (sorted keys; Python: sort_keys=True, sorted(...)), each template fix proven by re-checking, "
+        "and report what remains",
+    )
+    p.add_argument(
+        "--unsafe-fixes", action="store_true",
+        help="with --fix or --diff, also apply the fixes that change the text the model sees (move a volatile line, sort tools)",
+    )
+    p.add_argument("--diff", action="store_true", help="print the fixes as a unified diff instead of writing them; exit 1 if any")
+    p.add_argument(
+        "--add-suppressions", action="store_true",
+        help="write a suppression comment ({# promptlint: ignore[CODE] #}, # promptlint: ignore[CODE]) for every finding",
+    )
     p.add_argument(
         "--show-inferred", action="store_true",
         help="full output: also print each application template's inferred samples (as `promptlint samples` does)",
@@ -60,6 +72,16 @@ def _write(fmt: str, result, args) -> None:
     buffer = io.StringIO()
     get(fmt).write(result, buffer, evidence=args.evidence)
     sys.stdout.write(re.sub("[\udc80-\udcff]", lambda m: "\\u%04x" % ord(m.group()), buffer.getvalue()))
+
+
+def _fix_summary(fix_run, out) -> None:
+    """One line per template fix (what it won back, or why it was not applied), then the unsafe ones left."""
+    for outcome in fix_run.outcomes:
+        print(outcome.summary(), file=out)
+    left = fix_run.unsafe_available
+    if left:
+        where = ", ".join(f"{f.code} {f.path}:{f.line}:{f.column}" for f in left[:5]) + (", ..." if len(left) > 5 else "")
+        print(f"{len(left):,} unsafe fix{'es' if len(left) != 1 else ''} available with --unsafe-fixes ({where}).", file=out)
 
 
 def run(args) -> int:
@@ -105,15 +127,30 @@ def run(args) -> int:
         raise UsageError(str(e)) from None
     fmt = args.output_format or "full"
     fixed = []
-    if getattr(args, "fix", False) or getattr(args, "diff", False):
-        from promptlint.fixing import apply_fixes
+    fix_run = None
+    if getattr(args, "add_suppressions", False):
+        if args.fix or args.diff:
+            raise UsageError("--add-suppressions writes comments for the findings as they are: run it without --fix/--diff")
+        from promptlint.fixes.suppressions import add_suppressions
 
-        fixed, diffs = apply_fixes(result, write=not args.diff)
+        added, skipped = add_suppressions(result)
+        n = sum(added.values())
+        print(f"Added {n:,} suppression comment{'s' if n != 1 else ''} in {len(added):,} file{'s' if len(added) != 1 else ''}.")
+        if skipped:
+            print(f"promptlint: note: {skipped:,} finding{'s' if skipped != 1 else ''} left without a comment (a line ending "
+                  "inside a tag or a string, or a template stored in JSON)", file=sys.stderr)
+        return EXIT_FINDINGS if skipped and not args.exit_zero else EXIT_OK
+    if getattr(args, "fix", False) or getattr(args, "diff", False):
+        from promptlint.fixing import run_fixes
+
+        fix_run = run_fixes(result, write=not args.diff, unsafe=getattr(args, "unsafe_fixes", False), settings=settings)
+        fixed = fix_run.fixed
         if args.diff:
-            sys.stdout.write("".join(diffs))
+            sys.stdout.write("".join(fix_run.diffs))
+            _fix_summary(fix_run, sys.stderr)
             n = len(fixed)
             print(f"Would fix {n:,} finding{'s' if n != 1 else ''}." if n else "No fixes available.", file=sys.stderr)
-            return EXIT_FINDINGS if diffs and not args.exit_zero else EXIT_OK
+            return EXIT_FINDINGS if fix_run.diffs and not args.exit_zero else EXIT_OK
         if fixed:  # report what remains after the rewrite
             result = lint(
                 args.paths, settings, force_exclude=args.force_exclude, use_cache=not args.no_cache, evidence=args.evidence
@@ -123,6 +160,8 @@ def run(args) -> int:
         from promptlint.commands.samples import show_inferred
 
         show_inferred(args.paths, settings, args.force_exclude, overrides or {}, sys.stdout)
+    if fix_run is not None:
+        _fix_summary(fix_run, sys.stderr if fmt in _JSON_FORMATS else sys.stdout)
     if fixed:
         n = len(fixed)
         where = ", ".join(f"{f.code} {f.path}:{f.line}:{f.column}" for f in fixed[:5]) + (", ..." if n > 5 else "")

@@ -1,0 +1,119 @@
+"""M101: move the span that renders the volatile value to just before the first per-request input.
+
+The span is the smallest self-contained piece of source around the first tag that reads the
+value: its whole line(s), or, when that tag sits inside a block, the whole top-level block
+(`{% if now %}…{% endif %}`) — never a piece that would cut a control structure. It goes,
+whole lines with their own newlines, before the line where the first per-request input is
+rendered (or the top-level block containing it), else to the end of the template.
+
+Whitespace control travels with the lines (`trim_blocks` and `lstrip_blocks` are line-local);
+a `-` that strips the newline before the span would strip a different one at the destination,
+so a second candidate drops it. The verifier keeps a candidate only when the fixed render has
+exactly the original render's lines (none glued, none split, none lost). Unsafe: the model
+reads the value later in the prompt.
+"""
+
+from __future__ import annotations
+
+from typing import List, Optional, Tuple
+
+from promptlint.fixes import Proposal, tags as jtags
+
+
+def propose(source: str, finding, run) -> Tuple[List[Proposal], Optional[str]]:
+    name = finding.variable
+    if not name:
+        return [], "the finding names no input"
+    tags = jtags.scan(source)
+    refs = [i for i, t in enumerate(tags) if jtags.references(t, source, name)]
+    if not refs:
+        return [], f"`{name}` is rendered by an included template: fix it there"
+    span = _span(source, tags, refs[0])
+    if span is None:
+        return [], f"the tag that renders `{name}` is inside a block that is not closed in this file"
+    start, end = span
+    per_request = {v.name for v in run.scenario.of_kind("per-request")}
+    inside = sorted(n for n in per_request if any(jtags.references(t, source, n) for t in tags if start <= t.start < end))
+    if inside:
+        return [], f"the span that renders `{name}` also renders the per-request input `{inside[0]}`"
+    first_line = source.count("\n", 0, start) + 1
+    last_line = first_line + source.count("\n", start, end - 1)
+    what = f"line {first_line}" if first_line == last_line else f"lines {first_line}-{last_line}"
+    out = []
+    for dest in _destinations(source, tags, end, per_request):
+        if dest == len(source):
+            to = "the end of the template"
+        else:
+            to = f"before line {source.count(chr(10), 0, dest) + 1}"
+        for moved in _candidates(source, tags, start, end):
+            out.append(Proposal(finding.code, _move(source, start, end, dest, moved), f"move {what} (`{name}`) to {to}", keeps_lines=True,
+                                without_span=source[:start] + source[end:]))
+    if not out:
+        return [], f"`{name}` already comes right before the per-request input"
+    return out, None
+
+
+def _span(source: str, tags, index: int) -> Optional[Tuple[int, int]]:
+    """(start, end) of the whole lines holding tag ``index`` and every top-level construct that a tag
+    on those lines belongs to (widened until no block crosses the edges); None for an unclosed block."""
+    start, end = jtags.line_start(source, tags[index].start), jtags.line_end(source, tags[index].end - 1)
+    while True:
+        lo, hi = start, end
+        for i, t in enumerate(tags):
+            if t.end <= start or t.start >= end:
+                continue
+            opener = jtags.enclosing_opener(tags, i)
+            if opener is None and t.opens:
+                opener = i
+            if opener is None:
+                lo, hi = min(lo, t.start), max(hi, t.end)
+                continue
+            close = jtags.matching_end(tags, opener)
+            if close is None:
+                return None
+            lo, hi = min(lo, tags[opener].start), max(hi, tags[close].end)
+        new = (jtags.line_start(source, lo), jtags.line_end(source, hi - 1))
+        if new == (start, end):
+            return start, end
+        start, end = new
+
+
+def _destinations(source: str, tags, after: int, per_request) -> List[int]:
+    """Where the span may go, best first: the start of the line where the first per-request input
+    after ``after`` is rendered (its top-level construct's first line); just after that construct
+    (the value's first tokens, which do not change, may otherwise cross a block boundary and keep
+    the finding); the end of the source."""
+    out = []
+    for i, t in enumerate(tags):
+        if t.start < after or not any(jtags.references(t, source, n) for n in per_request):
+            continue
+        opener = jtags.enclosing_opener(tags, i)
+        at = tags[opener].start if opener is not None else t.start
+        out.append(max(after, jtags.line_start(source, at)))
+        close = jtags.matching_end(tags, opener) if opener is not None else i
+        if close is not None:
+            out.append(jtags.line_end(source, tags[close].end - 1))
+        break
+    out.append(len(source))
+    return [d for n, d in enumerate(out) if d > after and d not in out[:n]]
+
+
+def _candidates(source: str, tags, start: int, end: int) -> List[str]:
+    """The span's text as it is, and without a leading `-` that strips the newline before it."""
+    moved = source[start:end]
+    out = [moved]
+    first = next((t for t in tags if start <= t.start < end), None)
+    if first is not None and first.left == "-" and not source[start : first.start].strip():
+        at = first.start - start + 2
+        out.append(moved[:at] + moved[at + 1 :])
+    return out
+
+
+def _move(source: str, start: int, end: int, dest: int, moved: str) -> str:
+    if not moved.endswith("\n"):
+        moved += "\n"
+    head, middle, tail = source[:start], source[end:dest], source[dest:]
+    if dest == len(source) and middle and not middle.endswith("\n"):
+        middle += "\n"
+        moved = moved[:-1]  # the file kept its missing final newline
+    return head + middle + moved + tail

@@ -1,0 +1,230 @@
+"""Template fixes (`check --fix`, `--unsafe-fixes`, `--diff`), each proven by re-checking.
+
+- Every template case of a rule file with a `fixed` text: `--fix --unsafe-fixes` turns the
+  failing template into exactly that text, and a re-check no longer reports the rule.
+- Safety: `--fix` alone applies safe fixes only (M201) and names the unsafe ones it left.
+- A fix that cannot be proven is reported as not applied, with the reason, and nothing is written.
+- examples/: on a copy, `--diff` writes nothing; `--fix --unsafe-fixes` leaves 0 lost blocks, checked
+  by this test's own render (plain jinja2) and a direct `tokenizers` encode, not promptlint's figures.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import DATA, MISTRAL, REPO, shared_prefix
+
+from promptlint import registry
+
+CASES = [
+    pytest.param(rule, case, id=f"{code}-{case['name']}")
+    for code, rule in registry.all_rules().items()
+    for case in rule.cases
+    if "template" in case and "fixed" in case
+]
+
+
+def _write_case(tmp_path: Path, case: dict) -> Path:
+    name = case.get("filename", "case.j2")
+    (tmp_path / name).write_text(case["template"], encoding="utf-8")
+    if "samples" in case:
+        (tmp_path / f"{name.rsplit('.', 1)[0]}.samples.json").write_text(json.dumps(case["samples"]), encoding="utf-8")
+    return tmp_path / name
+
+
+def _tok(case: dict) -> Path:
+    return DATA / "tokenizers" / case.get("tokenizer", "qwen2.5") / "tokenizer.json"
+
+
+def test_every_template_fix_has_a_fixed_case():
+    fixable = {c for c, r in registry.all_rules().items() if r.fix_safety("template")}
+    with_case = {r.code for r, c in (p.values for p in CASES)}
+    assert fixable and fixable <= with_case, sorted(fixable - with_case)
+
+
+@pytest.mark.parametrize("rule,case", CASES)
+def test_fix_gives_the_fixed_text_and_a_clean_recheck(rule, case, tmp_path, cli):
+    path = _write_case(tmp_path, case)
+    args = ["--tokenizer", _tok(case), "--no-cache", *case.get("args", [])]
+    r = cli("check", *args, "--fix", "--unsafe-fixes", path.name, cwd=tmp_path)
+    assert r.code in (0, 1), r.err
+    assert f"{rule.code} fixed in {path.name}" in r.out, r.out
+    assert path.read_text(encoding="utf-8") == case["fixed"]
+    again = cli("check", *args, "--output-format", "json", path.name, cwd=tmp_path)
+    assert [f for f in again.json()["findings"] if f["code"] == rule.code] == []
+
+
+def _case(code: str, name: str) -> dict:
+    return next(c for c in registry.get(code).cases if c["name"] == name)
+
+
+def test_fix_alone_applies_only_safe_fixes(tmp_path, cli):
+    unsafe = _case("M202", "tools-in-given-order")
+    path = _write_case(tmp_path, unsafe)
+    r = cli("check", "--tokenizer", _tok(unsafe), "--no-cache", "--fix", path.name, cwd=tmp_path)
+    assert r.code == 1
+    assert path.read_text(encoding="utf-8") == unsafe["template"]
+    assert "1 unsafe fix available with --unsafe-fixes (M202 case.j2:2:26)" in r.out
+
+    safe = _case("M201", "items-iteration-before-question")
+    path = _write_case(tmp_path, safe)
+    r = cli("check", "--tokenizer", _tok(safe), "--no-cache", "--fix", path.name, cwd=tmp_path)
+    assert r.code == 0, r.out
+    assert path.read_text(encoding="utf-8") == safe["fixed"]
+
+
+def test_unprovable_fix_is_not_applied_with_its_reason(tmp_path, cli):
+    # the request id shares its line with the instructions: moving the line moves them too, and the
+    # shared prefix would win nothing back, so the verifier refuses it
+    case = _case("M101", "request-id-declared-in-samples")
+    path = _write_case(tmp_path, case)
+    r = cli("check", "--tokenizer", _tok(case), "--no-cache", "--fix", "--unsafe-fixes", path.name, cwd=tmp_path)
+    assert r.code == 1
+    assert "M101 in case.j2:1:2: not applied: the edit wins no block back" in r.out, r.out
+    assert path.read_text(encoding="utf-8") == case["template"]
+
+
+def test_tojson_gets_sort_keys_in_the_transformers_environment(tmp_path, cli):
+    path = tmp_path / "case.j2"
+    path.write_text(
+        "Store settings: {{ settings | tojson }}\n"
+        "You are the store assistant. Answer questions about orders, shipping and returns politely and precisely, "
+        "and always cite the relevant policy section. Never invent order numbers.\nQuestion: {{ question }}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "case.samples.json").write_text(
+        json.dumps({"variables": {"settings": {"region": "EU", "currency": "EUR", "locale": "de-DE"}}}), encoding="utf-8"
+    )
+    args = ["--tokenizer", DATA / "tokenizers" / "qwen2.5" / "tokenizer.json", "--no-cache", "--template-env", "transformers"]
+    r = cli("check", *args, "--fix", "case.j2", cwd=tmp_path)
+    assert r.code == 0, r.out
+    assert path.read_text(encoding="utf-8").startswith("Store settings: {{ settings | tojson(sort_keys=true) }}\n")
+
+
+# ------------------------------------------------------------------------------- examples/
+
+
+def _tree(root: Path) -> dict:
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+QUESTION_B = "Can I return a tent I bought two weeks ago? I only used it once."
+
+
+def _lost_blocks(tok, template: str, values: dict, volatile: dict, per_request: dict) -> int:
+    """Lost blocks of the worst volatile/order variant, by this test's own render and encode (B = 16)."""
+    import jinja2
+
+    env = jinja2.Environment()
+    t = env.from_string(template)
+    base = tok.encode(t.render(**values), add_special_tokens=False).ids
+    ideal_ids = tok.encode(t.render(**{**values, **per_request}), add_special_tokens=False).ids
+    worst = 0
+    for name, other in volatile.items():
+        variant = tok.encode(t.render(**{**values, name: other}), add_special_tokens=False).ids
+        p = len(variant)
+        eligible = min(shared_prefix(base, variant), p - 1) // 16
+        ideal = min(shared_prefix(base, ideal_ids), p - 1) // 16
+        worst = max(worst, ideal - eligible)
+    return worst
+
+
+def test_examples_fixed_lose_no_block(tmp_path, cli, mistral):
+    root = tmp_path / "examples"
+    shutil.copytree(REPO / "examples", root)
+    before = _tree(root)
+    prompts = root / "prompts"
+    tools = [
+        {"name": "get_order", "description": "Look up an order by its number and return its status and items."},
+        {"name": "track_parcel", "description": "Return the carrier, tracking code and last scan of a parcel."},
+    ]
+    question = "Where is my order 10023? It was supposed to arrive on Monday."
+    checks = {
+        "support_timestamp.j2": (
+            {"now": "2025-03-14 09:26:53", "question": question},
+            {"now": "2025-03-14 09:27:00"},
+        ),
+        "agent_request_id.j2": (
+            {"rid": "req-7f3c9a2e", "tools": tools, "question": question},
+            {"rid": "req-8g4d0b3f", "tools": list(reversed(tools))},
+        ),
+    }
+    for name, (values, volatile) in checks.items():  # the hazards are real before the fix
+        text = (prompts / name).read_text(encoding="utf-8")
+        assert _lost_blocks(mistral, text, values, volatile, {"question": QUESTION_B}) > 0, name
+
+    r = cli("check", "--no-cache", "--diff", "--unsafe-fixes", cwd=root)
+    assert r.code == 1, r.err
+    assert _tree(root) == before  # --diff writes nothing
+    assert "+{% for tool in tools | sort(attribute=\"name\") %}" in r.out
+    assert "-Current time: {{ now }}" in r.out and "+Current time: {{ now }}" in r.out
+
+    r = cli("check", "--no-cache", "--fix", "--unsafe-fixes", cwd=root)
+    assert r.code == 0, r.out + r.err
+    assert "M101 fixed in prompts/support_timestamp.j2: 1 → 22 eligible blocks per request" in r.out
+    for name, (values, volatile) in checks.items():
+        text = (prompts / name).read_text(encoding="utf-8")
+        assert _lost_blocks(mistral, text, values, volatile, {"question": QUESTION_B}) == 0, (name, text)
+    assert (prompts / "support_clean.j2").read_bytes() == (REPO / "examples" / "prompts" / "support_clean.j2").read_bytes()
+
+
+# ------------------------------------------------------------------------- --add-suppressions
+
+
+def test_add_suppressions_silences_every_finding_without_changing_the_render(tmp_path, cli):
+    import jinja2
+
+    root = tmp_path / "examples"
+    shutil.copytree(REPO / "examples", root)
+    prompts = root / "prompts"
+    values = {"now": "2025-03-14 09:26:53", "rid": "req-1", "question": "q", "customer_name": "Ann",
+              "tools": [{"name": "a", "description": "b"}]}
+    renders = {p.name: jinja2.Environment().from_string(p.read_text(encoding="utf-8")).render(**values) for p in prompts.glob("*.j2")}
+    r = cli("check", "--no-cache", "--add-suppressions", cwd=root)
+    assert r.code == 0, r.err
+    assert "Added 3 suppression comments in 2 files." in r.out
+    assert (prompts / "support_timestamp.j2").read_text(encoding="utf-8").startswith(
+        "Current time: {{ now }}{# promptlint: ignore[M101] #}\n")
+    for p in prompts.glob("*.j2"):  # a comment renders nothing: the prompts are byte-identical
+        assert jinja2.Environment().from_string(p.read_text(encoding="utf-8")).render(**values) == renders[p.name]
+    again = cli("check", "--no-cache", "--output-format", "json", cwd=root)
+    assert again.code == 0 and again.json()["findings"] == []
+
+
+def test_add_suppressions_in_python_and_not_inside_a_string(tmp_path, cli):
+    from promptlint.fixes.suppressions import annotate
+
+    case = _case("M201", "python-json-dumps-into-system-prompt")
+    (tmp_path / "app.py").write_text(case["python"], encoding="utf-8")
+    r = cli("check", "--tokenizer", DATA / "tokenizers" / "qwen2.5" / "tokenizer.json", "--no-cache",
+            "--add-suppressions", "app.py", cwd=tmp_path)
+    assert r.code == 0, r.out + r.err
+    line = (tmp_path / "app.py").read_text(encoding="utf-8").split("\n")[8]
+    assert line.endswith('"\\nYou are the support assistant."  # promptlint: ignore[M201]'), line
+    # a line that ends inside a multi-line tag or string is left alone (the comment would join it)
+    text, n, missed = annotate("{{ a ~\n b }}\nx\n", {1: ["M101"], 3: ["M101"]}, python=False)
+    assert (text, n, missed) == ("{{ a ~\n b }}\nx{# promptlint: ignore[M101] #}\n", 1, 1)
+    text, n, missed = annotate('s = """x\ny"""\n', {1: ["M101"]}, python=True)
+    assert (n, missed) == (0, 1) and text == 's = """x\ny"""\n'
+
+
+def test_a_move_that_would_glue_lines_is_not_applied(tmp_path, cli):
+    # transformers' trim_blocks + `{%- endif %}` glue "Current time: …" to the next line; moved, it would
+    # glue to another one: the render's lines would change, so the verifier refuses the move
+    text = (
+        "{%- if now %}\nCurrent time: {{ now }}\n{%- endif %}\n"
+        "You are the support assistant for Acme Corporation. Answer questions about orders, shipping and returns "
+        "politely and precisely. Always cite the relevant policy section. Never invent order numbers.\n"
+        "Question: {{ question }}\n"
+    )
+    (tmp_path / "case.j2").write_text(text, encoding="utf-8")
+    r = cli("check", "--tokenizer", DATA / "tokenizers" / "qwen2.5" / "tokenizer.json", "--no-cache", "--template-env",
+            "transformers", "--fix", "--unsafe-fixes", "case.j2", cwd=tmp_path)
+    assert r.code == 1
+    assert "not applied: moving the span would glue or split rendered lines (whitespace control)" in r.out, r.out
+    assert (tmp_path / "case.j2").read_text(encoding="utf-8") == text
