@@ -26,8 +26,11 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from promptlint import figures, registry
 from promptlint.checks.history_causes import BY_DESIGN, Cause, chunk_line, classify, loop_last_lines, parse
+from promptlint.checks.history_causes import show as _show
+from promptlint.checks.history_growth import check_application, growth_comparison
+from promptlint.checks.history_growth import plan  # noqa: F401 - application templates' turn N+1, prefetched
 from promptlint.checks.variants import describe
-from promptlint.compare import Comparison, shared_prefix
+from promptlint.compare import Comparison
 from promptlint.render.sourcemap import Location
 
 if TYPE_CHECKING:
@@ -114,8 +117,10 @@ class Cached:
 
 def check(run: "Run") -> List["Finding"]:
     conv = run.conversation
-    if conv is None or not run.enabled("M204"):
+    if not run.enabled("M204"):
         return []
+    if conv is None:
+        return check_application(run)  # an application template's history-like list, grown by one exchange
     worst = None
     for sent_back in (True, False):  # the client sends the reasoning back, or drops it: the worse is reported
         turns = grow(run, conv, sent_back)
@@ -124,10 +129,9 @@ def check(run: "Run") -> List["Finding"]:
         cached = cached_after_turn(run, conv, turns)
         if not sent_back and (_reasoning(turns.reply) or "")[:40] not in cached.generated_text:
             continue  # the template's own render of the reply has no reasoning: the model emits none to drop
-        shared = shared_prefix(cached.ids, turns.after.ids)
-        if shared >= len(cached.ids):
+        cmp = growth_comparison(cached.ids, turns.after.ids, len(cached.ids), run.profile.block_size)
+        if cmp.shared >= len(cached.ids):
             continue
-        cmp = Comparison(shared, len(turns.after.ids), len(cached.ids), run.profile.block_size)
         if cmp.lost_blocks > 0 and (worst is None or cmp.lost_blocks > worst[2].lost_blocks):
             worst = (turns, cached, cmp)
     return [_finding(run, *worst)] if worst else []
@@ -418,10 +422,3 @@ def _causes(run: "Run", turns: Turns, generated_text: str, offset: int, in_promp
                     f"(character {offset:,} in turn N, {at:,} in turn N+1)"
                 )
     return notes
-
-
-def _show(text: Optional[str], limit: int = 40) -> str:
-    if text is None:
-        return "(end)"
-    text = text.replace("\n", "\\n")
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -165,6 +165,46 @@ def per_request_variant(value: Any) -> Any:
     return value
 
 
+_ASSISTANT_ROLES = ("assistant", "ai", "bot", "model", "agent")
+
+
+def grown_history(value: List[Any], question: Optional[str] = None) -> List[Any]:
+    """A conversation's turns grown by one exchange (M204 on application templates): the previous
+    question and an answer, each a copy of one of the list's last two items with its prose
+    replaced (short words such as roles and names are kept, so the items select the same branches)."""
+    import copy
+
+    items = list(value[-2:]) if len(value) >= 2 else list(value[-1:]) * 2
+    out = list(value)
+    for item in items:
+        answer = any(isinstance(s, str) and s.lower() in _ASSISTANT_ROLES for s in value_leaves(item))
+        text = _ANSWERS[-1] if answer else (question or _QUESTIONS[-1])
+        out.append(_retext(copy.deepcopy(item), text))
+    return out
+
+
+def value_leaves(value: Any):
+    """Every scalar inside nested dicts and lists."""
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from value_leaves(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from value_leaves(v)
+    else:
+        yield value
+
+
+def _retext(value: Any, text: str) -> Any:
+    if isinstance(value, dict):
+        return {k: _retext(v, text) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_retext(v, text) for v in value]
+    if isinstance(value, str) and " " in value.strip():
+        return text
+    return value
+
+
 # ---------------------------------------------------------------- values of a shape
 
 # Realistic text by the last word of a field's name: two values for the base render, two for
