@@ -88,18 +88,14 @@ def plan(run: "Run") -> list:
 
 def history_end(sample: "Sample", histories: List[List[Any]]) -> int:
     """Character offset in ``sample``'s render just after the history: the end of the last of the
-    expressions that first print each item's text (an item printed again later, e.g. "the last
-    message was ...", belongs to the new request, not to the history)."""
+    expressions that first print each text of its items (a text printed again later, e.g. "the
+    last message was ...", belongs to the new request, not to the history)."""
     from promptlint.scenarios.values import value_leaves
 
     text = sample.text
     printed = [(ch.start, ch.end) for ch in sample.rendered.sourcemap.chunks if ch.kind == "expression" and ch.end > ch.start]
-    end = 0
-    for item in (item for value in histories for item in value):
-        probes = {t[:_PROBE] for t in value_leaves(item) if isinstance(t, str) and len(t.strip()) >= _MIN_TEXT}
-        first = next((e for s, e in printed if any(p in text[s:e] for p in probes)), 0) if probes else 0
-        end = max(end, first)
-    return end
+    probes = {t[:_PROBE] for t in value_leaves(histories) if isinstance(t, str) and len(t.strip()) >= _MIN_TEXT}
+    return max([next((e for s, e in printed if p in text[s:e]), 0) for p in probes] + [0])
 
 
 def check_application(run: "Run") -> List["Finding"]:
@@ -123,7 +119,7 @@ def check_application(run: "Run") -> List["Finding"]:
     if cmp.lost_blocks <= 0:
         return []
     moved, rest = _moved_inputs(run, base, overrides, changed, c, end)
-    return [_finding(run, base, after, cmp, grown, changed, kept, moved, rest, end)]
+    return [_finding(run, base, after, cmp, grown, overrides, changed, kept, moved, rest, end)]
 
 
 def _moved_inputs(run: "Run", base: "Sample", overrides: Dict[str, Any], changed: List[str], c: int, end: int) -> Tuple[List[Tuple[str, int]], int]:
@@ -176,7 +172,7 @@ def _line_text(base, at) -> str:
     return source.line_text(at.line).strip() if source is not None else ""
 
 
-def _finding(run: "Run", base, after, cmp: Comparison, grown, changed, kept, moved, rest: int, end: int) -> "Finding":
+def _finding(run: "Run", base, after, cmp: Comparison, grown, after_values, changed, kept, moved, rest: int, end: int) -> "Finding":
     c = moved[0][1] if moved else rest
     history = ", ".join(f"`{v.name}`" for v in grown)
     token_offset = figures.token_offset(base.encoding.offsets, base.text, cmp.shared)
@@ -215,7 +211,7 @@ def _finding(run: "Run", base, after, cmp: Comparison, grown, changed, kept, mov
     f.cause = cause
     proof = figures.evidence(base.text, after.text, run.add_special_tokens)
     figures.attach(f, token, cmp, proof)
-    grew = ", ".join(f"`{v.name}` {len(v.value)} → {len(v.value) + 2} items" for v in grown)
+    grew = ", ".join(f"`{v.name}` {len(v.value)} → {len(after_values[v.name])} items" for v in grown)
     inputs = f"; changed: {', '.join(changed)}" if changed else ""
     inputs += f"; kept (M101 reports them): {', '.join(kept)}" if kept else ""
     describe(f, f"the conversation grown by one turn: + the previous question and an answer ({grew}){inputs}")

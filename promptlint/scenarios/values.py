@@ -165,22 +165,30 @@ def per_request_variant(value: Any) -> Any:
     return value
 
 
+_USER_ROLES = ("user", "human", "customer")
 _ASSISTANT_ROLES = ("assistant", "ai", "bot", "model", "agent")
 
 
 def grown_history(value: List[Any], question: Optional[str] = None) -> List[Any]:
-    """A conversation's turns grown by one exchange (M204 on application templates): the previous
-    question and an answer, each a copy of one of the list's last two items with its prose
-    replaced (short words such as roles and names are kept, so the items select the same branches)."""
+    """A conversation grown by one exchange (M204 on application templates): the previous question
+    and an answer. Items with a role (a `user` / `assistant` text) grow by two copies of the last
+    user and the last assistant item; other items (one record per exchange, plain texts) by one copy
+    of the last item. A copy keeps its short words (roles, names: the same branches are selected)
+    and gets the question as its first prose text and the answer as the others."""
     import copy
 
-    items = list(value[-2:]) if len(value) >= 2 else list(value[-1:]) * 2
-    out = list(value)
-    for item in items:
-        answer = any(isinstance(s, str) and s.lower() in _ASSISTANT_ROLES for s in value_leaves(item))
-        text = _ANSWERS[-1] if answer else (question or _QUESTIONS[-1])
-        out.append(_retext(copy.deepcopy(item), text))
-    return out
+    question = question or _QUESTIONS[-1]
+
+    def role(item, roles):
+        return any(isinstance(s, str) and s.lower() in roles for s in value_leaves(item))
+
+    users = [i for i in value if role(i, _USER_ROLES)]
+    answers = [i for i in value if role(i, _ASSISTANT_ROLES)]
+    if users and answers:
+        grown = [_retext(copy.deepcopy(users[-1]), [question]), _retext(copy.deepcopy(answers[-1]), [_ANSWERS[-1]])]
+    else:
+        grown = [_retext(copy.deepcopy(value[-1]), [question, _ANSWERS[-1]])]
+    return list(value) + grown
 
 
 def value_leaves(value: Any):
@@ -195,13 +203,14 @@ def value_leaves(value: Any):
         yield value
 
 
-def _retext(value: Any, text: str) -> Any:
+def _retext(value: Any, texts: List[str]) -> Any:
+    """``value`` with its prose (strings with a space) replaced by ``texts`` in order, the last repeated."""
     if isinstance(value, dict):
-        return {k: _retext(v, text) for k, v in value.items()}
+        return {k: _retext(v, texts) for k, v in value.items()}
     if isinstance(value, list):
-        return [_retext(v, text) for v in value]
+        return [_retext(v, texts) for v in value]
     if isinstance(value, str) and " " in value.strip():
-        return text
+        return texts.pop(0) if len(texts) > 1 else texts[0]
     return value
 
 
