@@ -57,7 +57,7 @@ def default_reply(template_text: str) -> Dict[str, Any]:
     """The built-in reply, with reasoning in the form the template reads (a field, or in-band <think>)."""
     if reasoning_field(template_text):
         return {"role": "assistant", "content": REPLY, "reasoning_content": REASONING}
-    if _splits_think(template_text):
+    if _splits_think(template_text) or _switches_think_off(template_text):
         return {"role": "assistant", "content": f"<think>\n{REASONING}\n</think>\n\n{REPLY}"}
     return {"role": "assistant", "content": REPLY}
 
@@ -87,6 +87,23 @@ def _splits_think(template_text: str) -> bool:
     if ast is None:
         return False
     return any(isinstance(c.value, str) and c.value.strip() == "</think>" for c in ast.find_all(nodes.Const))
+
+
+def _switches_think_off(template_text: str) -> bool:
+    """The template renders an empty `<think></think>` block of its own (SmolLM3's `/no_think`
+    mode): the model's format has in-band reasoning, which it emits in the content when thinking
+    is on; the client may send it back or drop it (both are modelled)."""
+    import re
+
+    from jinja2 import nodes
+
+    ast = parse(template_text)
+    if ast is None:
+        return False
+    empty = re.compile(r"<think>\s*</think>")
+    return any(
+        isinstance(c.value, str) and len(c.value.strip()) <= 40 and empty.search(c.value) for c in ast.find_all(nodes.Const)
+    )
 
 
 @dataclass
