@@ -291,3 +291,49 @@ def test_m204_think_style_reasoning_the_client_drops_is_modelled(tmp_path):
     f = min(found, key=lambda f: f.first_divergent_token.index)
     assert f.first_divergent_token.index == split
     assert f.evidence["generated_tokens"] == len(generated) - len(p)
+
+
+# ----------------------------------------------------------------- every corpus template
+
+from chat_helpers import template_names  # noqa: E402
+
+# M204 on each corpus template under the defaults (transformers 5.x frontend, built-in scenarios):
+# (cause, severity) of every finding. The model's design is `info`; template bugs are `warning`.
+M204_CAUSES = {
+    "Mistral-Small-3.2-24B-Instruct-2506.jinja": [("format-by-design", "info")],
+    "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja": [("loop-last", "warning")],
+    "Qwen-QwQ-32B.jinja": [("reasoning-stripped", "info")],
+    "Qwen-Qwen3-0.6B.jinja": [("reasoning-stripped", "info")],
+    "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja": [("reasoning-stripped", "info")] * 2,
+    "deepseek-ai-DeepSeek-V3.1.jinja": [("reasoning-stripped", "info")],
+    "mistralai-Mistral-Nemo-Instruct-2407.jinja": [("format-by-design", "info")] * 2,
+    "openai-gpt-oss-120b.jinja": [("reasoning-stripped", "info")],
+    "vllm-tool_chat_template_deepseekv3.jinja": [("whitespace", "warning")] * 2,
+    "vllm-tool_chat_template_mistral_official.jinja": [("format-by-design", "info")] * 2 + [("whitespace", "warning")],
+}
+
+
+@pytest.mark.parametrize("template", template_names())
+def test_m204_cause_and_severity_of_every_corpus_finding(template, workdir):
+    d = model_dir(template, workdir)
+    report = lint([str(d)], Settings(select=("M204",)), use_cache=False)
+    found = [f for f in report.findings if f.code == "M204"]
+    assert sorted((f.cause, f.severity) for f in found) == sorted(M204_CAUSES.get(template, []))
+    for f in found:
+        assert f"({f.cause})" in f.message and f.to_dict()["cause"] == f.cause
+        if f.severity == "warning":  # a template bug: located at the line responsible, named in a note
+            assert any(n.startswith(f"template line {f.line}:") for n in f.notes), f.notes
+        else:  # the model's design: the cost is stated as the re-prefill of the previous answer
+            assert any(n.startswith("cost: the previous answer is prefilled again on every turn") for n in f.notes)
+
+
+@pytest.mark.parametrize("frontend", ["transformers", "vllm"])
+def test_no_corpus_chat_template_reports_two_findings_for_one_tool_list(frontend, workdir):
+    """Tool order and key order are one M202 on chat templates; M201 never fires there."""
+    renders_tools = 0
+    for template in template_names():
+        report = lint([str(model_dir(template, workdir))], Settings(select=("M201", "M202"), frontend=frontend), use_cache=False)
+        codes = [f.code for f in report.findings]
+        assert "M201" not in codes and codes.count("M202") <= 1, (template, codes)
+        renders_tools += codes.count("M202")
+    assert renders_tools >= 15  # most corpus templates render the tool list verbatim
