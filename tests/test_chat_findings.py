@@ -224,8 +224,12 @@ def test_vllm_content_format_follows_vllms_detection():
     assert fmt("Qwen-Qwen3-0.6B.jinja") == "string"
 
 
-def test_mistral_official_renders_under_vllm(workdir):
-    d = model_dir("vllm-tool_chat_template_mistral_official.jinja", workdir)
+@pytest.mark.parametrize(
+    "template", ["vllm-tool_chat_template_mistral_official.jinja", "Mistral-Small-3.2-24B-Instruct-2506.jinja",
+                 "mistralai-Mistral-Nemo-Instruct-2407.jinja", "unsloth-mistral-Devstral-Small-2507.jinja"]
+)
+def test_mistral_templates_render_under_vllm(template, workdir):
+    d = model_dir(template, workdir)
     report = lint([str(d)], Settings(frontend="vllm"), use_cache=False)
     assert [e.code for e in report.errors] == [] and not [f for f in report.findings if f.code == "E002"]
 
