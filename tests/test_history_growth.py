@@ -15,6 +15,7 @@ import json
 from jinja2 import Environment
 
 from conftest import DATA, QWEN, shared_prefix
+from test_inference import RAG  # rag_chat.j2's inferred inputs, as that test states them
 
 B = 16  # vLLM's default block size
 ANSWER = "Yes, its seams are taped and the fly is rated to 3,000 mm."  # the answer the grown turn carries
@@ -169,22 +170,6 @@ def test_a_timestamp_before_history_is_one_finding(tmp_path, cli, qwen):
     grown = {**NEXT, "now": "2025-03-14T09:27:40"}
     _, _, s, _, _, lost = expected(qwen, template, values, grown)
     assert f["first_divergent_token"]["index"] == s and f["lost_blocks"] == lost
-
-
-RAG = {  # tests/data/app_templates/rag_chat.j2's inferred inputs (as test_inference.py states them)
-    "currentDateTime": "2025-03-14 09:26:53",
-    "retrieved_documents": [
-        {"metadata": {"source": "gift-cards.md"},
-         "page_content": "Gift cards never expire and can be combined with one promotional code per order."},
-        {"metadata": {"source": "refunds.md"},
-         "page_content": "Refunds are issued to the original payment method within 5 business days of receiving the returned item."},
-    ],
-    "chat_history": [
-        {"inputs": {"question": "Can I change the delivery address?"}, "outputs": {"answer": "Yes, until the parcel leaves the warehouse."}},
-        {"inputs": {"question": "How long does a refund take?"}, "outputs": {"answer": "Refunds reach your card within 5 business days."}},
-    ],
-    "question": "How do I reset my password?",
-}
 
 
 def test_zero_config_rag_chat_reports_the_documents_before_the_history(tmp_path, cli, qwen):
