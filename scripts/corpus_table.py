@@ -7,6 +7,10 @@ with `--serving completions`, and prints one row per template. A cell lists wher
 `✓` on both paths, `completions` only on the completions path.
 
     python scripts/corpus_table.py [extra promptlint check arguments]
+    python scripts/corpus_table.py --findings [extra arguments]   # each finding: code, cause, severity
+
+With `--findings`, one row per template lists every finding of the chat path (code, M204's
+cause, severity, line and first divergent token) instead of the rule matrix.
 """
 
 from __future__ import annotations
@@ -25,16 +29,37 @@ from chat_helpers import META, model_dir, template_names, tokenizer_name  # noqa
 CODES = ["M101", "M102", "M103", "M104", "M105", "M201", "M202", "M203", "M204"]
 
 
-def codes_for(directory: Path, extra) -> set:
+def check_json(directory: Path, extra) -> dict:
     cmd = [sys.executable, "-m", "promptlint", "check", "--output-format", "json", *extra, str(directory)]
     r = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": ""})
     if r.returncode not in (0, 1):
         raise SystemExit(f"{directory.name}: promptlint exited {r.returncode}: {r.stderr}")
-    doc = json.loads(r.stdout)
+    return json.loads(r.stdout)
+
+
+def codes_for(directory: Path, extra) -> set:
+    doc = check_json(directory, extra)
     return {f["code"] for f in doc["findings"] + doc["errors"]}
 
 
+def findings_table(argv) -> int:
+    print("| template | findings (code, cause, severity, line, first divergent token) |")
+    print("|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in template_names():
+            doc = check_json(model_dir(name, Path(tmp)), argv)
+            cells = []
+            for f in sorted(doc["findings"] + doc["errors"], key=lambda f: (f["code"], f.get("line") or 0)):
+                cause = f" {f['cause']}" if f.get("cause") else ""
+                token = (f.get("first_divergent_token") or {}).get("index")
+                cells.append(f"{f['code']}{cause} ({f['severity']}, line {f.get('line')}{'' if token is None else f', token {token}'})")
+            print(f"| {name.replace('.jinja', '')} | {'; '.join(cells) or '—'} |")
+    return 0
+
+
 def main(argv) -> int:
+    if argv[:1] == ["--findings"]:
+        return findings_table(argv[1:])
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name in template_names():

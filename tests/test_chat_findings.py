@@ -224,7 +224,120 @@ def test_vllm_content_format_follows_vllms_detection():
     assert fmt("Qwen-Qwen3-0.6B.jinja") == "string"
 
 
-def test_mistral_official_renders_under_vllm(workdir):
-    d = model_dir("vllm-tool_chat_template_mistral_official.jinja", workdir)
+@pytest.mark.parametrize(
+    "template", ["vllm-tool_chat_template_mistral_official.jinja", "Mistral-Small-3.2-24B-Instruct-2506.jinja",
+                 "mistralai-Mistral-Nemo-Instruct-2407.jinja", "unsloth-mistral-Devstral-Small-2507.jinja"]
+)
+def test_mistral_templates_render_under_vllm(template, workdir):
+    d = model_dir(template, workdir)
     report = lint([str(d)], Settings(frontend="vllm"), use_cache=False)
     assert [e.code for e in report.errors] == [] and not [f for f in report.findings if f.code == "E002"]
+
+
+# A template written here in the style of SmolLM3's reasoning mode: `/think` (the default) renders the
+# assistant's content as the client sends it; `/no_think` renders an empty think block of its own.
+# "reasoning" appears only in the name `reasoning_mode`: no reasoning field is read, so the model's
+# in-band `<think>…</think>` output is what is cached, and a client may send it back or drop it.
+SMOL_STYLE = """{%- if enable_thinking is not defined %}{% set enable_thinking = true %}{% endif %}
+{%- set reasoning_mode = "/think" if enable_thinking else "/no_think" %}
+{{- "<|im_start|>system\\nReasoning Mode: " + reasoning_mode + "\\n\\n" }}
+{%- if messages[0].role == "system" %}{{ messages[0].content + "\\n" }}{% endif %}
+{{- "<|im_end|>\\n" }}
+{%- for message in messages %}
+{%- set content = message.content if message.content is string else "" %}
+{%- if message.role == "user" %}{{ "<|im_start|>user\\n" + content + "<|im_end|>\\n" }}
+{%- elif message.role == "assistant" %}
+{%- if reasoning_mode == "/think" %}{{ "<|im_start|>assistant\\n" + content.lstrip("\\n") + "<|im_end|>\\n" }}
+{%- else %}{{ "<|im_start|>assistant\\n" + "<think>\\n\\n</think>\\n" + content.lstrip("\\n") + "<|im_end|>\\n" }}
+{%- endif %}
+{%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}
+{%- if reasoning_mode == "/think" %}{{ "<|im_start|>assistant\\n" }}{% else %}{{ "<|im_start|>assistant\\n" + "<think>\\n\\n</think>\\n" }}{% endif %}
+{%- endif %}
+"""
+
+
+def test_m204_think_style_reasoning_the_client_drops_is_modelled(tmp_path):
+    """The model emits `<think>…</think>` in the content; sent back, history is append-only; dropped
+    (what most clients do), turn N+1 diverges at the first generated token. The worse is reported."""
+    import json
+
+    from conftest import QWEN
+    from promptlint.checks.history_not_prefix_stable import default_reply, reasoning_field
+
+    assert reasoning_field(SMOL_STYLE) is None  # `reasoning_mode` is a name, not a message field
+    assert default_reply(SMOL_STYLE)["content"].startswith("<think>\n")
+    d = tmp_path / "smol-style"
+    d.mkdir()
+    (d / "tokenizer.json").symlink_to(QWEN)
+    (d / "tokenizer_config.json").write_text(json.dumps(
+        {"chat_template": SMOL_STYLE, "eos_token": "<|im_end|>", "tokenizer_class": "PreTrainedTokenizerFast"}))
+    report = lint([str(d)], Settings(select=("M204",)), use_cache=False)
+    assert report.errors == []
+    found = report.findings
+    assert found and all(f.cause == "reasoning-stripped" and f.severity == "info" for f in found)
+
+    hf = transformers.PreTrainedTokenizerFast(tokenizer_file=str(QWEN), eos_token="<|im_end|>")
+    hf.chat_template = SMOL_STYLE
+    req = builtin_requests()["system-user"]
+    prompt = _render(hf, req.messages)
+    emitted = f"<think>\n{REASONING}\n</think>\n\n{REPLY}"
+    kept = _render(hf, req.messages + [{"role": "assistant", "content": emitted}, {"role": "user", "content": NEXT_USER}])
+    dropped = _render(hf, req.messages + [{"role": "assistant", "content": REPLY}, {"role": "user", "content": NEXT_USER}])
+    tok = Tokenizer.from_file(str(QWEN))
+    p = tok.encode(prompt, add_special_tokens=False).ids
+    generated = tok.encode(prompt + emitted, add_special_tokens=False).ids  # the model's tokens in context
+    assert generated[: len(p)] == p
+    assert _shared(generated, tok.encode(kept, add_special_tokens=False).ids) == len(generated)  # sent back: append-only
+    split = _shared(generated, tok.encode(dropped, add_special_tokens=False).ids)
+    assert split == len(p)  # dropped: the first generated token (`<think>`) is not in turn N+1
+    f = min(found, key=lambda f: f.first_divergent_token.index)
+    assert f.first_divergent_token.index == split
+    assert f.evidence["generated_tokens"] == len(generated) - len(p)
+
+
+# ----------------------------------------------------------------- every corpus template
+
+from chat_helpers import template_names  # noqa: E402
+
+# M204 on each corpus template under the defaults (transformers 5.x frontend, built-in scenarios):
+# (cause, severity) of every finding. The model's design is `info`; template bugs are `warning`.
+M204_CAUSES = {
+    "Mistral-Small-3.2-24B-Instruct-2506.jinja": [("format-by-design", "info")],
+    "NousResearch-Hermes-3-Llama-3.1-8B-tool_use.jinja": [("loop-last", "warning")],
+    "Qwen-QwQ-32B.jinja": [("reasoning-stripped", "info")],
+    "Qwen-Qwen3-0.6B.jinja": [("reasoning-stripped", "info")],
+    "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja": [("reasoning-stripped", "info")] * 2,
+    "deepseek-ai-DeepSeek-V3.1.jinja": [("reasoning-stripped", "info")],
+    "mistralai-Mistral-Nemo-Instruct-2407.jinja": [("format-by-design", "info")] * 2,
+    "openai-gpt-oss-120b.jinja": [("reasoning-stripped", "info")],
+    "vllm-tool_chat_template_deepseekv3.jinja": [("whitespace", "warning")] * 2,
+    "vllm-tool_chat_template_mistral_official.jinja": [("format-by-design", "info")] * 2 + [("whitespace", "warning")],
+}
+
+
+@pytest.mark.parametrize("template", template_names())
+def test_m204_cause_and_severity_of_every_corpus_finding(template, workdir):
+    d = model_dir(template, workdir)
+    report = lint([str(d)], Settings(select=("M204",)), use_cache=False)
+    found = [f for f in report.findings if f.code == "M204"]
+    assert sorted((f.cause, f.severity) for f in found) == sorted(M204_CAUSES.get(template, []))
+    for f in found:
+        assert f"({f.cause})" in f.message and f.to_dict()["cause"] == f.cause
+        if f.severity == "warning":  # a template bug: located at the line responsible, named in a note
+            assert any(n.startswith(f"template line {f.line}:") for n in f.notes), f.notes
+        else:  # the model's design: the cost is stated as the re-prefill of the previous answer
+            assert any(n.startswith("cost: the previous answer is prefilled again on every turn") for n in f.notes)
+
+
+@pytest.mark.parametrize("frontend", ["transformers", "vllm"])
+def test_no_corpus_chat_template_reports_two_findings_for_one_tool_list(frontend, workdir):
+    """Tool order and key order are one M202 on chat templates; M201 never fires there."""
+    renders_tools = 0
+    for template in template_names():
+        report = lint([str(model_dir(template, workdir))], Settings(select=("M201", "M202"), frontend=frontend), use_cache=False)
+        codes = [f.code for f in report.findings]
+        assert "M201" not in codes and codes.count("M202") <= 1, (template, codes)
+        renders_tools += codes.count("M202")
+    assert renders_tools >= 15  # most corpus templates render the tool list verbatim

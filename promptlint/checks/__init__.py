@@ -38,7 +38,9 @@ def collapse(findings: List) -> List:
         if t is None or f.severity == "error":
             keep.append(f)
             continue
-        key = (f.path, t.index)
+        # a conversation-growth finding (M204: the one with a `cause`) compares turn N with turn
+        # N+1, not two versions of one request: another hazard, even at the same token
+        key = (f.path, t.index, f.cause is not None)
         if key in by_token:
             first = by_token[key]
             what = f.variant_description or (f"`{f.variable}` changed" if f.variable else f.name)

@@ -91,6 +91,14 @@ def classify(
     return Cause("other", "cached", c)
 
 
+def show(text: Optional[str], limit: int = 40) -> str:
+    """Text for a message or note: newlines escaped, cut to ``limit`` characters."""
+    if text is None:
+        return "(end)"
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _esc(text: str) -> str:
     return text.replace("\n", "\\n")
 

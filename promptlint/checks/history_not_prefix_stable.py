@@ -26,8 +26,11 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from promptlint import figures, registry
 from promptlint.checks.history_causes import BY_DESIGN, Cause, chunk_line, classify, loop_last_lines, parse
+from promptlint.checks.history_causes import show as _show
+from promptlint.checks.history_growth import check_application, growth_comparison
+from promptlint.checks.history_growth import plan  # noqa: F401 - application templates' turn N+1, prefetched
 from promptlint.checks.variants import describe
-from promptlint.compare import Comparison, shared_prefix
+from promptlint.compare import Comparison
 from promptlint.render.sourcemap import Location
 
 if TYPE_CHECKING:
@@ -54,7 +57,7 @@ def default_reply(template_text: str) -> Dict[str, Any]:
     """The built-in reply, with reasoning in the form the template reads (a field, or in-band <think>)."""
     if reasoning_field(template_text):
         return {"role": "assistant", "content": REPLY, "reasoning_content": REASONING}
-    if _splits_think(template_text):
+    if _splits_think(template_text) or _switches_think_off(template_text):
         return {"role": "assistant", "content": f"<think>\n{REASONING}\n</think>\n\n{REPLY}"}
     return {"role": "assistant", "content": REPLY}
 
@@ -86,6 +89,23 @@ def _splits_think(template_text: str) -> bool:
     return any(isinstance(c.value, str) and c.value.strip() == "</think>" for c in ast.find_all(nodes.Const))
 
 
+def _switches_think_off(template_text: str) -> bool:
+    """The template renders an empty `<think></think>` block of its own (SmolLM3's `/no_think`
+    mode): the model's format has in-band reasoning, which it emits in the content when thinking
+    is on; the client may send it back or drop it (both are modelled)."""
+    import re
+
+    from jinja2 import nodes
+
+    ast = parse(template_text)
+    if ast is None:
+        return False
+    empty = re.compile(r"<think>\s*</think>")
+    return any(
+        isinstance(c.value, str) and len(c.value.strip()) <= 40 and empty.search(c.value) for c in ast.find_all(nodes.Const)
+    )
+
+
 @dataclass
 class Turns:
     """Turn N (the scenario's request) and turn N+1 (grown by the reply and one more user message)."""
@@ -114,8 +134,10 @@ class Cached:
 
 def check(run: "Run") -> List["Finding"]:
     conv = run.conversation
-    if conv is None or not run.enabled("M204"):
+    if not run.enabled("M204"):
         return []
+    if conv is None:
+        return check_application(run)  # an application template's history-like list, grown by one exchange
     worst = None
     for sent_back in (True, False):  # the client sends the reasoning back, or drops it: the worse is reported
         turns = grow(run, conv, sent_back)
@@ -124,10 +146,9 @@ def check(run: "Run") -> List["Finding"]:
         cached = cached_after_turn(run, conv, turns)
         if not sent_back and (_reasoning(turns.reply) or "")[:40] not in cached.generated_text:
             continue  # the template's own render of the reply has no reasoning: the model emits none to drop
-        shared = shared_prefix(cached.ids, turns.after.ids)
-        if shared >= len(cached.ids):
+        cmp = growth_comparison(cached.ids, turns.after.ids, len(cached.ids), run.profile.block_size)
+        if cmp.shared >= len(cached.ids):
             continue
-        cmp = Comparison(shared, len(turns.after.ids), len(cached.ids), run.profile.block_size)
         if cmp.lost_blocks > 0 and (worst is None or cmp.lost_blocks > worst[2].lost_blocks):
             worst = (turns, cached, cmp)
     return [_finding(run, *worst)] if worst else []
@@ -418,10 +439,3 @@ def _causes(run: "Run", turns: Turns, generated_text: str, offset: int, in_promp
                     f"(character {offset:,} in turn N, {at:,} in turn N+1)"
                 )
     return notes
-
-
-def _show(text: Optional[str], limit: int = 40) -> str:
-    if text is None:
-        return "(end)"
-    text = text.replace("\n", "\\n")
-    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -8,7 +8,7 @@ below, so an M101 reads the same wherever it was found. The wording is the rule 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
 from promptlint import registry
 from promptlint.checks.variants import describe, short
@@ -64,11 +64,21 @@ def plan(run: "Run") -> list:
     return [{var.name: var.variant_value()} for var in run.scenario.of_kind("volatile")]
 
 
+def measure(run: "Run", var) -> Tuple[Any, "Comparison"]:
+    """``var``'s next-request variant and its comparison: M101 reports it when blocks are lost."""
+    variant = run.sample(**{var.name: var.variant_value()})
+    return variant, run.compare(variant)
+
+
+def reports(run: "Run", var) -> bool:
+    """Whether M101 reports ``var`` in this run (other checks leave that hazard to it)."""
+    return run.enabled("M101") and measure(run, var)[1].lost_blocks > 0
+
+
 def check(run: "Run") -> List["Finding"]:
     findings = []
     for var in run.scenario.of_kind("volatile"):
-        variant = run.sample(**{var.name: var.variant_value()})
-        cmp = run.compare(variant)
+        variant, cmp = measure(run, var)
         if cmp.lost_blocks <= 0:
             continue
         f = run.finding(

@@ -165,6 +165,55 @@ def per_request_variant(value: Any) -> Any:
     return value
 
 
+_USER_ROLES = ("user", "human", "customer")
+_ASSISTANT_ROLES = ("assistant", "ai", "bot", "model", "agent")
+
+
+def grown_history(value: List[Any], question: Optional[str] = None) -> List[Any]:
+    """A conversation grown by one exchange (M204 on application templates): the previous question
+    and an answer. Items with a role (a `user` / `assistant` text) grow by two copies of the last
+    user and the last assistant item; other items (one record per exchange, plain texts) by one copy
+    of the last item. A copy keeps its short words (roles, names: the same branches are selected)
+    and gets the question as its first prose text and the answer as the others."""
+    import copy
+
+    question = question or _QUESTIONS[-1]
+
+    def role(item, roles):
+        return any(isinstance(s, str) and s.lower() in roles for s in value_leaves(item))
+
+    users = [i for i in value if role(i, _USER_ROLES)]
+    answers = [i for i in value if role(i, _ASSISTANT_ROLES)]
+    if users and answers:
+        grown = [_retext(copy.deepcopy(users[-1]), [question]), _retext(copy.deepcopy(answers[-1]), [_ANSWERS[-1]])]
+    else:
+        grown = [_retext(copy.deepcopy(value[-1]), [question, _ANSWERS[-1]])]
+    return list(value) + grown
+
+
+def value_leaves(value: Any):
+    """Every scalar inside nested dicts and lists."""
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from value_leaves(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from value_leaves(v)
+    else:
+        yield value
+
+
+def _retext(value: Any, texts: List[str]) -> Any:
+    """``value`` with its prose (strings with a space) replaced by ``texts`` in order, the last repeated."""
+    if isinstance(value, dict):
+        return {k: _retext(v, texts) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_retext(v, texts) for v in value]
+    if isinstance(value, str) and " " in value.strip():
+        return texts.pop(0) if len(texts) > 1 else texts[0]
+    return value
+
+
 # ---------------------------------------------------------------- values of a shape
 
 # Realistic text by the last word of a field's name: two values for the base render, two for
