@@ -31,6 +31,7 @@ class LintResult:
     notices: List[str] = field(default_factory=list)
     engine: str = "vllm"  # the profile the figures are for
     block_size: int = 16  # that profile's block (page) size
+    baseline: Optional[object] = None  # check --baseline: a measurements.Baseline (set by promptlint.baseline)
 
 
 def empty_result(settings: Settings) -> LintResult:

@@ -131,6 +131,7 @@ class Finding:
     variant_description: Optional[str] = None  # the controlled change, in words
     stored_at: Optional[StoredAt] = None  # a template stored in JSON: its position in the JSON file
     source_line: Optional[SourceLine] = None  # the linted text of `line` (reporters; not in JSON)
+    baseline: Optional[str] = None  # check --baseline: "existing" (also at the baseline) or "new"
 
     @property
     def sort_key(self):
@@ -164,6 +165,8 @@ class Finding:
             out["notes"] = list(self.notes)
         if self.stored_at is not None:
             out["stored_at"] = asdict(self.stored_at)
+        if self.baseline is not None:
+            out["baseline"] = self.baseline
         if evidence and self.evidence is not None:
             out["evidence"] = self.evidence
         if internal and self.source_line is not None:

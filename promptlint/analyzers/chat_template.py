@@ -92,6 +92,48 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     return _refusals(outcome, ctx)
 
 
+def measure(path: Path, text: str, ctx: Context) -> list:
+    """Eligible blocks per request of each scenario the template renders (``check --baseline``);
+    a scenario the template refuses is left out, as lint_file leaves it with a note."""
+    from promptlint import per_request
+    from promptlint.chat.request import ChatProfile
+    from promptlint.chat.run import ChatRun, ChatTemplate
+    from promptlint.chat.source import SourceError, load_source
+    from promptlint.compare import engine_profile
+    from promptlint.render import Limits, RenderError
+    from promptlint.scenarios import SamplesError
+
+    settings = ctx.settings
+    profile = engine_profile(settings.engine, settings.block_size)
+    display = ctx.display(path)
+    try:
+        source = load_source(path, text if (text and not path.is_dir()) else None)
+        tokenizer = _tokenizer_for(source, ctx)
+        _special_tokens(source, tokenizer, ctx)
+        scenarios = _scenarios(path)
+    except SourceError as e:
+        return [per_request.failed(display, e.code, e.message, profile.block_size)]
+    except SamplesError as e:
+        return [per_request.failed(display, "E003", e.message, profile.block_size)]
+    except ValueError as e:
+        return [per_request.failed(display, "E005", f"invalid JSON: {e}", profile.block_size)]
+    chat = ChatTemplate(source, ChatProfile(settings.transformers, settings.frontend, settings.serving),
+                        Limits(timeout_s=settings.render_timeout, max_output_bytes=settings.max_output))
+    out, refused = [], None
+    for scenario in scenarios:
+        name = None
+        try:
+            name = chat.select(scenario.request)
+            run = ChatRun(chat, scenario, display, tokenizer, profile, None, ctx.is_enabled)
+            out.append(per_request.measure(run, scenario.name, name if len(source.templates) > 1 else None))
+        except (SourceError, RenderError) as e:
+            if getattr(e, "code", None) == "E006" or not scenario.builtin:
+                out.append(per_request.failed(display, e.code, e.message, profile.block_size, scenario.name, name))
+            else:
+                refused = refused or per_request.failed(display, e.code, e.message, profile.block_size)
+    return out or ([refused] if refused else [])
+
+
 def _special_tokens(source, tokenizer, ctx: Context) -> None:
     """The special-token strings the template sees: the source's, else the tokenizer directory's."""
     if source.special_tokens:

@@ -37,6 +37,47 @@ def engine_tokenizer(ctx: Context):
 def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     """All findings for one template file (E findings when it cannot be analysed)."""
     from promptlint import checks
+    from promptlint.render import RenderError
+
+    run = _run(path, text, ctx)
+    if isinstance(run, list):  # cannot be run: why
+        return run
+    findings: List[Finding] = []
+    try:
+        enabled = checks.enabled_checks(ctx.is_enabled)
+        # the base and every variant the checks will ask for, tokenized in one batch; a variant that
+        # fails to render is left for its check to report
+        run.prefetch([{}] + run.plan(enabled))
+        run.base()  # a base that does not render is reported here, before any variant
+        for module in enabled:
+            findings.extend(module.check(run))
+    except RenderError as e:
+        where = run.path_of(e.template) if e.template else run.display_path
+        findings.append(file_error(where, e.code, e.message, e.line))
+    for dep in run.loaded.dependencies():  # every path an include name was looked up at, misses too
+        ctx.depend(dep)
+    return checks.collapse(findings)
+
+
+def measure(path: Path, text: str, ctx: Context) -> list:
+    """The template's eligible blocks per request (``check --baseline``): one Measurement."""
+    from promptlint import per_request
+    from promptlint.compare import engine_profile
+    from promptlint.render import RenderError
+
+    block = engine_profile(ctx.settings.engine, ctx.settings.block_size).block_size
+    run = _run(path, text, ctx)
+    if isinstance(run, list):
+        return [per_request.failed(ctx.display(path), run[0].code, run[0].message, block)]
+    try:
+        return [per_request.measure(run)]
+    except RenderError as e:
+        return [per_request.failed(ctx.display(path), e.code, e.message, block)]
+
+
+def _run(path: Path, text: str, ctx: Context):
+    """The TemplateRun of ``path`` (its scenario: a samples file, else inferred), or the E findings
+    saying why the template cannot be run."""
     from promptlint.template_run import TemplateRun
     from promptlint.compare import engine_profile
     from promptlint.render import Limits, RenderError, load_template
@@ -63,7 +104,7 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     except SamplesError as e:
         return [file_error(ctx.display(e.path), "E003", e.message)]
 
-    run = TemplateRun(
+    return TemplateRun(
         path,
         display,
         loaded,
@@ -76,18 +117,3 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
         pinned=ctx.tokenizer,
         engine=settings.engine,
     )
-    findings: List[Finding] = []
-    try:
-        enabled = checks.enabled_checks(ctx.is_enabled)
-        # the base and every variant the checks will ask for, tokenized in one batch; a variant that
-        # fails to render is left for its check to report
-        run.prefetch([{}] + run.plan(enabled))
-        run.base()  # a base that does not render is reported here, before any variant
-        for module in enabled:
-            findings.extend(module.check(run))
-    except RenderError as e:
-        where = run.path_of(e.template) if e.template else display
-        findings.append(file_error(where, e.code, e.message, e.line))
-    for dep in loaded.dependencies():  # every path an include name was looked up at, misses too
-        ctx.depend(dep)
-    return checks.collapse(findings)

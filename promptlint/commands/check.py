@@ -30,6 +30,20 @@ def add_parser(sub) -> None:
     p.add_argument("--template-env", choices=["jinja2", "transformers"], help="Jinja environment for application templates")
     add_chat_options(p)
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    p.add_argument(
+        "--baseline", metavar="REF",
+        help="also measure every template at git revision REF (`auto`: the merge-base with origin/HEAD) and report "
+        "the eligible blocks per request before and after; marks each finding new or existing",
+    )
+    p.add_argument(
+        "--fail-on", choices=["regression", "new-finding", "any"], default=None,
+        help="what makes the exit code 1: a template losing blocks per request, a finding the baseline did not have, "
+        "or any finding (default: regression with --baseline, else any)",
+    )
+    p.add_argument(
+        "--report-file", metavar="FORMAT=PATH", action="append", default=[],
+        help="also write the report in FORMAT to PATH (repeatable; e.g. sarif=promptlint.sarif)",
+    )
     p.add_argument("--evidence", action="store_true", help="put both renders of each comparison into the JSON output")
     p.add_argument("--force-exclude", action="store_true", help="apply `exclude` to paths given explicitly too")
     p.add_argument("--no-cache", action="store_true", help="ignore and do not write the result cache (.promptlint_cache/)")
@@ -44,21 +58,59 @@ def add_parser(sub) -> None:
 _JSON_FORMATS = ("json", "json-lines", "sarif", "gitlab")
 
 
-def _write(fmt: str, result, args) -> None:
+def _write(fmt: str, result, args, stream=None) -> None:
     """Write the result in ``fmt``. JSON output stays valid UTF-8 when a file name is not: the surrogate
     escapes Python gives undecodable name bytes are written as JSON `\\udcXX` escapes, which a
     JSON parser returns as the same string (``os.fsencode`` of it gives the original bytes)."""
     from promptlint.report import get
 
+    stream = stream or sys.stdout
     if fmt not in _JSON_FORMATS:
-        get(fmt).write(result, sys.stdout, evidence=args.evidence)
+        get(fmt).write(result, stream, evidence=args.evidence)
         return
     import io
     import re
 
     buffer = io.StringIO()
     get(fmt).write(result, buffer, evidence=args.evidence)
-    sys.stdout.write(re.sub("[\udc80-\udcff]", lambda m: "\\u%04x" % ord(m.group()), buffer.getvalue()))
+    stream.write(re.sub("[\udc80-\udcff]", lambda m: "\\u%04x" % ord(m.group()), buffer.getvalue()))
+
+
+def _report_files(specs):
+    """(format, path) of each --report-file FORMAT=PATH."""
+    from promptlint.commands import UsageError
+    from promptlint.report import FORMATS
+
+    out = []
+    for spec in specs:
+        fmt, sep, path = spec.partition("=")
+        if not sep or not path or fmt not in FORMATS:
+            raise UsageError(f"--report-file {spec}: expected FORMAT=PATH with FORMAT one of {', '.join(FORMATS)}")
+        out.append((fmt, path))
+    return out
+
+
+def _write_file(fmt: str, path: str, result, args) -> None:
+    from promptlint.commands import UsageError
+
+    try:
+        with open(path, "w", encoding="utf-8", errors="surrogateescape") as fh:
+            _write(fmt, result, args, fh)
+    except OSError as e:
+        raise UsageError(f"--report-file {fmt}={path}: cannot write ({e.strerror or e}); check the path") from None
+
+
+def _compare_with_baseline(ref: str, args, settings, result) -> None:
+    """Measure the templates at ``ref`` and here; ``result.baseline`` carries the comparison."""
+    from promptlint.baseline import compare_with
+    from promptlint.commands import UsageError
+    from promptlint.git_tree import GitError
+    from promptlint.tokens import TokenizerError
+
+    try:
+        result.baseline = compare_with(ref, args.paths, settings, result, force_exclude=args.force_exclude)
+    except (GitError, TokenizerError) as e:
+        raise UsageError(str(e)) from None
 
 
 def run(args) -> int:
@@ -66,6 +118,11 @@ def run(args) -> int:
     from promptlint.lint import lint
     from promptlint.tokens import TokenizerError
 
+    baseline_ref = getattr(args, "baseline", None)
+    fail_on = getattr(args, "fail_on", None) or ("regression" if baseline_ref else "any")
+    if fail_on != "any" and not baseline_ref:
+        raise UsageError(f"--fail-on {fail_on} compares with a baseline: add --baseline REF")
+    report_files = _report_files(getattr(args, "report_file", []) or [])
     if getattr(args, "show_inferred", False) and (args.output_format or "full") != "full":
         raise UsageError("--show-inferred prints in the full output format; drop --output-format or use `promptlint samples`")
     stdin_name = getattr(args, "stdin_filename", None)
@@ -117,7 +174,11 @@ def run(args) -> int:
             result = lint(
                 args.paths, settings, force_exclude=args.force_exclude, use_cache=not args.no_cache, evidence=args.evidence
             )
+    if baseline_ref:
+        _compare_with_baseline(baseline_ref, args, settings, result)
     _write(fmt, result, args)
+    for report_fmt, report_path in report_files:
+        _write_file(report_fmt, report_path, result, args)
     if getattr(args, "show_inferred", False):
         from promptlint.commands.samples import show_inferred
 
@@ -131,5 +192,6 @@ def run(args) -> int:
     if args.exit_zero:
         return EXIT_OK
     # Notes (severity "info", e.g. an order the samples file declares pinned) never fail a run.
-    failing = [f for f in result.findings + result.errors if f.severity != "info"]
-    return EXIT_FINDINGS if failing else EXIT_OK
+    from promptlint.baseline import exit_failing
+
+    return EXIT_FINDINGS if exit_failing(result, result.baseline, fail_on) else EXIT_OK
