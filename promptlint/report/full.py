@@ -61,8 +61,28 @@ def summary(result) -> str:
     return f"Found {_plural(len(items), 'finding')} in {_plural(with_findings, 'file')} ({result.files:,} checked)."
 
 
+def baseline_lines(b) -> list:
+    """check --baseline: one line per template scenario whose blocks per request changed."""
+    def blocks(m):
+        return "-" if m is None else ("not rendered" if m.eligible_blocks is None else f"{m.eligible_blocks:,}")
+
+    out = [f"Baseline {b.ref} ({b.commit[:12]}): {_plural(b.count('regression'), 'regression')}, "
+           f"{_plural(b.count('improvement'), 'improvement')}, {b.count('new'):,} new, {b.count('removed'):,} removed, "
+           f"{b.count('unchanged'):,} unchanged (eligible blocks of {b.block_size} tokens per request)."]
+    for d in b.deltas:
+        if d.status == "unchanged":
+            continue
+        m = d.current
+        name = m.path + (f" ({m.template})" if m.template else "") + f" [{m.scenario}]"
+        lost = f"; {d.lost_tokens:,} prefill tokens lost per request" if d.lost_tokens else ""
+        out.append(f"  {name}: {blocks(d.before)} -> {blocks(d.after)} blocks per request, {d.status}{lost}")
+    return out
+
+
 def write(result, stream, evidence: bool = False) -> None:
     style = Style(use_color(stream))
     for f in sorted(result.errors + result.findings, key=lambda f: f.sort_key):
-        stream.write(format_finding(f, style) + "\n\n")
+        stream.write(format_finding(f, style) + ("  (new since the baseline)\n" if f.baseline == "new" else "") + "\n\n")
+    if getattr(result, "baseline", None) is not None:
+        stream.write("\n".join(baseline_lines(result.baseline)) + "\n")
     stream.write(summary(result) + "\n")

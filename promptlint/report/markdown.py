@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from promptlint.report.github import costliest_first
+
 TOP = 10  # findings shown before the <details>
 ANNOTATIONS_PER_LEVEL = 10  # GitHub shows at most 10 error and 10 warning annotations per step
 _PUNCT = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|~&])")
@@ -88,10 +90,6 @@ def _baseline_section(b) -> list:
     return out
 
 
-def _cost(f) -> int:
-    return f.arithmetic.lost_tokens if f.arithmetic is not None else 0
-
-
 def _finding_rows(findings, with_baseline: bool) -> list:
     rows = []
     for f in findings:
@@ -114,7 +112,7 @@ def _left_out(findings) -> int:
 
 
 def _findings_section(result, with_baseline: bool) -> list:
-    items = sorted(result.errors + result.findings, key=lambda f: (f.code[0] != "E", -_cost(f), f.sort_key))
+    items = sorted(result.errors + result.findings, key=costliest_first)  # the order of the annotations
     if not items:
         return [f"No findings ({_plural(result.files, 'file')} checked)."]
     new = sum(1 for f in items if f.baseline == "new")
