@@ -151,3 +151,30 @@ def test_usage_errors_are_one_line(tmp_path, check):
     (outside / "promptlint.toml").write_text("", encoding="utf-8")
     r = check(outside, "--baseline", "HEAD")
     assert r.code == 2 and "git" in r.err
+
+
+def test_a_chat_template_is_measured_per_scenario(tmp_path, check):
+    """A model directory's chat template (Qwen2.5, the corpus's): the clock written first in the
+    working tree leaves no full block shared by two requests in any scenario."""
+    from chat_helpers import TEMPLATES
+
+    root = tmp_path / "repo"
+    model = root / "model"
+    model.mkdir(parents=True)
+    shutil.copy(QWEN, model / "tokenizer.json")
+    template = (TEMPLATES / "Qwen-Qwen2.5-7B-Instruct.jinja").read_text(encoding="utf-8")
+    (model / "chat_template.jinja").write_text(template, encoding="utf-8")
+    (model / "tokenizer_config.json").write_text('{"eos_token": "<|im_end|>", "chat_template": "x"}', encoding="utf-8")
+    (root / "promptlint.toml").write_text("", encoding="utf-8")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "model")
+    (model / "chat_template.jinja").write_text('{{- strftime_now("%H:%M:%S") }}\n' + template, encoding="utf-8")
+    r = check(root, "--baseline", "HEAD", "model")
+    assert r.code == 1, r.err
+    rows = r.json()["baseline"]["templates"]
+    assert len(rows) >= 2 and len({row["scenario"] for row in rows}) == len(rows)
+    for row in rows:
+        assert row["path"] == "model" and row["status"] == "regression"
+        assert row["before"]["eligible_blocks"] > 0 and row["after"]["eligible_blocks"] == 0
+        assert row["after"]["shared_tokens"] < 16  # the seconds differ within the first few tokens
