@@ -123,6 +123,8 @@ def run(args) -> int:
     if fail_on != "any" and not baseline_ref:
         raise UsageError(f"--fail-on {fail_on} compares with a baseline: add --baseline REF")
     report_files = _report_files(getattr(args, "report_file", []) or [])
+    if baseline_ref and getattr(args, "stdin_filename", None):
+        raise UsageError("--baseline compares the project's files with a git revision: it does not apply to --stdin-filename")
     if getattr(args, "show_inferred", False) and (args.output_format or "full") != "full":
         raise UsageError("--show-inferred prints in the full output format; drop --output-format or use `promptlint samples`")
     stdin_name = getattr(args, "stdin_filename", None)
