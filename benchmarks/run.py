@@ -19,6 +19,10 @@ and times, each as a fresh subprocess (median of several repetitions):
            apply_chat_template + encode) over the same chat requests and variants,
            compared with promptlint cold/warm on the chat templates alone
   (f)      scale: 1,000 application templates x the default variants, with peak memory
+  (g)      a models/ folder: one directory per corpus chat template, each with its own copy of
+           its tokenizer.json (5 distinct among them: tokenizers that share one, as users have
+           them) and no tokenizer configured, cold, with peak memory; against a script that
+           parses each distinct tokenizer once
 
 Only the standard library here; the subprocesses import promptlint, tokenizers and (e)
 transformers. The interpreter for (e) comes from --transformers-python or the
@@ -134,6 +138,35 @@ def make_repo(root: Path, apps: int, chats: int) -> None:
         (d / "tokenizer_config.json").write_text(json.dumps(config, indent=2, ensure_ascii=False), encoding="utf-8")
 
 
+STAND_IN = {"llama3": "qwen2.5"}  # as tests/chat_helpers.py: llama3's tokenizer may not be copied
+
+
+def make_models(root: Path, n: int) -> List[Path]:
+    """root/promptlint.toml (no tokenizer) and root/models/<template>/ with a copy of its tokenizer.json
+    and a tokenizer_config.json holding the template; the first ``n`` templates by tokenizer size
+    (the smallest first: --quick stays quick). Returns the distinct tokenizer files used."""
+    meta = json.loads((CHAT_TEMPLATES / "meta.json").read_text(encoding="utf-8"))["templates"]
+
+    def tokenizer_of(name: str) -> Path:
+        corpus = meta[name].get("corpus_tokenizer") or "qwen2.5"
+        return DATA / "tokenizers" / STAND_IN.get(corpus, corpus) / "tokenizer.json"
+
+    chosen = sorted(meta, key=lambda t: (tokenizer_of(t).stat().st_size, t))[:n]
+    root.mkdir(parents=True)
+    (root / "promptlint.toml").write_text("# no tokenizer: each model directory uses its own\n", encoding="utf-8")
+    for name in chosen:
+        m = meta[name]
+        config = {"tokenizer_class": "PreTrainedTokenizerFast", "chat_template": (CHAT_TEMPLATES / name).read_text(encoding="utf-8")}
+        for key, meta_key in (("bos_token", "bos"), ("eos_token", "eos"), ("pad_token", "pad")):
+            if m.get(meta_key):
+                config[key] = m[meta_key]
+        d = root / "models" / name[: -len(".jinja")]
+        d.mkdir(parents=True)
+        shutil.copy(tokenizer_of(name), d / "tokenizer.json")
+        (d / "tokenizer_config.json").write_text(json.dumps(config, indent=2, ensure_ascii=False), encoding="utf-8")
+    return sorted({tokenizer_of(name) for name in chosen})
+
+
 # ---------------------------------------------------------------------------- capture (subprocess)
 
 def capture(out: str) -> None:
@@ -233,7 +266,8 @@ for t in texts:
 LOAD_ONLY = """\
 import sys
 from tokenizers import Tokenizer
-Tokenizer.from_file(sys.argv[1])
+for path in sys.argv[1:]:
+    Tokenizer.from_file(path)
 """
 
 TRANSFORMERS = """\
@@ -323,6 +357,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--apps", type=int, help="application templates in the repository (default 60, --quick 4)")
     ap.add_argument("--chats", type=int, help="chat templates in the repository (default 20, --quick 2)")
     ap.add_argument("--scale", type=int, help="application templates for (f) (default 1000, --quick 10)")
+    ap.add_argument("--models", type=int, help="model directories for (g) (default 22: every corpus template, --quick 2)")
+    ap.add_argument("--only", choices=("models",), help="run only these rows: models = (g)")
     ap.add_argument("--transformers-python", default=os.environ.get("PROMPTLINT_BENCH_TRANSFORMERS_PYTHON"),
                     help="interpreter with transformers for (e) (env PROMPTLINT_BENCH_TRANSFORMERS_PYTHON; default this one)")
     ap.add_argument("--keep", metavar="DIR", help="generate the repositories here and keep them")
@@ -341,6 +377,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     apps = args.apps if args.apps is not None else (4 if quick else 60)
     chats = args.chats if args.chats is not None else (2 if quick else 20)
     scale = args.scale if args.scale is not None else (10 if quick else 1000)
+    models = args.models if args.models is not None else (2 if quick else 22)
     py = sys.executable
     tpy = args.transformers_python or py
     bench = Bench(py, reps, warmup=not quick)
@@ -350,13 +387,31 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         shutil.rmtree(work)
     work.mkdir(parents=True, exist_ok=True)
     try:
-        return _run(bench, work, quick, reps, apps, chats, scale, py, tpy)
+        if args.only == "models":
+            rows = _models(bench, work, models, py, reps if quick else min(reps, 3))
+            print_table(rows, quick, apps, chats, scale, None, tpy, 0, models)
+            return 0
+        return _run(bench, work, quick, reps, apps, chats, scale, models, py, tpy)
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
 
 
-def _run(bench: Bench, work: Path, quick: bool, reps: int, apps: int, chats: int, scale: int, py: str, tpy: str) -> int:
+def _models(bench: Bench, work: Path, n: int, py: str, reps: int) -> Dict:
+    """(g): a models/ folder of directories sharing tokenizers, cold, against parsing each distinct one once."""
+    folder = work / "models_repo"
+    distinct = make_models(folder, n)
+    load = work / "load.py"
+    load.write_text(LOAD_ONLY, encoding="utf-8")
+    return {
+        "g": bench.time(bench.promptlint("models"), folder, reps=reps,
+                        before=lambda: shutil.rmtree(folder / ".promptlint_cache", ignore_errors=True)),
+        "g_floor": bench.time([py, str(load), *map(str, distinct)], folder, reps=reps),
+        "g_counts": (n, len(distinct)),
+    }
+
+
+def _run(bench: Bench, work: Path, quick: bool, reps: int, apps: int, chats: int, scale: int, models: int, py: str, tpy: str) -> int:
     repo = work / "repo"
     make_repo(repo, apps, chats)
     tok = str(repo / "tok" / "tokenizer.json")
@@ -416,11 +471,14 @@ def _run(bench: Bench, work: Path, quick: bool, reps: int, apps: int, chats: int
     rows["f"] = bench.time(bench.promptlint(), big, before=lambda: shutil.rmtree(big / ".promptlint_cache", ignore_errors=True),
                            reps=scale_reps, warmup=False)
 
-    print_table(rows, quick, apps, chats, scale, tver, tpy, len(data["requests"]))
+    rows.update(_models(bench, work, models, py, scale_reps))
+
+    print_table(rows, quick, apps, chats, scale, tver, tpy, len(data["requests"]), models)
     return 0
 
 
-def print_table(rows, quick, apps, chats, scale, tver, tpy, chat_renders) -> None:
+def print_table(rows, quick, apps, chats, scale, tver, tpy, chat_renders, models=0) -> None:
+    n_models, n_distinct = rows.pop("g_counts", (models, 0))
     labels = {
         "bare": "bare `python -c pass`",
         "load": "tokenizer load only (Qwen2.5, 151k)",
@@ -434,7 +492,12 @@ def print_table(rows, quick, apps, chats, scale, tver, tpy, chat_renders) -> Non
         "b_chat": f"(b') warm, the {chats} chat templates only",
         "e": f"(e) transformers {tver or ''}: same {chat_renders} chat renders".rstrip(),
         "f": f"(f) scale: {scale} app templates, cold",
+        "g": f"(g) models/: {n_models} dirs, {n_distinct} distinct tokenizer{'s' * (n_distinct != 1)}, cold",
+        "g_floor": f"(g0) parse the {n_distinct} distinct tokenizer{'s' * (n_distinct != 1)} once",
     }
+    partial = "a" not in rows  # --only: the rows asked for
+    if partial:
+        labels = {k: v for k, v in labels.items() if k in rows}
     print()
     print(f"{'run':<54} {'median s':>9} {'peak MiB':>9}")
     print("-" * 74)
@@ -454,8 +517,10 @@ def print_table(rows, quick, apps, chats, scale, tver, tpy, chat_renders) -> Non
         ("cold / floor (d)", ratio("a", "d"), "<=", 1.5),
         ("transformers (e) / promptlint cold, chat only (a')", ratio("e", "a_chat"), ">=", 1.0),
         ("transformers (e) / promptlint warm, chat only (b')", ratio("e", "b_chat"), ">=", 20.0),
-        ("scale (f) seconds", rows["f"][0], "<", 10.0),
-        ("scale (f) peak MiB", rows["f"][1], "<", 500.0),
+        ("scale (f) seconds", rows["f"][0] if "f" in rows else None, "<", 10.0),
+        ("scale (f) peak MiB", rows["f"][1] if "f" in rows else None, "<", 500.0),
+        ("models (g) cold / parse distinct once (g0)", ratio("g", "g_floor"), "<=", 1.8),
+        ("models (g) peak MiB", rows["g"][1] if "g" in rows else None, "<=", 450.0),
         ("tokenizer load / one changed (c)", ratio("load", "c"), None, None),
         ("one changed (c) / the same in a resident process", ratio("c", "c_resident"), None, None),
     ]
@@ -463,6 +528,8 @@ def print_table(rows, quick, apps, chats, scale, tver, tpy, chat_renders) -> Non
     print(f"{'ratio':<54} {'value':>9} {'target':>9}  {'met' if not quick else ''}")
     print("-" * 74)
     for name, value, op, target in checks:
+        if value is None and partial:
+            continue
         if value is None:
             print(f"{name:<54} {'n/a':>9}")
             continue

@@ -45,11 +45,12 @@ CACHEDIR_TAG = (
 _CODE_STAMP: Optional[str] = None
 
 
-def code_stamp() -> str:
+def code_stamp(fresh: bool = False) -> str:
     """Size and mtime of promptlint's own files: a development checkout that changes its rules or
-    code never serves results computed by older code (releases also differ by version)."""
+    code never serves results computed by older code (releases also differ by version). ``fresh``
+    re-reads them (the daemon compares per request)."""
     global _CODE_STAMP
-    if _CODE_STAMP is None:
+    if _CODE_STAMP is None or fresh:
         from promptlint.registry import rules_dir
 
         parts = []

@@ -41,7 +41,7 @@ class Settings:
     input_format: str = "auto"
     chat_template: Optional[str] = None  # for request bodies: model dir, tokenizer_config.json or .jinja
     frontend: str = "vllm"  # how a request body reaches the template (the OpenAI-compatible server)
-    engine: str = "vllm"  # whose tokenization text inputs get (llamacpp differs from the pinned tokenizer)
+    engine: str = "vllm"  # whose tokenization text inputs get (llamacpp differs; hosted APIs: the pinned tokenizer)
     transformers: int = 5
     quiet: bool = False
     _loaded: Any = field(default=None, repr=False)
@@ -84,6 +84,15 @@ class Side:
 
 def read_input(path: str) -> str:
     """The file's text, exactly (``-`` is stdin); CRLF stays CRLF."""
+    data = read_input_bytes(path)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"{path}: not UTF-8 text (byte {e.start}); save the captured prompt as UTF-8") from None
+
+
+def read_input_bytes(path: str) -> bytes:
+    """The file's bytes (``-`` is stdin), or a one-line InputError."""
     try:
         if path == "-":
             data = bounded_io.read_stream(sys.stdin.buffer, bounded_io.MAX_INPUT_BYTES, "stdin")
@@ -97,16 +106,52 @@ def read_input(path: str) -> str:
         raise InputError(f"{path}: {e}; pass a captured prompt file") from None
     except OSError as e:
         raise InputError(f"{path}: cannot read ({e.strerror})") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise InputError(f"{path}: not UTF-8 text (byte {e.start}); save the captured prompt as UTF-8") from None
+    return data
 
 
-def _as_ids(value: Any) -> Optional[List[int]]:
-    if isinstance(value, list) and all(isinstance(t, int) and not isinstance(t, bool) and t >= 0 for t in value):
-        return list(value)
+TOKEN_ID_LIMIT = 2**32  # no vocabulary comes near it; the audit packs ids as uint32
+
+
+def token_id_error(value: Any, name: str) -> Optional[str]:
+    """Why ``value`` is not a list of token ids (whole numbers in [0, 2^32)), else None.
+    Names the first bad element by its position and type, never by its text."""
+    if not isinstance(value, list):
+        return f"{name} must be a list of token ids, not {'a string' if isinstance(value, str) else type(value).__name__}"
+    # fast path in C (traces hold millions of ids): all plain ints, within range
+    if not value or (set(map(type, value)) == {int} and min(value) >= 0 and max(value) < TOKEN_ID_LIMIT):
+        return None
+    for i, t in enumerate(value):
+        if type(t) is not int or not 0 <= t < TOKEN_ID_LIMIT:
+            what = (("a boolean" if isinstance(t, bool) else f"the number {t}" if isinstance(t, (int, float))
+                     else "a string" if isinstance(t, str) else "a list" if isinstance(t, list)
+                     else "an object" if isinstance(t, dict) else "null"))
+            return f"item {i} of {name} is {what}: token ids are whole numbers from 0 to 2^32-1"
     return None
+
+
+def _ids(path: str, value: Any, name: str, hint: str = "") -> List[int]:
+    err = token_id_error(value, name)
+    if err:
+        raise InputError(f"{path}: {err}{hint}")
+    return list(value)
+
+
+def check_vocabulary(side: Side, tok: Any) -> None:
+    """Every id of ``side`` names a token of ``tok``: an id beyond the vocabulary is an error
+    (decoding it would give an empty string and a wrong picture)."""
+    for i, t in enumerate(side.ids):
+        if tok.id_to_token(t) is None:
+            raise InputError(f"{side.path}: token id {t} (position {i}) is not in the vocabulary of "
+                             f"{tok.spec.display}; pass the model's tokenizer (--tokenizer) the ids came from")
+
+
+def _parse_json(path: str, raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        raise InputError(f"{path}: JSON nested too deeply to read") from None
+    except ValueError:
+        return None
 
 
 def load_side(path: str, settings: Settings) -> Side:
@@ -117,22 +162,18 @@ def load_side(path: str, settings: Settings) -> Side:
         raise InputError(f"unknown input format {fmt!r}; choose one of {', '.join(INPUT_FORMATS)}")
     parsed: Any = None
     if fmt in ("auto", "ids", "request") and raw.lstrip()[:1] in ("[", "{"):
-        try:
-            parsed = json.loads(raw)
-        except ValueError:
-            parsed = None
+        parsed = _parse_json(path, raw)
     if fmt == "ids":
-        ids = _as_ids(parsed)
-        if ids is None:
+        if not isinstance(parsed, list):
             raise InputError(f"{path}: not a JSON array of token ids (non-negative integers); drop --input-format ids for text")
-        return Side(path, "ids", ids)
+        return Side(path, "ids", _ids(path, parsed, "the JSON array", "; drop --input-format ids for text"))
     if fmt == "request" and not isinstance(parsed, dict):
         raise InputError(f"{path}: not a JSON request body (an object with `messages` or `prompt`)")
     if fmt == "text":
         return _encode_text(path, raw, settings)
-    ids = _as_ids(parsed)
-    if ids is not None and fmt == "auto":
-        return Side(path, "ids", ids)
+    if isinstance(parsed, list):  # auto: a JSON array is token ids, never silently text
+        return Side(path, "ids", _ids(path, parsed, "the JSON array", "; if the file is a rendered prompt, "
+                                      "pass --input-format text"))
     provider = sdk_provider(parsed) if isinstance(parsed, dict) else None
     if provider is not None:
         return _load_sdk_request(path, parsed, provider, settings)
@@ -141,10 +182,19 @@ def load_side(path: str, settings: Settings) -> Side:
     return _encode_text(path, raw, settings)
 
 
+# engines whose text tokenization promptlint emulates; hosted APIs get the pinned tokenizer as given
+_TOKENIZING_ENGINES = ("vllm", "sglang", "llamacpp")
+
+
 def _encode_text(path: str, text: str, settings: Settings, kind: str = "text") -> Side:
     from promptlint.engine_tokenize import engine_encoder
+    from promptlint.jsonl import surrogate_message
 
-    tok = engine_encoder(settings.load_tokenizer(), settings.engine)
+    bad = surrogate_message(text, "the text" if kind == "text" else "the prompt")
+    if bad:
+        raise InputError(f"{path}: {bad}")
+    engine = settings.engine if settings.engine in _TOKENIZING_ENGINES else "vllm"
+    tok = engine_encoder(settings.load_tokenizer(), engine)
     enc = tok.encode(text, add_special_tokens=settings.add_special_tokens)
     return Side(path, kind, enc.ids, text, enc.offsets)
 
@@ -158,9 +208,8 @@ def _load_request(path: str, body: dict, settings: Settings) -> Side:
         prompt = prompt[0]  # the OpenAI API accepts a batch of one
     if isinstance(prompt, str):
         return _encode_text(path, prompt, settings, kind="request")
-    ids = _as_ids(prompt)
-    if ids is not None:
-        return Side(path, "request", ids)
+    if isinstance(prompt, list):
+        return Side(path, "request", _ids(path, prompt, "`prompt`"))
     raise InputError(f"{path}: `prompt` must be a string or an array of token ids (batches of several prompts are not supported)")
 
 
@@ -198,6 +247,11 @@ def _render_chat_request(path: str, body: dict, settings: Settings) -> str:
         raise InputError(f"{path}: the chat template refused the request: {e.message}") from None
     except (TypeError, ValueError) as e:
         raise InputError(f"{path}: not a usable chat-completions request body: {e}") from None
+    except (AttributeError, KeyError) as e:  # a shape the serving frontend assumes (pydantic checks it there)
+        raise InputError(f"{path}: not a usable chat-completions request body ({type(e).__name__}: a field of "
+                         "the wrong type; compare it with the OpenAI chat-completions schema)") from None
+    except RecursionError:
+        raise InputError(f"{path}: the request body is nested too deeply to render") from None
     return rendered.text
 
 
@@ -211,9 +265,13 @@ def _request_from_body(body: dict):
     kwargs = body.get("chat_template_kwargs") or {}
     if not isinstance(kwargs, dict):
         raise ValueError("`chat_template_kwargs` must be an object")
+    tools = body.get("tools") or None
+    if tools is not None and not (isinstance(tools, list) and all(
+            isinstance(t, dict) and isinstance(t.get("function", {}), dict) for t in tools)):
+        raise ValueError('`tools` must be a list of tool objects ({"type": "function", "function": {...}})')
     return ChatRequest(
         messages=messages,
-        tools=body.get("tools") or None,
+        tools=tools,
         documents=body.get("documents"),
         add_generation_prompt=body.get("add_generation_prompt"),
         continue_final_message=body.get("continue_final_message", False),
@@ -257,7 +315,8 @@ def _blocks(body: dict):
     system = body.get("system")
     if isinstance(system, list):
         yield from system
-    for m in body.get("messages") or ():
+    messages = body.get("messages")
+    for m in messages if isinstance(messages, list) else ():  # a wrong type is reported by the body's reader
         content = m.get("content") if isinstance(m, dict) else None
         if isinstance(content, list):
             yield from content

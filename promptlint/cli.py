@@ -30,6 +30,7 @@ COMMANDS = [
     "audit",
     "clean",
     "server",
+    "daemon",
 ]
 
 
@@ -57,6 +58,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         return EXIT_ERROR
     module = importlib.import_module(f"promptlint.commands.{args.command}")
     try:
+        if args.command == "check":  # a running daemon for this project answers for it (docs/performance.md)
+            from promptlint.daemon.client import forward_check
+
+            forwarded = forward_check(sys.argv[1:] if argv is None else argv, args)
+            if forwarded is not None:
+                return forwarded
         return module.run(args)
     except UsageError as e:
         print(f"promptlint: error: {e}", file=sys.stderr)

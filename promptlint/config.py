@@ -33,15 +33,22 @@ class Settings:
     ignore: Tuple[str, ...] = ()
     per_file_ignores: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     template_env: str = "jinja2"
-    frontend: str = "transformers"  # chat templates: how messages reach the template (transformers | vllm)
+    # chat templates: how messages reach the template (transformers | vllm | llamacpp; llamacpp is the
+    # default when engine = "llamacpp" and no frontend is configured)
+    frontend: str = "transformers"
     transformers: int = 5  # chat templates: transformers major version whose semantics apply (4 | 5)
     serving: str = "chat"  # chat: add_special_tokens=False; completions: a pre-rendered prompt, True
     render_timeout: float = 2.0
     max_output: int = 1_000_000
     max_recursion: int = 200  # template nesting levels per render (macros calling themselves)
+    jinja: Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...] = ()  # [jinja]: role -> ((name, stub kind), ...)
     cache_minimums: Optional[str] = None  # resolved path of a JSON file merged over the hosted-API minimums table
     config_path: Optional[Path] = None  # the file the settings came from
     root: Path = field(default_factory=Path.cwd)  # the config file's directory (or cwd)
+
+    def jinja_stubs(self) -> Dict[str, Dict[str, str]]:
+        """``[tool.promptlint.jinja]`` as role -> name -> stub kind (promptlint.render.stubs)."""
+        return {role: dict(names) for role, names in self.jinja}
 
     def cache_key(self) -> Tuple:
         return tuple((f.name, getattr(self, f.name)) for f in fields(self) if f.name not in ("config_path",))
@@ -104,6 +111,8 @@ def settings_from(path: Path, data: Dict[str, Any], use_cache: bool = False) -> 
     for key in ("templates", "exclude", "select", "ignore"):
         if key in data:
             kw[key] = tuple(data[key])
+    if "jinja" in data:
+        kw["jinja"] = tuple((role, tuple(sorted(names.items()))) for role, names in sorted(data["jinja"].items()))
     if "per-file-ignores" in data:
         kw["per_file_ignores"] = tuple((glob, tuple(codes)) for glob, codes in data["per-file-ignores"].items())
     return Settings(**kw)
@@ -123,6 +132,12 @@ def _check_values(path: Path, data: Dict[str, Any]) -> None:
         value = data.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
             raise ConfigError(f"{path}: `{key}` must be a whole number (write {key} = 16, not {value!r})")
+    if "jinja" in data:
+        from promptlint.render.stubs import check_declared
+
+        problem = check_declared(data["jinja"])
+        if problem:
+            raise ConfigError(f"{path}: {problem}")
     for pattern in data.get("templates", ()):
         parts = pattern.replace("\\", "/").split("/")
         if pattern.startswith(("/", "~")) or (len(pattern) > 1 and pattern[1] == ":") or ".." in parts:
@@ -177,6 +192,7 @@ def load_settings(
     use_cache: bool = False,
 ) -> Settings:
     """Settings from ``--config`` or discovery, with command-line ``overrides`` applied on top."""
+    data: Optional[Dict[str, Any]] = None
     if config_file:
         path = Path(config_file)
         if not path.is_file():
@@ -188,12 +204,15 @@ def load_settings(
     else:
         found = find_config(start or Path.cwd())
         settings = settings_from(*found, use_cache=use_cache) if found else Settings()
+        data = found[1] if found else None
     clean = {k: v for k, v in (overrides or {}).items() if v is not None}
     if "tokenizer" in clean:
         clean["tokenizer"] = str(safe_resolve(Path(clean["tokenizer"])))
         if "tokenizer_sha256" not in clean and settings.tokenizer != clean["tokenizer"]:
             clean["tokenizer_sha256"] = None  # a pin belongs to the configured file, not to another one
     settings = replace(settings, **clean)
+    if settings.engine == "llamacpp" and "frontend" not in clean and "frontend" not in (data or {}):
+        settings = replace(settings, frontend="llamacpp")  # the llama.cpp server's own request handling
     check_selectors(settings)
     return settings
 

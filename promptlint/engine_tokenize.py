@@ -3,7 +3,7 @@
 vLLM and SGLang tokenize with the Hugging Face tokenizer itself, so their encoder is the
 pinned tokenizer unchanged. llama.cpp has its own tokenizer that reads the vocabulary from
 the GGUF file; for byte-level BPE vocabularies (GPT-2 style: Qwen, Llama 3, DeepSeek, ...)
-it differs from `tokenizers` in two systematic ways:
+it differs from `tokenizers` in three systematic ways:
 
 1. **No normalizer.** llama.cpp's BPE path has no normalization step, so the tokenizer's NFC
    (or other) normalizer is skipped: ``"e" + U+0301`` stays two code points and U+212B
@@ -15,15 +15,22 @@ it differs from `tokenizers` in two systematic ways:
    a text in the prompt is then one control token. In Qwen's vocabulary ``</s>`` is an
    ordinary BPE token (id 128247), so a literal ``</s>`` (HTML strikethrough) becomes one
    token instead of three.
+3. **Its own pre-tokenizer and Unicode tables.** The text is split into words by llama.cpp's
+   hand-written splitters (or std::regex) for the GGUF's pre-tokenizer type, reading code
+   point categories from llama.cpp's own tables, which predate Unicode 16: ``"\u1c89's"``
+   splits as ``"\u1c89'" + "s"`` there, ``"\u1c89" + "'s"`` under `tokenizers`
+   (``promptlint.llamacpp``). Which type a model gets is what llama.cpp's converter picks
+   for its tokenizer (``promptlint.llamacpp.pretype``), with that type's ``ignore_merges``.
 
 The lists below are those of llama.cpp commit 0c1e570 as vendored in llama-cpp-python
 0.3.36 (``vendor/llama.cpp/src/llama-vocab.cpp``, ``llama_vocab::impl::load``, the
 "auto-detect special tokens by text" block and the end-of-generation list after it). The
 same llama.cpp build produced the test vectors in ``tests/data/llamacpp-tokenize-vectors.json``.
 
-The llama.cpp encoder does not reimplement BPE: it builds a modified ``tokenizers.Tokenizer``
-from the pinned tokenizer's JSON (normalizer removed) and reproduces llama.cpp's special-token
-partition (``tokenizer_st_partition``) in front of it.
+The llama.cpp encoder does not reimplement BPE: it reproduces llama.cpp's special-token
+partition (``tokenizer_st_partition``) and word split, and hands the words to a modified
+``tokenizers.Tokenizer`` built from the pinned tokenizer's JSON (no normalizer, no regex
+pre-tokenizer, no added tokens: BPE over byte-level words only).
 
 Only the standard library is imported at module level; ``tokenizers`` is reached through the
 pinned tokenizer (already loaded) when an encoder is built.
@@ -106,7 +113,9 @@ LLAMACPP_FIRST_MATCH_GROUPS: Dict[str, Tuple[str, ...]] = {
 
 CAUSE_NFC = "nfc"  # the pinned tokenizer's Unicode normalization (NFC, NFKC, ...) changed the text
 CAUSE_CONTROL_TEXT = "control-text"  # a text the engine matches as one control token
-CAUSE_OTHER = "other"  # neither: e.g. a non-Unicode normalizer step, or lstrip/rstrip on an added token
+CAUSE_SPLIT = "split"  # llama.cpp's pre-tokenizer (its own Unicode tables) splits the text into other words
+CAUSE_OTHER = "other"  # none of these: e.g. a non-Unicode normalizer step, lstrip/rstrip on an added token,
+# or llama.cpp's ignore_merges setting on a vocabulary word
 
 _UNICODE_NORMALIZERS = {"NFC", "NFD", "NFKC", "NFKD"}
 
@@ -117,7 +126,7 @@ class TokenizationDifference(NamedTuple):
     span: Tuple[int, int]  # [start, end) character offsets in the text
     pinned_ids: Tuple[int, ...]  # the pinned tokenizer's ids for that stretch
     engine_ids: Tuple[int, ...]  # the engine's ids for the same stretch
-    cause: str  # "nfc" | "control-text" ("other" if neither explains it)
+    cause: str  # "nfc" | "control-text" | "split" ("other" if none explains it)
 
 
 # --------------------------------------------------------------------------------------
@@ -140,16 +149,26 @@ class LlamaCppEncoder:
         exact: bool,
         notes: List[str],
         normalizer,
+        pre=None,
+        merges_differ: bool = False,
     ):
         self.pinned = pinned
         self._tok = tok  # pinned tokenizer without normalizer (byte-level BPE)
         self._specials = specials  # (text, id), longest text first, as llama.cpp's cache
+        # which specials can occur in a text: indexed by their first two characters (a prefilter)
+        self._by_prefix: Dict[str, List[int]] = {}
+        for k, (t, _) in enumerate(specials):
+            self._by_prefix.setdefault(t[:2], []).append(k)
         self.promoted = promoted  # control-looking vocabulary text -> id (not special in the pinned tokenizer)
         self._prefix_ids = prefix_ids  # what add_special_tokens puts in front (BOS)
         self._suffix_ids = suffix_ids  # ... and after (EOS)
-        self.exact = exact  # True for byte-level BPE (verified against a llama.cpp server)
+        self.exact = exact  # byte-level BPE whose pre-tokenizer llama.cpp's converter recognizes
         self.notes = notes
         self._pinned_normalizer = normalizer  # the pinned tokenizer's normalizer, for cause analysis
+        self.pre = pre  # promptlint.llamacpp.pretype.PreTokenizer, or None: tokenizer.json's own split
+        # llama.cpp's ignore_merges differs from tokenizer.json's: a vocabulary word may then encode differently
+        self._merges_differ = merges_differ
+        self._whole_word_ok: Dict[str, bool] = {}
         self.control_ids = {i for _, i in specials}
         # added tokens that `tokenizers` matches with lstrip/rstrip (llama.cpp does not strip)
         self._strip_texts = [
@@ -181,7 +200,7 @@ class LlamaCppEncoder:
         right and split around each occurrence. No lstrip/rstrip (llama.cpp sets those
         attributes only for a few models by name).
         """
-        present = [(t, i) for t, i in self._specials if t in text]
+        present = [self._specials[k] for k in self._candidates(text) if self._specials[k][0] in text]
         frags: List[Tuple[int, int, Optional[int]]] = [(0, len(text), None)]
         for t, tid in present:
             out: List[Tuple[int, int, Optional[int]]] = []
@@ -204,26 +223,50 @@ class LlamaCppEncoder:
             frags = out
         return frags
 
+    def _candidates(self, text: str) -> List[int]:
+        """Indices of the specials whose first two characters occur in ``text``, in cache order."""
+        by_prefix = self._by_prefix
+        if len(by_prefix) < 64:
+            keys = [p for p in by_prefix if p in text]
+        else:
+            keys = ({text[i:i + 2] for i in range(len(text))} | set(text)) & by_prefix.keys()  # 1-char specials too
+        out = [k for p in keys for k in by_prefix[p]]
+        out.sort()
+        return out
+
     def encode(self, text: str, add_special_tokens: bool = False) -> Encoding:
         ids: List[int] = []
         offsets: List[Tuple[int, int]] = []
         frags = self.partition(text) if text else []
         raw = [(s, e) for s, e, sid in frags if sid is None]
-        encs = self._tok.encode_batch([text[s:e] for s, e in raw], add_special_tokens=False) if raw else []
+        encs, starts = self._encode_raw([text[s:e] for s, e in raw]) if raw else ([], [])
         k = 0
         for start, end, sid in frags:
             if sid is not None:
                 ids.append(sid)
                 offsets.append((start, end))
                 continue
-            enc = encs[k]
+            enc, word_starts = encs[k], starts[k]
             k += 1
             ids.extend(enc.ids)
-            offsets.extend((start + a, start + b) for a, b in enc.offsets)
+            if word_starts is None:
+                offsets.extend((start + a, start + b) for a, b in enc.offsets)
+            else:  # offsets are relative to each word
+                offsets.extend((start + word_starts[w] + a, start + word_starts[w] + b) for w, (a, b) in zip(enc.word_ids, enc.offsets))
         if add_special_tokens:
             ids = self._prefix_ids + ids + self._suffix_ids
             offsets = [(0, 0)] * len(self._prefix_ids) + offsets + [(len(text), len(text))] * len(self._suffix_ids)
         return Encoding(ids, offsets)
+
+    def _encode_raw(self, texts: List[str]):
+        """Encodings of raw-text fragments, and each fragment's word start offsets (None: not split here)."""
+        if self.pre is None:
+            return self._tok.encode_batch(texts, add_special_tokens=False), [None] * len(texts)
+        from promptlint.llamacpp.split import words_and_starts
+
+        split = [words_and_starts(t, self.pre.regexes) for t in texts]
+        encs = self._tok.encode_batch([w for w, _ in split], is_pretokenized=True, add_special_tokens=False)
+        return encs, [st for _, st in split]
 
     # -- cause analysis helpers
 
@@ -237,10 +280,55 @@ class LlamaCppEncoder:
         return [t for t in self.promoted if t in text]
 
     def may_differ(self, text: str) -> bool:
-        """False when the engine's ids are certainly the pinned tokenizer's (no tokenization needed)."""
-        return bool(
-            self.control_texts_in(text) or self.normalizes(text) or any(t in text for t in self._strip_texts)
-        )
+        """False when the engine's ids are the pinned tokenizer's without tokenizing both.
+
+        Besides control texts, normalization and stripped added tokens: any non-ASCII text (the
+        Unicode tables differ), and, when llama.cpp's ``ignore_merges`` differs from
+        tokenizer.json's, a word that is a vocabulary entry BPE does not rebuild. Pure-ASCII text
+        is split alike by both: the converter chose the pre-tokenizer because both tokenize its
+        test text (contractions, digit runs, whitespace runs, punctuation) identically, and the
+        tests compare the two splits on ASCII text for every corpus tokenizer.
+        """
+        if self.control_texts_in(text) or self.normalizes(text) or any(t in text for t in self._strip_texts):
+            return True
+        if self.pre is None:
+            return False
+        if not text.isascii():
+            return True
+        return self._merges_differ and not self._whole_words_ok(text)
+
+    def _whole_words_ok(self, text: str) -> bool:
+        """Every vocabulary word of ``text`` is also what BPE merges build (ignore_merges is moot)."""
+        from promptlint.llamacpp.split import words
+
+        todo = []
+        for w in set(words(text, self.pre.regexes)):
+            if w in self._whole_word_ok:
+                if not self._whole_word_ok[w]:
+                    return False
+                continue
+            tid = self._tok.token_to_id("".join(_BYTE_TO_UNICODE[b] for b in w.encode("utf-8")))
+            if tid is not None:
+                todo.append((w, tid))
+            else:
+                self._whole_word_ok[w] = True
+        if todo:
+            encs = self._merges_tok().encode_batch([[w] for w, _ in todo], is_pretokenized=True, add_special_tokens=False)
+            for (w, tid), enc in zip(todo, encs):
+                self._whole_word_ok[w] = enc.ids == [tid]
+        return all(self._whole_word_ok[w] for w, _ in todo)
+
+    def _merges_tok(self):
+        """The BPE tokenizer with ignore_merges off: what merges alone build."""
+        if not self.pre.ignore_merges:
+            return self._tok
+        if getattr(self, "_merges_only", None) is None:
+            from tokenizers import Tokenizer
+
+            data = json.loads(self._tok.to_str())
+            data["model"]["ignore_merges"] = False
+            self._merges_only = Tokenizer.from_str(json.dumps(data))
+        return self._merges_only
 
 
 _ENCODERS: Dict[Tuple[str, str], object] = {}
@@ -316,8 +404,27 @@ def _build_llamacpp(pinned: LoadedTokenizer) -> LlamaCppEncoder:
     model = data.get("model") or {}
     byte_level = model.get("type") == "BPE" and (_is_byte_level(data.get("pre_tokenizer")) or _is_byte_level(data.get("decoder")))
     notes: List[str] = []
+    pre = None
+    merges_differ = False
     if byte_level:
         data["normalizer"] = None  # llama.cpp's BPE path has no normalization step at all
+        pre, name = _llamacpp_pre_tokenizer(pinned)
+        if pre is not None:
+            # llama.cpp splits the words itself; the tokenizer only maps bytes and runs BPE
+            data["pre_tokenizer"] = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}
+            data["added_tokens"] = []  # special texts are split out before (partition)
+            merges_differ = bool(model.get("ignore_merges", False)) != pre.ignore_merges
+            data["model"] = {**model, "ignore_merges": pre.ignore_merges}
+        elif name is not None:
+            notes.append(
+                f"llama.cpp's converter names this tokenizer's pre-tokenizer {name!r}, which its tokenizer does not "
+                "load as byte-level BPE: splitting follows tokenizer.json (not verified)"
+            )
+        else:
+            notes.append(
+                "llama.cpp's converter does not recognize this tokenizer's pre-tokenizer (its test-text hash is not "
+                f"in convert_hf_to_gguf.py at {_commit_short()}): splitting follows tokenizer.json (not verified)"
+            )
     else:
         data["normalizer"] = _strip_unicode_normalizers(data.get("normalizer"))
         notes.append(
@@ -385,7 +492,27 @@ def _build_llamacpp(pinned: LoadedTokenizer) -> LlamaCppEncoder:
             notes.append("the tokenizer's post-processor changes the text tokens; add_special_tokens not modelled")
 
     normalizer = pinned._tok.normalizer
-    return LlamaCppEncoder(pinned, tok, special_list, promoted, prefix_ids, suffix_ids, byte_level, notes, normalizer)
+    exact = byte_level and pre is not None
+    return LlamaCppEncoder(
+        pinned, tok, special_list, promoted, prefix_ids, suffix_ids, exact, notes, normalizer, pre, merges_differ
+    )
+
+
+def _llamacpp_pre_tokenizer(pinned: LoadedTokenizer):
+    """(PreTokenizer or None, converter name or None) for a byte-level BPE tokenizer."""
+    from promptlint.llamacpp import pretype
+
+    specials = pinned.added_tokens(special_only=True).values()
+    pre, name = pretype.detect(pinned._tok, specials)
+    if pre is not None and not pre.byte_encode:
+        return None, name
+    return pre, name
+
+
+def _commit_short() -> str:
+    from promptlint.llamacpp.tables import commit
+
+    return commit()[:7]
 
 
 def _find_sub(seq: Sequence[int], sub: Sequence[int]) -> int:
@@ -476,7 +603,26 @@ def _cause(enc: LlamaCppEncoder, segment: str, context: str, controls: List[str]
         return CAUSE_CONTROL_TEXT
     if enc.normalizes(context) or not unicodedata.is_normalized("NFC", context):
         return CAUSE_NFC
+    if enc.pre is not None and not any(t in segment for t in enc._strip_texts) and _split_differs(enc, context):
+        return CAUSE_SPLIT
     return CAUSE_OTHER
+
+
+def _split_differs(enc: LlamaCppEncoder, segment: str) -> bool:
+    """Do llama.cpp's words of ``segment`` end elsewhere than the pinned pre-tokenizer's?
+    (The stretch with its context: ``'s`` splits differently only after the character before it.)"""
+    from promptlint.llamacpp.split import split_words
+
+    pre_tokenizer = enc.pinned._tok.pre_tokenizer
+    if pre_tokenizer is None:
+        return True
+    pinned_ends = {b for _, (_, b) in pre_tokenizer.pre_tokenize_str(segment)}
+    ends, pos = set(), 0
+    for n in split_words(segment, enc.pre.regexes):
+        pos += n
+        if n:
+            ends.add(pos)
+    return ends != pinned_ends
 
 
 def describe_promoted(encoder) -> str:

@@ -20,7 +20,9 @@ from promptlint import bounded_io, registry
 from promptlint.config import Settings, code_enabled
 from promptlint.paths import display_path
 from promptlint.records import Finding
-from promptlint.tokens import LoadedTokenizer, TokenizerSpec, check_pin, load, resolve, tokenizer_file_sha256
+from promptlint.tokens import (
+    LoadedTokenizer, TokenizerSpec, cached_sha256, check_pin, embedded_sha256, load, resolve,
+)
 
 MAX_FILE_BYTES = bounded_io.MAX_FILE_BYTES
 
@@ -50,30 +52,48 @@ def tokenizer_spec(settings: Settings) -> TokenizerSpec:
 
 
 def tokenizer_sha(spec: TokenizerSpec, cache) -> str:
-    """The tokenizer's sha256 without loading it (memoised in ``cache`` by tokens.file_stamp),
-    checked against the pin."""
-    from promptlint.tokens import EMBEDDED_NAME, TokenizerError, embedded_sha256, file_stamp
+    """The tokenizer's sha256 without loading it, checked against the pin."""
+    from promptlint.tokens import EMBEDDED_NAME
 
     if spec.path is None:
         if spec.sha256:
             check_pin(spec, embedded_sha256())
         return "embedded:" + EMBEDDED_NAME
-    try:
-        st = spec.path.stat()
-    except OSError as e:
-        raise TokenizerError(f"{spec.path}: cannot read the tokenizer ({e.strerror}); check the path") from None
-    memo = cache.memo_get("tokenizers")
-    key = str(spec.path.resolve())
-    stamp = file_stamp(st)
-    known = memo.get(key)
-    if isinstance(known, list) and len(known) == len(stamp) + 1 and known[:-1] == stamp:
-        sha = known[-1]
-    else:
-        sha = tokenizer_file_sha256(spec.path)
-        memo[key] = stamp + [sha]
-        cache.memo_put("tokenizers", memo)
+    sha = tokenizer_file_sha(spec.path, cache)
     check_pin(spec, sha)
     return sha
+
+
+def tokenizer_file_sha(path: Path, cache) -> str:
+    """A tokenizer file's sha256 (``TokenizerError`` when unreadable), memoised in ``cache``
+    (across runs) and in the process by tokens.file_stamp."""
+    return _file_shas([path], cache, strict=True)[0]
+
+
+def tokenizer_file_shas(paths: List[Path], cache) -> List[Optional[str]]:
+    """The sha256 of each tokenizer file (None when unreadable: loading it reports why), the key
+    under which tokens.load shares one parse; the cache's memo is read and written once."""
+    return _file_shas(paths, cache, strict=False)
+
+
+def _file_shas(paths: List[Path], cache, strict: bool) -> List[Optional[str]]:
+    from promptlint.tokens import TokenizerError
+
+    memo = cache.memo_get("tokenizers")
+    before = dict(memo)
+    out: List[Optional[str]] = []
+    try:
+        for path in paths:
+            try:
+                out.append(cached_sha256(path, memo))
+            except TokenizerError:
+                if strict:
+                    raise
+                out.append(None)
+    finally:
+        if memo != before:
+            cache.memo_put("tokenizers", memo)
+    return out
 
 
 def rule_filter(settings: Settings) -> Callable[[str], bool]:

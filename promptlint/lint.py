@@ -18,7 +18,7 @@ from promptlint.config import Settings, ignored_for_file
 from promptlint.discovery import discover
 from promptlint.paths import escapes_root, relative
 from promptlint.records import Finding, SourceLine
-from promptlint.tokens import TokenizerSpec
+from promptlint.tokens import TokenizerSpec, release
 
 
 @dataclass
@@ -72,20 +72,33 @@ def lint(
     settings_key = _settings_key(settings)
     for raw, reason in missing:
         result.errors.append(kernel.file_error(raw, "E005", reason))
-    for path in files:
+    # Work in the plan's order (files sharing a tokenizer together, each released after its last
+    # file); results and notices are put back in discovery order, as if linted one by one.
+    done: List[Tuple[List[Finding], List[str]]] = [([], [])] * len(files)
+    plan = _plan(files, settings, cache)
+    for i in plan.order:
+        path = files[i]
         result.files += 1
         text = (overrides or {}).get(str(path))
         if text is None and escapes_root(path, settings.root):
-            result.errors.append(kernel.file_error(ctx.display(path), "E005", (
+            done[i] = ([kernel.file_error(ctx.display(path), "E005", (
                 "a symlink that leads outside the project root: not read; "
-                "pass the target's real path to lint it")))
+                "pass the target's real path to lint it"))], [])
             continue
         if tok_sha is None:
             tok_sha = kernel.tokenizer_sha(spec, cache)  # verifies a pinned sha without loading the tokenizer
-        for f in _check_one(path, text, ctx, cache, settings_key, tok_sha, evidence):
+        start = len(ctx.notices)
+        done[i] = (_check_one(path, text, ctx, cache, settings_key, tok_sha, evidence), ctx.notices[start:])
+        del ctx.notices[start:]
+        if i in plan.release_after:
+            release(plan.release_after[i])
+    for found, notices in done:
+        for f in found:
             (result.errors if f.code.startswith("E") else result.findings).append(f)
+        result.notices.extend(notices)
     result.notices.extend(ctx.notices)
     result.findings.sort(key=lambda f: f.sort_key)
+    result.errors = merge_included(result.errors)
     result.errors.sort(key=lambda f: f.sort_key)
     if provider.loaded is not None:
         result.tokenizer_sha256 = provider.loaded.sha256
@@ -100,6 +113,57 @@ def lint(
             "until the model's tokenizer is pinned (`tokenizer` in [tool.promptlint])"
         )
     return result
+
+
+def merge_included(errors: List[Finding]) -> List[Finding]:
+    """An error inside an included file, met through every includer (and the file itself), once:
+    at the included file, naming every includer."""
+    out: List[Finding] = []
+    by_key: Dict[Tuple, Finding] = {}
+    for f in errors:
+        key = (f.code, f.path, f.line, f.column, f.message)
+        first = by_key.get(key)
+        if first is None:
+            by_key[key] = f
+            out.append(f)
+            continue
+        for n in f.notes:
+            if n not in first.notes:
+                first.notes.append(n)
+    for f in out:
+        includers = [n[len("included by "):] for n in f.notes if n.startswith("included by ")]
+        if len(includers) > 1:
+            rest = [n for n in f.notes if not n.startswith("included by ")]
+            f.notes = rest + [f"included by {', '.join(includers)}"]
+    return out
+
+
+@dataclass
+class _Plan:
+    order: List[int]  # indices into the files, in the order to analyse them
+    release_after: Dict[int, str]  # index -> sha256 of a tokenizer no later file needs
+
+
+def _plan(files: List[Path], settings: Settings, cache) -> _Plan:
+    """Group the files by the tokenizer their analyzer loads (model directories sharing a
+    tokenizer.json by content: copies, symlinks, hard links), groups in order of first appearance,
+    so that a run holds one directory tokenizer at a time, not all of them. A configured tokenizer
+    is every file's: nothing to plan."""
+    if settings.tokenizer or len(files) < 2:
+        return _Plan(list(range(len(files))), {})
+    dirs = [None if escapes_root(path, settings.root) else analyzers.tokenizer_dir(path) for path in files]
+    wanted = [d / "tokenizer.json" for d in dirs if d is not None]
+    shas = iter(kernel.tokenizer_file_shas(wanted, cache) if wanted else [])
+    keys: List[Optional[str]] = [None if d is None else next(shas) for d in dirs]  # None: the run's tokenizer
+    first: Dict[Optional[str], int] = {}
+    for i, key in enumerate(keys):
+        first.setdefault(key, i)
+    order = sorted(range(len(files)), key=lambda i: first[keys[i]])  # stable: discovery order within a group
+    last = {}
+    for i in order:
+        if keys[i] is not None:
+            last[keys[i]] = i
+    return _Plan(order, {i: sha for sha, i in last.items()})
 
 
 def _check_one(path: Path, text: Optional[str], ctx: kernel.Context, cache, settings_key: str, tok_sha: str, evidence: bool) -> List[Finding]:

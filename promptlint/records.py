@@ -131,6 +131,7 @@ class Finding:
     variant_description: Optional[str] = None  # the controlled change, in words
     stored_at: Optional[StoredAt] = None  # a template stored in JSON: its position in the JSON file
     source_line: Optional[SourceLine] = None  # the linted text of `line` (reporters; not in JSON)
+    cause: Optional[str] = None  # M204: why the history does not grow as a prefix (docs/output-formats.md)
     baseline: Optional[str] = None  # check --baseline: "existing" (also at the baseline) or "new"
 
     @property
@@ -157,6 +158,8 @@ class Finding:
             out["help"] = self.help
         if self.variant_description:
             out["variant"] = self.variant_description
+        if self.cause:
+            out["cause"] = self.cause
         if self.first_divergent_token is not None:
             out["first_divergent_token"] = asdict(self.first_divergent_token)
         if self.arithmetic is not None:
@@ -202,6 +205,7 @@ def finding_from_dict(d: Dict[str, Any]) -> Finding:
         notes=list(d.get("notes", [])),
         evidence=d.get("evidence"),
         variant_description=d.get("variant"),
+        cause=d.get("cause"),
         stored_at=StoredAt(**d["stored_at"]) if d.get("stored_at") else None,
         source_line=SourceLine(**d["source_line"]) if d.get("source_line") else None,
     )

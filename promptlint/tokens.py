@@ -1,4 +1,4 @@
-"""The pinned tokenizer: resolve, verify (sha256), load once per process, encode.
+"""The pinned tokenizer: resolve, verify (sha256), load (one parse per content while held), encode.
 
 `tokenizers` is imported only when something must actually be tokenized.
 """
@@ -128,8 +128,26 @@ class LoadedTokenizer:
         return {text: i for text, i, special in self._added if special or not special_only}
 
 
-_LOADED: Dict[Tuple[Optional[str], str], LoadedTokenizer] = {}
+# Parsed tokenizers are keyed by their content's sha256, so copies, symlinks and hard links of one
+# tokenizer.json share one parse; what differs per directory (the special tokens of its
+# tokenizer_config.json) lives in the LoadedTokenizer around it, keyed by that config file too.
+_PARSED: Dict[str, object] = {}
+_LOADED: Dict[Tuple[str, Optional[str], Optional[str], Tuple[int, ...]], LoadedTokenizer] = {}
+_PARSES = [0]  # parses so far in this process (tests assert sharing with it: parse_count())
 _EMBEDDED_SHA256: List[str] = []
+
+
+def parse_count() -> int:
+    """How many tokenizer.json texts this process has parsed (each distinct content once, until released)."""
+    return _PARSES[0]
+
+
+def release(sha256: str) -> None:
+    """Forget the parsed tokenizer of this content (the driver calls it when no remaining file needs it);
+    objects already handed out stay usable, the memory goes when they do."""
+    _PARSED.pop(sha256, None)
+    for key in [k for k in _LOADED if k[0] == sha256]:
+        del _LOADED[key]
 
 
 def _embedded_json() -> bytes:
@@ -154,42 +172,71 @@ def check_pin(spec: TokenizerSpec, sha: str) -> None:
 
 
 def load(spec: TokenizerSpec) -> LoadedTokenizer:
-    """Load (once per process) and verify the tokenizer named by ``spec``."""
+    """Load and verify the tokenizer named by ``spec``: parsed once per content while it is held,
+    with the special tokens of ``spec``'s own tokenizer_config.json."""
     if spec.path is None:
-        raw = _embedded_json()
         sha = embedded_sha256()
         check_pin(spec, sha)
-        key = (None, sha)
+        key = (sha, None, None, ())
         if key not in _LOADED:
-            _LOADED[key] = LoadedTokenizer(spec, sha, _from_str(raw.decode("utf-8"), spec))
+            _LOADED[key] = LoadedTokenizer(spec, sha, _parsed(sha, spec, lambda: _embedded_json().decode("utf-8")))
         return _LOADED[key]
-    sha = _cached_sha256(spec.path)
+    sha = cached_sha256(spec.path)
     check_pin(spec, sha)
-    key = (str(spec.path.resolve()), sha)
+    config = spec.config_path
+    # a LoadedTokenizer per file named (its error messages name it) and per config file; the parse is shared
+    key = (sha, str(spec.path.absolute()), None if config is None else str(config.absolute()), _stamp_of(config))
     if key not in _LOADED:
-        try:
-            text = bounded_io.read_text(spec.path, bounded_io.MAX_TOKENIZER_BYTES)
-        except (OSError, UnicodeDecodeError):
-            raise TokenizerError(f"{spec.path}: not a tokenizer.json file (not UTF-8 text)") from None
-        tok = LoadedTokenizer(spec, sha, _from_str(text, spec))
-        tok.special_tokens = _special_tokens(spec.config_path)
+        tok = LoadedTokenizer(spec, sha, _parsed(sha, spec, lambda: _read_tokenizer(spec.path)))
+        tok.special_tokens = _special_tokens(config)
         _LOADED[key] = tok
     return _LOADED[key]
+
+
+def _parsed(sha: str, spec: TokenizerSpec, text):
+    if sha not in _PARSED:
+        _PARSED[sha] = _from_str(text(), spec)
+        _PARSES[0] += 1
+    return _PARSED[sha]
+
+
+def _read_tokenizer(path: Path) -> str:
+    try:
+        return bounded_io.read_text(path, bounded_io.MAX_TOKENIZER_BYTES)
+    except (OSError, UnicodeDecodeError):
+        raise TokenizerError(f"{path}: not a tokenizer.json file (not UTF-8 text)") from None
+
+
+def _stamp_of(path: Optional[Path]) -> Tuple[int, ...]:
+    """A tokenizer_config.json's file_stamp (an edit re-reads its special tokens), () when absent."""
+    try:
+        return tuple(file_stamp(path.stat())) if path is not None else ()
+    except OSError:
+        return ()
 
 
 _SHA256: Dict[Tuple[str, int, int], str] = {}
 
 
-def _cached_sha256(path: Path) -> str:
+def cached_sha256(path: Path, persistent: Optional[Dict] = None) -> str:
     """tokenizer_file_sha256 memoised per process on (path, file_stamp), so a long-running process
-    (the language server) re-lints without re-hashing a multi-megabyte tokenizer.json."""
+    (the language server) re-lints without re-hashing a multi-megabyte tokenizer.json; ``persistent``
+    (resolved path -> stamp + [sha], kept across runs by the caller) is consulted and updated too."""
     try:
         st = path.stat()
     except OSError as e:
         raise _unreadable(path, e) from None
-    key = (str(path.resolve()), *file_stamp(st))
+    resolved = str(path.resolve())
+    stamp = file_stamp(st)
+    key = (resolved, *stamp)
     if key not in _SHA256:
-        _SHA256[key] = tokenizer_file_sha256(path)
+        known = persistent.get(resolved) if persistent is not None else None
+        if isinstance(known, list) and len(known) == len(stamp) + 1 and known[:-1] == stamp and isinstance(known[-1], str):
+            _SHA256[key] = known[-1]
+        else:
+            _SHA256[key] = tokenizer_file_sha256(path)
+    if persistent is not None:
+        persistent[resolved] = stamp + [_SHA256[key]]
     return _SHA256[key]
 
 

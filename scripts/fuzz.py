@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Long fuzz run: promptlint must report or error cleanly on every generated template.
 
-    PYTHONPATH=. python scripts/fuzz.py [--cases 10000] [--seed 7] [--timeout 0.5]
+    PYTHONPATH=. python scripts/fuzz.py [--cases 10000] [--seed 7] [--timeout 0.5] [--suite operators]
 
 Cases mix (1) mutations of real chat templates (tests/data/fuzz_seeds/: span deletion,
 duplication, swaps, byte flips, truncation, token insertion), (2) random Jinja token
@@ -15,7 +15,14 @@ anything escapes as an exception (the CLI would print "internal error"), when an
 splice is not refused, when a canary file appears, when a canary text (the outside file's
 or an environment variable's) appears in any finding, or when the LSP reader forwards a
 frame that is not one JSON object or answers with something that is not a JSON-RPC error.
-Prints totals per outcome and E-code; exits 1 on any failure.
+Prints totals per outcome and E-code; exits 1 on any failure. Two more kinds: ``include`` (a fresh project whose
+include resolves to a symlink out, a device, a FIFO, a loop, ...) and ``lsp`` (malformed
+language-server framing), and ``filename`` (hostile file names — option syntax, bytes that are not
+UTF-8 — beside a committed ``--config=evil.j2`` and a top-level device, FIFO or link out, run
+through the CLI in every output format; the hazard must still be reported).
+
+``--suite operators`` runs the operator commands' cases instead (malformed `audit` rows and KV
+events, `diff`/`hashes` inputs, `tokenize --jsonl` lines): see ``scripts/fuzz_operators.py``.
 """
 
 from __future__ import annotations
@@ -138,6 +145,74 @@ def include_case(rng: random.Random, work: Path, n: int, payloads) -> Path:
     return path
 
 
+NAME_PARTS = [b"--config=evil", b"-x", b"--select=Q", b"--ignore=M", b"--", b"-", b"\xff", b"\x80\x81", b"\xc3",
+              b" ", b"\n", b"\t", b"a", "\u00e9".encode(), "\U0001f600".encode(), b"x" * 120, b"\\", b"'", b'"', b"%", b":1:1"]
+TOP_LEVEL = ["plain", "dev_zero", "fifo", "outside_file", "dangling"]
+
+
+def filename_case(rng: random.Random, work: Path, n: int):
+    """A fresh project whose template file has a hostile name (option syntax, bytes that are not
+    UTF-8, control characters), beside a committed `--config=evil.j2` that ignores every rule and a
+    top-level entry of a random kind (a device, a FIFO, a link out of the project). The CLI gets the
+    names after `--`, as the pre-commit hook passes them. Returns (project, names, format)."""
+    import os
+
+    proj = work / f"name{n}"
+    proj.mkdir()
+    (proj / "promptlint.toml").write_text("", encoding="utf-8")
+    (proj / "--config=evil.j2").write_text('ignore = ["M", "E", "PL"]\n', encoding="utf-8")
+    raw = b"".join(rng.choice(NAME_PARTS) for _ in range(rng.randint(1, 4))).replace(b"/", b"_")[:200] + b".j2"
+    name = os.fsdecode(raw)
+    (proj / name).write_text("Current time: {{ now }}\n" + "Shared policy text. " * 40 + "\n{{ question }}\n", encoding="utf-8")
+    other = rng.choice(TOP_LEVEL)
+    extra = proj / "other.j2"
+    if other == "dev_zero":
+        os.symlink("/dev/zero", extra)
+    elif other == "fifo":
+        os.mkfifo(extra)
+    elif other == "outside_file":
+        os.symlink(work / "outside" / "secret.txt", extra)
+    elif other == "dangling":
+        os.symlink(proj / "nowhere", extra)
+    else:
+        extra.write_text("{{ question }}\n", encoding="utf-8")
+    fmt = rng.choice(["full", "concise", "json", "json-lines", "github", "gitlab", "sarif"])
+    return proj, ["--config=evil.j2", name, "other.j2"], fmt
+
+
+def check_filename_case(proj: Path, names, fmt: str, canaries) -> str:
+    """'' when the run reported the hazard in the hostile-named file and stayed well-formed."""
+    import contextlib
+    import io
+    import os
+
+    from promptlint.cli import main as cli_main
+
+    out, err = io.StringIO(), io.StringIO()
+    cwd = os.getcwd()
+    os.chdir(proj)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = cli_main(["check", "--no-cache", "--output-format", fmt, "--", *names])
+    finally:
+        os.chdir(cwd)
+    text = out.getvalue()
+    if code != 1:
+        return f"exit {code}, expected 1 (the M101 must be found): {err.getvalue()[-300:]}"
+    if "internal error" in err.getvalue():
+        return "internal error: " + err.getvalue()[-300:]
+    if any(c in text or c in err.getvalue() for c in canaries):
+        return "CANARY TEXT IN THE OUTPUT"
+    if fmt in ("json", "json-lines", "gitlab", "sarif"):
+        text.encode("utf-8")  # no lone surrogate
+        docs = [json.loads(line) for line in text.splitlines()] if fmt == "json-lines" else [json.loads(text)]
+        if "M101" not in json.dumps(docs):
+            return "M101 missing from the JSON output"
+    elif "M101" not in text:
+        return "M101 missing from the output"
+    return ""
+
+
 LSP_HEADERS = [
     b"Content-Length: %d\r\n", b"Content-Length: abc\r\n", b"Content-Length: 99999999999\r\n", b"Content-Length: -1\r\n",
     b"Content-Length 12\r\n", b"Content-Type: application/vscode-jsonrpc\r\n", b"content-length:%d\n", b"\r\n",
@@ -200,7 +275,14 @@ def main() -> int:
     ap.add_argument("--cases", type=int, default=10000)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--timeout", type=float, default=0.5, help="render-timeout per render (s)")
+    ap.add_argument("--suite", choices=("templates", "operators"), default="templates",
+                    help="templates (default) or operators: malformed audit rows, diff/hashes inputs, "
+                    "tokenize --jsonl lines (scripts/fuzz_operators.py)")
     args = ap.parse_args()
+    if args.suite == "operators":
+        from fuzz_operators import run
+
+        return run(args.cases, args.seed)
     import os
 
     if ENV_CANARY not in os.environ:  # so that /proc/self/environ of this very process holds it
@@ -226,7 +308,23 @@ def main() -> int:
     slowest = (0.0, "")
     start = time.monotonic()
     for n in range(args.cases):
-        kind = rng.choices(["mutation", "soup", "ssti", "include", "lsp"], weights=[6, 3, 1, 2, 2])[0]
+        if n and n % 1000 == 0:  # interim totals: a long run that is stopped still says what it saw
+            print(f"[{n} cases, {time.monotonic() - start:.0f} s] crashes {totals['crash']}, failures {len(failures)}",
+                  file=sys.stderr, flush=True)
+        kind = rng.choices(["mutation", "soup", "ssti", "include", "lsp", "filename"], weights=[6, 3, 1, 2, 2, 1])[0]
+        if kind == "filename":
+            proj, names, fmt = filename_case(rng, work, n)
+            try:
+                problem = check_filename_case(proj, names, fmt, canaries)
+            except Exception:
+                failures.append((n, kind, fmt, traceback.format_exc(limit=-3), repr(names)))
+                totals["crash"] += 1
+                continue
+            totals[kind] += 1
+            totals["reported"] += 1
+            if problem:
+                failures.append((n, kind, fmt, problem, repr(names)))
+            continue
         if kind == "lsp":
             data = lsp_stream(rng)
             try:
@@ -283,7 +381,7 @@ def main() -> int:
             canary.unlink()
     elapsed = time.monotonic() - start
     print(f"cases: {args.cases} in {elapsed:.0f} s (seed {args.seed}, render-timeout {args.timeout} s)")
-    print("by kind: " + ", ".join(f"{k} {totals[k]}" for k in ("mutation", "soup", "ssti", "include", "lsp")))
+    print("by kind: " + ", ".join(f"{k} {totals[k]}" for k in ("mutation", "soup", "ssti", "include", "lsp", "filename")))
     print(f"outcomes: clean {totals['clean']}, reported {totals['reported']}, crashes {totals['crash']}, "
           f"failures {len(failures)}")
     print("codes (cases reporting each): " + ", ".join(f"{c} {k}" for c, k in sorted(codes.items())))

@@ -98,12 +98,16 @@ def test_prompts_and_salts_never_written(tmp_path):
             assert secret not in text, (name, secret)
 
 
-def test_bad_line_is_one_line_error(tmp_path, capsys):
+def test_bad_line_is_one_line_error_and_the_other_rows_are_audited(tmp_path, capsys):
     bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"request_id": "x", "prompt_tokens": -3}\n')
-    assert main(["audit", str(bad)]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "bad.jsonl:1" in err and "prompt_tokens" in err
+    bad.write_text('{"request_id": "x", "prompt_tokens": -3}\n{"request_id": "y", "prompt_tokens": 7}\n')
+    assert main(["audit", str(bad), "--output-format", "json"]) == 1  # some rows failed
+    out, err = capsys.readouterr()
+    assert err.count("\n") == 1 and "bad.jsonl:1:" in err and "`prompt_tokens`" in err
+    summary = json.loads(out)["summary"]
+    assert summary["requests"] == 1 and summary["prompt_tokens"] == 7
+    assert summary["rows"]["read"] == 2 and summary["rows"]["used"] == 1 and summary["rows"]["failed"] == 1
+    assert summary["rows"]["failures"][0]["line"] == 1
 
 
 def test_bundled_example_prints_summary_and_reconciliation(tmp_path, capsys):

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from chat_helpers import TEMPLATES, model_dir
-from promptlint.chat.request import ChatProfile, ChatRequest, detect_content_format, prepare
+from promptlint.chat.frontends import prepare
+from promptlint.chat.request import ChatProfile, ChatRequest, detect_content_format
 from promptlint.chat.run import ChatTemplate
 from promptlint.chat.scenarios import builtin_requests
 from promptlint.chat.source import load_source
@@ -124,8 +125,10 @@ def test_llama_3_1_date_string_declared_volatile(workdir, tmp_path):
 def test_refused_builtin_scenarios_are_notes_not_errors(workdir):
     d = model_dir("google-gemma-2-2b-it.jinja", workdir)
     report = _check(d)
-    assert report.errors == [] and report.findings == []
-    assert any("System role not supported" in n and "refuses" in n for n in report.notices)
+    assert report.errors == []
+    # each refused scenario is an info note (PL102), never an error, and it is cached with the findings
+    assert {f.code for f in report.findings} == {"PL102"} and all(f.severity == "info" for f in report.findings)
+    assert all("System role not supported" in f.message for f in report.findings)
 
 
 def test_standalone_jinja_is_a_chat_template(tmp_path):

@@ -190,7 +190,8 @@ def test_cli_full_output_lines(tmp_path, capsys):
     v = _vec(block_size=16)
     rc, out, err = _run(capsys, _ids_file(tmp_path, "seq_c_37"))
     assert rc == 0
-    assert out.splitlines() == [f"0\t16\t{v['block_hashes_hex'][0]}", f"1\t32\t{v['block_hashes_hex'][1]}"]
+    assert out.splitlines() == ["block\tend_token\thash", f"0\t16\t{v['block_hashes_hex'][0]}",
+                                f"1\t32\t{v['block_hashes_hex'][1]}"]
     assert "last 5 token(s)" in err
 
 

@@ -47,3 +47,15 @@ def owned_directory(path: Path):
         if owned is not None and owned.owns(path):
             return owned
     return None
+
+
+def tokenizer_dir(path: Path) -> Optional[Path]:
+    """The directory whose own tokenizer.json an analyzer loads for ``path`` instead of the run's
+    (when none is configured), or None: what the driver plans by. A hint: a file no analyzer lints
+    with that tokenizer only changes its place in the order of work."""
+    for module in modules():
+        own = getattr(module, "tokenizer_dir", None)
+        directory = own(path) if own is not None else None
+        if directory is not None:
+            return directory
+    return None

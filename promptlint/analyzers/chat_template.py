@@ -18,10 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional, Tuple
 
-from promptlint import bounded_io
+from promptlint import bounded_io, registry
 from promptlint.analyzers.files import Files, OwnedDirectory
-from promptlint.kernel import Context, TokenizerProvider, file_error
+from promptlint.kernel import Context, TokenizerProvider, file_error, finding
 from promptlint.records import Finding, SourceLine, StoredAt
+
+# PL102 skipped-scenario: a built-in conversation the template refuses (_refusals)
+NOTE_CODES = registry.implements(__name__, "PL102")
 
 CONFIG_NAME = "tokenizer_config.json"
 TEMPLATE_FILE = "chat_template.jinja"
@@ -44,12 +47,17 @@ def _tokenizer_for(source, ctx: Context):
 
     if ctx.settings.tokenizer:
         return ctx.tokenizer
-    directory: Optional[Path] = source.model_dir
-    if directory is None and (source.path.parent / "tokenizer.json").is_file():
-        directory = source.path.parent
+    directory = tokenizer_dir(source.model_dir or source.path)
     if directory is None:
         return ctx.tokenizer
     return TokenizerProvider(resolve(str(directory)))
+
+
+def tokenizer_dir(path: Path) -> Optional[Path]:
+    """The directory whose tokenizer.json a chat source at ``path`` (a model directory, or a file in
+    one) uses when no tokenizer is configured; the driver groups files by it (analyzers.tokenizer_dir)."""
+    directory = path if path.is_dir() else path.parent
+    return directory if (directory / "tokenizer.json").is_file() else None
 
 
 @dataclass
@@ -62,14 +70,11 @@ class Outcome:
     seen: set = field(default_factory=set)
 
 
-def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
-    from promptlint.chat.request import ChatProfile
-    from promptlint.chat.run import ChatTemplate
+def _prepare(path: Path, text: str, ctx: Context):
+    """(source, tokenizer, scenarios) of a chat source, or the E findings saying why it cannot be run."""
     from promptlint.chat.source import SourceError, load_source
-    from promptlint.render import Limits
     from promptlint.scenarios import SamplesError
 
-    settings = ctx.settings
     try:
         source = load_source(path, text if (text and not path.is_dir()) else None)
     except SourceError as e:
@@ -77,13 +82,35 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     except ValueError as e:
         return [file_error(ctx.display(path), "E005", f"invalid JSON: {e}")]
     tokenizer = _tokenizer_for(source, ctx)
-    _special_tokens(source, tokenizer, ctx)
+    embedded = getattr(getattr(tokenizer, "spec", None), "embedded", False)
+    _special_tokens(source, tokenizer, ctx, embedded)
+    if embedded:  # the template's special-token texts stay single tokens, as in the model's tokenizer
+        from promptlint.chat.special import atomic, template_special_texts
+
+        tokenizer = atomic(tokenizer, template_special_texts(source))
     try:
         scenarios = _scenarios(path)
     except SamplesError as e:
         return [file_error(ctx.display(e.path), "E003", e.message)]
+    return source, tokenizer, scenarios
+
+
+def _chat(source, ctx: Context):
+    from promptlint.chat.request import ChatProfile
+    from promptlint.chat.run import ChatTemplate
+    from promptlint.render import Limits
+
+    settings = ctx.settings
     profile = ChatProfile(settings.transformers, settings.frontend, settings.serving)
-    chat = ChatTemplate(source, profile, Limits(timeout_s=settings.render_timeout, max_output_bytes=settings.max_output))
+    return ChatTemplate(source, profile, Limits(timeout_s=settings.render_timeout, max_output_bytes=settings.max_output))
+
+
+def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
+    prepared = _prepare(path, text, ctx)
+    if isinstance(prepared, list):  # cannot be run: why
+        return prepared
+    source, tokenizer, scenarios = prepared
+    chat = _chat(source, ctx)
     stored = StoredTemplates(source, path, text, ctx)
     outcome = Outcome()
     for scenario in scenarios:
@@ -94,31 +121,20 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
 
 def measure(path: Path, text: str, ctx: Context) -> list:
     """Eligible blocks per request of each scenario the template renders (``check --baseline``);
-    a scenario the template refuses is left out, as lint_file leaves it with a note."""
+    a built-in scenario the template refuses is left out, as lint_file leaves it with a note."""
     from promptlint import per_request
-    from promptlint.chat.request import ChatProfile
-    from promptlint.chat.run import ChatRun, ChatTemplate
-    from promptlint.chat.source import SourceError, load_source
+    from promptlint.chat.run import ChatRun
+    from promptlint.chat.source import SourceError
     from promptlint.compare import engine_profile
-    from promptlint.render import Limits, RenderError
-    from promptlint.scenarios import SamplesError
+    from promptlint.render import RenderError
 
-    settings = ctx.settings
-    profile = engine_profile(settings.engine, settings.block_size)
+    profile = engine_profile(ctx.settings.engine, ctx.settings.block_size)
     display = ctx.display(path)
-    try:
-        source = load_source(path, text if (text and not path.is_dir()) else None)
-        tokenizer = _tokenizer_for(source, ctx)
-        _special_tokens(source, tokenizer, ctx)
-        scenarios = _scenarios(path)
-    except SourceError as e:
-        return [per_request.failed(display, e.code, e.message, profile.block_size)]
-    except SamplesError as e:
-        return [per_request.failed(display, "E003", e.message, profile.block_size)]
-    except ValueError as e:
-        return [per_request.failed(display, "E005", f"invalid JSON: {e}", profile.block_size)]
-    chat = ChatTemplate(source, ChatProfile(settings.transformers, settings.frontend, settings.serving),
-                        Limits(timeout_s=settings.render_timeout, max_output_bytes=settings.max_output))
+    prepared = _prepare(path, text, ctx)
+    if isinstance(prepared, list):
+        return [per_request.failed(display, prepared[0].code, prepared[0].message, profile.block_size)]
+    source, tokenizer, scenarios = prepared
+    chat = _chat(source, ctx)
     out, refused = [], None
     for scenario in scenarios:
         name = None
@@ -134,11 +150,14 @@ def measure(path: Path, text: str, ctx: Context) -> list:
     return out or ([refused] if refused else [])
 
 
-def _special_tokens(source, tokenizer, ctx: Context) -> None:
-    """The special-token strings the template sees: the source's, else the tokenizer directory's."""
+def _special_tokens(source, tokenizer, ctx: Context, embedded: bool) -> None:
+    """The special-token strings the template sees: the source's, else the tokenizer directory's,
+    else a configured tokenizer.json's own (never the embedded approximate one's)."""
+    from promptlint.chat.special import from_tokenizer
+
     if source.special_tokens:
         return
-    source.special_tokens = dict(tokenizer().special_tokens)
+    source.special_tokens = dict(tokenizer().special_tokens) or ({} if embedded else from_tokenizer(tokenizer()))
     if not source.special_tokens:
         ctx.notices.append(
             f"{ctx.display(source.path)}: no tokenizer_config.json gives the special tokens, so `bos_token`/`eos_token` are "
@@ -203,15 +222,18 @@ def _run_scenario(chat, scenario, tokenizer, ctx: Context, stored: "StoredTempla
 
 
 def _refusals(outcome: Outcome, ctx: Context) -> List[Finding]:
-    """A template that refuses every built-in scenario is an error; one that refuses some, a note each."""
+    """A template that refuses every built-in scenario is an error; one that refuses some, a PL102 each."""
     findings = outcome.findings
     if outcome.refused and not outcome.rendered_any:
         name, first = outcome.refused[0]
         first.message += f" (built-in scenario `{name}`; every built-in scenario failed)"
         findings.append(first)
     else:
-        for name, f in outcome.refused:
-            ctx.notices.append(f"{f.path}:{f.line}: the template refuses the built-in `{name}` scenario, skipped: {f.message}")
+        for name, f in outcome.refused:  # never skipped silently: one info finding per scenario (PL102)
+            if ctx.is_enabled("PL102"):
+                skipped = finding("PL102", f.path, f"built-in scenario `{name}` not rendered, not checked: {f.message}",
+                                  f.line, variable=name, notes=f.notes)
+                findings.append(skipped)
     return findings
 
 

@@ -9,9 +9,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import List
 
+from promptlint import registry
 from promptlint.analyzers.files import Files
 from promptlint.kernel import Context, file_error
 from promptlint.records import Finding
+
+# PL101 analysis-assumption: the one note per file naming what the render assumed (assumption_notes)
+NOTE_CODES = registry.implements(__name__, "PL101")
 
 SUFFIXES = (".j2", ".jinja", ".jinja2", ".prompt")
 FILES = Files(suffixes=SUFFIXES, never_infix=".samples.")
@@ -51,9 +55,10 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
         run.base()  # a base that does not render is reported here, before any variant
         for module in enabled:
             findings.extend(module.check(run))
+        findings += other_choices(run)
     except RenderError as e:
-        where = run.path_of(e.template) if e.template else run.display_path
-        findings.append(file_error(where, e.code, e.message, e.line))
+        findings.append(include_error(run, e))
+    findings += assumption_notes(run)
     for dep in run.loaded.dependencies():  # every path an include name was looked up at, misses too
         ctx.depend(dep)
     return checks.collapse(findings)
@@ -83,6 +88,7 @@ def _run(path: Path, text: str, ctx: Context):
     from promptlint.render import Limits, RenderError, load_template
     from promptlint.scenarios import SamplesError, samples_path_for
     from promptlint.scenarios.infer import template_scenario
+    from promptlint.scenarios.names import name_patterns
 
     settings = ctx.settings
     display = ctx.display(path)
@@ -92,7 +98,7 @@ def _run(path: Path, text: str, ctx: Context):
         max_recursion=settings.max_recursion,
     )
     try:
-        loaded = load_template(path, settings.template_env, [settings.root], source=text, limits=limits)
+        loaded = load_template(path, settings.template_env, [settings.root], source=text, limits=limits, jinja=settings.jinja_stubs(), classify=name_patterns().classify)
     except RenderError as e:
         return [file_error(display, e.code, e.message, e.line)]
 
@@ -117,3 +123,55 @@ def _run(path: Path, text: str, ctx: Context):
         pinned=ctx.tokenizer,
         engine=settings.engine,
     )
+
+
+def include_error(run, e) -> Finding:
+    """The E finding for a render error, at the file it is in; an included file's error names its
+    includer (the driver merges the same error met through several includers into one)."""
+    where = run.path_of(e.template) if e.template else run.display_path
+    f = file_error(where, e.code, e.message, e.line)
+    if where != run.display_path:
+        f.notes.append(f"included by {run.display_path}")
+    return f
+
+
+def other_choices(run) -> List[Finding]:
+    """Every other file an include input can name (scenarios/includes.py) must render too."""
+    from promptlint.render import RenderError
+
+    out = []
+    for name, options in run.scenario.include_choices.items():
+        for option in options[1:]:
+            try:
+                run.sample(**{name: option})
+            except RenderError as e:
+                out.append(include_error(run, e))
+    return out
+
+
+def assumption_notes(run) -> List[Finding]:
+    """PL101: one info note naming what the render assumed: stand-ins for unknown filters, tests
+    and globals (render/stubs.py), include inputs rendered as empty (scenarios/includes.py)."""
+    from promptlint.render.stubs import note
+
+    if not run.enabled("PL101"):
+        return []
+    places, parts = [], []
+    found = note(run.loaded.env)
+    if found is not None:
+        places.append(found[:2])
+        parts.append(found[2])
+    for name, template, line in run.scenario.unresolved_includes:
+        places.append((template, line))
+        parts.append(
+            f"the include name `{name}` is an input no samples file or template beside it resolves, so the include "
+            f"renders as empty; list its files in the samples file (`[include-choices]` `{name} = [\"...\"]`)"
+        )
+    if not parts:
+        return []
+    template, line = places[0]
+    message = "; ".join(parts)
+    if template != run.loaded.name:  # first met in an include: the note stays with the linted file
+        message += f" (first met in `{template}`, line {line})"
+        line = 1
+    return [file_error(run.display_path, "PL101", message, line)]

@@ -3,7 +3,9 @@
 One module per job, streamed in this order (see docs/audit.md):
 
     ingest      lines of a trace (native JSONL, OpenAI-compatible logs, LiteLLM, OTel,
-                hash_ids traces) -> AuditRequest records; prompts and salts dropped here
+                hash_ids traces) -> AuditRequest records; prompts and salts dropped here;
+                every row counted as used, skipped or failed
+    fields      typed readers for row fields: a wrong type fails its row, naming the field
     fingerprints keyed, chained chunk fingerprints; canonical template-input digests
     index       bounded, generational prefix index sharded by model revision / tenant /
                 instance: the longest shared prefix against earlier requests

@@ -24,6 +24,20 @@ from promptlint.compare import eligible_tokens
 CLASS_ORDER = ("M1", "M2", "M4", "M6", "M7", "M5", "U")  # tie-break order for the class
 LOST_KEYS = ("M3", "M2", "M1", "M4", "M6", "M7", "M5", "U")
 ALL_CLASSES = ("HIT", "M0", "M1", "M2", "M3", "M4", "M5", "M6", "M7", "U")
+# one-line meanings, printed as the legend of the `full` output (docs/audit.md has the rules)
+CLASS_MEANING = {
+    "HIT": "served: cached tokens reached the ceiling E_tmpl",
+    "M0": "cold: nothing shareable with any earlier request",
+    "M1": "token identity changed (tokenizer or template revision)",
+    "M2": "only the order/serialization of order-free inputs differed",
+    "M3": "block and last-token rounding (explained, not a defect)",
+    "M4": "tenant or salt separation (correct behaviour)",
+    "M5": "evicted (proven by KV events, or inferred from capacity)",
+    "M6": "the partner request lives on another replica",
+    "M7": "caching off, or prompt_logprobs skips the lookup",
+    "U": "unexplained: no evidence for another class",
+    "unobserved": "no cached-token count reported (what-if ceilings only)",
+}
 
 # Hosted APIs: (increment, minimum cacheable prompt). Approximate by construction: their
 # breakpoints are not visible in a trace (docs/audit.md, "hosted APIs").

@@ -11,23 +11,38 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 
+class DeriveError(ValueError):
+    """Why a row's token ids could not be derived (the row stays usage-only, with this as evidence).
+    Never carries message text: rows hold prompts."""
+
+
 def make_deriver(
     tokenizer_path: str,
     template_path: str,
     sha256: Optional[str] = None,
-    frontend: str = "vllm",
+    frontend: Optional[str] = None,
     transformers: int = 5,
-) -> Callable[[Dict[str, Any]], Optional[List[int]]]:
-    """A function from captured request inputs (messages, tools, ...) to the ids the engine saw.
+    engine: Optional[str] = None,
+) -> Callable[[Dict[str, Any]], List[int]]:
+    """A function from captured request inputs (messages, tools, ...) to the ids the engine saw;
+    it raises :class:`DeriveError` with the reason when they cannot be derived.
 
     ``template_path`` is a model directory, a ``tokenizer_config.json`` or a chat ``.jinja`` file.
+    Under ``engine="llamacpp"`` the request goes through llama.cpp's server frontend and
+    llama.cpp's tokenization by default; otherwise through vLLM's, with the pinned tokenizer.
     """
     from promptlint import tokens
-    from promptlint.chat.request import ChatProfile, ChatRequest
+    from promptlint.captured import _request_from_body as request_from_body
+    from promptlint.chat.request import ChatProfile
     from promptlint.chat.run import ChatTemplate
     from promptlint.chat.source import SourceError, load_source
+    from promptlint.jsonl import lone_surrogate
     from promptlint.render import Limits, RenderError
 
+    from promptlint.engine_tokenize import engine_encoder
+
+    if frontend is None:
+        frontend = "llamacpp" if engine == "llamacpp" else "vllm"
     tok = tokens.load(tokens.resolve(tokenizer_path, sha256))
     try:
         source = load_source(Path(template_path))
@@ -36,21 +51,23 @@ def make_deriver(
     if not source.special_tokens:
         source.special_tokens = dict(tok.special_tokens)
     chat = ChatTemplate(source, ChatProfile(transformers, frontend, "chat"), Limits())
+    encoder = engine_encoder(tok, engine if engine == "llamacpp" else "vllm")
 
-    def derive(inputs: Dict[str, Any]) -> Optional[List[int]]:
-        messages = inputs.get("messages")
-        if not isinstance(messages, list):
-            return None
-        request = ChatRequest(
-            messages=messages,
-            tools=inputs.get("tools") or None,
-            documents=inputs.get("documents"),
-            add_generation_prompt=inputs.get("add_generation_prompt"),
-        )
+    def derive(inputs: Dict[str, Any]) -> List[int]:
+        try:
+            request = request_from_body(inputs)  # the same checks as `promptlint diff` on a request body
+        except ValueError as e:
+            raise DeriveError(str(e)) from None
         try:
             rendered, _, _ = chat.render(request)
-        except (RenderError, TypeError, ValueError):  # a row that does not render stays usage-only
-            return None
-        return tok.encode(rendered.text, add_special_tokens=False).ids
+        except RenderError as e:
+            raise DeriveError(f"the chat template refused the request ({e.code}; `promptlint rule {e.code}` explains)") from None
+        except (TypeError, ValueError, AttributeError, KeyError) as e:
+            raise DeriveError(f"the request does not render ({type(e).__name__})") from None
+        i = lone_surrogate(rendered.text)
+        if i is not None:
+            raise DeriveError(f"the rendered prompt holds a lone surrogate (\\u{ord(rendered.text[i]):04x}), "
+                              "which is not Unicode text")
+        return encoder.encode(rendered.text, add_special_tokens=False).ids
 
     return derive

@@ -67,7 +67,7 @@ def chain_ids_hex(ids: Iterable[Any], key: bytes) -> List[str]:
     prev = bytes.fromhex(ROOT)
     for x in ids:
         h = hashlib.blake2b(prev, digest_size=8, key=key)
-        h.update(str(x).encode())
+        h.update(str(x).encode("utf-8", "surrogatepass"))  # opaque ids: any string is data
         prev = h.digest()
         out.append(prev.hex())
     return out
@@ -113,7 +113,8 @@ def canonical(inputs: Any) -> Any:
 
 def digest(obj: Any, key: bytes, sort_keys: bool) -> str:
     text = json.dumps(obj, sort_keys=sort_keys, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.blake2b(text.encode("utf-8"), digest_size=8, key=key).hexdigest()
+    # surrogatepass: a lone surrogate in logged inputs (a UTF-16 string cut mid-pair) is data, not an error
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8, key=key).hexdigest()
 
 
 def template_digests(inputs: Any, key: bytes) -> Dict[str, str]:

@@ -11,24 +11,63 @@ dropped at once. Events are consumed in step with the trace (streaming merge by 
 
 from __future__ import annotations
 
-import json
-from typing import Any, Dict, Iterator, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
+from promptlint import jsonl
+from promptlint.audit.fields import RowError, arr, count, kind, label, number, objects, token_ids
 from promptlint.audit.fingerprints import ROOT, chain_hex
+
+KNOWN = ("BlockStored", "BlockRemoved", "AllBlocksCleared")
 
 
 def _events(path: str) -> Iterator[Tuple[float, int, str, Dict[str, Any]]]:
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            line = line.strip()
-            if not line:
-                continue
-            obj = json.loads(line)
-            inst = str(obj.get("instance", "-"))
-            ts = float(obj.get("ts", 0.0))
-            seq = int(obj.get("seq", n))
-            for ev in obj.get("events", [obj]):
-                yield ts, seq, inst, ev
+    """(ts, seq, instance, event) per event; a malformed line stops the audit naming it
+    (events prove evictions: a gap in them would make a proof wrong)."""
+    from promptlint.audit.ingest import TraceError
+
+    with open(path, "rb") as f:
+        for n, line in jsonl.numbered_lines(f):
+            try:
+                batch = _batch(jsonl.loads(line, first=n == 1), n)
+            except (jsonl.LineError, RowError) as e:
+                raise TraceError(f"{path}:{n}: {e}; fix or drop the event line") from None
+            except RecursionError:
+                raise TraceError(f"{path}:{n}: nested too deeply to read; fix or drop the event line") from None
+            yield from batch
+
+
+def _batch(obj: Any, n: int) -> List[Tuple[float, int, str, Dict[str, Any]]]:
+    if not isinstance(obj, dict):
+        raise RowError(f"each line must be a JSON object, not {kind(obj)}")
+    inst = label(obj.get("instance", "-"), "instance")
+    ts = number(obj.get("ts"), "ts", 0.0)
+    seq = count(obj.get("seq", n), "seq")
+    events = objects(obj["events"], "events") if "events" in obj else [obj]
+    return [(ts, seq, inst, _event(ev, f"events[{i}]" if "events" in obj else "event")) for i, ev in enumerate(events)]
+
+
+def _scalar(v: Any, name: str) -> Any:
+    """A block hash: an integer or a string (it is a dictionary key)."""
+    if v is None or isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool)):
+        return v
+    raise RowError(f"`{name}` must be an integer or a string, not {kind(v)}")
+
+
+def _event(ev: Dict[str, Any], name: str) -> Dict[str, Any]:
+    """The fields of one event the audit uses, checked (token ids and extra keys dropped after use)."""
+    t = ev.get("type")
+    if t not in KNOWN:
+        return {"type": None}  # other event types say nothing about these blocks
+    out: Dict[str, Any] = {"type": t}
+    if t in ("BlockStored", "BlockRemoved"):
+        out["block_hashes"] = [_scalar(h, f"{name}.block_hashes[{i}]")
+                               for i, h in enumerate(arr(ev.get("block_hashes"), f"{name}.block_hashes"))]
+    if t == "BlockStored":
+        bs = ev.get("block_size")
+        out["block_size"] = 16 if bs is None else count(bs, f"{name}.block_size", 1)
+        out["parent_block_hash"] = _scalar(ev.get("parent_block_hash"), f"{name}.parent_block_hash")
+        out["token_ids"] = token_ids(ev.get("token_ids") or [], f"{name}.token_ids")
+    return out
 
 
 class KvEvents:
@@ -56,7 +95,7 @@ class KvEvents:
     def _apply(self, ts: float, seq: int, inst: str, ev: Dict[str, Any]) -> None:
         kind = ev.get("type")
         if kind == "BlockStored":
-            bs = int(ev.get("block_size") or 16)
+            bs = ev["block_size"]
             parent = self.engine_to_fp.get((inst, ev.get("parent_block_hash")), ROOT)
             ids = ev.get("token_ids") or []
             for i, h in enumerate(ev.get("block_hashes") or []):

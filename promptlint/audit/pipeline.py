@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
 from promptlint.audit.capacity import Curve, StackDistance, request_distances
-from promptlint.audit.classify import ceiling, waterfall
+from promptlint.audit.classify import Verdict, ceiling, waterfall
 from promptlint.audit.fingerprints import CHECKPOINT_TOKENS
 from promptlint.audit.index import PrefixIndex, prefix_run
 from promptlint.audit.records import AuditRequest, block_fps, flag, lookup_skipped
@@ -32,84 +32,95 @@ class Auditor:
             yield self.one(r)
 
     def one(self, r: AuditRequest) -> Dict[str, Any]:
+        """Classify one request, then add it to the index (a request never matches itself)."""
         if self.kv is not None:
             self.kv.advance(r.arrival_ts)
-        P, B, O = r.prompt_tokens, r.block_size, r.cached_tokens
-        evidence: List[str] = []
-        row: Dict[str, Any] = {
-            "request_id": r.request_id, "arrival_ts": r.arrival_ts, "instance": r.instance, "tenant": r.tenant,
-            "model_rev": r.model_rev, "tokenizer_rev": r.tokenizer_rev, "template_rev": r.template_rev,
-            "engine": r.engine, "tokens_source": r.source, "prompt_tokens": P, "block_size": B, "cached_tokens": O,
-        }
+        row = _row_labels(r)
         if not r.identity:
+            evidence = ["no token identity (usage only): pass token ids, fingerprints or "
+                        "a tokenizer and chat template to derive them"]
+            if "not_derived" in r.flags:
+                evidence.append(f"token ids not derived: {r.flags['not_derived']}")
             row.update({"class": "U", "shared_tokens": None, "ceiling_tokens": None, "ceiling_inst_tokens": None,
-                        "lost": {}, "evidence": ["no token identity (usage only): pass token ids, fingerprints or "
-                                                 "a tokenizer and chat template to derive them"]})
+                        "lost": {}, "evidence": evidence})
             return self._finish(row, r)
         shard = self.index.shard(r.model_rev, r.chunk)
-        g = r.chunk
-        S = {}
-        partner = None
-        interval = None
+        evidence: List[str] = []
+        S, interval, partner = self._shared_prefixes(shard, r, evidence)
+        _template_matches(shard, r, S, evidence)
+        bfps = block_fps(r.fps, r.chunk, r.block_size) if r.fps else None
+        ms = self._stack_distances(r, bfps)
+        remainder, stack_m = self._remainder(r, bfps, ms, evidence)
+        _flag_notes(r, evidence)
+        v = waterfall(r.prompt_tokens, r.block_size, r.cached_tokens, S, remainder, r.engine)
+        if partner is not None and v.ceilings["all"]:
+            evidence.insert(0, f"partner {partner}")
+        if v.over_ceiling:
+            evidence.append(f"over ceiling by {v.over_ceiling} tokens (connector/host tier, or cache older than the trace)")
+        row.update(_verdict_fields(r, S, v, partner, stack_m, evidence))
+        if interval is not None:
+            P, B = r.prompt_tokens, r.block_size
+            row["shared_interval"] = interval
+            row["ceiling_interval"] = [ceiling(interval[0], P, B, r.engine), ceiling(interval[1], P, B, r.engine)]
+        _insert(shard, r)
+        return self._finish(row, r)
+
+    def _shared_prefixes(self, shard, r: AuditRequest,
+                         evidence: List[str]) -> Tuple[Dict[str, int], Optional[List[int]], Optional[str]]:
+        """S_all, S_tenant, S_inst (tokens), the checkpoint interval if any, and the partner."""
         if r.source == "checkpoint":
-            S, interval, partner = self._checkpoints(shard, r)
-        else:
-            fps = r.fps
-            k_all = prefix_run(fps, shard.all)
-            s_all = k_all * g
-            if k_all:
-                partner = shard.all.get(fps[k_all - 1])
-            if r.ids is not None:
-                extra, who = shard.exact_tail(k_all, fps, r.ids, g)
-                if extra:
-                    s_all += extra
-                    partner = who
-            k_ten = prefix_run(fps, shard.scope((r.tenant,)), k_all)
-            k_inst = prefix_run(fps, shard.scope((r.tenant, r.instance)), k_ten)
-            S = {"all": s_all, "tenant": k_ten * g, "inst": k_inst * g}
-            if k_ten == k_all:
-                S["tenant"] = s_all  # same chunks: the exact tail is the same tail
-                if k_inst == k_ten:
-                    S["inst"] = s_all
-            if B % g:
-                evidence.append(f"fingerprint chunk {g} does not divide block size {B}: ceilings are lower bounds")
-        S["raw"] = S["tmpl"] = S["all"]
-        for name, d in (("raw", r.tmpl_raw), ("tmpl", r.tmpl_canon)):
-            if d:
-                hit = (shard.raw if name == "raw" else shard.canon).get(d)
-                if hit is not None:
-                    s = min(P, hit[0])
-                    if s > S[name]:
-                        S[name] = s
-                        if name == "raw":
-                            diffs = [f"{f} {a}->{b}" for f, a, b in (("tokenizer_rev", hit[2], r.tokenizer_rev),
-                                     ("template_rev", hit[3], r.template_rev)) if a != b]
-                            evidence.append(f"same template inputs as {hit[1]}" + (f"; revs differ: {', '.join(diffs)}" if diffs else ""))
-                        else:
-                            evidence.append(f"canonical template inputs equal {hit[1]}'s, raw differ (order/serialization)")
-        S["tmpl"] = max(S["tmpl"], S["raw"])
-        # remainder class and stack distances
+            return self._checkpoints(shard, r)
+        g, fps = r.chunk, r.fps
+        partner = None
+        k_all = prefix_run(fps, shard.all)
+        s_all = k_all * g
+        if k_all:
+            partner = shard.all.get(fps[k_all - 1])
+        if r.ids is not None:
+            extra, who = shard.exact_tail(k_all, fps, r.ids, g)
+            if extra:
+                s_all += extra
+                partner = who
+        k_ten = prefix_run(fps, shard.scope((r.tenant,)), k_all)
+        k_inst = prefix_run(fps, shard.scope((r.tenant, r.instance)), k_ten)
+        S = {"all": s_all, "tenant": k_ten * g, "inst": k_inst * g}
+        if k_ten == k_all:
+            S["tenant"] = s_all  # same chunks: the exact tail is the same tail
+            if k_inst == k_ten:
+                S["inst"] = s_all
+        if r.block_size % g:
+            evidence.append(f"fingerprint chunk {g} does not divide block size {r.block_size}: ceilings are lower bounds")
+        return S, None, partner
+
+    def _stack_distances(self, r: AuditRequest, bfps: Optional[List[str]]) -> Optional[List[Optional[int]]]:
+        """The request's per-block LRU stack distances (and the capacity curve's share of them)."""
+        if bfps is None or not self.stack_limit:
+            return None
+        st = self.stacks.get(r.instance)
+        if st is None:
+            st = self.stacks[r.instance] = StackDistance(self.stack_limit)
+        items = [(r.model_rev, r.tenant, f) for f in bfps]
+        B = r.block_size
+        ms = request_distances(st, items, max(0, (r.prompt_tokens - 1) // B))
+        if self.curve_limit:
+            c = self.curves.get(r.instance)
+            if c is None:
+                c = self.curves[r.instance] = Curve(self.curve_limit)
+            c.add(ms, B)
+        return ms
+
+    def _remainder(self, r: AuditRequest, bfps: Optional[List[str]], ms: Optional[List[Optional[int]]],
+                   evidence: List[str]) -> Tuple[str, Optional[int]]:
+        """The class of E_inst - O (unobserved, M7, M5 or U) and the first missing block's stack distance."""
+        O, B = r.cached_tokens, r.block_size
         remainder = "U"
         stack_m = None
-        bfps = block_fps(r.fps, g, B) if r.fps else None
         if O is None:
             remainder = "unobserved"
             evidence.append("no observed cached tokens (what-if)")
         elif lookup_skipped(r):
             remainder = "M7"
             evidence.append("caching disabled" if flag(r, "caching_disabled") else "prompt_logprobs skips the cache lookup")
-        ms = None
-        if bfps is not None and self.stack_limit:
-            st = self.stacks.get(r.instance)
-            if st is None:
-                st = self.stacks[r.instance] = StackDistance(self.stack_limit)
-            items = [(r.model_rev, r.tenant, f) for f in bfps]
-            ms = request_distances(st, items, max(0, (P - 1) // B))
-            if self.curve_limit:
-                c = self.curves.get(r.instance)
-                if c is None:
-                    c = self.curves[r.instance] = Curve(self.curve_limit)
-                c.add(ms, B)
         if remainder == "U" and O is not None and bfps is not None:
             j = O // B
             if self.kv is not None and j < len(bfps):
@@ -123,36 +134,7 @@ class Auditor:
                 if remainder == "U" and cap is not None and (stack_m is None or stack_m >= cap):
                     remainder = "M5"
                     evidence.append(f"eviction inferred: stack distance {'>= limit' if stack_m is None else stack_m} >= capacity {cap} blocks")
-        for k in ("ids_truncated", "preempted"):
-            if flag(r, k):
-                evidence.append(k.replace("_", " "))
-        if "derived_length" in r.flags:
-            evidence.append(f"derived tokens: {r.flags['derived_length']} rendered vs {P} reported")
-        v = waterfall(P, B, O, S, remainder, r.engine)
-        if partner is not None and v.ceilings["all"]:
-            evidence.insert(0, f"partner {partner}")
-        if v.over_ceiling:
-            evidence.append(f"over ceiling by {v.over_ceiling} tokens (connector/host tier, or cache older than the trace)")
-        row.update({
-            "class": v.cls, "shared_tokens": S["all"], "shared_tmpl_tokens": max(S["tmpl"], S["all"]),
-            "shared_tenant_tokens": S["tenant"], "shared_inst_tokens": S["inst"], "partner": partner,
-            "ceiling_tokens": v.ceilings["tmpl"], "ceiling_all_tokens": v.ceilings["all"],
-            "ceiling_tenant_tokens": v.ceilings["tenant"], "ceiling_inst_tokens": v.ceilings["inst"],
-            "gap_tokens": None if O is None else v.ceilings["inst"] - O,
-            "over_ceiling_tokens": v.over_ceiling, "counted_observed_tokens": v.counted_observed,
-            "lost": {k: n for k, n in v.lost.items()}, "stack_m": stack_m, "evidence": evidence,
-        })
-        if interval is not None:
-            row["shared_interval"] = interval
-            row["ceiling_interval"] = [ceiling(interval[0], P, B, r.engine), ceiling(interval[1], P, B, r.engine)]
-        # insert after the look-ups: a request never matches itself
-        if r.source == "checkpoint":
-            fps = [r.checkpoints[n] for n in sorted(r.checkpoints)]
-            shard.insert(r.request_id, r.tenant, r.instance, fps, None, g, sparse=True)
-        else:
-            shard.insert(r.request_id, r.tenant, r.instance, r.fps, r.ids, g)
-        shard.note_digests(r.tmpl_raw, r.tmpl_canon, (P, r.request_id, r.tokenizer_rev, r.template_rev))
-        return self._finish(row, r)
+        return remainder, stack_m
 
     def _checkpoints(self, shard, r: AuditRequest) -> Tuple[Dict[str, int], List[int], Optional[str]]:
         """Largest checkpoint shared in each scope: S lies in [c_k, next checkpoint - 1]."""
@@ -201,3 +183,66 @@ class Auditor:
         for c in self.curves.values():
             total.merge(c)
         return total
+
+
+def _row_labels(r: AuditRequest) -> Dict[str, Any]:
+    return {
+        "request_id": r.request_id, "arrival_ts": r.arrival_ts, "instance": r.instance, "tenant": r.tenant,
+        "model_rev": r.model_rev, "tokenizer_rev": r.tokenizer_rev, "template_rev": r.template_rev,
+        "engine": r.engine, "tokens_source": r.source, "prompt_tokens": r.prompt_tokens, "block_size": r.block_size,
+        "cached_tokens": r.cached_tokens,
+    }
+
+
+def _template_matches(shard, r: AuditRequest, S: Dict[str, int], evidence: List[str]) -> None:
+    """S_raw and S_tmpl: an earlier request with the same (raw / canonical) template inputs."""
+    S["raw"] = S["tmpl"] = S["all"]
+    for name, d in (("raw", r.tmpl_raw), ("tmpl", r.tmpl_canon)):
+        if not d:
+            continue
+        hit = (shard.raw if name == "raw" else shard.canon).get(d)
+        if hit is None:
+            continue
+        s = min(r.prompt_tokens, hit[0])
+        if s <= S[name]:
+            continue
+        S[name] = s
+        if name == "raw":
+            diffs = [f"{f} {a}->{b}" for f, a, b in (("tokenizer_rev", hit[2], r.tokenizer_rev),
+                                                     ("template_rev", hit[3], r.template_rev)) if a != b]
+            evidence.append(f"same template inputs as {hit[1]}" + (f"; revs differ: {', '.join(diffs)}" if diffs else ""))
+        else:
+            evidence.append(f"canonical template inputs equal {hit[1]}'s, raw differ (order/serialization)")
+    S["tmpl"] = max(S["tmpl"], S["raw"])
+
+
+def _flag_notes(r: AuditRequest, evidence: List[str]) -> None:
+    for k in ("ids_truncated", "preempted"):
+        if flag(r, k):
+            evidence.append(k.replace("_", " "))
+    if "derived_length" in r.flags:
+        evidence.append(f"derived tokens: {r.flags['derived_length']} rendered vs {r.prompt_tokens} reported")
+
+
+def _verdict_fields(r: AuditRequest, S: Dict[str, int], v: Verdict, partner: Optional[str],
+                    stack_m: Optional[int], evidence: List[str]) -> Dict[str, Any]:
+    O = r.cached_tokens
+    return {
+        "class": v.cls, "shared_tokens": S["all"], "shared_tmpl_tokens": max(S["tmpl"], S["all"]),
+        "shared_tenant_tokens": S["tenant"], "shared_inst_tokens": S["inst"], "partner": partner,
+        "ceiling_tokens": v.ceilings["tmpl"], "ceiling_all_tokens": v.ceilings["all"],
+        "ceiling_tenant_tokens": v.ceilings["tenant"], "ceiling_inst_tokens": v.ceilings["inst"],
+        "gap_tokens": None if O is None else v.ceilings["inst"] - O,
+        "over_ceiling_tokens": v.over_ceiling, "counted_observed_tokens": v.counted_observed,
+        "lost": {k: n for k, n in v.lost.items()}, "stack_m": stack_m, "evidence": evidence,
+    }
+
+
+def _insert(shard, r: AuditRequest) -> None:
+    """Add the request to the index after its look-ups."""
+    if r.source == "checkpoint":
+        fps = [r.checkpoints[n] for n in sorted(r.checkpoints)]
+        shard.insert(r.request_id, r.tenant, r.instance, fps, None, r.chunk, sparse=True)
+    else:
+        shard.insert(r.request_id, r.tenant, r.instance, r.fps, r.ids, r.chunk)
+    shard.note_digests(r.tmpl_raw, r.tmpl_canon, (r.prompt_tokens, r.request_id, r.tokenizer_rev, r.template_rev))

@@ -46,5 +46,11 @@ def parse(lines: Iterable[str], name: str = "<scrape>") -> Dict[Series, float]:
 
 
 def load(path: str) -> Dict[Series, float]:
-    with open(path, encoding="utf-8") as f:
-        return parse(f, path)
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise ScrapeError(f"{path}:{line}: not UTF-8 text; pass a raw /metrics scrape") from None
+    return parse(text.split("\n"), path)

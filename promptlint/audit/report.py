@@ -6,7 +6,7 @@ import csv
 import json
 from typing import IO, Any, Dict
 
-from promptlint.audit.classify import LOST_KEYS
+from promptlint.audit.classify import CLASS_MEANING, LOST_KEYS
 from promptlint.audit.summary import NA
 
 WORKSHEET_COLUMNS = [
@@ -75,32 +75,47 @@ def _pct(x: Any) -> str:
     return NA if x == NA else f"{100 * x:.1f}%"
 
 
+def _rows(rows: Any, w) -> None:
+    """How many trace rows were read, audited, skipped (why) and failed."""
+    if not rows:
+        return
+    w(f"  rows read {rows['read']}: {rows['used']} audited, {rows['skipped']} skipped, {rows['failed']} failed"
+      + (" (named on stderr; not audited)" if rows["failed"] else "") + "\n")
+    for reason, n in rows["skipped_reasons"].items():
+        w(f"    skipped {n}: {reason}\n")
+
+
 def full(summary: Dict[str, Any], f: IO[str], horizon: str = "") -> None:
     s = summary
     w = f.write
     w(f"audited {s['requests']} requests, {s['prompt_tokens']} prompt tokens"
       + (f" ({s['usage_only_requests']} usage-only, no token identity)" if s["usage_only_requests"] else "") + "\n")
+    _rows(s.get("rows"), w)
     w(f"  observed cached   {s['cached_tokens']:>12}  {_pct(s['observed_ratio']):>7} of prompt tokens\n")
     w(f"  ceiling (E_tmpl)  {s['ceiling_tokens']:>12}  {_pct(s['ceiling_ratio']):>7}   best possible against any earlier request\n")
     w(f"  ceiling (E_inst)  {s['ceiling_inst_tokens']:>12}  {_pct(s['ceiling_inst_ratio']):>7}   what each replica could have served\n")
     w(f"  realised share    {_pct(s['realised_share']):>20}   observed / E_inst\n")
     if s.get("over_ceiling_tokens"):
         w(f"  over ceiling      {s['over_ceiling_tokens']:>12}  tokens served above E_inst (connector, host tier, older cache)\n")
-    w("\nclass   requests        tokens   share of prompt tokens\n")
+    w("\nclass     requests        tokens    share   meaning\n")
     for c, d in s["classes"].items():
-        w(f"  {c:<6}{d['requests']:>8}  {d['tokens']:>12}   {_pct(d['share'])}\n")
-    w("  (HIT tokens = cached tokens of HIT requests; M0 tokens = prompt tokens of cold requests;\n"
-      "   other rows = tokens lost to that class across all requests)\n")
+        w(f"  {c:<10}{d['requests']:>6}  {d['tokens']:>12}  {_pct(d['share']):>7}   {CLASS_MEANING.get(c, '')}\n")
+    w("  (share = of all prompt tokens; HIT tokens = cached tokens of HIT requests; M0 tokens = prompt\n"
+      "   tokens of cold requests; other rows = tokens lost to that class across all requests)\n")
+    legend = False
     for key in ("instance", "tenant", "model_rev"):
         groups = s["by"].get(key, {})
         if len(groups) <= 1:
             continue
+        if not legend:
+            w("\nper group: cached = observed cached / prompt tokens; E_inst, E_tmpl = the ceilings above / prompt tokens\n")
+            legend = True
         w(f"\nby {key}:\n")
         for label, t in groups.items():
             w(f"  {label:<20} requests {t['requests']:>7}  cached {_pct(t['observed_ratio']):>7}  "
               f"E_inst {_pct(t['ceiling_inst_ratio']):>7}  E_tmpl {_pct(t['ceiling_ratio']):>7}\n")
     rec = s.get("reconciliation")
-    if rec:
+    if rec and rec.get("status") != "not requested":
         w("\nengine counters (two scrapes, exact deltas):\n")
         for inst, e in rec.get("instances", {}).items():
             label = "all instances" if inst == "*" else inst

@@ -1,8 +1,9 @@
-"""How a chat request reaches the template: transformers 5.x/4.x and vLLM's OpenAI server.
+"""How a chat request reaches the template: transformers 5.x/4.x, vLLM's OpenAI server, llama.cpp's server.
 
-``template_variables(request, source, template_text, profile)`` returns the exact keyword
+``prepare(request, source, template_text, undeclared, profile)`` returns the exact keyword
 arguments `compiled_template.render(...)` receives, plus the `continue_final_message` field
-to cut at. Facts and citations: docs/chat-templates.md.
+to cut at. Facts and citations: docs/chat-templates.md and docs/engines.md (the llama.cpp
+frontend lives in ``promptlint.chat.llamacpp``).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ class ChatProfile:
     """Which serving stack renders the template and how its output is tokenized."""
 
     transformers: int = 5
-    frontend: str = "transformers"
+    frontend: str = "transformers"  # transformers | vllm | llamacpp
     serving: str = "chat"
     content_format: str = "auto"  # vLLM --chat-template-content-format: auto | string | openai
 
@@ -70,6 +71,9 @@ class Prepared:
     continue_field: Optional[str]  # the final message's field tagged for continue_final_message
     final_text: Optional[str]  # that field's text (to check it survived the render)
     notes: List[str] = field(default_factory=list)
+    # llama.cpp's changes to the rendered text (continuing a final assistant message, GPT-OSS):
+    # finish(render, render_with_generation_prompt) -> the prompt
+    finish: Optional[Any] = None
 
 
 # ------------------------------------------------------------------ transformers
@@ -227,38 +231,44 @@ def _template_mentions_developer(text: str) -> bool:
 
 
 def detect_content_format(ast) -> str:
-    """vLLM `_detect_content_format`: "openai" iff the template loops over a message's content."""
+    """vLLM `_detect_content_format`: "openai" iff the template loops over a message's content.
+
+    As vllm/entrypoints/chat_utils.py decides it: names assigned from `messages` (through
+    filters, tests and slices: `loop_messages = messages[1:]`) are message lists; the targets
+    of loops over those are messages; a loop over `<message>.content` / `<message>['content']`
+    (again through filters, tests, slices) means list-of-parts content. A loop over a variable
+    that was assigned `message.content` does not count (vLLM does not follow it)."""
     from jinja2 import nodes
 
-    message_vars = set()
-    for loop in ast.find_all(nodes.For):
-        it = loop.iter
-        if isinstance(it, nodes.Filter) and it.node is not None:
-            it = it.node
-        if isinstance(it, nodes.Getitem) and isinstance(it.node, nodes.Name):  # messages[1:]
-            it = it.node
-        if isinstance(it, nodes.Name) and it.name == "messages" and isinstance(loop.target, nodes.Name):
-            message_vars.add(loop.target.name)
-    message_vars.add("message")
-
-    def is_content(node) -> bool:
-        if isinstance(node, nodes.Filter) and node.node is not None:
-            node = node.node
-        if isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Const) and node.arg.value == "content":
-            return isinstance(node.node, nodes.Name) and node.node.name in message_vars
-        if isinstance(node, nodes.Getattr) and node.attr == "content":
-            return isinstance(node.node, nodes.Name) and node.node.name in message_vars
+    def access(node, var: str, key=None) -> bool:
+        if isinstance(node, nodes.Filter):
+            return node.node is not None and access(node.node, var, key)
+        if isinstance(node, nodes.Test):
+            return access(node.node, var, key)
+        if isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Slice):
+            return access(node.node, var, key)
+        if key is None:
+            return isinstance(node, nodes.Name) and node.ctx == "load" and node.name == var
+        if isinstance(node, nodes.Getitem):
+            return access(node.node, var) and isinstance(node.arg, nodes.Const) and node.arg.value == key
+        if isinstance(node, nodes.Getattr):
+            return access(node.node, var) and node.attr == key
         return False
 
-    content_vars = set()
-    for assign in ast.find_all(nodes.Assign):
-        if isinstance(assign.target, nodes.Name) and is_content(assign.node):
-            content_vars.add(assign.target.name)
-    for loop in ast.find_all(nodes.For):
-        it = loop.iter
-        if isinstance(it, nodes.Filter) and it.node is not None:
-            it = it.node
-        if is_content(it) or (isinstance(it, nodes.Name) and it.name in content_vars):
+    lists, queue = ["messages"], ["messages"]
+    while queue:
+        name = queue.pop(0)
+        for assign in ast.find_all(nodes.Assign):
+            if isinstance(assign.target, nodes.Name) and access(assign.node, name):
+                lists.append(assign.target.name)
+                if assign.target.name != name:
+                    queue.append(assign.target.name)
+    loops = list(ast.find_all(nodes.For))
+    message_vars = [
+        loop.target.name for loop in loops if isinstance(loop.target, nodes.Name) and any(access(loop.iter, v) for v in lists)
+    ]
+    for loop in loops:
+        if any(access(loop.iter, v, "content") for v in message_vars):
             return "openai"
     return "string"
 
@@ -392,11 +402,4 @@ def _cached_format(template_text: str) -> str:
     return _FORMATS[template_text]
 
 
-def prepare(request: ChatRequest, source, template_text: str, undeclared: frozenset, profile: ChatProfile) -> Prepared:
-    """Render kwargs for ``request`` through ``profile``'s frontend and transformers version."""
-    notes: List[str] = []
-    if profile.frontend == "vllm":
-        request, notes = vllm_request(request, template_text, undeclared, profile)
-    prepared = transformers_variables(request, source, template_text, profile.transformers)
-    prepared.notes = notes
-    return prepared
+FRONTENDS = ("transformers", "vllm", "llamacpp")

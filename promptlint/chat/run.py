@@ -9,7 +9,8 @@ from datetime import datetime, timedelta
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from promptlint.template_run import Sample, TemplateRun
-from promptlint.chat.request import ChatProfile, ChatRequest, Prepared, RequestError, cut_continued, prepare
+from promptlint.chat.frontends import prepare, template_source
+from promptlint.chat.request import ChatProfile, ChatRequest, Prepared, RequestError, cut_continued
 from promptlint.chat.scenarios import ChatScenario
 from promptlint.chat.source import ChatSource
 from promptlint.render import Limits, LoadedTemplate, RenderError, Rendered, load_template, render
@@ -43,7 +44,7 @@ class ChatTemplate:
 
     def loaded(self, name: str) -> LoadedTemplate:
         if name not in self._loaded:
-            text = self.source.templates[name]
+            text = template_source(self.source.templates[name], self.profile)
             # no loader: transformers renders a chat template from a string (an include is an error)
             loaded = load_template(self.source.path, self.profile.env_kind, [], source=text, limits=self.limits, includes=False)
             _record_strftime(loaded)
@@ -56,7 +57,7 @@ class ChatTemplate:
         return self._undeclared[name]
 
     def select(self, request: ChatRequest) -> str:
-        has_tools = bool(request.tools) if self.profile.frontend == "vllm" else request.tools is not None
+        has_tools = bool(request.tools) if self.profile.frontend in ("vllm", "llamacpp") else request.tools is not None
         return self.source.select(has_tools)
 
     def render(self, request: ChatRequest, now: Optional[datetime] = None) -> Tuple[Rendered, str, Prepared]:
@@ -64,16 +65,18 @@ class ChatTemplate:
         name = self.select(request)
         loaded = self.loaded(name)
         text = self.source.templates[name]
+        if now is None:
+            now = datetime.now()
         try:
-            prepared = prepare(request, self.source, text, self.undeclared(name), self.profile)
+            prepared = prepare(request, self.source, text, self.undeclared(name), self.profile, now)
         except RequestError as e:
             raise RenderError("E002", f"render failed: {e}", loaded.name, None) from None
         except TypeError as e:
             raise RenderError("E002", f"render failed: TypeError: {e}", loaded.name, None) from None
         loaded.env.strftime_calls = []
-        if now is None:
-            now = datetime.now()
         rendered = render(loaded, prepared.variables, self.limits, now)
+        if prepared.finish is not None:
+            rendered = self._finish(loaded, prepared, rendered, now)
         if prepared.continue_field is not None:
             try:
                 cut = cut_continued(rendered.text, prepared.final_text)
@@ -81,6 +84,21 @@ class ChatTemplate:
                 raise RenderError("E002", f"render failed: {e}", loaded.name, None) from None
             rendered = Rendered(rendered.text[:cut], rendered.sourcemap)
         return rendered, name, prepared
+
+    def _finish(self, loaded: LoadedTemplate, prepared: Prepared, rendered: Rendered, now) -> Rendered:
+        """The serving stack's own changes to the render (llama.cpp: continuing a final assistant
+        message needs the render with the generation prompt too; promptlint.chat.llamacpp)."""
+        calls = list(getattr(loaded.env, "strftime_calls", []))
+
+        def with_generation_prompt() -> str:
+            text = render(loaded, dict(prepared.variables, add_generation_prompt=True), self.limits, now).text
+            loaded.env.strftime_calls = calls
+            return text
+
+        try:
+            return Rendered(prepared.finish(rendered.text, with_generation_prompt), rendered.sourcemap)
+        except RequestError as e:
+            raise RenderError("E002", f"render failed: {e}", loaded.name, None) from None
 
     def strftime_calls(self, name: str) -> List[StrftimeCall]:
         return list(getattr(self.loaded(name).env, "strftime_calls", []))

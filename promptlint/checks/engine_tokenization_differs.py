@@ -21,6 +21,7 @@ CODES = registry.implements(__name__, "M105")
 _CAUSE = {
     "nfc": "is not NFC-normalized: the pinned tokenizer normalizes it, llama.cpp does not",
     "control-text": "looks like an end-of-generation marker: llama.cpp encodes it as one control token",
+    "split": "is split into words differently by llama.cpp's own pre-tokenizer (its Unicode tables predate the tokenizer's)",
     "other": "is tokenized differently by the engine",
 }
 

@@ -25,8 +25,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from promptlint import figures, registry
+from promptlint.checks.history_causes import BY_DESIGN, Cause, chunk_line, classify, loop_last_lines, parse
 from promptlint.checks.variants import describe
 from promptlint.compare import Comparison, shared_prefix
+from promptlint.render.sourcemap import Location
 
 if TYPE_CHECKING:
     from promptlint.checks.interface import Conversation, Run, Sample
@@ -50,11 +52,38 @@ REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
 def default_reply(template_text: str) -> Dict[str, Any]:
     """The built-in reply, with reasoning in the form the template reads (a field, or in-band <think>)."""
-    if any(f in template_text for f in REASONING_FIELDS):
+    if reasoning_field(template_text):
         return {"role": "assistant", "content": REPLY, "reasoning_content": REASONING}
-    if "</think>" in template_text:
+    if _splits_think(template_text):
         return {"role": "assistant", "content": f"<think>\n{REASONING}\n</think>\n\n{REPLY}"}
     return {"role": "assistant", "content": REPLY}
+
+
+def reasoning_field(template_text: str) -> Optional[str]:
+    """The reasoning field the template reads from a message (`message.reasoning_content`,
+    `message['reasoning']`): an attribute or item access, not the word in a name such as
+    `reasoning_mode`."""
+    from jinja2 import nodes
+
+    ast = parse(template_text)
+    if ast is None:
+        return None
+    for node in ast.find_all((nodes.Getattr, nodes.Getitem)):
+        key = node.attr if isinstance(node, nodes.Getattr) else (node.arg.value if isinstance(node.arg, nodes.Const) else None)
+        if key in REASONING_FIELDS:
+            return key
+    return None
+
+
+def _splits_think(template_text: str) -> bool:
+    """The template handles in-band reasoning: it tests for or splits on the `</think>` string itself
+    (not a system prompt that happens to mention the tags)."""
+    from jinja2 import nodes
+
+    ast = parse(template_text)
+    if ast is None:
+        return False
+    return any(isinstance(c.value, str) and c.value.strip() == "</think>" for c in ast.find_all(nodes.Const))
 
 
 @dataclass
@@ -65,6 +94,7 @@ class Turns:
     now: Any
     reply: Dict[str, Any]
     grown_messages: int
+    next_user: str
     base: "Sample"  # turn N's prompt
     replied: "Sample"  # turn N's conversation ending with the reply (add_generation_prompt=False)
     after: "Sample"  # turn N+1's prompt
@@ -79,27 +109,36 @@ class Cached:
     generated_offsets: List[int]  # of each generated token, within generated_text
     generated: int  # generated tokens (the stop token dropped)
     derived: bool  # the reply's tokens come from the template's render of it (else assumed)
+    separator: int = 0  # characters of the template's own separator before the reply, not generated (SentencePiece)
 
 
 def check(run: "Run") -> List["Finding"]:
     conv = run.conversation
     if conv is None or not run.enabled("M204"):
         return []
-    turns = grow(run, conv)
-    if turns is None:
-        return []
-    cached = cached_after_turn(run, conv, turns)
-    shared = shared_prefix(cached.ids, turns.after.ids)
-    if shared >= len(cached.ids):
-        return []
-    cmp = Comparison(shared, len(turns.after.ids), len(cached.ids), run.profile.block_size)
-    if cmp.lost_blocks <= 0:
-        return []
-    return [_finding(run, turns, cached, cmp)]
+    worst = None
+    for sent_back in (True, False):  # the client sends the reasoning back, or drops it: the worse is reported
+        turns = grow(run, conv, sent_back)
+        if turns is None:
+            continue
+        cached = cached_after_turn(run, conv, turns)
+        if not sent_back and (_reasoning(turns.reply) or "")[:40] not in cached.generated_text:
+            continue  # the template's own render of the reply has no reasoning: the model emits none to drop
+        shared = shared_prefix(cached.ids, turns.after.ids)
+        if shared >= len(cached.ids):
+            continue
+        cmp = Comparison(shared, len(turns.after.ids), len(cached.ids), run.profile.block_size)
+        if cmp.lost_blocks > 0 and (worst is None or cmp.lost_blocks > worst[2].lost_blocks):
+            worst = (turns, cached, cmp)
+    return [_finding(run, *worst)] if worst else []
 
 
-def grow(run: "Run", conv: "Conversation") -> Optional[Turns]:
-    """Render turn N, turn N with the reply, and turn N+1; None when the rule does not apply."""
+def grow(run: "Run", conv: "Conversation", sent_back: bool = True) -> Optional[Turns]:
+    """Render turn N, turn N with the reply, and turn N+1; None when the rule does not apply.
+
+    The model emits the built-in reply's reasoning either way; ``sent_back=False`` is a client that
+    sends the next turn without it (None when there is no reasoning to drop, or the samples file
+    gives its own reply)."""
     from promptlint.render import RenderError
 
     request, now = conv.request_with({})
@@ -107,20 +146,26 @@ def grow(run: "Run", conv: "Conversation") -> Optional[Turns]:
         return None
     add_gen = request.add_generation_prompt
     if add_gen is None:
-        add_gen = conv.frontend == "vllm"
+        add_gen = conv.frontend in ("vllm", "llamacpp")  # their servers default to true
     last = request.messages[-1]
     if not add_gen or not isinstance(last, dict) or last.get("role") not in ("user", "tool"):
         return None
     scenario = conv.chat_scenario
-    reply = dict(getattr(scenario, "reply", None) or default_reply(conv.template_text))
+    given = getattr(scenario, "reply", None)
+    reply = dict(given or default_reply(conv.template_text))
     reply.setdefault("role", "assistant")
+    history = reply
+    if not sent_back:
+        if given or _reasoning(reply) is None:
+            return None
+        history = {"role": "assistant", "content": REPLY}
     next_user = {"role": "user", "content": getattr(scenario, "next_user", None) or NEXT_USER}
 
     final = request.copy()
     final.messages.append(dict(reply))
     final.add_generation_prompt = False
     grown = request.copy()
-    grown.messages += [dict(reply), next_user]
+    grown.messages += [dict(history), next_user]
     grown.add_generation_prompt = True
     try:
         base = run.base()
@@ -128,15 +173,18 @@ def grow(run: "Run", conv: "Conversation") -> Optional[Turns]:
         after, _ = conv.render_request(grown, now)
     except RenderError:
         return None  # the template refuses the longer conversation: not this rule's business
-    return Turns(request, now, reply, len(grown.messages), base, replied, after)
+    return Turns(request, now, reply, len(grown.messages), next_user["content"], base, replied, after)
 
 
 def cached_after_turn(run: "Run", conv: "Conversation", turns: Turns) -> Cached:
     """Turn N's prompt tokens followed by the tokens the model generated (the stop token dropped)."""
     tok = run.tokenizer
     prompt_text = turns.base.text
+    separator = 0
     if turns.replied.text.startswith(prompt_text):
-        generated_text, stop = _generated(turns.replied.text[len(prompt_text) :], _content(turns.reply), tok)
+        suffix = turns.replied.text[len(prompt_text) :]
+        separator = _separator(suffix, _content(turns.reply), tok)
+        generated_text, stop = _generated(suffix[separator:], _content(turns.reply), tok)
         derived = True
     else:  # the template re-renders turn N's prompt itself: assume the reply's text and the stop token
         eos = conv.eos_token
@@ -146,7 +194,24 @@ def cached_after_turn(run: "Run", conv: "Conversation", turns: Turns) -> Cached:
     gen_ids, gen_offsets = _generated_ids(tok, turns.base, generated_text, run.add_special_tokens)
     if stop and gen_ids:
         gen_ids, gen_offsets = gen_ids[:-1], gen_offsets[:-1]
-    return Cached(list(turns.base.ids) + gen_ids, generated_text, gen_offsets, len(gen_ids), derived)
+    return Cached(list(turns.base.ids) + gen_ids, generated_text, gen_offsets, len(gen_ids), derived, separator)
+
+
+def _separator(suffix: str, content: str, tok) -> int:
+    """Characters of the template's own whitespace before the reply that the model does not generate.
+
+    A SentencePiece model marks a word start with `▁` inside the token: it emits `▁Order`, not a
+    space and then `Order`. When the template writes `" " + content` after its prompt (Mistral's
+    `[/INST] `) and that space tokenizes on its own, the space is the template's, not the model's."""
+    at = suffix.find(content) if content else -1
+    if at <= 0 or suffix[:at].strip():
+        return 0
+    piece = getattr(tok, "id_to_token", None)
+    alone = tok.encode(content, add_special_tokens=False).ids
+    spaced = tok.encode(suffix[:at] + content, add_special_tokens=False).ids
+    if piece and alone and (piece(alone[0]) or "").startswith("\u2581") and len(spaced) > len(alone):
+        return at
+    return 0
 
 
 def _finding(run: "Run", turns: Turns, cached: Cached, cmp: Comparison) -> "Finding":
@@ -164,10 +229,14 @@ def _finding(run: "Run", turns: Turns, cached: Cached, cmp: Comparison) -> "Find
         )
     token = figures.divergent_token(run.tokenizer, cached.ids, after.ids, shared, offset)
     reasoning = _reasoning(turns.reply)
+    cause = _cause(run, turns, cached, reasoning)
     notes = _causes(run, turns, cached.generated_text, offset, in_prompt, reasoning, token.base_text)
+    cause_location, cause_notes, help_text = _explain(run, turns, cached, cause, cmp)
+    location = cause_location or location
+    notes = cause_notes + [n for n in notes if "moves down" not in n]
     where = "turn N's prompt" if in_prompt else "the assistant's reply"
     message = (
-        f"the conversation does not grow as a prefix: turn N+1 re-renders {where} differently from token {shared} "
+        f"the conversation does not grow as a prefix ({cause.name}): turn N+1 re-renders {where} differently from token {shared} "
         f"(`{_show(token.base_text)}` → `{_show(token.variant_text)}`): {cmp.lost_blocks:,} of {cmp.ideal_eligible_blocks:,} eligible KV blocks lost on every turn"
     )
     notes.append(
@@ -175,14 +244,10 @@ def _finding(run: "Run", turns: Turns, cached: Cached, cmp: Comparison) -> "Find
         f"{cached.generated:,} generated{'' if cached.derived else ', assumed: the reply as given'}); turn N+1 ({len(after.ids):,} tokens) reuses {cmp.eligible_blocks:,} blocks, "
         f"{cmp.ideal_eligible_blocks:,} if the history re-rendered to the cached tokens"
     )
-    f = run.finding(
-        "M204",
-        message,
-        location,
-        help="render earlier turns exactly as they were generated (keep reasoning and tool blocks where they were), "
-        "or keep moving blocks (tools, system message) at a fixed place at the start",
-        notes=notes,
-    )
+    f = run.finding("M204", message, location, help=help_text, notes=notes)
+    f.cause = cause.name
+    if cause.name in BY_DESIGN:
+        f.severity = "info"
     proof = figures.evidence(
         prompt_text + cached.generated_text, after.text, run.add_special_tokens,
         prompt_tokens=len(base.ids), generated_tokens=cached.generated,
@@ -194,6 +259,89 @@ def _finding(run: "Run", turns: Turns, cached: Cached, cmp: Comparison) -> "Find
         f"({len(turns.request.messages)} → {turns.grown_messages} messages)",
     )
     return f
+
+
+def _cause(run: "Run", turns: Turns, cached: Cached, reasoning: Optional[str]) -> Cause:
+    conv = run.conversation
+    prompt_text = turns.base.text
+    bare = turns.request.copy()
+    bare.add_generation_prompt = False
+    generation_prompt = ""
+    try:
+        without, _ = conv.render_request(bare, turns.now)
+        if prompt_text.startswith(without.text):
+            generation_prompt = prompt_text[len(without.text) :]
+    except Exception:  # RenderError: a template that requires the generation prompt
+        pass
+    messages = turns.request.messages
+    system = next((m.get("content") for m in messages if isinstance(m, dict) and m.get("role") == "system" and isinstance(m.get("content"), str)), "")
+    tool_names = [n for n in (_tool_name(t) for t in (turns.request.tools or [])) if n]
+    specials = sorted(run.tokenizer.added_tokens(special_only=True), key=len, reverse=True)
+    lines = loop_last_lines(conv.template_text)
+    maps = {"after": turns.after.rendered.sourcemap, "cached": turns.replied.rendered.sourcemap if cached.derived else turns.base.rendered.sourcemap}
+
+    def under_loop_last(side: str, offset: int) -> bool:
+        at = _chunk(maps[side], side, offset, cached, prompt_text)
+        return at is not None and at[1] in lines
+
+    return classify(
+        prompt_text + cached.generated_text, turns.after.text, len(prompt_text), _content(turns.reply), reasoning,
+        turns.next_user, generation_prompt, specials, system, tool_names, under_loop_last,
+    )
+
+
+def _chunk(sourcemap, side: str, offset: int, cached: Cached, prompt_text: str):
+    """(template, line) of a character of the cached text (prompt + generated) or of turn N+1."""
+    if side == "cached" and offset >= len(prompt_text):
+        if not cached.derived:
+            return None
+        offset += cached.separator
+    return chunk_line(sourcemap, offset)
+
+
+def _explain(run: "Run", turns: Turns, cached: Cached, cause: Cause, cmp: Comparison):
+    """(location of the responsible template line or None, notes, help) for ``cause``."""
+    recomputed = len(cached.ids) - cmp.shared
+    cost = (
+        f"cost: the previous answer is prefilled again on every turn: {recomputed:,} tokens per turn "
+        f"({cmp.lost_blocks:,} blocks), growing with the conversation"
+    )
+    wording = registry.get("M204").data["help"][cause.name]
+    if cause.name in BY_DESIGN:
+        detail = {
+            "reasoning-stripped": "the model's format strips the reasoning of earlier turns from history (it is in turn N's generated tokens, not in turn N+1's prompt)",
+            "format-by-design": f"the model's format renders this block before the last user message, so it moves down the prompt every turn (character {cause.detail})",
+        }[cause.name]
+        return None, [f"cause `{cause.name}` (by design): {detail}", cost], wording
+    maps = {"after": turns.after.rendered.sourcemap, "cached": turns.replied.rendered.sourcemap if cached.derived else turns.base.rendered.sourcemap}
+    at = _chunk(maps[cause.side], cause.side, cause.offset, cached, turns.base.text)
+    loc = None
+    notes = []
+    what = {
+        "whitespace": f"only whitespace differs: `{_show(cause.detail)}` is rendered {'in turn N+1' if cause.side == 'after' else 'in turn N'} and not in the other",
+        "loop-last": f"the template renders a message differently when it is the last one (`loop.last`): {cause.detail}",
+        "turn-dropped": "the assistant's reply is generated but turn N+1 does not render it: assistant turns are dropped from history",
+        "moved-block": f"text rendered before the last message moves down the prompt every turn (character {cause.detail})",
+        "other": "turn N+1 renders the history differently from what turn N cached",
+    }[cause.name]
+    notes.append(f"cause `{cause.name}` (template bug): {what}")
+    if at is not None:
+        template, line = at
+        src = maps[cause.side].sources.get(template)
+        line_text = src.line_text(line) if src is not None else ""
+        if line_text.strip():
+            col = len(line_text) - len(line_text.lstrip()) + 1
+            loc = Location(template, line, col, line, len(line_text.rstrip()) + 1)
+            notes.append(f"template line {line}: `{_show(line_text.strip(), 80)}`")
+    return loc, notes, wording
+
+
+def _tool_name(tool: Any) -> Optional[str]:
+    if isinstance(tool, dict):
+        fn = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        name = fn.get("name")
+        return name if isinstance(name, str) else None
+    return None
 
 
 def _generated_ids(tok, base, generated_text: str, add_special_tokens: bool) -> Tuple[List[int], List[int]]:
@@ -249,8 +397,6 @@ def _causes(run: "Run", turns: Turns, generated_text: str, offset: int, in_promp
 
     prompt_text, after_text = turns.base.text, turns.after.text
     notes = []
-    if reasoning and reasoning[:40] in generated_text and reasoning[:40] not in after_text:
-        notes.append("the reasoning of earlier turns is stripped from history: it is in turn N's generated tokens, not in turn N+1's prompt")
     if in_prompt:
         bare = turns.request.copy()
         bare.add_generation_prompt = False
@@ -274,8 +420,8 @@ def _causes(run: "Run", turns: Turns, generated_text: str, offset: int, in_promp
     return notes
 
 
-def _show(text: Optional[str]) -> str:
+def _show(text: Optional[str], limit: int = 40) -> str:
     if text is None:
         return "(end)"
     text = text.replace("\n", "\\n")
-    return text if len(text) <= 40 else text[:39] + "…"
+    return text if len(text) <= limit else text[: limit - 1] + "…"

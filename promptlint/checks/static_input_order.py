@@ -6,6 +6,14 @@
 - M203 document-order-unstable: the same for `documents` and any list a samples file
   declares `order = "unordered"`.
 
+On a chat template a request list (`tools`, `documents`) is rendered verbatim by the model's
+template: its order and its key order are one hazard with one fix (a canonical list built by
+the client), so they are one finding (M202/M203) whose notes give both variants and whose
+figures are the larger loss; M201 keeps the other mappings. Only what the frontend lets a
+client vary is varied: behind vLLM's OpenAI server the tool envelope is rebuilt by pydantic
+(`type`, `function`, `name`, `description`, `parameters` in declared order), so only the keys
+inside `parameters` come from the client.
+
 Templates that sort (Jinja's own `tojson`, `dictsort`, `|sort`) render identically
 for the variant, so they never fire.
 """
@@ -32,10 +40,12 @@ def plan(run: "Run") -> list:
     for var in run.scenario.variables.values():
         if var.kind != "static":
             continue
-        if run.enabled("M201") and _has_mapping(var.value):
-            out.append({var.name: _reverse_keys(var.value)})
+        code = _list_code(run, var) if isinstance(var.value, list) else None
+        merged = _merged(run, var, code)
+        if (run.enabled("M201") or merged) and _has_mapping(var.value):
+            if not merged or run.enabled(code):
+                out.append({var.name: _key_variant(run, var, merged)[0]})
         if isinstance(var.value, list) and len(var.value) >= 2:
-            code = _list_code(run, var)
             if code and run.enabled(code):
                 out += [{var.name: permuted} for _, permuted in _permutations(var.value)]
     return out
@@ -46,21 +56,61 @@ def check(run: "Run") -> List["Finding"]:
     for var in run.scenario.variables.values():
         if var.kind != "static":
             continue
-        if run.enabled("M201") and _has_mapping(var.value):
-            variant_value = _reverse_keys(var.value)
-            if variant_value != var.value or _key_orders(variant_value) != _key_orders(var.value):
-                f = _compare(run, "M201", var, variant_value, _describe_keys(var.value))
-                if f:
+        code = _list_code(run, var) if isinstance(var.value, list) else None
+        merged = _merged(run, var, code)
+        candidates: List["Finding"] = []
+        if _has_mapping(var.value) and (run.enabled(code) if merged else run.enabled("M201")):
+            variant_value, described = _key_variant(run, var, merged)
+            if _key_orders(variant_value) != _key_orders(var.value):
+                f = _compare(run, code if merged else "M201", var, variant_value, described)
+                if f and merged:
+                    candidates.append(f)
+                elif f:
                     findings.append(f)
-        if isinstance(var.value, list) and len(var.value) >= 2:
-            code = _list_code(run, var)
-            if code and run.enabled(code):
-                for how, permuted in _permutations(var.value):
-                    f = _compare(run, code, var, permuted, f"{var.name} {how}: {_names(var.value)} → {_names(permuted)}")
-                    if f:
-                        findings.append(f)
-                        break
+        if isinstance(var.value, list) and len(var.value) >= 2 and code and run.enabled(code):
+            for how, permuted in _permutations(var.value):
+                f = _compare(run, code, var, permuted, f"{var.name} {how}: {_names(var.value)} → {_names(permuted)}")
+                if f:
+                    candidates.insert(0, f)
+                    break
+        if candidates:
+            findings.append(_one_finding(run, var, candidates) if merged else candidates[0])
     return findings
+
+
+def _merged(run: "Run", var, code: Optional[str]) -> bool:
+    """A chat template's request list: order and key order are one finding (see the module docstring)."""
+    return code is not None and run.conversation is not None
+
+
+def _one_finding(run: "Run", var, candidates: List["Finding"]) -> "Finding":
+    """The larger loss of the order and key-order variants, with both as notes."""
+    worst = max(candidates, key=lambda f: (f.arithmetic.lost_blocks, -f.first_divergent_token.index))
+    if len(candidates) > 1 or worst.variant_description.startswith("keys"):
+        worst.message = (
+            f"`{var.name}` is rendered verbatim before the per-request content: its order and key order must be canonical: "
+            f"{worst.arithmetic.lost_blocks:,} of {worst.arithmetic.ideal_eligible_blocks:,} eligible KV blocks lost when "
+            f"{'the key order' if worst.variant_description.startswith('keys') else 'the order'} changes"
+        )
+    variants = [
+        f"variant: {f.variant_description}: diverges at token {f.first_divergent_token.index:,}, "
+        f"{f.arithmetic.lost_blocks:,} blocks lost{' (reported)' if f is worst and len(candidates) > 1 else ''}"
+        for f in candidates
+    ]
+    worst.notes = variants + [n for n in worst.notes if not n.startswith("variant: ")]
+    frontend = run.conversation.frontend
+    if frontend == "vllm":
+        worst.notes.append(
+            "vLLM's OpenAI server rebuilds each tool's envelope in declared order (type, function; name, description, "
+            "parameters): only the order inside `parameters` and the order of the list come from the client"
+        )
+    what = "sorted by name, each schema" if var.name.lower() in TOOL_NAMES else "in one stable order, each item"
+    worst.help = (
+        f"build `{var.name}` in one canonical form on every client: {what} with its keys in one fixed order (one "
+        "source, or a `json.loads(json.dumps(x, sort_keys=True))` round trip); the model's template renders it as sent, "
+        "and changing the template would change the format the model was trained on"
+    )
+    return worst
 
 
 def _list_code(run: "Run", var) -> Optional[str]:
@@ -130,6 +180,37 @@ def _key_orders(value: Any) -> list:
     if isinstance(value, list):
         return [o for v in value for o in _key_orders(v)]
     return []
+
+
+def _key_variant(run: "Run", var, merged: bool) -> Tuple[Any, str]:
+    """The key-order variant and its description: every key, or (vLLM's tools) only inside `parameters`."""
+    if merged and run.conversation.frontend == "vllm" and var.name.lower() in TOOL_NAMES:
+        value = [_reverse_parameters(t) for t in var.value]
+        for t in var.value:
+            params = (t.get("function") or {}).get("parameters") if isinstance(t, dict) else None
+            orders = [o for o in _key_orders(params) if len(o) >= 2]
+            if orders:
+                return value, (
+                    f"keys inside `parameters` inserted in reverse order ({_name(t)}: "
+                    f"{', '.join(orders[0])} → {', '.join(reversed(orders[0]))})"
+                )
+        return value, "keys inside `parameters` inserted in reverse order"
+    if merged and var.value and isinstance(var.value[0], dict) and len(var.value[0]) >= 2:
+        first = list(var.value[0])
+        return _reverse_keys(var.value), (
+            f"keys inserted in reverse order at every depth ({_name(var.value[0])}: "
+            f"{', '.join(first)} → {', '.join(reversed(first))})"
+        )
+    return _reverse_keys(var.value), _describe_keys(var.value)
+
+
+def _reverse_parameters(tool: Any) -> Any:
+    if not isinstance(tool, dict) or not isinstance(tool.get("function"), dict):
+        return tool
+    fn = dict(tool["function"])
+    if "parameters" in fn:
+        fn["parameters"] = _reverse_keys(fn["parameters"])
+    return {**tool, "function": fn}
 
 
 def _describe_keys(value: Any) -> str:

@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Dict, List
+from typing import IO, Any, Dict, List, Optional, Tuple
 
 HELP = "attribute the prefix-cache misses of a request trace to miss classes (worksheet + summary)"
+DESCRIPTION = ("Attribute the prefix-cache misses of a request trace to miss classes (worksheet + summary). "
+               "Exit status: 0 every row audited or skipped, 1 some rows failed (each named on stderr), "
+               "2 usage error. See docs/audit.md.")
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    p = subparsers.add_parser("audit", help=HELP, description=HELP + ". See docs/audit.md.")
+    p = subparsers.add_parser("audit", help=HELP, description=DESCRIPTION)
     p.add_argument("trace", help="trace file (JSONL; '-' for stdin): native audit rows, OpenAI-compatible "
                    "request/response pairs, LiteLLM payloads, OTel GenAI spans or hash_ids traces")
     p.add_argument("--output-format", choices=("full", "json", "csv"), default="full",
@@ -58,20 +61,86 @@ def _labelled(values: List[str], what: str) -> Dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
-
-    from promptlint.audit import fingerprints, ingest, prom, reconcile, report
-    from promptlint.audit.capacity import default_grid
+    from promptlint.audit import fingerprints, ingest
     from promptlint.audit.pipeline import Auditor
-    from promptlint.audit.summary import Summary, ratio
+    from promptlint.audit.summary import Summary
     from promptlint.commands import UsageError
 
     try:
         key = fingerprints.load_key(args.fp_key)
     except (OSError, ValueError) as e:
         raise UsageError(f"{args.fp_key}: cannot use as fingerprint key ({e}); give a file of >= 16 random bytes")
-    if args.chunk_tokens < 1:
-        raise UsageError("--chunk-tokens: must be >= 1")
+    _check_numbers(args)
+    scrapes = _scrapes(args)
+    capacity = _capacity(args)
+    opts = ingest.Options(key, args.chunk_tokens, args.tenant_field, args.hash_block_tokens, args.block_size,
+                          _deriver(args), args.engine)
+    kv = _kv_events(args, key)
+    auditor = Auditor(args.index_blocks, capacity, args.capacity_curve or 0, kv)
+    summary = Summary()
+    printer = _FailurePrinter(ingest.MAX_SHOWN_FAILURES)
+    tally = ingest.Tally(printer)
+    out = sys.stdout
+    sheet_file = None
+    try:
+        if args.worksheet:
+            try:
+                sheet_file = open(args.worksheet, "w", encoding="utf-8", newline="")
+            except OSError as e:
+                raise UsageError(f"{args.worksheet}: cannot write the worksheet ({e.strerror})")
+        sinks, js = _sinks(args, out, sheet_file)
+        _stream(args, opts, auditor, summary, sinks, tally)
+        result = _result(args, summary, auditor, scrapes, kv)
+        result["rows"] = tally.as_dict()
+        _emit(args, result, out, js)
+    finally:
+        if sheet_file is not None:
+            sheet_file.close()
+    printer.finish(tally.failed)
+    return 1 if tally.failed else 0
+
+
+class _FailurePrinter:
+    """One stderr line per failed row (the first ``shown``; the summary counts them all)."""
+
+    def __init__(self, shown: int) -> None:
+        self.shown = shown
+        self.n = 0
+
+    def __call__(self, where: str, message: str) -> None:
+        self.n += 1
+        if self.n <= self.shown:
+            print(f"promptlint: error: {where}: {message} (row not audited)", file=sys.stderr)
+
+    def finish(self, failed: int) -> None:
+        if failed > self.shown:
+            print(f"promptlint: error: {failed - self.shown} more rows failed (not shown); "
+                  f"{failed} rows not audited in all", file=sys.stderr)
+
+
+def _check_numbers(args: argparse.Namespace) -> None:
+    """Numeric options that would otherwise divide by zero or never release a row."""
+    import math
+
+    from promptlint.audit.ingest import ENGINE_BLOCK
+    from promptlint.commands import UsageError
+
+    for flag, value in (("--chunk-tokens", args.chunk_tokens), ("--hash-block-tokens", args.hash_block_tokens),
+                        ("--block-size", args.block_size), ("--index-blocks", args.index_blocks),
+                        ("--capacity-curve", args.capacity_curve)):
+        if value is not None and value < 1:
+            raise UsageError(f"{flag} {value}: must be >= 1")
+    if not math.isfinite(args.reorder_window) or args.reorder_window < 0:
+        raise UsageError(f"--reorder-window {args.reorder_window}: must be a number of seconds >= 0")
+    if args.engine is not None and args.engine not in ENGINE_BLOCK:
+        raise UsageError(f"--engine {args.engine}: choose one of {', '.join(ENGINE_BLOCK)}")
+
+
+def _scrapes(args: argparse.Namespace) -> Dict[str, Tuple[Any, Any]]:
+    """INSTANCE -> (before, after) Prometheus scrapes."""
+    from promptlint.audit import prom
+    from promptlint.commands import UsageError
+
     before, after = _labelled(args.scrape_before, "before"), _labelled(args.scrape_after, "after")
     if set(before) != set(after):
         raise UsageError("--scrape-before/--scrape-after: give one 'after' scrape per 'before' scrape "
@@ -84,91 +153,136 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"{e.filename}: cannot read the scrape ({e.strerror})")
         except prom.ScrapeError as e:
             raise UsageError(str(e))
+    return scrapes
+
+
+def _capacity(args: argparse.Namespace) -> Dict[str, int]:
+    from promptlint.commands import UsageError
+
     capacity: Dict[str, int] = {}
     for inst, n in _labelled(args.capacity_blocks, "capacity").items():
         try:
             capacity[inst] = int(n)
         except ValueError:
             raise UsageError(f"--capacity-blocks {n}: not a number of blocks")
-    deriver = None
-    if args.tokenizer or args.chat_template:
-        if not (args.tokenizer and args.chat_template):
-            raise UsageError("--tokenizer and --chat-template go together (both pinned) to derive token ids")
-        from promptlint.audit.derive import make_deriver
-        from promptlint.tokens import TokenizerError
-        try:
-            deriver = make_deriver(args.tokenizer, args.chat_template)
-        except (TokenizerError, OSError) as e:
-            raise UsageError(str(e))
-    opts = ingest.Options(key, args.chunk_tokens, args.tenant_field, args.hash_block_tokens, args.block_size,
-                          deriver, args.engine)
-    kv = None
-    if args.kv_events:
-        from promptlint.audit.kvevents import KvEvents
-        if not os.path.exists(args.kv_events):
-            raise UsageError(f"{args.kv_events}: KV events file not found")
-        kv = KvEvents(args.kv_events, key, args.chunk_tokens)
-    auditor = Auditor(args.index_blocks, capacity, args.capacity_curve or 0, kv)
-    summary = Summary()
-    out = sys.stdout
-    sheet_file = None
-    sinks = []
+        if capacity[inst] < 1:
+            raise UsageError(f"--capacity-blocks {n}: must be >= 1 block")
+    return capacity
+
+
+def _deriver(args: argparse.Namespace):
+    """Re-render + tokenize captured messages (--tokenizer with --chat-template), or None."""
+    from promptlint.commands import UsageError
+
+    if not (args.tokenizer or args.chat_template):
+        return None
+    if not (args.tokenizer and args.chat_template):
+        raise UsageError("--tokenizer and --chat-template go together (both pinned) to derive token ids")
+    from promptlint.audit.derive import make_deriver
+    from promptlint.tokens import TokenizerError
     try:
-        if args.worksheet:
-            fmt = "csv" if args.worksheet.endswith(".csv") else "jsonl"
-            sheet_file = open(args.worksheet, "w", encoding="utf-8", newline="")
-            sinks.append(report.Worksheet(sheet_file, fmt))
-        js = None
-        if args.output_format == "json":
-            js = report.JsonStream(out)
-            sinks.append(js)
-        elif args.output_format == "csv":
-            sinks.append(report.Worksheet(out, "csv"))
-        name = "<stdin>" if args.trace == "-" else args.trace
+        return make_deriver(args.tokenizer, args.chat_template, engine=args.engine)
+    except (TokenizerError, OSError) as e:
+        raise UsageError(str(e))
+
+
+def _kv_events(args: argparse.Namespace, key: bytes):
+    from promptlint.audit.ingest import TraceError
+    from promptlint.commands import UsageError
+
+    if not args.kv_events:
+        return None
+    from promptlint.audit.kvevents import KvEvents
+    try:
+        return KvEvents(args.kv_events, key, args.chunk_tokens)
+    except OSError as e:
+        raise UsageError(f"{args.kv_events}: cannot read the KV events ({e.strerror}); check the path")
+    except TraceError as e:
+        raise UsageError(str(e))
+
+
+def _sinks(args: argparse.Namespace, out: IO[str], sheet_file: Optional[IO[str]]) -> Tuple[List[Any], Any]:
+    """Where each classified row goes (worksheet, stdout), and the JSON stream if any."""
+    from promptlint.audit import report
+
+    sinks: List[Any] = []
+    if sheet_file is not None:
+        sinks.append(report.Worksheet(sheet_file, "csv" if args.worksheet.endswith(".csv") else "jsonl"))
+    js = None
+    if args.output_format == "json":
+        js = report.JsonStream(out)
+        sinks.append(js)
+    elif args.output_format == "csv":
+        sinks.append(report.Worksheet(out, "csv"))
+    return sinks, js
+
+
+def _stream(args: argparse.Namespace, opts, auditor, summary, sinks: List[Any], tally) -> None:
+    """Read the trace, classify each request in arrival order, hand every row to the sinks."""
+    from promptlint.audit import ingest
+    from promptlint.commands import UsageError
+
+    name = "<stdin>" if args.trace == "-" else args.trace
+    try:
+        # binary: a JSONL line ends at \n only
+        f = sys.stdin.buffer if args.trace == "-" else open(args.trace, "rb")
+    except OSError as e:
+        raise UsageError(f"{args.trace}: cannot read the trace ({e.strerror}); check the path")
+    with f:
+        reqs = ingest.in_arrival_order(ingest.read(f, name, opts, tally), args.reorder_window, name, tally)
         try:
-            f = sys.stdin if args.trace == "-" else open(args.trace, encoding="utf-8")
+            for row in auditor.audit(reqs):
+                tally.used += 1
+                summary.add(row)
+                for s in sinks:
+                    s.write(row)
+        except ingest.TraceError as e:
+            raise UsageError(str(e))
         except OSError as e:
-            raise UsageError(f"{args.trace}: cannot read the trace ({e.strerror}); check the path")
-        with f:
-            reqs = ingest.in_arrival_order(ingest.read(f, name, opts), args.reorder_window, name)
-            try:
-                for row in auditor.audit(reqs):
-                    summary.add(row)
-                    for s in sinks:
-                        s.write(row)
-            except ingest.TraceError as e:
-                raise UsageError(str(e))
-            except ValueError as e:
-                raise UsageError(f"{name}: {e}")
-        result = summary.as_dict()
-        if scrapes:
-            result["reconciliation"] = reconcile.reconcile(scrapes, auditor.trace_sums)
-        else:
-            result["reconciliation"] = {"status": "not requested"}
-        curve = auditor.curve()
-        if curve is not None:
-            result["capacity"] = {
-                "model": "LRU over tenant-scoped chained blocks, one stack per instance; the head of a chain evicted last",
-                "lookup_tokens": curve.lookup_tokens,
-                "curve": [{"blocks": c, "hit_tokens": curve.hit_tokens(c),
-                           "share_of_lookup": ratio(curve.hit_tokens(c), curve.lookup_tokens)}
-                          for c in default_grid(args.capacity_curve)],
-            }
-        result["index"] = {"horizon_fingerprints_per_model_rev": args.index_blocks,
-                           "rotations": sum(s.rotations for s in auditor.index.shards.values())}
-        if kv is not None and kv.gaps:
-            result["kv_events_gaps"] = kv.gaps
-        if js is not None:
-            js.close(result)
-        elif args.output_format == "full":
-            rot = result["index"]["rotations"]
-            report.full(result, out, f"index horizon: {args.index_blocks} fingerprints per model revision"
-                        + (f" ({rot} generation(s) dropped: partners older than that were not seen)" if rot else ""))
-        if args.plot:
-            from promptlint.audit.plot import svg
+            raise UsageError(f"{name}: cannot read the trace ({e.strerror})")
+
+
+def _result(args: argparse.Namespace, summary, auditor, scrapes, kv) -> Dict[str, Any]:
+    """The summary record: sums, reconciliation, capacity curve, index horizon."""
+    from promptlint.audit import reconcile
+    from promptlint.audit.capacity import default_grid
+    from promptlint.audit.summary import ratio
+
+    result = summary.as_dict()
+    if scrapes:
+        result["reconciliation"] = reconcile.reconcile(scrapes, auditor.trace_sums)
+    else:
+        result["reconciliation"] = {"status": "not requested"}
+    curve = auditor.curve()
+    if curve is not None:
+        result["capacity"] = {
+            "model": "LRU over tenant-scoped chained blocks, one stack per instance; the head of a chain evicted last",
+            "lookup_tokens": curve.lookup_tokens,
+            "curve": [{"blocks": c, "hit_tokens": curve.hit_tokens(c),
+                       "share_of_lookup": ratio(curve.hit_tokens(c), curve.lookup_tokens)}
+                      for c in default_grid(args.capacity_curve)],
+        }
+    result["index"] = {"horizon_fingerprints_per_model_rev": args.index_blocks,
+                       "rotations": sum(s.rotations for s in auditor.index.shards.values())}
+    if kv is not None and kv.gaps:
+        result["kv_events_gaps"] = kv.gaps
+    return result
+
+
+def _emit(args: argparse.Namespace, result: Dict[str, Any], out: IO[str], js) -> None:
+    from promptlint.audit import report
+
+    if js is not None:
+        js.close(result)
+    elif args.output_format == "full":
+        rot = result["index"]["rotations"]
+        report.full(result, out, f"index horizon: {args.index_blocks} fingerprints per model revision"
+                    + (f" ({rot} generation(s) dropped: partners older than that were not seen)" if rot else ""))
+    if args.plot:
+        from promptlint.audit.plot import svg
+        from promptlint.commands import UsageError
+        try:
             with open(args.plot, "w", encoding="utf-8") as pf:
                 pf.write(svg(result))
-    finally:
-        if sheet_file is not None:
-            sheet_file.close()
-    return 0
+        except OSError as e:
+            raise UsageError(f"{args.plot}: cannot write the plot ({e.strerror})")

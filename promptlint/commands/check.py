@@ -46,6 +46,7 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--evidence", action="store_true", help="put both renders of each comparison into the JSON output")
     p.add_argument("--force-exclude", action="store_true", help="apply `exclude` to paths given explicitly too")
+    p.add_argument("--no-daemon", action="store_true", help="run in this process even when a daemon is running (or PROMPTLINT_DAEMON=0)")
     p.add_argument("--no-cache", action="store_true", help="ignore and do not write the result cache (.promptlint_cache/)")
     p.add_argument("--fix", action="store_true", help="apply safe fixes (Python: sort_keys=True, sorted(...)) and report what remains")
     p.add_argument("--diff", action="store_true", help="print the safe fixes as a unified diff instead of writing them; exit 1 if any")

@@ -19,7 +19,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "diff",
         help=HELP,
-        description=HELP + ". A is the base request, B the variant being served (P = B's length).",
+        description=HELP[:1].upper() + HELP[1:] + ". A is the base request, B the variant being served (P = B's length).",
     )
     p.add_argument("base", metavar="A", help="base: rendered prompt (text), JSON array of token ids, or request body")
     p.add_argument("variant", metavar="B", help="variant, same kinds as A")
@@ -57,12 +57,13 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
         "(default: --tokenizer when it is a model directory)",
     )
     p.add_argument(
-        "--frontend", choices=("vllm", "transformers"), default="vllm",
-        help="how request bodies reach the template: vLLM's OpenAI server (default) or apply_chat_template",
+        "--frontend", choices=("vllm", "transformers", "llamacpp"), default=None,
+        help="how request bodies reach the template: vLLM's OpenAI server (default), apply_chat_template, "
+        "or llama.cpp's server (default under --engine llamacpp)",
     )
     p.add_argument(
         "--input-format", choices=("auto", "text", "ids", "request"), default="auto",
-        help="how to read inputs (default auto: a JSON array of ints is token ids, a JSON object with "
+        help="how to read inputs (default auto: a JSON array is token ids, a JSON object with "
         "messages/prompt is a request body, anything else is a rendered prompt)",
     )
 
@@ -76,14 +77,14 @@ def settings_from_args(args):
         add_special_tokens=args.serving == "completions",
         input_format=args.input_format,
         chat_template=getattr(args, "chat_template", None),
-        frontend=getattr(args, "frontend", "vllm"),
+        frontend=getattr(args, "frontend", None) or ("llamacpp" if getattr(args, "engine", None) == "llamacpp" else "vllm"),
         engine=getattr(args, "engine", None) or "vllm",
     )
 
 
 def run(args) -> int:
     from promptlint.commands import UsageError
-    from promptlint.captured import InputError, load_side
+    from promptlint.captured import InputError, check_vocabulary, load_side
     from promptlint import compare
 
     if args.block_size is not None and args.block_size < 1:
@@ -113,7 +114,13 @@ def run(args) -> int:
     except InputError as e:
         raise UsageError(str(e)) from None
     # decode ids to text only with a pinned tokenizer: the embedded one has another vocabulary
-    tok = settings.load_tokenizer() if (base.text is not None or variant.text is not None or settings.has_tokenizer) else None
+    try:
+        tok = settings.load_tokenizer() if (base.text is not None or variant.text is not None or settings.has_tokenizer) else None
+        for side in (base, variant):
+            if tok is not None and side.text is None:
+                check_vocabulary(side, tok)
+    except InputError as e:
+        raise UsageError(str(e)) from None
 
     report = build_report(base, variant, profiles, args.engine, tok, args.context, settings)
     if args.output_format == "json":
@@ -126,68 +133,13 @@ def run(args) -> int:
 
 def build_report(base, variant, profiles, engine, tok, context, settings) -> dict:
     """The JSON record (plain data); the `full` format is rendered from it."""
-    from promptlint import compare, json_order
+    from promptlint import compare
 
     S = compare.shared_prefix(base.ids, variant.ids)
     P = len(variant.ids)
     identical = base.ids == variant.ids
-
-    def text_of(i):
-        return tok.token_text(i) if (tok is not None and i is not None) else None
-
-    def tokens_at(ids, lo, hi):
-        return [{"index": j, "id": ids[j], "text": text_of(ids[j])} for j in range(max(0, lo), min(hi, len(ids)))]
-
-    def char_at(side, index):
-        if side.offsets is None:
-            return None
-        return side.offsets[index][0] if index < len(side.offsets) else len(side.text)
-
-    first = None
-    cause = None
-    if not identical:
-        b_id = base.ids[S] if S < len(base.ids) else None
-        v_id = variant.ids[S] if S < len(variant.ids) else None
-        first = {
-            "index": S,
-            "base_id": b_id,
-            "variant_id": v_id,
-            "base_text": text_of(b_id),
-            "variant_text": text_of(v_id),
-            "char_offset": char_at(base, S) if base.offsets is not None else char_at(variant, S),
-            "base_char_offset": char_at(base, S),
-            "variant_char_offset": char_at(variant, S),
-            "context_before": tokens_at(base.ids, S - context, S),
-            "base_context_after": tokens_at(base.ids, S + 1, S + 1 + context),
-            "variant_context_after": tokens_at(variant.ids, S + 1, S + 1 + context),
-        }
-        if base.text is not None and variant.text is not None:
-            n = min(len(base.text), len(variant.text))
-            c = next((i for i in range(n) if base.text[i] != variant.text[i]), n)
-            first["text_divergence_offset"] = c
-            if base.offsets is not None and S < len(base.offsets) and base.offsets[S][0] < c:
-                first["note"] = (
-                    f"the tokens diverge {c - base.offsets[S][0]} character(s) before the text does, at character {c} "
-                    "(the tokenizer merged across the point of change)"
-                )
-            oc = json_order.explain(base.text, variant.text, c)
-            if oc is not None:
-                cause = {"kind": oc.kind, "char_offset": oc.start, "message": oc.message}
-
-    def figures(p):
-        eligible = p.eligible(S, P)
-        d = {
-            "block_size": p.block_size,
-            "min_tokens": p.min_tokens,
-            "eligible_tokens": eligible,
-            "eligible_blocks": eligible // p.block_size,
-            "description": p.description,
-        }
-        if isinstance(p, compare.HostedProfile):
-            d.update(model=p.model, table_as_of=p.as_of, approximate=True)
-        return d
-
-    fig = {name: figures(p) for name, p in profiles.items()}
+    first, cause = (None, None) if identical else _first_divergence(base, variant, S, tok, context)
+    fig = {name: _profile_figures(p, S, P) for name, p in profiles.items()}
     sel = fig[engine]
     tokenizer = None
     if tok is not None:
@@ -211,6 +163,72 @@ def build_report(base, variant, profiles, engine, tok, context, settings) -> dic
         "cause": cause,
         "profiles": fig,
     }
+
+
+def _first_divergence(base, variant, S, tok, context):
+    """The first divergent token record (ids, texts, offsets, context) and the JSON-order cause, if any."""
+    from promptlint import json_order
+
+    def text_of(i):
+        return tok.token_text(i) if (tok is not None and i is not None) else None
+
+    def tokens_at(ids, lo, hi):
+        return [{"index": j, "id": ids[j], "text": text_of(ids[j])} for j in range(max(0, lo), min(hi, len(ids)))]
+
+    def char_at(side, index):
+        if side.offsets is None:
+            return None
+        return side.offsets[index][0] if index < len(side.offsets) else len(side.text)
+
+    b_id = base.ids[S] if S < len(base.ids) else None
+    v_id = variant.ids[S] if S < len(variant.ids) else None
+    first = {
+        "index": S,
+        "base_id": b_id,
+        "variant_id": v_id,
+        "base_text": text_of(b_id),
+        "variant_text": text_of(v_id),
+        "char_offset": char_at(base, S) if base.offsets is not None else char_at(variant, S),
+        "base_char_offset": char_at(base, S),
+        "variant_char_offset": char_at(variant, S),
+        "context_before": tokens_at(base.ids, S - context, S),
+        "base_context_after": tokens_at(base.ids, S + 1, S + 1 + context),
+        "variant_context_after": tokens_at(variant.ids, S + 1, S + 1 + context),
+    }
+    cause = None
+    if base.text is not None and variant.text is not None:
+        n = min(len(base.text), len(variant.text))
+        c = next((i for i in range(n) if base.text[i] != variant.text[i]), n)
+        first["text_divergence_offset"] = c
+        if base.offsets is not None and S < len(base.offsets) and base.offsets[S][0] < c:
+            first["note"] = (
+                f"the tokens diverge {c - base.offsets[S][0]} character(s) before the text does, at character {c} "
+                "(the tokenizer merged across the point of change)"
+            )
+        try:
+            oc = json_order.explain(base.text, variant.text, c)
+        except RecursionError:  # JSON in the text nested too deeply to compare: no cause named
+            oc = None
+        if oc is not None:
+            cause = {"kind": oc.kind, "char_offset": oc.start, "message": oc.message}
+    return first, cause
+
+
+def _profile_figures(p, S, P) -> dict:
+    """One profile's block size, minimum and eligible tokens/blocks for shared prefix S of a P-token prompt."""
+    from promptlint import compare
+
+    eligible = p.eligible(S, P)
+    d = {
+        "block_size": p.block_size,
+        "min_tokens": p.min_tokens,
+        "eligible_tokens": eligible,
+        "eligible_blocks": eligible // p.block_size,
+        "description": p.description,
+    }
+    if isinstance(p, compare.HostedProfile):
+        d.update(model=p.model, table_as_of=p.as_of, approximate=True)
+    return d
 
 
 def _show(text) -> str:

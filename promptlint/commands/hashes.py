@@ -19,7 +19,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "hashes",
         help=HELP,
-        description=HELP + ", computed as vLLM's automatic prefix caching names its blocks.",
+        description=HELP[:1].upper() + HELP[1:] + ", computed as vLLM's automatic prefix caching names its blocks. "
+        "Text output starts with a header line naming the tab-separated columns.",
     )
     p.add_argument("input", metavar="INPUT", help="rendered prompt (text), JSON array of token ids, or request body; - for stdin")
     add_input_options(p)
@@ -70,7 +71,7 @@ def _parse_checkpoints(value: str, block_size: int):
 
 def run(args) -> int:
     from promptlint.commands import UsageError
-    from promptlint.captured import InputError, load_side
+    from promptlint.captured import InputError, check_vocabulary, load_side
     from promptlint.commands.diff import settings_from_args
     from promptlint import vllm_hash as vh
 
@@ -106,6 +107,8 @@ def run(args) -> int:
     settings = settings_from_args(args)
     try:
         side = load_side(args.input, settings)
+        if side.text is None and settings.has_tokenizer:
+            check_vocabulary(side, settings.load_tokenizer())
     except InputError as e:
         raise UsageError(str(e)) from None
     lora = (args.lora_name, args.lora_path) if args.lora_name is not None else None
@@ -114,35 +117,44 @@ def run(args) -> int:
         cache_salt=args.cache_salt, lora=lora, lora_int_id=args.lora_id, vllm_version=args.vllm_version,
     )
     if checkpoints is not None:
-        fps = vh.fingerprints(hashes, args.block_size, checkpoints)
-        if args.output_format == "json":
-            record = {
-                "block_size": args.block_size,
-                "hash_algo": args.hash_algo,
-                "prompt_tokens": len(side.ids),
-                "checkpoints": {str(n): fp for n, fp in fps.items()},
-            }
-            json.dump(record, sys.stdout, indent=2)
-            sys.stdout.write("\n")
-        else:
-            for n, fp in fps.items():
-                sys.stdout.write(f"{n}\t{fp if fp is not None else '-'}\n")
-        return 0
+        _write_checkpoints(args, vh.fingerprints(hashes, args.block_size, checkpoints), len(side.ids))
+    else:
+        _write_hashes(args, hashes, len(side.ids), seed)
+    return 0
+
+
+def _write_checkpoints(args, fps, prompt_tokens: int) -> None:
+    if args.output_format == "json":
+        record = {
+            "block_size": args.block_size,
+            "hash_algo": args.hash_algo,
+            "prompt_tokens": prompt_tokens,
+            "checkpoints": {str(n): fp for n, fp in fps.items()},
+        }
+        json.dump(record, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return
+    sys.stdout.write("tokens\tfingerprint\n")
+    for n, fp in fps.items():
+        sys.stdout.write(f"{n}\t{fp if fp is not None else '-'}\n")
+
+
+def _write_hashes(args, hashes, prompt_tokens: int, seed) -> None:
     if args.output_format == "json":
         record = {
             "block_size": args.block_size,
             "hash_algo": args.hash_algo,
             "hashes": [h.hex() for h in hashes],
-            "prompt_tokens": len(side.ids),
+            "prompt_tokens": prompt_tokens,
             "hash_seed": seed,
             "vllm_version": args.vllm_version,
         }
         json.dump(record, sys.stdout, indent=2)
         sys.stdout.write("\n")
-    else:
-        for i, h in enumerate(hashes):
-            sys.stdout.write(f"{i}\t{(i + 1) * args.block_size}\t{h.hex()}\n")
-        rest = len(side.ids) - len(hashes) * args.block_size
-        if rest:
-            print(f"promptlint: note: the last {rest} token(s) fill no whole block and have no hash", file=sys.stderr)
-    return 0
+        return
+    sys.stdout.write("block\tend_token\thash\n")
+    for i, h in enumerate(hashes):
+        sys.stdout.write(f"{i}\t{(i + 1) * args.block_size}\t{h.hex()}\n")
+    rest = prompt_tokens - len(hashes) * args.block_size
+    if rest:
+        print(f"promptlint: note: the last {rest} token(s) fill no whole block and have no hash", file=sys.stderr)

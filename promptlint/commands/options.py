@@ -15,7 +15,10 @@ def add_common_tokenizer_options(p: argparse.ArgumentParser) -> None:
 
 
 def add_chat_options(p: argparse.ArgumentParser, serving: bool = True) -> None:
-    p.add_argument("--frontend", choices=["transformers", "vllm"], help="chat templates: how messages reach the template (default transformers)")
+    p.add_argument(
+        "--frontend", choices=["transformers", "vllm", "llamacpp"],
+        help="chat templates: how messages reach the template (default transformers; llamacpp under --engine llamacpp)",
+    )
     p.add_argument("--transformers", type=int, choices=[4, 5], help="chat templates: transformers major version semantics (default 5)")
     if serving:
         p.add_argument("--serving", choices=["chat", "completions"], help="chat endpoint (default) or a pre-rendered prompt sent to completions")

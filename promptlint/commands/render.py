@@ -161,10 +161,11 @@ def _render_template(target, data, settings, limits):
     from datetime import datetime
 
     from promptlint.render import load_template, render
+    from promptlint.scenarios.names import name_patterns
 
     variables = data.get("variables", data) if isinstance(data.get("variables"), dict) else data
     values = {k: (v["value"] if isinstance(v, dict) and "value" in v and set(v) <= {"value", "kind", "sub-kind", "variant"} else v) for k, v in variables.items()}
-    loaded = load_template(target, settings.template_env, [settings.root])
+    loaded = load_template(target, settings.template_env, [settings.root], jinja=settings.jinja_stubs(), classify=name_patterns().classify)
     now = datetime.now()
     rendered = render(loaded, values, limits, now)
     return rendered.text, settings.serving == "completions", _tokenizer_spec(settings, None)

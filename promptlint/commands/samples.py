@@ -55,8 +55,10 @@ def inferred_samples(path, settings, text=None) -> str:
     except OSError as e:
         raise UsageError(f"{shown}: cannot read the template ({e.strerror or e})") from None
     limits = Limits(timeout_s=settings.render_timeout, max_output_bytes=settings.max_output, max_recursion=settings.max_recursion)
+    from promptlint.scenarios.names import name_patterns
+
     try:
-        loaded = load_template(path, settings.template_env, [settings.root], source=text, limits=limits)
+        loaded = load_template(path, settings.template_env, [settings.root], source=text, limits=limits, jinja=settings.jinja_stubs(), classify=name_patterns().classify)
     except RenderError as e:
         where = f"{shown}:{e.line}" if e.line else shown
         raise UsageError(f"{where}: {e.code} {e.message}; fix the template first") from None

@@ -50,21 +50,31 @@ def _read_input(name: str) -> str:
 
 
 def _jsonl_inputs(name: str):
+    """(label, text) per non-blank line; a line ends at \n only (a text may hold U+2028, U+0085, ...)."""
+    import io
+
+    from promptlint import jsonl
+    from promptlint.captured import InputError, read_input_bytes
     from promptlint.commands import UsageError
 
     label = "standard input" if name == "-" else name
-    text = _read_input(name)
+    try:
+        data = read_input_bytes(name)
+    except InputError as e:
+        raise UsageError(str(e)) from None
     out = []
-    for lineno, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
+    for lineno, line in jsonl.numbered_lines(io.BytesIO(data)):
+        where = f"{label}:{lineno}"
         try:
-            obj = json.loads(line)
-        except ValueError as e:
-            raise UsageError(f"{label}:{lineno}: invalid JSON ({e.msg}); write one {{\"text\": ...}} object per line") from None
+            obj = jsonl.loads(line, first=lineno == 1)
+        except jsonl.LineError as e:
+            raise UsageError(f"{where}: {e}; write one {{\"text\": ...}} object per line") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("text"), str):
-            raise UsageError(f"{label}:{lineno}: expected an object with a \"text\" string, e.g. {{\"text\": \"hello\"}}")
-        out.append((f"{label}:{lineno}", obj["text"]))
+            raise UsageError(f"{where}: expected an object with a \"text\" string, e.g. {{\"text\": \"hello\"}}")
+        bad = jsonl.surrogate_message(obj["text"], "\"text\"")
+        if bad:
+            raise UsageError(f"{where}: {bad}")
+        out.append((where, obj["text"]))
     return out
 
 

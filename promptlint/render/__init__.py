@@ -124,19 +124,25 @@ def load_template(
     source: Optional[str] = None,
     limits: Optional[Limits] = None,
     includes: bool = True,
+    jinja: Optional[dict] = None,
+    classify=None,
 ) -> LoadedTemplate:
     """Parse ``path`` (or ``source`` given as its text) in a sandboxed environment.
 
     Parsing and compiling run under the render time limit too (constant folding
     evaluates filters at compile time). ``includes=False`` (chat templates): no loader at all,
     as transformers renders a chat template from a string; an include is an E002.
+    Application templates (``includes=True``) get stand-ins for unknown filters, tests and
+    globals (render/stubs.py), ``jinja`` declaring some (role -> name -> kind) and ``classify``
+    (a name's kind from its words: scenarios.names) making clock- and id-like globals volatile;
+    chat templates do not: transformers' environment has no such names either.
     """
     from jinja2.exceptions import TemplateNotFound, TemplateSyntaxError
 
     from promptlint.render.environments import make_environment
     from promptlint.render.files import Budget, FileRefused, decode_template, read_confined
     from promptlint.render.limits import RenderGuard
-    from promptlint.render.loader import ConfinedLoader, IncludeRefused
+    from promptlint.render.loader import UNRESOLVED_INCLUDE, ConfinedLoader, IncludeRefused
     from promptlint.render.sandbox import DeadlineExceeded, TemplateTooLarge
 
     path = Path(path)
@@ -151,9 +157,11 @@ def load_template(
     loader = None
     if includes:
         lookup = [path.parent] + [p for p in search_paths if p != path.parent]
-        loader = ConfinedLoader(lookup, allowed_roots(path, search_paths), budget, {name: source})
+        # an include name promptlint could not resolve (scenarios/includes.py) renders as empty
+        loader = ConfinedLoader(lookup, allowed_roots(path, search_paths), budget, {name: source, UNRESOLVED_INCLUDE: ""})
     clock = Clock()
-    env = make_environment(env_kind, loader=loader, clock=clock)
+    stubs = dict(jinja or {}) if includes else None
+    env = make_environment(env_kind, loader=loader, clock=clock, stubs=stubs, classify=classify)
     env.loaded_template_names = []
     _remember_names(env)
     env.promptlint_resolved = {}

@@ -80,6 +80,14 @@ class LintEnvironment(HardenedSandbox):
         self.python_sources[filename] = source.splitlines()
         return super()._compile(source, filename)
 
+    def _parse(self, source, name, filename):
+        ast = super()._parse(source, name, filename)
+        if hasattr(self, "stubbed"):  # application templates: stand-ins before anything compiles
+            from promptlint.render.stubs import scan
+
+            scan(self, ast, name)
+        return ast
+
 
 def raise_exception(message):
     raise TemplateError(message)
@@ -122,8 +130,12 @@ def make_environment(
     kind: str,
     loader=None,
     clock: Optional[Callable[[], datetime]] = None,
+    stubs: Optional[dict] = None,
+    classify=None,
 ) -> LintEnvironment:
-    """A sandboxed environment of ``kind``; ``clock`` freezes `strftime_now`."""
+    """A sandboxed environment of ``kind``; ``clock`` freezes `strftime_now`. ``stubs`` (role ->
+    name -> kind, see render/stubs.py) turns on stand-ins for the application's own filters, tests
+    and globals; ``classify`` reads a called name's words (a clock-like global is volatile)."""
     if kind in ("transformers", "transformers4"):
         env = LintEnvironment(
             loader=loader,
@@ -143,6 +155,10 @@ def make_environment(
     else:
         raise ValueError(f"unknown template environment {kind!r}; choose one of {', '.join(ENVIRONMENTS)}")
     env.template_class = TracedTemplate
+    if stubs is not None:
+        from promptlint.render.stubs import install
+
+        install(env, stubs, classify)
     env.guard_new_filters()  # size guards on filters replaced above (tojson)
     return env
 

@@ -29,6 +29,9 @@ from jinja2.loaders import split_template_path
 from promptlint.render.files import Budget, FileRefused, decode_template, read_confined
 
 
+UNRESOLVED_INCLUDE = "<promptlint: unresolved include>"  # an include input with no file: rendered as empty
+
+
 class IncludeRefused(TemplateError):
     """A name the loader will not load (outside the roots, device, too large, ...): an E-finding.
 

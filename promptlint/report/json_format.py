@@ -21,6 +21,12 @@ def document(result, evidence: bool = False) -> dict:
         "files": result.files,
         "findings": [f.to_dict(evidence) for f in result.findings],
         "errors": [f.to_dict(evidence) for f in result.errors],
+        # chat scenarios that could not be rendered (PL102 findings, listed on their own as well)
+        "skipped_scenarios": [
+            {"path": f.path, "line": f.line, "scenario": f.variable, "reason": f.message}
+            for f in result.findings
+            if f.code == "PL102"
+        ],
     }
     baseline = getattr(result, "baseline", None)
     if baseline is not None:  # check --baseline: the per-template comparison

@@ -80,6 +80,7 @@ def scenario_from_samples(data: Dict[str, Any], path: Path) -> Scenario:
     from promptlint.scenarios.values import guess_sub_kind, looks_volatile
 
     scenario = Scenario(samples_path=path, tools_order=data.get("tools-order"))
+    scenario.include_choices = {k: list(v) for k, v in (data.get("include-choices") or {}).items()}
     for name, entry in (data.get("variables") or {}).items():
         if isinstance(entry, dict) and entry and set(entry) <= SPEC_KEYS and ("value" in entry or "kind" in entry):
             if "value" not in entry:

@@ -99,4 +99,23 @@ def template_scenario(loaded, text: str, samples=None) -> Scenario:
 
     declared = scenario_from_samples(load_samples(samples), samples) if samples is not None else None
     asts = template_asts(loaded.env, loaded.env.parse(text), name=loaded.name)
-    return infer_scenario(asts, loaded.env.globals, name_patterns(), declared)
+    scenario = infer_scenario(asts, loaded.env.globals, name_patterns(), declared)
+    from promptlint.scenarios.includes import resolve
+
+    scenario.unresolved_includes = resolve(scenario, asts, loaded.path, dict(scenario.include_choices))
+    add_volatile_stubs(scenario, loaded.env)
+    return scenario
+
+
+def add_volatile_stubs(scenario: Scenario, env) -> None:
+    """A volatile stand-in (`{{ now() }}`, `| stamp`; render/stubs.py) reads its value from the
+    context under its own key (`now()`), so it is varied like any volatile input."""
+    from promptlint.render.stubs import volatile_stubs
+
+    for stub, sub, value in volatile_stubs(env):
+        if stub.key in scenario.variables:
+            continue
+        how = "declared" if stub.declared else "assumed from the name's words"
+        scenario.variables[stub.key] = Variable(
+            stub.key, value, "volatile", sub, why=(f"volatile {sub}: the {stub.role[:-1]} `{stub.label()}` is a stand-in of kind {stub.kind} ({how})",)
+        )

@@ -53,6 +53,8 @@ class Scenario:
     variables: Dict[str, Variable] = field(default_factory=dict)
     samples_path: Optional[Path] = None
     tools_order: Optional[str] = None  # "pinned": tool order is fixed by the application
+    include_choices: Dict[str, List[str]] = field(default_factory=dict)  # include input -> file names to try
+    unresolved_includes: List[str] = field(default_factory=list)  # include inputs rendered as empty
 
     def values(self, **overrides: Any) -> Dict[str, Any]:
         out = {name: v.value for name, v in self.variables.items()}

@@ -1,0 +1,113 @@
+"""Special tokens of a chat template checked without its model directory.
+
+- ``from_tokenizer``: a bare `.jinja` file with `--tokenizer tokenizer.json` and no
+  tokenizer_config.json still gets `bos_token`, `eos_token`, ... : from the post-processor's
+  template (the special token it puts before the text is BOS, after it EOS) and, failing that,
+  from the added special tokens' well-known texts (`<s>`, `<|begin_of_text|>`, `</s>`, ...).
+- ``atomic``: with the embedded approximate tokenizer, the template's special-token texts
+  (`<|im_start|>`, `<|im_end|>`, `[INST]`, ...) are added as special tokens to a copy of it for
+  the run, as the model's own tokenizer has them: text before `<|im_end|>` never merges with it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Callable, Dict, Iterable, List, Tuple
+
+# added special tokens by well-known text, per role, when the post-processor does not say
+_KNOWN = {
+    "bos_token": ("<s>", "<|begin_of_text|>", "<bos>", "<|startoftext|>", "<｜begin▁of▁sentence｜>", "[BOS]", "<|bos|>"),
+    "eos_token": ("</s>", "<|end_of_text|>", "<eos>", "<|endoftext|>", "<｜end▁of▁sentence｜>", "[EOS]", "<|eos|>"),
+    "unk_token": ("<unk>", "[UNK]", "<|unk|>"),
+    "pad_token": ("<pad>", "<|pad|>", "[PAD]", "<｜▁pad▁｜>", "<|finetune_right_pad_id|>"),
+}
+# texts a chat template writes that are special tokens in the models that use them
+_SPECIAL_TEXT = re.compile(
+    r"<\|[A-Za-z0-9_]{1,40}\|>"  # ChatML, Llama 3, Phi: <|im_start|>, <|eot_id|>
+    r"|<｜[^<>｜\s]{1,40}｜>"  # DeepSeek: <｜User｜>
+    r"|\[/?(?:INST|AVAILABLE_TOOLS|TOOL_RESULTS|TOOL_CALLS|SYSTEM_PROMPT|THINK)\]"  # Mistral
+    r"|</?s>|<(?:start|end)_of_turn>|<bos>|<eos>"  # Llama 2 / Mistral, Gemma
+)
+
+
+def from_tokenizer(loaded) -> Dict[str, str]:
+    """``bos_token``/``eos_token``/... of a tokenizer.json without its tokenizer_config.json."""
+    tok = getattr(loaded, "_tok", None)
+    if tok is None:
+        return {}
+    try:
+        specials = [str(t.content) for t in tok.get_added_tokens_decoder().values() if t.special]
+    except Exception:
+        specials = []
+    out: Dict[str, str] = {}
+    before, after = _post_processor_tokens(tok)
+    if before:
+        out["bos_token"] = before[0]
+    if after:
+        out["eos_token"] = after[-1]
+    for key, texts in _KNOWN.items():
+        if key not in out:
+            found = next((t for t in texts if t in specials), None)
+            if found is not None:
+                out[key] = found
+    return out
+
+
+def _post_processor_tokens(tok) -> Tuple[List[str], List[str]]:
+    """Special tokens the post-processor puts before and after a single sequence."""
+    try:
+        state = json.loads(tok.post_processor.__getstate__())
+    except Exception:  # no post-processor, or one without a JSON state
+        return [], []
+    processors = state.get("processors", [state]) if isinstance(state, dict) else []
+    for p in processors:
+        if not isinstance(p, dict):
+            continue
+        if p.get("type") == "TemplateProcessing":
+            before, after, seen = [], [], False
+            for piece in p.get("single") or []:
+                if "Sequence" in piece:
+                    seen = True
+                elif "SpecialToken" in piece:
+                    (after if seen else before).append(piece["SpecialToken"].get("id"))
+            return [t for t in before if isinstance(t, str)], [t for t in after if isinstance(t, str)]
+        if p.get("type") in ("RobertaProcessing", "BertProcessing"):
+            cls, sep = p.get("cls"), p.get("sep")
+            return ([cls[0]] if cls else []), ([sep[0]] if sep else [])
+    return [], []
+
+
+def template_special_texts(source) -> List[str]:
+    """The special-token texts a chat source uses: its configured ones and those its templates write."""
+    texts = list(source.special_tokens.values()) + list(source.additional_special_tokens)
+    for text in source.templates.values():
+        texts += _SPECIAL_TEXT.findall(text)
+    return sorted({t for t in texts if t})
+
+
+_COPIES: Dict[Tuple[str, ...], object] = {}
+
+
+def atomic(provider: Callable, texts: Iterable[str]) -> Callable:
+    """``provider`` (the embedded tokenizer) whose copy keeps ``texts`` as single special tokens."""
+    key = tuple(sorted(set(texts)))
+    if not key:
+        return provider
+
+    def load():
+        if key not in _COPIES:
+            from dataclasses import replace
+
+            from tokenizers import AddedToken, Tokenizer
+
+            base = provider()
+            copy = Tokenizer.from_str(base._tok.to_str())
+            copy.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in key])
+            _COPIES[key] = replace(base, _tok=copy, _added=None)
+        return _COPIES[key]
+
+    return load
+
+
+

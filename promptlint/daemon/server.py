@@ -1,0 +1,206 @@
+"""The daemon process: accepts `check` requests on a private Unix socket and runs each through
+the same `cli.main` an in-process run uses, with the client's cwd, environment, stdin and stream
+settings, so the reply is byte for byte what the client would have printed.
+
+Requests run one at a time (a run owns the process's cwd, environment and standard streams); a
+second client waits in the listen queue. The daemon exits when idle, when asked, and when
+promptlint's code, the project's configuration or its tokenizer changed since it started — the
+client then runs in-process (or starts a fresh daemon).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import socket
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+from promptlint.daemon import client, protocol
+from promptlint.daemon.protocol import ProtocolError
+
+REQUEST_TIMEOUT = 60.0  # a client that connects must send its request within this
+
+
+def _stat(path: Path) -> Optional[Tuple[int, int, int]]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def stamp(root: Path) -> Tuple:
+    """What the daemon's loaded state depends on: promptlint's code, every configuration file that
+    could apply under ``root`` (one appearing counts too), and the configured tokenizer file."""
+    from promptlint import cache
+    from promptlint.config import find_config
+
+    configs = [(str(d / n), _stat(d / n)) for d in (root, *root.parents) for n in ("promptlint.toml", "pyproject.toml")]
+    tokenizer = None
+    try:
+        found = find_config(root)
+    except Exception:
+        found = None
+    if found and isinstance(found[1].get("tokenizer"), str):
+        path = found[0].parent / found[1]["tokenizer"]
+        tokenizer = _stat(path / "tokenizer.json" if path.is_dir() else path)
+    return cache.code_stamp(fresh=True), tuple(configs), tokenizer
+
+
+class _Stream(io.TextIOWrapper):
+    """A captured standard stream that answers isatty() as the client's stream does (colour)."""
+
+    def __init__(self, info: Dict[str, Any]):
+        super().__init__(io.BytesIO(), encoding=info.get("encoding") or "utf-8", errors=info.get("errors") or "strict")
+        self._tty = bool(info.get("tty"))
+
+    def isatty(self) -> bool:
+        return self._tty
+
+    def captured(self) -> bytes:
+        self.flush()
+        return self.buffer.getvalue()
+
+
+def run_check(header: Dict[str, Any], stdin: bytes) -> Tuple[int, bytes, bytes]:
+    from promptlint import cli
+
+    out, err = _Stream(header.get("stdout", {})), _Stream(header.get("stderr", {}))
+    saved = (sys.stdin, sys.stdout, sys.stderr, os.getcwd(), dict(os.environ))
+    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
+    sys.stdout, sys.stderr = out, err
+    try:
+        os.chdir(header["cwd"])
+        os.environ.clear()
+        os.environ.update({str(k): str(v) for k, v in header.get("env", {}).items()})
+        try:
+            rc = cli.main(list(header["argv"]))
+        except SystemExit as e:
+            rc = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        except BaseException:  # PROMPTLINT_DEBUG=1 re-raises: print what Python would have
+            traceback.print_exc()
+            rc = 1
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved[0], saved[1], saved[2]
+        os.chdir(saved[3])
+        os.environ.clear()
+        os.environ.update(saved[4])
+    return rc, out.captured(), err.captured()
+
+
+def _inside(cwd: str, root: Path) -> bool:
+    try:
+        Path(cwd).resolve().relative_to(root)
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+class Daemon:
+    def __init__(self, root: Path, path: Path, idle: float):
+        self.root, self.path, self.idle = root, path, idle
+        self.started = time.time()
+        self.requests = 0
+        self.stamp = stamp(root)
+        self.listener: Optional[socket.socket] = None
+
+    def bind(self) -> bool:
+        if self.path.exists() or self.path.is_symlink():
+            probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                probe.connect(str(self.path))
+                return False  # another daemon answers for this root
+            except OSError:
+                self.path.unlink()  # stale: its daemon was killed
+            finally:
+                probe.close()
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        old = os.umask(0o177)  # the socket is created 0600
+        try:
+            sock.bind(str(self.path))
+        except OSError:
+            sock.close()
+            return False
+        finally:
+            os.umask(old)
+        os.chmod(self.path, 0o600)
+        sock.listen(16)
+        self.listener = sock
+        self.inode = os.stat(self.path).st_ino
+        return True
+
+    def close(self) -> None:
+        if self.listener is not None:
+            self.listener.close()
+            self.listener = None
+            try:
+                if os.stat(self.path).st_ino == self.inode:  # never remove a successor's socket
+                    self.path.unlink()
+            except OSError:
+                pass
+
+    def serve(self) -> None:
+        assert self.listener is not None
+        self.listener.settimeout(self.idle)
+        while self.listener is not None:
+            try:
+                conn, _ = self.listener.accept()
+            except socket.timeout:
+                return  # idle
+            with conn:
+                try:
+                    self.handle(conn)
+                except (OSError, ProtocolError) as e:
+                    print(f"promptlint daemon: dropped a request: {e}", file=sys.stderr, flush=True)
+
+    def handle(self, conn: socket.socket) -> None:
+        uid = protocol.peer_uid(conn)
+        if uid is not None and uid != os.getuid():
+            return  # another user's process: say nothing
+        conn.settimeout(REQUEST_TIMEOUT)
+        header = protocol.recv_json(conn)
+        op = header.get("op")
+        if op == "status":
+            protocol.send_json(conn, self.status())
+        elif op == "stop":
+            self.close()
+            protocol.send_json(conn, {"stopped": os.getpid()})
+        elif op == "check":
+            body = protocol.recv(conn)
+            if not isinstance(header.get("cwd"), str) or not _inside(header["cwd"], self.root):
+                protocol.send_json(conn, {"refused": f"{header.get('cwd')!r} is outside {self.root}"})
+                return
+            if stamp(self.root) != self.stamp:
+                self.close()  # gone before the client starts a successor
+                protocol.send_json(conn, {"restart": True})
+                return
+            conn.settimeout(None)
+            rc, out, err = run_check(header, body)
+            self.requests += 1
+            protocol.send_json(conn, {"rc": rc}, out, err)
+        else:
+            protocol.send_json(conn, {"refused": f"unknown op {op!r}"})
+
+    def status(self) -> Dict[str, Any]:
+        return {"pid": os.getpid(), "root": str(self.root), "uptime": round(time.time() - self.started, 1),
+                "requests": self.requests, "idle_timeout": self.idle}
+
+
+def main(argv: List[str]) -> int:
+    root, path, idle = Path(argv[0]).resolve(), Path(argv[1]), float(argv[2])
+    client.IN_DAEMON = True
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    daemon = Daemon(root, path, idle)
+    if not daemon.bind():
+        return 0
+    try:
+        import promptlint.lint  # noqa: F401 - warm the modules a check needs before the first request
+
+        daemon.serve()
+    finally:
+        daemon.close()
+    return 0

@@ -1,0 +1,242 @@
+"""Stand-ins for the filters, tests and globals an application registers in its own Jinja environment.
+
+Jinja resolves a filter or test name when it compiles a template, so `{{ x | input_signature }}`
+fails to compile unless the environment knows the name. promptlint never imports the
+application's code: each parse scans the AST and registers, before anything compiles, a stub for
+every filter, test or called global the environment does not have:
+
+- zero-config: an unknown filter returns its input unchanged, an unknown test is false and an
+  unknown global call returns a text sample (a called name whose words say time, such as
+  `get_current_time()`, returns the time, varied as a volatile value);
+- ``[tool.promptlint.jinja]`` declares a name's behaviour with one of ``KINDS``.
+
+What was stubbed, and where first, is kept on the environment (``stubbed``) for the one note per
+file the analyzer reports.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Dict, Mapping, Optional, Tuple
+
+ROLES = ("filters", "tests", "globals")
+# kind -> roles it applies to; what each does is in ``_make`` and docs/configuration.md
+KINDS: Dict[str, Tuple[str, ...]] = {
+    "identity": ("filters", "tests", "globals"),  # the input (a global: its first argument); a test: its truth
+    "text": ("filters", "globals"),  # a text sample naming the stub
+    "json": ("filters", "globals"),  # json.dumps of the input, keys in their order
+    "json-sorted": ("filters", "globals"),  # the same, keys sorted
+    "empty": ("filters", "globals"),  # ""
+    "volatile-timestamp": ("filters", "globals"),  # the time: varied per request (M101)
+    "volatile-id": ("filters", "globals"),  # a request id: varied per request (M101)
+    "true": ("tests",),
+    "false": ("tests",),
+}
+DEFAULTS = {"filters": "identity", "tests": "false", "globals": "text"}
+_SINGULAR = {"filters": "filter", "tests": "test", "globals": "global"}
+VOLATILE = {"volatile-timestamp": "timestamp", "volatile-id": "id"}
+_DOES = {
+    ("filters", "identity"): "returns its input unchanged",
+    ("globals", "identity"): "returns its first argument",
+    ("tests", "identity"): "is the value's truth",
+    ("tests", "true"): "is true",
+    ("tests", "false"): "is false",
+    **{(r, "text"): "returns a text sample" for r in ("filters", "globals")},
+    **{(r, "json"): "returns its input as JSON" for r in ("filters", "globals")},
+    **{(r, "json-sorted"): "returns its input as JSON, keys sorted" for r in ("filters", "globals")},
+    **{(r, "empty"): "returns nothing" for r in ("filters", "globals")},
+    **{(r, "volatile-timestamp"): "returns the time, changed per request" for r in ("filters", "globals")},
+    **{(r, "volatile-id"): "returns a request id, changed per request" for r in ("filters", "globals")},
+}
+_VOLATILE_VALUES = {"timestamp": "2025-03-14 09:26:53", "id": "req-7f3c9a2e41"}
+
+
+@dataclass(frozen=True)
+class Stubbed:
+    role: str  # filters | tests | globals
+    name: str
+    kind: str
+    declared: bool  # from the configuration (True) or assumed (False)
+    template: Optional[str]  # where it is first used
+    line: int
+
+    @property
+    def key(self) -> str:
+        """The context name a volatile stub reads its value from (a scenario variable)."""
+        return f"{self.name}()" if self.role == "globals" else f"| {self.name}"
+
+    def label(self) -> str:
+        return f"{self.name}()" if self.role == "globals" else self.name
+
+
+def check_declared(declared: Mapping[str, Mapping[str, str]]) -> Optional[str]:
+    """A problem with a ``[tool.promptlint.jinja]`` table (a kind that does not apply), else None."""
+    for role, table in declared.items():
+        for name, kind in table.items():
+            if role not in KINDS.get(kind, ()):
+                allowed = ", ".join(k for k, roles in KINDS.items() if role in roles)
+                return f"`jinja.{role}.{name}` = {kind!r}: {_SINGULAR[role]} stubs are one of {allowed}"
+    return None
+
+
+def install(env, declared: Optional[Mapping[str, Mapping[str, str]]] = None, classify=None) -> None:
+    """Make ``env`` stub unknown names on every parse; ``declared`` maps role -> name -> kind."""
+    env.promptlint_stub_config = {role: dict((declared or {}).get(role, {})) for role in ROLES}
+    env.promptlint_stub_classify = classify
+    env.stubbed = {}  # (role, name) -> Stubbed, in first-use order
+    for role, table in env.promptlint_stub_config.items():  # declared names exist from the start
+        for name, kind in table.items():
+            _register(env, role, name, kind)
+
+
+def scan(env, ast, template: Optional[str]) -> None:
+    """Register a stub for every unknown filter, test and called global in ``ast``."""
+    if not hasattr(env, "stubbed"):
+        return
+    from jinja2 import nodes
+
+    assigned = _assigned_names(ast)
+    found = []
+    for node in ast.find_all((nodes.Filter, nodes.Test, nodes.Call)):
+        if isinstance(node, nodes.Filter) and node.name:
+            found.append(("filters", node.name, node.lineno))
+            found += _named_by_argument(node)
+        elif isinstance(node, nodes.Test):
+            found.append(("tests", node.name, node.lineno))
+        elif isinstance(node, nodes.Call) and isinstance(node.node, nodes.Name) and node.node.ctx == "load":
+            if node.node.name not in assigned:
+                found.append(("globals", node.node.name, node.lineno))
+    for role, name, line in found:
+        if (role, name) in env.stubbed:
+            continue
+        declared = env.promptlint_stub_config[role].get(name)
+        if declared is None and _known(env, role, name):
+            continue
+        kind = declared or _assumed_kind(env, role, name)
+        env.stubbed[(role, name)] = Stubbed(role, name, kind, declared is not None, template, line or 1)
+        if declared is None:
+            _register(env, role, name, kind)
+
+
+def volatile_stubs(env):
+    """The stubs whose value changes per request: (Stubbed, sub-kind, value)."""
+    for s in getattr(env, "stubbed", {}).values():
+        if s.kind in VOLATILE:
+            sub = VOLATILE[s.kind]
+            yield s, sub, _VOLATILE_VALUES[sub]
+
+
+def note(env) -> Optional[Tuple[Optional[str], int, str]]:
+    """(template, line, message) of the one note naming every assumed stub, or None."""
+    assumed = [s for s in getattr(env, "stubbed", {}).values() if not s.declared]
+    if not assumed:
+        return None
+    parts = []
+    for role in ROLES:
+        these = [s for s in assumed if s.role == role]
+        if these:
+            noun = _SINGULAR[role] + ("s" if len(these) > 1 else "")
+            parts.append(noun + " " + ", ".join(f"`{s.label()}` ({_DOES[(role, s.kind)]})" for s in these))
+    first = assumed[0]
+    message = (
+        "the application's own Jinja names are rendered by stand-ins (promptlint never imports your code): "
+        + "; ".join(parts) + "; declare what each does in [tool.promptlint.jinja] (`filters = { name = \"json\" }`, see "
+        "docs/configuration.md)"
+    )
+    return first.template, first.line, message
+
+
+# ------------------------------------------------------------------------------ internals
+
+
+def _known(env, role: str, name: str) -> bool:
+    if role == "filters":
+        return name in env.filters
+    if role == "tests":
+        return name in env.tests
+    return name in env.globals
+
+
+def _assumed_kind(env, role: str, name: str) -> str:
+    classify = env.promptlint_stub_classify
+    if role == "globals" and classify is not None:
+        c = classify(name)
+        if c.kind == "volatile" and c.sub_kind in ("timestamp", "date", "time"):
+            return "volatile-timestamp"
+        if c.kind == "volatile" and c.sub_kind == "id":
+            return "volatile-id"
+    return DEFAULTS[role]
+
+
+def _assigned_names(ast) -> set:
+    """Names the template itself binds (macros, imports, set/for targets): a call of one is not a global."""
+    from jinja2 import nodes
+
+    out = set()
+    for n in ast.find_all((nodes.Macro, nodes.Name, nodes.FromImport, nodes.Import)):
+        if isinstance(n, nodes.Macro):
+            out.add(n.name)
+        elif isinstance(n, nodes.Name) and n.ctx in ("store", "param"):
+            out.add(n.name)
+        elif isinstance(n, nodes.Import):
+            out.add(n.target)
+        elif isinstance(n, nodes.FromImport):
+            out.update(x[1] if isinstance(x, tuple) else x for x in n.names)
+    return out
+
+
+_TEST_ARG = {"select": 0, "reject": 0, "selectattr": 1, "rejectattr": 1}
+
+
+def _named_by_argument(node):
+    """Filters and tests named by a string argument: `map("f")`, `select("t")`, `selectattr("a", "t")`."""
+    from jinja2 import nodes
+
+    args = node.args
+    if node.name == "map" and args and isinstance(args[0], nodes.Const) and isinstance(args[0].value, str):
+        return [("filters", args[0].value, node.lineno)]
+    i = _TEST_ARG.get(node.name)
+    if i is not None and len(args) > i and isinstance(args[i], nodes.Const) and isinstance(args[i].value, str):
+        return [("tests", args[i].value, node.lineno)]
+    return []
+
+
+def _register(env, role: str, name: str, kind: str) -> None:
+    table = {"filters": env.filters, "tests": env.tests, "globals": env.globals}[role]
+    table[name] = _make(role, name, kind)
+
+
+def _make(role: str, name: str, kind: str):
+    from jinja2 import pass_context
+
+    if role == "tests":
+        if kind == "identity":
+            return lambda value, *a, **k: bool(value)
+        return (lambda *a, **k: True) if kind == "true" else (lambda *a, **k: False)
+    sample = f"sample {name} text"
+    if kind in VOLATILE:
+        key = f"{name}()" if role == "globals" else f"| {name}"
+        fallback = _VOLATILE_VALUES[VOLATILE[kind]]
+
+        @pass_context
+        def volatile(context, *args, **kwargs):
+            return str(context.get(key, fallback))
+
+        return volatile
+    if kind == "empty":
+        return lambda *a, **k: ""
+    if kind == "text":
+        return lambda *a, **k: sample
+    if kind in ("json", "json-sorted"):
+        sort = kind == "json-sorted"
+
+        def dump(*args, **kwargs):
+            value = args[0] if args else kwargs
+            return json.dumps(value, ensure_ascii=False, sort_keys=sort, default=str)
+
+        return dump
+    # identity
+    if role == "globals":
+        return lambda *a, **k: a[0] if a else sample
+    return lambda value, *a, **k: value

@@ -1,0 +1,220 @@
+"""The warm daemon (issue 17): `promptlint check` forwarded over a real Unix socket gives the same
+bytes and exit code as an in-process run, falls back when the daemon is gone, serves two clients,
+and reloads when the configuration changes. Every test stops its daemons in teardown; every wait
+is bounded."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+if not hasattr(os, "getuid") or sys.platform == "win32":  # pragma: no cover
+    pytest.skip("Unix sockets", allow_module_level=True)
+
+TIMEOUT = 180
+
+
+@pytest.fixture
+def env(tmp_path):
+    """A copy of examples/, a short private XDG_RUNTIME_DIR (sun_path holds 108 bytes), and a
+    teardown that stops the daemon (by its pid, which only this test started)."""
+    runtime = tempfile.mkdtemp(prefix="pld")
+    os.chmod(runtime, 0o700)
+    root = tmp_path / "examples"
+    shutil.copytree(REPO / "examples", root)
+    e = dict(os.environ, PYTHONPATH=str(REPO), XDG_RUNTIME_DIR=runtime)
+    e.pop("PROMPTLINT_DAEMON", None)
+    state = {"root": root, "env": e, "pids": set()}
+    yield state
+    run(state, "daemon", "stop")
+    for pid in state["pids"]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    shutil.rmtree(runtime, ignore_errors=True)
+
+
+def run(state, *args, stdin=b"", extra=None, cwd=None):
+    e = dict(state["env"], **(extra or {}))
+    r = subprocess.run(
+        [sys.executable, "-m", "promptlint", *args], cwd=cwd or state["root"], input=stdin,
+        capture_output=True, env=e, timeout=TIMEOUT,
+    )
+    return r.returncode, r.stdout, r.stderr
+
+
+def status(state):
+    """The running daemon's pid and request count, or None."""
+    rc, out, _ = run(state, "daemon", "status")
+    if rc != 0:
+        return None
+    words = out.decode().replace(",", "").split()
+    pid, requests = int(words[words.index("pid") + 1]), int(words[words.index("requests") - 1])
+    state["pids"].add(pid)
+    return pid, requests
+
+
+def start(state):
+    rc, out, err = run(state, "daemon", "start")
+    assert rc == 0, err
+    return status(state)
+
+
+def gone(pid):
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        if Path(f"/proc/{pid}/stat").exists() and Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z":
+            return True
+        time.sleep(0.05)
+    return False
+
+
+TEMPLATE = b"{{ now }} You are a support agent for Acme. Answer politely.\n{{ question }}\n"
+CASES = [
+    (),
+    ("--output-format", "json"),
+    ("--output-format", "concise", "--no-cache"),
+    ("--output-format", "sarif", "prompts/support_clean.j2"),
+    ("--select", "M2"),
+    ("--select", "NOPE"),  # a usage error: exit 2, one line on stderr
+    ("missing.j2",),
+    ("--stdin-filename", "prompts/new.j2", "--output-format", "concise"),
+]
+
+
+def test_forwarded_output_is_byte_identical(env):
+    direct = [run(env, "check", "--no-daemon", *args, stdin=TEMPLATE) for args in CASES]
+    _, before = start(env)
+    assert before == 0
+    forwarded = [run(env, "check", *args, stdin=TEMPLATE) for args in CASES]
+    assert forwarded == direct
+    assert status(env)[1] == len(CASES)  # each one was answered by the daemon
+    assert direct[0][0] == 1 and direct[5][0] == 2 and b"M101" in direct[7][1]
+    # --no-daemon and PROMPTLINT_DAEMON=0 stay in-process even with a daemon running.
+    assert run(env, "check", "--no-daemon") == direct[0]
+    assert run(env, "check", extra={"PROMPTLINT_DAEMON": "0"}) == direct[0]
+    assert status(env)[1] == len(CASES)
+
+
+def test_socket_is_private_and_refuses_other_roots(env):
+    start(env)
+    runtime = Path(env["env"]["XDG_RUNTIME_DIR"]) / "promptlint"
+    (sock,) = runtime.glob("*.sock")
+    assert runtime.stat().st_mode & 0o777 == 0o700 and sock.stat().st_mode & 0o777 == 0o600
+    code = (
+        "import socket, sys\nfrom promptlint.daemon import protocol\n"
+        "s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])\n"
+        "protocol.send_json(s, {'op': 'check', 'argv': ['check'], 'cwd': '/', 'env': {}}, b'')\n"
+        "print(protocol.recv_json(s))"
+    )
+    r = subprocess.run([sys.executable, "-c", code, str(sock)], capture_output=True, text=True, env=env["env"], timeout=TIMEOUT)
+    assert "'refused'" in r.stdout and "outside" in r.stdout, r.stderr
+    assert status(env)[1] == 0
+
+
+def test_default_never_starts_a_daemon_and_env_or_config_does(env):
+    run(env, "check")
+    assert status(env) is None
+    direct = run(env, "check", "--no-daemon")
+    assert run(env, "check", extra={"PROMPTLINT_DAEMON": "1"}) == direct
+    pid, requests = status(env)
+    assert requests == 1
+    run(env, "daemon", "stop")
+    assert gone(pid) and status(env) is None
+    config = env["root"] / "pyproject.toml"
+    config.write_text(config.read_text() + "daemon = true\n")
+    assert run(env, "check") == direct
+    assert status(env)[1] == 1
+
+
+def test_killed_daemon_falls_back_and_is_replaced(env):
+    direct = run(env, "check", "--no-daemon", "--output-format", "json")
+    pid, _ = start(env)
+    os.kill(pid, signal.SIGKILL)
+    assert gone(pid)
+    runtime = Path(env["env"]["XDG_RUNTIME_DIR"]) / "promptlint"
+    assert list(runtime.glob("*.sock"))  # the stale socket is still there
+    assert run(env, "check", "--output-format", "json") == direct
+    assert status(env) is None
+    assert run(env, "check", "--output-format", "json", extra={"PROMPTLINT_DAEMON": "1"}) == direct
+    new_pid, requests = status(env)
+    assert new_pid != pid and requests == 1
+
+
+def test_two_clients_at_once(env):
+    args = [("--output-format", "json", "--no-cache"), ("--output-format", "concise", "--no-cache")]
+    direct = [run(env, "check", "--no-daemon", *a) for a in args]
+    start(env)
+    procs = [
+        subprocess.Popen([sys.executable, "-m", "promptlint", "check", *a], cwd=env["root"], env=env["env"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for a in args
+    ]
+    results = []
+    for p in procs:
+        out, err = p.communicate(timeout=TIMEOUT)
+        results.append((p.returncode, out, err))
+    assert results == direct
+    assert status(env)[1] == 2
+
+
+def test_changed_configuration_is_picked_up(env):
+    pid, _ = start(env)
+    first = run(env, "check", "--output-format", "concise")
+    assert b" M202 " in first[1]
+    config = env["root"] / "pyproject.toml"
+    config.write_text(config.read_text() + 'ignore = ["M202"]\ndaemon = true\n')
+    after = run(env, "check", "--output-format", "concise")
+    assert after == run(env, "check", "--no-daemon", "--output-format", "concise")
+    assert b" M202 " not in after[1] and b" M101 " in after[1]
+    assert gone(pid)  # the old daemon exited on the change ...
+    new_pid, requests = status(env)  # ... and `daemon = true` started a fresh one that answered
+    assert new_pid != pid and requests == 1
+
+
+def test_forwarding_client_imports_nothing_heavy(env):
+    start(env)
+    code = (
+        "import sys\nfrom promptlint.cli import main\nrc = main(['check', '--output-format', 'concise'])\n"
+        "heavy = [m for m in ('jinja2', 'tokenizers', 'jsonschema') if m in sys.modules]\n"
+        "print('HEAVY', heavy)\nsys.exit(rc)"
+    )
+    r = subprocess.run([sys.executable, "-c", code], cwd=env["root"], capture_output=True, text=True,
+                       env=env["env"], timeout=TIMEOUT)
+    assert r.returncode == 1 and "M101" in r.stdout and "HEAVY []" in r.stdout, r.stderr
+    assert status(env)[1] == 1
+
+
+def test_run_directory_others_can_enter_is_refused(env):
+    runtime = Path(env["env"]["XDG_RUNTIME_DIR"])
+    assert run(env, "daemon", "status")[0] == 1 and not (runtime / "promptlint").exists()  # only start creates it
+    (runtime / "promptlint").mkdir(mode=0o755)
+    os.chmod(runtime / "promptlint", 0o755)
+    rc, _, err = run(env, "daemon", "start")
+    assert rc == 2 and b"private directory" in err
+    assert run(env, "check", extra={"PROMPTLINT_DAEMON": "1"}) == run(env, "check", "--no-daemon")
+    assert not list((runtime / "promptlint").iterdir())
+
+
+def test_idle_daemon_exits_and_removes_its_socket(env):
+    rc, out, err = run(env, "daemon", "start", "--idle-timeout", "0.5")
+    assert rc == 0, err
+    pid = int(out.decode().rsplit("(pid ", 1)[1].split(")")[0])
+    env["pids"].add(pid)
+    assert gone(pid)
+    assert not list((Path(env["env"]["XDG_RUNTIME_DIR"]) / "promptlint").glob("*.sock"))
