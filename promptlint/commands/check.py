@@ -57,6 +57,7 @@ def add_parser(sub) -> None:
 
 
 _JSON_FORMATS = ("json", "json-lines", "sarif", "gitlab")
+_HUMAN_FORMATS = ("full", "concise")  # the formats a person reads in a terminal: a progress bar may go with them
 
 
 def _write(fmt: str, result, args, stream=None) -> None:
@@ -156,10 +157,15 @@ def run(args) -> int:
 
             result = empty_result(settings)
         else:
-            result = lint(
-                args.paths, settings, force_exclude=args.force_exclude, overrides=overrides, use_cache=not args.no_cache,
-                evidence=args.evidence,
-            )
+            from promptlint import progress
+
+            # a bar only for people: a terminal's stderr, a human format (docs/cli.md)
+            with progress.Bar("checking", "file", progress.wanted() and (args.output_format or "full") in _HUMAN_FORMATS,
+                              every_update=True) as bar:
+                result = lint(
+                    args.paths, settings, force_exclude=args.force_exclude, overrides=overrides, use_cache=not args.no_cache,
+                    evidence=args.evidence, progress=bar,
+                )
     except TokenizerError as e:
         raise UsageError(str(e)) from None
     fmt = args.output_format or "full"
