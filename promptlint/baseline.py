@@ -19,6 +19,7 @@ from typing import List, Optional, Sequence
 
 from promptlint import analyzers, git_tree, kernel
 from promptlint.config import Settings
+from promptlint.cost import price_deltas
 from promptlint.discovery import discover
 from promptlint.measurements import Baseline, Measurement, compare, mark_findings
 from promptlint.paths import escapes_root, relative
@@ -96,7 +97,9 @@ def compare_with(ref: str, paths: Sequence[str], settings: Settings, result, for
     current = result.findings + result.errors
     fixed = mark_findings(current, [relative(Path(f.path), root) for f in current], old_findings, old_rel)
     block = engine_profile(settings.engine, settings.block_size).block_size
-    return Baseline(ref, commit, block, compare(before, after), fixed, exported.skipped)
+    deltas = compare(before, after)
+    price_deltas(settings.cost, deltas)
+    return Baseline(ref, commit, block, deltas, fixed, exported.skipped)
 
 
 def exit_failing(result, baseline: Optional[Baseline], fail_on: str) -> bool:

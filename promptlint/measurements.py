@@ -48,6 +48,7 @@ class Measurement:
 class TemplateDelta:
     before: Optional[Measurement]
     after: Optional[Measurement]
+    cost: Optional[Any] = None  # [tool.promptlint.cost]: a records.Cost of lost_tokens (negative: saved)
 
     @property
     def current(self) -> Measurement:
@@ -91,6 +92,7 @@ class TemplateDelta:
             "delta_blocks": self.delta_blocks,
             "lost_tokens": self.lost_tokens,
             "error": (self.after or self.before).error if (self.after or self.before) else None,  # type: ignore[union-attr]
+            **({"cost": self.cost.to_dict()} if self.cost is not None else {}),
         }
 
 

@@ -183,6 +183,10 @@ def run(args) -> int:
             result = lint(
                 args.paths, settings, force_exclude=args.force_exclude, use_cache=not args.no_cache, evidence=args.evidence
             )
+    if settings.cost is not None:  # [tool.promptlint.cost]: what each finding's lost tokens cost a day
+        from promptlint.cost import price_findings
+
+        price_findings(settings.cost, result.findings)
     if baseline_ref:
         _compare_with_baseline(baseline_ref, args, settings, result)
     _write(fmt, result, args)

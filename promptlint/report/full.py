@@ -43,6 +43,8 @@ def format_finding(f, style) -> str:
         )
     for note in f.notes:
         out.append(f"  {note}")
+    if f.cost is not None:
+        out.append(f"  cost: {f.cost.describe()}")
     if f.help:
         out.append(f"  {style('help', 'cyan', 'bold')}: {f.help}")
     return "\n".join(out)
@@ -75,7 +77,8 @@ def baseline_lines(b) -> list:
         m = d.current
         name = m.path + (f" ({m.template})" if m.template else "") + f" [{m.scenario}]"
         lost = f"; {d.lost_tokens:,} prefill tokens lost per request" if d.lost_tokens else ""
-        out.append(f"  {name}: {blocks(d.before)} -> {blocks(d.after)} blocks per request, {d.status}{lost}")
+        cost = f"; {d.cost.describe()}" if d.cost is not None and d.lost_tokens else ""
+        out.append(f"  {name}: {blocks(d.before)} -> {blocks(d.after)} blocks per request, {d.status}{lost}{cost}")
     return out
 
 

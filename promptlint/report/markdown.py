@@ -61,13 +61,25 @@ _STATUS = {"regression": "🔴 regression", "improvement": "🟢 improvement", "
            "unchanged": "unchanged"}
 
 
-def _template_rows(deltas) -> list:
+def _money(c) -> str:
+    """A cost cell: dollars and/or GPU-seconds a day (negative: saved)."""
+    if c is None:
+        return "—"
+    parts = []
+    if c.usd_per_day is not None:
+        parts.append(("−" if c.usd_per_day < 0 else "") + f"\\${abs(c.usd_per_day):,.2f}/day")  # \$: not TeX math on GitHub
+    if c.gpu_seconds_per_day is not None:
+        parts.append(("−" if c.gpu_seconds_per_day < 0 else "") + f"{abs(c.gpu_seconds_per_day):,.1f} GPU-s/day")
+    return ", ".join(parts) or "—"
+
+
+def _template_rows(deltas, priced: bool) -> list:
     rows = []
     for d in deltas:
         m = d.current
         name = m.path + (f" ({m.template})" if m.template else "")
         rows.append([code(name), text(m.scenario), f"{_blocks(d.before)} → {_blocks(d.after)}", _signed(d.delta_blocks),
-                     _number(d.lost_tokens), _STATUS[d.status]])
+                     _number(d.lost_tokens), _STATUS[d.status]] + ([_money(d.cost)] if priced else []))
     return rows
 
 
@@ -76,27 +88,32 @@ def _baseline_section(b) -> list:
            + ", ".join([_plural(b.count("regression"), "regression"), _plural(b.count("improvement"), "improvement"),
                         f"{b.count('new'):,} new", f"{b.count('removed'):,} removed", f"{b.count('unchanged'):,} unchanged"])
            + f"; eligible KV blocks of {b.block_size} tokens per request.", ""]
+    priced = any(d.cost is not None for d in b.deltas)
     header = ["Template", "Scenario", "Blocks per request", "Change", "Prefill tokens lost per request", "Status"]
     align = ["---", "---", "---:", "---:", "---:", "---"]
+    if priced:
+        header, align = header + ["Cost"], align + ["---:"]
     changed = [d for d in b.deltas if d.status != "unchanged"]
     same = [d for d in b.deltas if d.status == "unchanged"]
     if changed:
-        out += _table(header, align, _template_rows(changed)) + [""]
+        out += _table(header, align, _template_rows(changed, priced)) + [""]
     else:
         out += ["No template's blocks per request changed.", ""]
     if same:
         out += ["<details>", f"<summary>{_plural(len(same), 'unchanged template scenario')}</summary>", ""]
-        out += _table(header, align, _template_rows(same)) + ["", "</details>", ""]
+        out += _table(header, align, _template_rows(same, priced)) + ["", "</details>", ""]
     return out
 
 
-def _finding_rows(findings, with_baseline: bool) -> list:
+def _finding_rows(findings, with_baseline: bool, priced: bool = False) -> list:
     rows = []
     for f in findings:
         t, a = f.first_divergent_token, f.arithmetic
         token = "—" if t is None else f"#{t.index:,}: {code(repr(t.base_text))} vs {code(repr(t.variant_text))}"
         lost = "—" if a is None else f"{a.lost_blocks:,} of {a.ideal_eligible_blocks:,}"
         row = [code(f.code), code(f"{f.path}:{f.line}:{f.column}"), text(f.message), token, lost]
+        if priced:
+            row += ["—" if f.cost is None else f"{f.cost.tokens_per_request:,}", _money(f.cost)]
         if with_baseline:
             row.append(text(f.baseline or ""))
         rows.append(row)
@@ -118,13 +135,18 @@ def _findings_section(result, with_baseline: bool) -> list:
     new = sum(1 for f in items if f.baseline == "new")
     head = f"### {_plural(len(items), 'finding')}" + (f" ({new:,} new)" if with_baseline else "")
     out = [head, "", f"In {_plural(len({f.path for f in items}), 'file')} of {result.files:,} checked; costliest first.", ""]
-    header = ["Rule", "Where", "Message", "First divergent token", "Blocks lost"] + (["Baseline"] if with_baseline else [])
-    align = ["---"] * 3 + ["---", "---:"] + (["---"] if with_baseline else [])
-    out += _table(header, align, _finding_rows(items[:TOP], with_baseline)) + [""]
+    priced = any(f.cost is not None for f in items)
+    header = ["Rule", "Where", "Message", "First divergent token", "Blocks lost"]
+    align = ["---"] * 3 + ["---", "---:"]
+    if priced:
+        header, align = header + ["Tokens per request", "Cost"], align + ["---:", "---:"]
+    if with_baseline:
+        header, align = header + ["Baseline"], align + ["---"]
+    out += _table(header, align, _finding_rows(items[:TOP], with_baseline, priced)) + [""]
     rest = items[TOP:]
     if rest:
         out += ["<details>", f"<summary>{_plural(len(rest), 'more finding')}</summary>", ""]
-        out += _table(header, align, _finding_rows(rest, with_baseline)) + ["", "</details>", ""]
+        out += _table(header, align, _finding_rows(rest, with_baseline, priced)) + ["", "</details>", ""]
     left = _left_out(items)
     if left:
         out += [f"GitHub shows at most {ANNOTATIONS_PER_LEVEL} error and {ANNOTATIONS_PER_LEVEL} warning annotations per "
