@@ -32,6 +32,7 @@ class LintResult:
     engine: str = "vllm"  # the profile the figures are for
     block_size: int = 16  # that profile's block (page) size
     baseline: Optional[object] = None  # check --baseline: a measurements.Baseline (set by promptlint.baseline)
+    models: List[Dict[str, object]] = field(default_factory=list)  # `tokenizers`: each model's name, tokenizer, engine
 
 
 def empty_result(settings: Settings) -> LintResult:

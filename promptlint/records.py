@@ -132,6 +132,25 @@ class Cost:
 
 
 @dataclass
+class ModelHit:
+    """One deployed model a finding hits (``tokenizers``): its first divergent token and blocks."""
+
+    model: str  # the name in `tokenizers`
+    engine: str
+    block_size: int
+    first_divergent_token: Optional[DivergentToken] = None
+    arithmetic: Optional[Arithmetic] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {"model": self.model, "engine": self.engine, "block_size": self.block_size}
+        if self.first_divergent_token is not None:
+            out["first_divergent_token"] = asdict(self.first_divergent_token)
+        if self.arithmetic is not None:
+            out.update(asdict(self.arithmetic))
+        return out
+
+
+@dataclass
 class StoredAt:
     """Where a template stored as a JSON string (tokenizer_config.json) sits in that file: the
     finding's own line and column are the template's; these are the JSON file's."""
@@ -167,6 +186,7 @@ class Finding:
     cause: Optional[str] = None  # M204: why the history does not grow as a prefix (docs/output-formats.md)
     baseline: Optional[str] = None  # check --baseline: "existing" (also at the baseline) or "new"
     cost: Optional[Cost] = None  # [tool.promptlint.cost]: what lost_tokens cost a day (set after linting)
+    models: List[ModelHit] = field(default_factory=list)  # `tokenizers`: each model it hits (set after linting)
 
     @property
     def sort_key(self):
@@ -206,6 +226,8 @@ class Finding:
             out["baseline"] = self.baseline
         if self.cost is not None:
             out["cost"] = self.cost.to_dict()
+        if self.models:
+            out["models"] = [m.to_dict() for m in self.models]
         if evidence and self.evidence is not None:
             out["evidence"] = self.evidence
         if internal and self.source_line is not None:

@@ -151,6 +151,11 @@ def run(args) -> int:
                 overrides = {}  # excluded: lint nothing, as ruff does
     else:
         settings = settings_from_args(args)
+    run_lint = lint
+    if settings.tokenizers:  # every deployed model at once (promptlint.models)
+        if baseline_ref:
+            raise UsageError("--baseline measures one tokenizer: pick one of `tokenizers` with --tokenizer PATH")
+        from promptlint.models import lint_models as run_lint
     try:
         if overrides == {}:
             from promptlint.lint import empty_result
@@ -162,7 +167,7 @@ def run(args) -> int:
             # a bar only for people: a terminal's stderr, a human format (docs/cli.md)
             with progress.Bar("checking", "file", progress.wanted() and (args.output_format or "full") in _HUMAN_FORMATS,
                               every_update=True) as bar:
-                result = lint(
+                result = run_lint(
                     args.paths, settings, force_exclude=args.force_exclude, overrides=overrides, use_cache=not args.no_cache,
                     evidence=args.evidence, progress=bar,
                 )
@@ -180,7 +185,7 @@ def run(args) -> int:
             print(f"Would fix {n:,} finding{'s' if n != 1 else ''}." if n else "No fixes available.", file=sys.stderr)
             return EXIT_FINDINGS if diffs and not args.exit_zero else EXIT_OK
         if fixed:  # report what remains after the rewrite
-            result = lint(
+            result = run_lint(
                 args.paths, settings, force_exclude=args.force_exclude, use_cache=not args.no_cache, evidence=args.evidence
             )
     if settings.cost is not None:  # [tool.promptlint.cost]: what each finding's lost tokens cost a day

@@ -28,6 +28,8 @@ def document(result, evidence: bool = False) -> dict:
             if f.code == "PL102"
         ],
     }
+    if getattr(result, "models", None):  # `tokenizers`: the models linted against ("tokenizer" is the first's)
+        out["models"] = result.models
     baseline = getattr(result, "baseline", None)
     if baseline is not None:  # check --baseline: the per-template comparison
         out["baseline"] = baseline.to_dict(result.findings + result.errors)

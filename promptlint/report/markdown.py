@@ -105,13 +105,20 @@ def _baseline_section(b) -> list:
     return out
 
 
-def _finding_rows(findings, with_baseline: bool, priced: bool = False) -> list:
+def _model_cell(m) -> str:
+    t, a = m.first_divergent_token, m.arithmetic
+    return text(m.model) + ("" if t is None or a is None else f": #{t.index:,}, {a.lost_blocks:,} of {a.ideal_eligible_blocks:,}")
+
+
+def _finding_rows(findings, with_baseline: bool, priced: bool = False, models: bool = False) -> list:
     rows = []
     for f in findings:
         t, a = f.first_divergent_token, f.arithmetic
         token = "—" if t is None else f"#{t.index:,}: {code(repr(t.base_text))} vs {code(repr(t.variant_text))}"
         lost = "—" if a is None else f"{a.lost_blocks:,} of {a.ideal_eligible_blocks:,}"
         row = [code(f.code), code(f"{f.path}:{f.line}:{f.column}"), text(f.message), token, lost]
+        if models:
+            row.append("; ".join(_model_cell(m) for m in f.models) or "—")
         if priced:
             row += ["—" if f.cost is None else f"{f.cost.tokens_per_request:,}", _money(f.cost)]
         if with_baseline:
@@ -136,17 +143,20 @@ def _findings_section(result, with_baseline: bool) -> list:
     head = f"### {_plural(len(items), 'finding')}" + (f" ({new:,} new)" if with_baseline else "")
     out = [head, "", f"In {_plural(len({f.path for f in items}), 'file')} of {result.files:,} checked; costliest first.", ""]
     priced = any(f.cost is not None for f in items)
+    models = any(f.models for f in items)
     header = ["Rule", "Where", "Message", "First divergent token", "Blocks lost"]
     align = ["---"] * 3 + ["---", "---:"]
+    if models:  # `tokenizers`: each model's first divergent token and blocks lost
+        header, align = header + ["Models"], align + ["---"]
     if priced:
         header, align = header + ["Tokens per request", "Cost"], align + ["---:", "---:"]
     if with_baseline:
         header, align = header + ["Baseline"], align + ["---"]
-    out += _table(header, align, _finding_rows(items[:TOP], with_baseline, priced)) + [""]
+    out += _table(header, align, _finding_rows(items[:TOP], with_baseline, priced, models)) + [""]
     rest = items[TOP:]
     if rest:
         out += ["<details>", f"<summary>{_plural(len(rest), 'more finding')}</summary>", ""]
-        out += _table(header, align, _finding_rows(rest, with_baseline, priced)) + ["", "</details>", ""]
+        out += _table(header, align, _finding_rows(rest, with_baseline, priced, models)) + ["", "</details>", ""]
     left = _left_out(items)
     if left:
         out += [f"GitHub shows at most {ANNOTATIONS_PER_LEVEL} error and {ANNOTATIONS_PER_LEVEL} warning annotations per "
@@ -157,8 +167,13 @@ def _findings_section(result, with_baseline: bool) -> list:
 def write(result, stream, evidence: bool = False) -> None:
     baseline = getattr(result, "baseline", None)
     lines = ["## promptlint: prompt-cache report", ""]
-    lines.append(f"{text(result.engine)}, blocks of {result.block_size} tokens; tokenizer "
-                 + (code(result.tokenizer_sha256[:12]) if result.tokenizer_sha256 else "embedded") + ".")
+    if getattr(result, "models", None):  # `tokenizers`: every deployed model
+        lines.append("Models: " + ", ".join(
+            f"{text(m['name'])} ({text(m['engine'])}, blocks of {m['block_size']} tokens; tokenizer "
+            + (code(str(m['sha256'])[:12]) if m['sha256'] else "embedded") + ")" for m in result.models) + ".")
+    else:
+        lines.append(f"{text(result.engine)}, blocks of {result.block_size} tokens; tokenizer "
+                     + (code(result.tokenizer_sha256[:12]) if result.tokenizer_sha256 else "embedded") + ".")
     lines.append("")
     if baseline is not None:
         lines += _baseline_section(baseline)
