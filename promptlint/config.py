@@ -43,6 +43,9 @@ class Settings:
     max_recursion: int = 200  # template nesting levels per render (macros calling themselves)
     jinja: Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...] = ()  # [jinja]: role -> ((name, stub kind), ...)
     cache_minimums: Optional[str] = None  # resolved path of a JSON file merged over the hosted-API minimums table
+    # tokenizers: every deployed model, (name, resolved path, sha256 pin, block size, engine); empty: one tokenizer
+    tokenizers: Tuple[Tuple[str, str, Optional[str], Optional[int], Optional[str]], ...] = ()
+    cost: Optional[Any] = None  # [cost]: a promptlint.cost.CostModel (applied after linting: not in the cache key)
     config_path: Optional[Path] = None  # the file the settings came from
     root: Path = field(default_factory=Path.cwd)  # the config file's directory (or cwd)
 
@@ -51,7 +54,7 @@ class Settings:
         return {role: dict(names) for role, names in self.jinja}
 
     def cache_key(self) -> Tuple:
-        return tuple((f.name, getattr(self, f.name)) for f in fields(self) if f.name not in ("config_path",))
+        return tuple((f.name, getattr(self, f.name)) for f in fields(self) if f.name not in ("config_path", "cost"))
 
 
 def find_config(start: Path) -> Optional[Tuple[Path, Dict[str, Any]]]:
@@ -93,6 +96,10 @@ def settings_from(path: Path, data: Dict[str, Any], use_cache: bool = False) -> 
         kw["tokenizer"] = str(safe_resolve(root / data["tokenizer"]))
     if "cache-minimums" in data:
         kw["cache_minimums"] = _cache_minimums(path, root / data["cache-minimums"])
+    if "tokenizers" in data:
+        kw["tokenizers"] = _tokenizers(path, data, root)
+    if "cost" in data:
+        kw["cost"] = _cost(path, data["cost"], root)
     simple = {
         "tokenizer-sha256": "tokenizer_sha256",
         "engine": "engine",
@@ -145,6 +152,47 @@ def _check_values(path: Path, data: Dict[str, Any]) -> None:
                 f"{path}: `templates` pattern {pattern!r} leaves the project: globs are relative to "
                 f"{path.parent} and stay inside it (pass other paths on the command line)"
             )
+
+
+def _tokenizers(config: Path, data: Dict[str, Any], root: Path) -> Tuple:
+    """``tokenizers``: name -> (resolved path, pin, block size, engine), in the file's order."""
+    if "tokenizer" in data or "tokenizer-sha256" in data:
+        raise ConfigError(f"{config}: give either `tokenizer` or `tokenizers` (one entry per deployed model), not both")
+    out = []
+    for name, entry in data["tokenizers"].items():
+        entry = {"path": entry} if isinstance(entry, str) else entry
+        out.append((name, str(safe_resolve(root / entry["path"])), entry.get("sha256"), entry.get("block-size"),
+                    entry.get("engine")))
+    return tuple(out)
+
+
+def _cost(config: Path, table: Dict[str, Any], root: Path):
+    """The CostModel of ``[cost]``: prices from one source, at least one way to express the loss."""
+    import math
+
+    from promptlint.cost import CostConfigError, model_from
+
+    for key, value in table.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"{config}: cost: `{key}` must be a finite number, not {value}")
+    explicit = [k for k in ("price-per-mtok", "cached-price-per-mtok") if k in table]
+    if "provider" in table and explicit:
+        raise ConfigError(f"{config}: cost: give either `provider` (and `model`) or `price-per-mtok` and "
+                          "`cached-price-per-mtok`, not both")
+    if len(explicit) == 1:
+        raise ConfigError(f"{config}: cost: `{explicit[0]}` needs its pair: give both `price-per-mtok` and "
+                          "`cached-price-per-mtok` (USD per million input tokens, uncached and cached)")
+    for key in ("model", "price-table"):
+        if key in table and "provider" not in table:
+            raise ConfigError(f"{config}: cost: `{key}` names prices of a provider: add `provider`")
+    if not ("provider" in table or explicit or "prefill-tokens-per-second" in table):
+        raise ConfigError(f"{config}: cost: say what a token costs: `provider` (and `model`), `price-per-mtok` and "
+                          "`cached-price-per-mtok`, or `prefill-tokens-per-second` for a self-hosted engine")
+    prices = str(safe_resolve(root / table["price-table"])) if "price-table" in table else None
+    try:
+        return model_from(table, prices)
+    except CostConfigError as e:
+        raise ConfigError(f"{config}: cost: {e}") from None
 
 
 def _cache_minimums(config: Path, table: Path) -> str:
@@ -210,6 +258,7 @@ def load_settings(
         clean["tokenizer"] = str(safe_resolve(Path(clean["tokenizer"])))
         if "tokenizer_sha256" not in clean and settings.tokenizer != clean["tokenizer"]:
             clean["tokenizer_sha256"] = None  # a pin belongs to the configured file, not to another one
+        clean["tokenizers"] = ()  # one tokenizer named on the command line replaces the configured models
     settings = replace(settings, **clean)
     if settings.engine == "llamacpp" and "frontend" not in clean and "frontend" not in (data or {}):
         settings = replace(settings, frontend="llamacpp")  # the llama.cpp server's own request handling

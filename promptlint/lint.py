@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from promptlint import analyzers, bounded_io, kernel, registry, suppress
 from promptlint.config import Settings, ignored_for_file
@@ -31,6 +31,8 @@ class LintResult:
     notices: List[str] = field(default_factory=list)
     engine: str = "vllm"  # the profile the figures are for
     block_size: int = 16  # that profile's block (page) size
+    baseline: Optional[object] = None  # check --baseline: a measurements.Baseline (set by promptlint.baseline)
+    models: List[Dict[str, object]] = field(default_factory=list)  # `tokenizers`: each model's name, tokenizer, engine
 
 
 def empty_result(settings: Settings) -> LintResult:
@@ -51,8 +53,10 @@ def lint(
     overrides: Optional[Dict[str, str]] = None,
     use_cache: bool = True,
     evidence: bool = False,
+    progress: Optional[Callable[[int, int], None]] = None,
 ) -> LintResult:
-    """Lint ``paths`` (or the configured templates); ``overrides`` maps a path to its text (stdin)."""
+    """Lint ``paths`` (or the configured templates); ``overrides`` maps a path to its text (stdin);
+    ``progress(done, total)`` is told after each file (the command's progress bar)."""
     from promptlint.cache import Cache
 
     result = empty_result(settings)  # resolving the tokenizer raises TokenizerError before any work
@@ -75,7 +79,11 @@ def lint(
     # file); results and notices are put back in discovery order, as if linted one by one.
     done: List[Tuple[List[Finding], List[str]]] = [([], [])] * len(files)
     plan = _plan(files, settings, cache)
-    for i in plan.order:
+    if progress is not None:
+        progress(0, len(files))
+    for n, i in enumerate(plan.order, 1):
+        if progress is not None and n > 1:
+            progress(n - 1, len(files))
         path = files[i]
         result.files += 1
         text = (overrides or {}).get(str(path))
@@ -91,6 +99,8 @@ def lint(
         del ctx.notices[start:]
         if i in plan.release_after:
             release(plan.release_after[i])
+    if progress is not None:
+        progress(len(files), len(files))
     for found, notices in done:
         for f in found:
             (result.errors if f.code.startswith("E") else result.findings).append(f)

@@ -99,6 +99,58 @@ class SourceLine:
 
 
 @dataclass
+class Cost:
+    """What ``tokens_per_request`` prefill tokens recomputed by every request cost a day
+    (``[tool.promptlint.cost]``; promptlint.cost computes it)."""
+
+    tokens_per_request: int
+    requests_per_day: float
+    usd_per_day: Optional[float] = None  # with prices (a provider's table, or configured)
+    gpu_seconds_per_day: Optional[float] = None  # with prefill-tokens-per-second
+    priced_as: Optional[str] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {"tokens_per_request": self.tokens_per_request, "requests_per_day": self.requests_per_day}
+        if self.usd_per_day is not None:
+            out["usd_per_day"] = round(self.usd_per_day, 6)
+        if self.gpu_seconds_per_day is not None:
+            out["gpu_seconds_per_day"] = round(self.gpu_seconds_per_day, 6)
+        if self.priced_as:
+            out["priced_as"] = self.priced_as
+        return out
+
+    def describe(self) -> str:
+        """``160 tokens/request × 10,000 requests/day = $3.00/day`` (and GPU-seconds)."""
+        amounts = []
+        if self.usd_per_day is not None:
+            amounts.append(f"${abs(self.usd_per_day):,.2f}/day")
+        if self.gpu_seconds_per_day is not None:
+            amounts.append(f"{abs(self.gpu_seconds_per_day):,.1f} GPU-s/day")
+        head = f"{abs(self.tokens_per_request):,} tokens/request × {self.requests_per_day:,.0f} requests/day"
+        saved = " saved" if self.tokens_per_request < 0 else ""
+        return head + (" = " + ", ".join(amounts) + saved if amounts else saved) + (f" ({self.priced_as})" if self.priced_as else "")
+
+
+@dataclass
+class ModelHit:
+    """One deployed model a finding hits (``tokenizers``): its first divergent token and blocks."""
+
+    model: str  # the name in `tokenizers`
+    engine: str
+    block_size: int
+    first_divergent_token: Optional[DivergentToken] = None
+    arithmetic: Optional[Arithmetic] = None
+
+    def to_dict(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {"model": self.model, "engine": self.engine, "block_size": self.block_size}
+        if self.first_divergent_token is not None:
+            out["first_divergent_token"] = asdict(self.first_divergent_token)
+        if self.arithmetic is not None:
+            out.update(asdict(self.arithmetic))
+        return out
+
+
+@dataclass
 class StoredAt:
     """Where a template stored as a JSON string (tokenizer_config.json) sits in that file: the
     finding's own line and column are the template's; these are the JSON file's."""
@@ -132,6 +184,9 @@ class Finding:
     stored_at: Optional[StoredAt] = None  # a template stored in JSON: its position in the JSON file
     source_line: Optional[SourceLine] = None  # the linted text of `line` (reporters; not in JSON)
     cause: Optional[str] = None  # M204: why the history does not grow as a prefix (docs/output-formats.md)
+    baseline: Optional[str] = None  # check --baseline: "existing" (also at the baseline) or "new"
+    cost: Optional[Cost] = None  # [tool.promptlint.cost]: what lost_tokens cost a day (set after linting)
+    models: List[ModelHit] = field(default_factory=list)  # `tokenizers`: each model it hits (set after linting)
 
     @property
     def sort_key(self):
@@ -167,6 +222,12 @@ class Finding:
             out["notes"] = list(self.notes)
         if self.stored_at is not None:
             out["stored_at"] = asdict(self.stored_at)
+        if self.baseline is not None:
+            out["baseline"] = self.baseline
+        if self.cost is not None:
+            out["cost"] = self.cost.to_dict()
+        if self.models:
+            out["models"] = [m.to_dict() for m in self.models]
         if evidence and self.evidence is not None:
             out["evidence"] = self.evidence
         if internal and self.source_line is not None:

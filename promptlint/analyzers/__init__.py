@@ -3,7 +3,8 @@
 Each analyzer module declares the files it handles, ``FILES = Files(...)`` (suffixes, names
 and a cheap byte prefilter: what a directory walk takes), optionally ``DIRECTORY`` (a
 directory it lints as one target), ``handles(path)`` (what an explicit path is linted as) and
-``lint_file(path, text, ctx)``. Discovery is given this module and asks it (``walk_takes``,
+``lint_file(path, text, ctx)``, and optionally ``measure(path, text, ctx)`` (its eligible blocks
+per request, for ``check --baseline``: a list of ``measurements.Measurement``). Discovery is given this module and asks it (``walk_takes``,
 ``owned_directory``); it never imports an analyzer. The first analyzer whose ``handles``
 accepts a path lints it; modules are imported on first use.
 """

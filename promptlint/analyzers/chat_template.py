@@ -70,14 +70,11 @@ class Outcome:
     seen: set = field(default_factory=set)
 
 
-def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
-    from promptlint.chat.request import ChatProfile
-    from promptlint.chat.run import ChatTemplate
+def _prepare(path: Path, text: str, ctx: Context):
+    """(source, tokenizer, scenarios) of a chat source, or the E findings saying why it cannot be run."""
     from promptlint.chat.source import SourceError, load_source
-    from promptlint.render import Limits
     from promptlint.scenarios import SamplesError
 
-    settings = ctx.settings
     try:
         source = load_source(path, text if (text and not path.is_dir()) else None)
     except SourceError as e:
@@ -95,14 +92,62 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
         scenarios = _scenarios(path)
     except SamplesError as e:
         return [file_error(ctx.display(e.path), "E003", e.message)]
+    return source, tokenizer, scenarios
+
+
+def _chat(source, ctx: Context):
+    from promptlint.chat.request import ChatProfile
+    from promptlint.chat.run import ChatTemplate
+    from promptlint.render import Limits
+
+    settings = ctx.settings
     profile = ChatProfile(settings.transformers, settings.frontend, settings.serving)
-    chat = ChatTemplate(source, profile, Limits(timeout_s=settings.render_timeout, max_output_bytes=settings.max_output))
+    return ChatTemplate(source, profile, Limits(timeout_s=settings.render_timeout, max_output_bytes=settings.max_output))
+
+
+def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
+    prepared = _prepare(path, text, ctx)
+    if isinstance(prepared, list):  # cannot be run: why
+        return prepared
+    source, tokenizer, scenarios = prepared
+    chat = _chat(source, ctx)
     stored = StoredTemplates(source, path, text, ctx)
     outcome = Outcome()
     for scenario in scenarios:
         if not _run_scenario(chat, scenario, tokenizer, ctx, stored, outcome):
             break
     return _refusals(outcome, ctx)
+
+
+def measure(path: Path, text: str, ctx: Context) -> list:
+    """Eligible blocks per request of each scenario the template renders (``check --baseline``);
+    a built-in scenario the template refuses is left out, as lint_file leaves it with a note."""
+    from promptlint import per_request
+    from promptlint.chat.run import ChatRun
+    from promptlint.chat.source import SourceError
+    from promptlint.compare import engine_profile
+    from promptlint.render import RenderError
+
+    profile = engine_profile(ctx.settings.engine, ctx.settings.block_size)
+    display = ctx.display(path)
+    prepared = _prepare(path, text, ctx)
+    if isinstance(prepared, list):
+        return [per_request.failed(display, prepared[0].code, prepared[0].message, profile.block_size)]
+    source, tokenizer, scenarios = prepared
+    chat = _chat(source, ctx)
+    out, refused = [], None
+    for scenario in scenarios:
+        name = None
+        try:
+            name = chat.select(scenario.request)
+            run = ChatRun(chat, scenario, display, tokenizer, profile, None, ctx.is_enabled)
+            out.append(per_request.measure(run, scenario.name, name if len(source.templates) > 1 else None))
+        except (SourceError, RenderError) as e:
+            if getattr(e, "code", None) == "E006" or not scenario.builtin:
+                out.append(per_request.failed(display, e.code, e.message, profile.block_size, scenario.name, name))
+            else:
+                refused = refused or per_request.failed(display, e.code, e.message, profile.block_size)
+    return out or ([refused] if refused else [])
 
 
 def _special_tokens(source, tokenizer, ctx: Context, embedded: bool) -> None:

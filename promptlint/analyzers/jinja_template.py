@@ -65,6 +65,22 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     return checks.collapse(findings)
 
 
+def measure(path: Path, text: str, ctx: Context) -> list:
+    """The template's eligible blocks per request (``check --baseline``): one Measurement."""
+    from promptlint import per_request
+    from promptlint.compare import engine_profile
+    from promptlint.render import RenderError
+
+    block = engine_profile(ctx.settings.engine, ctx.settings.block_size).block_size
+    run = prepare(path, text, ctx)
+    if isinstance(run, list):
+        return [per_request.failed(ctx.display(path), run[0].code, run[0].message, block)]
+    try:
+        return [per_request.measure(run)]
+    except RenderError as e:
+        return [per_request.failed(ctx.display(path), e.code, e.message, block)]
+
+
 def prepare(path: Path, text: str, ctx: Context):
     """The ``TemplateRun`` of ``text`` as the file ``path`` (its samples file, its includes), or
     the E findings when it cannot be loaded. Fixes (promptlint/fixes) re-measure with it."""

@@ -6,6 +6,7 @@ Standard library only at module level; the audit modules are imported in run().
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import IO, Any, Dict, List, Optional, Tuple
 
@@ -228,7 +229,13 @@ def _stream(args: argparse.Namespace, opts, auditor, summary, sinks: List[Any], 
         f = sys.stdin.buffer if args.trace == "-" else open(args.trace, "rb")
     except OSError as e:
         raise UsageError(f"{args.trace}: cannot read the trace ({e.strerror}); check the path")
-    with f:
+    from promptlint import progress
+
+    # a bar only for people (a terminal's stderr, the full format): bytes of a trace file, rows of a pipe
+    sized = args.trace != "-" and os.path.isfile(args.trace)
+    total = os.path.getsize(args.trace) if sized else None
+    shown = progress.wanted() and args.output_format == "full"
+    with f, progress.Bar("auditing", "B" if sized else "row", shown, unit_scale=True) as bar:
         reqs = ingest.in_arrival_order(ingest.read(f, name, opts, tally), args.reorder_window, name, tally)
         try:
             for row in auditor.audit(reqs):
@@ -236,6 +243,8 @@ def _stream(args: argparse.Namespace, opts, auditor, summary, sinks: List[Any], 
                 summary.add(row)
                 for s in sinks:
                     s.write(row)
+                if shown:
+                    bar(f.tell() if sized else tally.used, total)
         except ingest.TraceError as e:
             raise UsageError(str(e))
         except OSError as e:

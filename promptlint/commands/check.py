@@ -30,6 +30,20 @@ def add_parser(sub) -> None:
     p.add_argument("--template-env", choices=["jinja2", "transformers"], help="Jinja environment for application templates")
     add_chat_options(p)
     p.add_argument("--exit-zero", action="store_true", help="exit 0 even when there are findings")
+    p.add_argument(
+        "--baseline", metavar="REF",
+        help="also measure every template at git revision REF (`auto`: the merge-base with origin/HEAD) and report "
+        "the eligible blocks per request before and after; marks each finding new or existing",
+    )
+    p.add_argument(
+        "--fail-on", choices=["regression", "new-finding", "any"], default=None,
+        help="what makes the exit code 1: a template losing blocks per request, a finding the baseline did not have, "
+        "or any finding (default: regression with --baseline, else any)",
+    )
+    p.add_argument(
+        "--report-file", metavar="FORMAT=PATH", action="append", default=[],
+        help="also write the report in FORMAT to PATH (repeatable; e.g. sarif=promptlint.sarif)",
+    )
     p.add_argument("--evidence", action="store_true", help="put both renders of each comparison into the JSON output")
     p.add_argument("--force-exclude", action="store_true", help="apply `exclude` to paths given explicitly too")
     p.add_argument("--no-daemon", action="store_true", help="run in this process even when a daemon is running (or PROMPTLINT_DAEMON=0)")
@@ -55,23 +69,62 @@ def add_parser(sub) -> None:
 
 
 _JSON_FORMATS = ("json", "json-lines", "sarif", "gitlab")
+_HUMAN_FORMATS = ("full", "concise")  # the formats a person reads in a terminal: a progress bar may go with them
 
 
-def _write(fmt: str, result, args) -> None:
+def _write(fmt: str, result, args, stream=None) -> None:
     """Write the result in ``fmt``. JSON output stays valid UTF-8 when a file name is not: the surrogate
     escapes Python gives undecodable name bytes are written as JSON `\\udcXX` escapes, which a
     JSON parser returns as the same string (``os.fsencode`` of it gives the original bytes)."""
     from promptlint.report import get
 
+    stream = stream or sys.stdout
     if fmt not in _JSON_FORMATS:
-        get(fmt).write(result, sys.stdout, evidence=args.evidence)
+        get(fmt).write(result, stream, evidence=args.evidence)
         return
     import io
     import re
 
     buffer = io.StringIO()
     get(fmt).write(result, buffer, evidence=args.evidence)
-    sys.stdout.write(re.sub("[\udc80-\udcff]", lambda m: "\\u%04x" % ord(m.group()), buffer.getvalue()))
+    stream.write(re.sub("[\udc80-\udcff]", lambda m: "\\u%04x" % ord(m.group()), buffer.getvalue()))
+
+
+def _report_files(specs):
+    """(format, path) of each --report-file FORMAT=PATH."""
+    from promptlint.commands import UsageError
+    from promptlint.report import FORMATS
+
+    out = []
+    for spec in specs:
+        fmt, sep, path = spec.partition("=")
+        if not sep or not path or fmt not in FORMATS:
+            raise UsageError(f"--report-file {spec}: expected FORMAT=PATH with FORMAT one of {', '.join(FORMATS)}")
+        out.append((fmt, path))
+    return out
+
+
+def _write_file(fmt: str, path: str, result, args) -> None:
+    from promptlint.commands import UsageError
+
+    try:
+        with open(path, "w", encoding="utf-8", errors="surrogateescape") as fh:
+            _write(fmt, result, args, fh)
+    except OSError as e:
+        raise UsageError(f"--report-file {fmt}={path}: cannot write ({e.strerror or e}); check the path") from None
+
+
+def _compare_with_baseline(ref: str, args, settings, result) -> None:
+    """Measure the templates at ``ref`` and here; ``result.baseline`` carries the comparison."""
+    from promptlint.baseline import compare_with
+    from promptlint.commands import UsageError
+    from promptlint.git_tree import GitError
+    from promptlint.tokens import TokenizerError
+
+    try:
+        result.baseline = compare_with(ref, args.paths, settings, result, force_exclude=args.force_exclude)
+    except (GitError, TokenizerError) as e:
+        raise UsageError(str(e)) from None
 
 
 def _fix_summary(fix_run, out) -> None:
@@ -89,6 +142,13 @@ def run(args) -> int:
     from promptlint.lint import lint
     from promptlint.tokens import TokenizerError
 
+    baseline_ref = getattr(args, "baseline", None)
+    fail_on = getattr(args, "fail_on", None) or ("regression" if baseline_ref else "any")
+    if fail_on != "any" and not baseline_ref:
+        raise UsageError(f"--fail-on {fail_on} compares with a baseline: add --baseline REF")
+    report_files = _report_files(getattr(args, "report_file", []) or [])
+    if baseline_ref and getattr(args, "stdin_filename", None):
+        raise UsageError("--baseline compares the project's files with a git revision: it does not apply to --stdin-filename")
     if getattr(args, "show_inferred", False) and (args.output_format or "full") != "full":
         raise UsageError("--show-inferred prints in the full output format; drop --output-format or use `promptlint samples`")
     stdin_name = getattr(args, "stdin_filename", None)
@@ -113,16 +173,26 @@ def run(args) -> int:
                 overrides = {}  # excluded: lint nothing, as ruff does
     else:
         settings = settings_from_args(args)
+    run_lint = lint
+    if settings.tokenizers:  # every deployed model at once (promptlint.models)
+        if baseline_ref:
+            raise UsageError("--baseline measures one tokenizer: pick one of `tokenizers` with --tokenizer PATH")
+        from promptlint.models import lint_models as run_lint
     try:
         if overrides == {}:
             from promptlint.lint import empty_result
 
             result = empty_result(settings)
         else:
-            result = lint(
-                args.paths, settings, force_exclude=args.force_exclude, overrides=overrides, use_cache=not args.no_cache,
-                evidence=args.evidence,
-            )
+            from promptlint import progress
+
+            # a bar only for people: a terminal's stderr, a human format (docs/cli.md)
+            with progress.Bar("checking", "file", progress.wanted() and (args.output_format or "full") in _HUMAN_FORMATS,
+                              every_update=True) as bar:
+                result = run_lint(
+                    args.paths, settings, force_exclude=args.force_exclude, overrides=overrides, use_cache=not args.no_cache,
+                    evidence=args.evidence, progress=bar,
+                )
     except TokenizerError as e:
         raise UsageError(str(e)) from None
     fmt = args.output_format or "full"
@@ -152,10 +222,18 @@ def run(args) -> int:
             print(f"Would fix {n:,} finding{'s' if n != 1 else ''}." if n else "No fixes available.", file=sys.stderr)
             return EXIT_FINDINGS if fix_run.diffs and not args.exit_zero else EXIT_OK
         if fixed:  # report what remains after the rewrite
-            result = lint(
+            result = run_lint(
                 args.paths, settings, force_exclude=args.force_exclude, use_cache=not args.no_cache, evidence=args.evidence
             )
+    if settings.cost is not None:  # [tool.promptlint.cost]: what each finding's lost tokens cost a day
+        from promptlint.cost import price_findings
+
+        price_findings(settings.cost, result.findings)
+    if baseline_ref:
+        _compare_with_baseline(baseline_ref, args, settings, result)
     _write(fmt, result, args)
+    for report_fmt, report_path in report_files:
+        _write_file(report_fmt, report_path, result, args)
     if getattr(args, "show_inferred", False):
         from promptlint.commands.samples import show_inferred
 
@@ -171,5 +249,6 @@ def run(args) -> int:
     if args.exit_zero:
         return EXIT_OK
     # Notes (severity "info", e.g. an order the samples file declares pinned) never fail a run.
-    failing = [f for f in result.findings + result.errors if f.severity != "info"]
-    return EXIT_FINDINGS if failing else EXIT_OK
+    from promptlint.baseline import exit_failing
+
+    return EXIT_FINDINGS if exit_failing(result, result.baseline, fail_on) else EXIT_OK

@@ -16,6 +16,7 @@ FORMATS = {
     "github": "promptlint.report.github",
     "gitlab": "promptlint.report.gitlab",
     "sarif": "promptlint.report.sarif",
+    "markdown": "promptlint.report.markdown",
 }
 
 

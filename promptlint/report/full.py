@@ -41,8 +41,16 @@ def format_finding(f, style) -> str:
             f"  first divergent token #{t.index:,}: {_tok(t.base_text)} vs {_tok(t.variant_text)}   "
             f"(shared prefix {a.shared_tokens:,} of {a.prompt_tokens:,} tokens; ideal {a.ideal_shared_tokens:,})"
         )
+    for m in f.models:  # `tokenizers`: each deployed model it hits
+        mt, ma = m.first_divergent_token, m.arithmetic
+        figures = "" if mt is None or ma is None else (
+            f": first divergent token #{mt.index:,} {_tok(mt.base_text)} vs {_tok(mt.variant_text)}, "
+            f"{ma.lost_blocks:,} of {ma.ideal_eligible_blocks:,} blocks lost ({m.engine}, block {m.block_size})")
+        out.append(f"  model {m.model}{figures}")
     for note in f.notes:
         out.append(f"  {note}")
+    if f.cost is not None:
+        out.append(f"  cost: {f.cost.describe()}")
     if f.help:
         out.append(f"  {style('help', 'cyan', 'bold')}: {f.help}")
     return "\n".join(out)
@@ -61,8 +69,29 @@ def summary(result) -> str:
     return f"Found {_plural(len(items), 'finding')} in {_plural(with_findings, 'file')} ({result.files:,} checked)."
 
 
+def baseline_lines(b) -> list:
+    """check --baseline: one line per template scenario whose blocks per request changed."""
+    def blocks(m):
+        return "-" if m is None else ("not rendered" if m.eligible_blocks is None else f"{m.eligible_blocks:,}")
+
+    out = [f"Baseline {b.ref} ({b.commit[:12]}): {_plural(b.count('regression'), 'regression')}, "
+           f"{_plural(b.count('improvement'), 'improvement')}, {b.count('new'):,} new, {b.count('removed'):,} removed, "
+           f"{b.count('unchanged'):,} unchanged (eligible blocks of {b.block_size} tokens per request)."]
+    for d in b.deltas:
+        if d.status == "unchanged":
+            continue
+        m = d.current
+        name = m.path + (f" ({m.template})" if m.template else "") + f" [{m.scenario}]"
+        lost = f"; {d.lost_tokens:,} prefill tokens lost per request" if d.lost_tokens else ""
+        cost = f"; {d.cost.describe()}" if d.cost is not None and d.lost_tokens else ""
+        out.append(f"  {name}: {blocks(d.before)} -> {blocks(d.after)} blocks per request, {d.status}{lost}{cost}")
+    return out
+
+
 def write(result, stream, evidence: bool = False) -> None:
     style = Style(use_color(stream))
     for f in sorted(result.errors + result.findings, key=lambda f: f.sort_key):
-        stream.write(format_finding(f, style) + "\n\n")
+        stream.write(format_finding(f, style) + ("  (new since the baseline)\n" if f.baseline == "new" else "") + "\n\n")
+    if getattr(result, "baseline", None) is not None:
+        stream.write("\n".join(baseline_lines(result.baseline)) + "\n")
     stream.write(summary(result) + "\n")

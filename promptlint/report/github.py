@@ -4,7 +4,7 @@
 
 Escaping follows @actions/core: in the message `%`, CR and LF are percent-encoded; in
 property values also `:` and `,`. Severity: error -> error, warning -> warning,
-info -> notice. Paths are relative to $GITHUB_WORKSPACE (else the git work tree). A template
+info -> notice. Costliest first (GitHub shows 10 error and 10 warning annotations per step). Paths are relative to $GITHUB_WORKSPACE (else the git work tree). A template
 stored in tokenizer_config.json is annotated at the JSON file's line and column; the message
 says where in the template.
 """
@@ -42,7 +42,13 @@ def annotation(f, root) -> str:
     return f"::{level} {params}::{escape_data(message)}"
 
 
+def costliest_first(f):
+    """GitHub shows the first 10 error and 10 warning annotations of a step: files that cannot be
+    analysed first, then the findings that lose the most tokens, then path order."""
+    return (not f.code.startswith("E"), -(f.arithmetic.lost_tokens if f.arithmetic is not None else 0), f.sort_key)
+
+
 def write(result, stream, evidence: bool = False) -> None:
     root = repo_root("GITHUB_WORKSPACE")
-    for f in sorted(result.errors + result.findings, key=lambda f: f.sort_key):
+    for f in sorted(result.errors + result.findings, key=costliest_first):
         stream.write(annotation(f, root) + "\n")

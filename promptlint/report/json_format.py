@@ -9,7 +9,7 @@ from promptlint import __version__
 
 def document(result, evidence: bool = False) -> dict:
     spec = result.tokenizer
-    return {
+    out = {
         "version": __version__,
         "tokenizer": {
             "path": None if spec is None or spec.embedded else str(spec.path),
@@ -28,6 +28,12 @@ def document(result, evidence: bool = False) -> dict:
             if f.code == "PL102"
         ],
     }
+    if getattr(result, "models", None):  # `tokenizers`: the models linted against ("tokenizer" is the first's)
+        out["models"] = result.models
+    baseline = getattr(result, "baseline", None)
+    if baseline is not None:  # check --baseline: the per-template comparison
+        out["baseline"] = baseline.to_dict(result.findings + result.errors)
+    return out
 
 
 def write(result, stream, evidence: bool = False) -> None:

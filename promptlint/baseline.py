@@ -1,0 +1,115 @@
+"""`check --baseline REF`: the working tree against a git revision, template by template.
+
+REF's files under the project root are exported from git objects into a temporary directory
+(``git_tree``: never a checkout over the user's tree), linted there with the working tree's
+settings and tokenizer (no result cache: the directory is gone afterwards), and every template,
+chat template and scenario is measured in both trees (``per_request``: eligible blocks per
+request). The result pairs the measurements (``measurements.compare``) and marks each current
+finding "existing" or "new".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import os
+import tempfile
+from pathlib import Path
+from typing import List, Optional, Sequence
+
+from promptlint import analyzers, git_tree, kernel
+from promptlint.config import Settings
+from promptlint.cost import price_deltas
+from promptlint.discovery import discover
+from promptlint.measurements import Baseline, Measurement, compare, mark_findings
+from promptlint.paths import escapes_root, relative
+
+FAIL_ON = ("regression", "new-finding", "any")
+
+
+def measure_tree(paths: Sequence[str], settings: Settings, force_exclude: bool, provider) -> List[Measurement]:
+    """Every measurable file's measurements; paths relative to ``settings.root``."""
+    files, _ = discover(paths, settings.root, settings.templates, settings.exclude, force_exclude, kinds=analyzers)
+    ctx = kernel.Context(settings, provider, kernel.rule_filter(settings))
+    out: List[Measurement] = []
+    for path in files:
+        if escapes_root(path, settings.root):
+            continue
+        analyzer = analyzers.analyzer_for(path) or importlib.import_module("promptlint.analyzers.jinja_template")  # as lint does
+        measure = getattr(analyzer, "measure", None)
+        if measure is None:
+            continue  # Python sources: not measured per request (docs/output-formats.md)
+        text = "" if path.is_dir() else kernel.read_source(path)
+        if not isinstance(text, str):
+            out.append(Measurement(relative(path, settings.root), "base", error=f"{text.code} {text.message}"))
+            continue
+        try:
+            found = measure(path, text, ctx)
+        except Exception as e:  # noqa: BLE001 - a bug on one file costs that file's figure, not the run
+            if os.environ.get("PROMPTLINT_DEBUG"):
+                raise
+            found = [Measurement(relative(path, settings.root), "base", error=f"E002 internal error ({type(e).__name__})")]
+        for m in found:
+            m.path = relative(path, settings.root)
+        out.extend(found)
+    return out
+
+
+def _baseline_paths(paths: Sequence[str], settings: Settings, tree_root: Path) -> Optional[List[str]]:
+    """What to lint in the exported tree: the command line's paths (default: the working
+    directory) moved into it; ``[]`` when the configured ``templates`` apply; None when no path
+    given lies inside the project root (nothing of it exists at the baseline)."""
+    if not paths and settings.templates:
+        return []
+    root = os.path.abspath(settings.root)
+    out = []
+    for raw in paths or ["."]:
+        absolute = os.path.abspath(raw)
+        if os.path.commonpath([root, absolute]) == root:
+            out.append(os.path.normpath(str(tree_root / os.path.relpath(absolute, root))))
+    return out or None
+
+
+def compare_with(ref: str, paths: Sequence[str], settings: Settings, result, force_exclude: bool = False) -> Baseline:
+    """The Baseline of the working tree (``result``: its lint result) against ``ref``; marks
+    ``result``'s findings. Raises git_tree.GitError."""
+    from promptlint.compare import engine_profile
+    from promptlint.lint import lint
+
+    root = Path(settings.root).resolve()
+    top = git_tree.toplevel(root)
+    commit = git_tree.resolve(top, ref)
+    prefix = "" if root == top.resolve() else root.relative_to(top.resolve()).as_posix()
+    provider = kernel.TokenizerProvider(kernel.tokenizer_spec(settings))
+    after = measure_tree(paths, settings, force_exclude, provider)
+    with tempfile.TemporaryDirectory(prefix="promptlint-baseline-") as tmp:
+        exported = git_tree.export(top, commit, Path(tmp), prefix)
+        tree_root = Path(tmp) / prefix if prefix else Path(tmp)
+        tree_root.mkdir(parents=True, exist_ok=True)
+        old_settings = dataclasses.replace(settings, root=tree_root.resolve())
+        old_paths = _baseline_paths(paths, settings, tree_root.resolve())
+        before, old_findings = [], []
+        if old_paths is not None:
+            before = measure_tree(old_paths, old_settings, force_exclude, provider)
+            old = lint(old_paths, old_settings, force_exclude=force_exclude, use_cache=False)
+            old_findings = [f for f in old.findings + old.errors if f.code != "E005" or "no such file" not in f.message]
+        old_rel = [relative(Path(f.path), old_settings.root) for f in old_findings]
+    current = result.findings + result.errors
+    fixed = mark_findings(current, [relative(Path(f.path), root) for f in current], old_findings, old_rel)
+    block = engine_profile(settings.engine, settings.block_size).block_size
+    deltas = compare(before, after)
+    price_deltas(settings.cost, deltas)
+    return Baseline(ref, commit, block, deltas, fixed, exported.skipped)
+
+
+def exit_failing(result, baseline: Optional[Baseline], fail_on: str) -> bool:
+    """Does the run fail? ``regression``: a template × scenario lost blocks per request (or no
+    longer renders); ``new-finding``: a finding (not a note) the baseline did not have; ``any``:
+    any finding, as without a baseline, or a regression."""
+    failing = [f for f in result.findings + result.errors if f.severity != "info"]
+    regressed = bool(baseline and baseline.regressions)
+    if fail_on == "regression":
+        return regressed
+    if fail_on == "new-finding":
+        return any(f.baseline != "existing" for f in failing)
+    return bool(failing) or regressed

@@ -1,0 +1,161 @@
+"""Per-request figures of each template and their comparison with a baseline revision: plain
+records that reporters print (``check --baseline``; docs/output-formats.md, "baseline").
+
+A template's **eligible blocks per request** is measured on its base scenario: the request
+rendered twice, the second time with every per-request and volatile input changed (the next
+user's question, the clock a few seconds later, a new request id), as two consecutive requests
+of that template are. With S the tokens the two renders share from the start and P the second
+request's length, the second request can reuse ``floor(min(S, P - 1) / B)`` blocks of B tokens
+(zero below a hosted API's minimum): the blocks of prefill every request after the first saves.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Tuple
+
+STATUSES = ("regression", "improvement", "unchanged", "new", "removed")
+_PLURAL = {"regression": "regressions", "improvement": "improvements"}
+
+
+@dataclass
+class Measurement:
+    path: str  # POSIX, relative to the project root (the same in both trees)
+    scenario: str  # "base" (inferred or a samples file) or the chat scenario's name
+    template: Optional[str] = None  # a chat template's name when the source holds several
+    prompt_tokens: Optional[int] = None  # P: the second request's length
+    shared_tokens: Optional[int] = None  # S: what two consecutive requests share
+    block_size: int = 16
+    eligible_blocks: Optional[int] = None  # None: the template could not be rendered
+    error: Optional[str] = None  # why not (an E code and its message)
+
+    @property
+    def key(self) -> Tuple[str, str, str]:
+        return (self.path, self.template or "", self.scenario)
+
+    def figures(self) -> Optional[Dict[str, Any]]:
+        if self.eligible_blocks is None:
+            return None
+        return {
+            "eligible_blocks": self.eligible_blocks,
+            "eligible_tokens": self.eligible_blocks * self.block_size,
+            "prompt_tokens": self.prompt_tokens,
+            "shared_tokens": self.shared_tokens,
+        }
+
+
+@dataclass
+class TemplateDelta:
+    before: Optional[Measurement]
+    after: Optional[Measurement]
+    cost: Optional[Any] = None  # [tool.promptlint.cost]: a records.Cost of lost_tokens (negative: saved)
+
+    @property
+    def current(self) -> Measurement:
+        return self.after if self.after is not None else self.before  # type: ignore[return-value]
+
+    @property
+    def status(self) -> str:
+        if self.before is None:
+            return "new"
+        if self.after is None:
+            return "removed"
+        b, a = self.before.eligible_blocks, self.after.eligible_blocks
+        if b == a:
+            return "unchanged"
+        if a is None or (b is not None and a < b):
+            return "regression"  # fewer blocks, or no longer renders
+        return "improvement"
+
+    @property
+    def delta_blocks(self) -> Optional[int]:
+        """after - before (negative: a regression); None unless both were measured."""
+        if self.before is None or self.after is None or self.before.eligible_blocks is None or self.after.eligible_blocks is None:
+            return None
+        return self.after.eligible_blocks - self.before.eligible_blocks
+
+    @property
+    def lost_tokens(self) -> Optional[int]:
+        """Tokens of prefill each request recomputes that it reused at the baseline (negative: saved)."""
+        d = self.delta_blocks
+        return None if d is None else -d * self.current.block_size
+
+    def to_dict(self) -> Dict[str, Any]:
+        m = self.current
+        return {
+            "path": m.path,
+            "template": m.template,
+            "scenario": m.scenario,
+            "status": self.status,
+            "before": self.before.figures() if self.before else None,
+            "after": self.after.figures() if self.after else None,
+            "delta_blocks": self.delta_blocks,
+            "lost_tokens": self.lost_tokens,
+            "error": (self.after or self.before).error if (self.after or self.before) else None,  # type: ignore[union-attr]
+            **({"cost": self.cost.to_dict()} if self.cost is not None else {}),
+        }
+
+
+@dataclass
+class Baseline:
+    """The comparison of the working tree with revision ``ref``."""
+
+    ref: str
+    commit: str
+    block_size: int
+    deltas: List[TemplateDelta] = field(default_factory=list)
+    fixed_findings: int = 0  # findings at the baseline that are gone
+    skipped: List[Tuple[str, str]] = field(default_factory=list)  # baseline files not exported, and why
+
+    def count(self, status: str) -> int:
+        return sum(1 for d in self.deltas if d.status == status)
+
+    @property
+    def regressions(self) -> List[TemplateDelta]:
+        return [d for d in self.deltas if d.status == "regression"]
+
+    def to_dict(self, findings) -> Dict[str, Any]:
+        marks = [f.baseline for f in findings]
+        return {
+            "ref": self.ref,
+            "commit": self.commit,
+            "block_size": self.block_size,
+            "summary": {_PLURAL.get(s, s): self.count(s) for s in STATUSES},
+            "findings": {"new": marks.count("new"), "existing": marks.count("existing"), "fixed": self.fixed_findings},
+            "templates": [d.to_dict() for d in self.deltas],
+        }
+
+
+def compare(before: List[Measurement], after: List[Measurement]) -> List[TemplateDelta]:
+    """Pair the two trees' measurements by (path, template, scenario): regressions first, the
+    largest loss first, then path order."""
+    old = {m.key: m for m in before}
+    new = {m.key: m for m in after}
+    deltas = [TemplateDelta(old.get(k), new.get(k)) for k in sorted(set(old) | set(new))]
+    rank = {s: i for i, s in enumerate(STATUSES)}
+    return sorted(deltas, key=lambda d: (rank[d.status], -(d.lost_tokens or 0), d.current.key))
+
+
+def finding_key(f, root_relative: str, loose: bool) -> Tuple:
+    """What identifies a finding across revisions: its code, file and variable, and (unless
+    ``loose``) its line's text; line numbers move when lines above are edited."""
+    text = "" if loose or f.source_line is None else f.source_line.text.strip()
+    return (f.code, root_relative, f.variable or "", text)
+
+
+def mark_findings(current, current_paths, previous, previous_paths) -> int:
+    """Set ``baseline`` = "existing"/"new" on each current finding (matched by line text first,
+    then by code, file and variable alone); return how many baseline findings are gone."""
+    for f in current:
+        f.baseline = "new"
+    unmatched = set(range(len(previous)))
+    for loose in (False, True):
+        pool: Dict[Tuple, List[int]] = {}
+        for i in sorted(unmatched):
+            pool.setdefault(finding_key(previous[i], previous_paths[i], loose), []).append(i)
+        for f, rel in zip(current, current_paths):
+            candidates = pool.get(finding_key(f, rel, loose)) if f.baseline == "new" else None
+            if candidates:
+                unmatched.discard(candidates.pop(0))
+                f.baseline = "existing"
+    return len(unmatched)

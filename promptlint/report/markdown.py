@@ -1,0 +1,181 @@
+"""`markdown`: a report for pull-request comments and $GITHUB_STEP_SUMMARY (GitHub- and
+GitLab-flavoured Markdown: pipe tables, <details>).
+
+With ``--baseline``: a table of the templates whose blocks per request changed (before → after,
+prefill tokens lost per request), the unchanged ones collapsed. Then the costliest findings with
+their first divergent token, and every other finding in a collapsed <details>. Text from the
+linted files is escaped: a template cannot inject markup into the comment.
+"""
+
+from __future__ import annotations
+
+import re
+
+from promptlint.report.github import costliest_first
+
+TOP = 10  # findings shown before the <details>
+ANNOTATIONS_PER_LEVEL = 10  # GitHub shows at most 10 error and 10 warning annotations per step
+_PUNCT = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|~&])")
+
+
+def text(s: str) -> str:
+    """Plain text in a table cell: every Markdown-significant character escaped, on one line."""
+    return _PUNCT.sub(r"\\\1", " ".join(str(s).split()))
+
+
+def code(s: str) -> str:
+    """A code span in a table cell (a backtick fence longer than any run inside; pipes escaped)."""
+    s = " ".join(str(s).splitlines()) or " "
+    fence = "`" * (max((len(r) for r in re.findall(r"`+", s)), default=0) + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{fence}{pad}{s.replace('|', chr(92) + '|')}{pad}{fence}"
+
+
+def _row(cells) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def _table(header, align, rows) -> list:
+    return [_row(header), _row(align), *(_row(r) for r in rows)]
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def _blocks(m) -> str:
+    if m is None:
+        return "—"
+    return "not rendered" if m.eligible_blocks is None else f"{m.eligible_blocks:,}"
+
+
+def _signed(n) -> str:
+    return "—" if n is None else (f"+{n:,}" if n > 0 else f"−{-n:,}" if n < 0 else "0")
+
+
+def _number(n) -> str:
+    return "—" if n is None else (f"−{-n:,}" if n < 0 else f"{n:,}")
+
+
+_STATUS = {"regression": "🔴 regression", "improvement": "🟢 improvement", "new": "🆕 new", "removed": "➖ removed",
+           "unchanged": "unchanged"}
+
+
+def _money(c) -> str:
+    """A cost cell: dollars and/or GPU-seconds a day (negative: saved)."""
+    if c is None:
+        return "—"
+    parts = []
+    if c.usd_per_day is not None:
+        parts.append(("−" if c.usd_per_day < 0 else "") + f"\\${abs(c.usd_per_day):,.2f}/day")  # \$: not TeX math on GitHub
+    if c.gpu_seconds_per_day is not None:
+        parts.append(("−" if c.gpu_seconds_per_day < 0 else "") + f"{abs(c.gpu_seconds_per_day):,.1f} GPU-s/day")
+    return ", ".join(parts) or "—"
+
+
+def _template_rows(deltas, priced: bool) -> list:
+    rows = []
+    for d in deltas:
+        m = d.current
+        name = m.path + (f" ({m.template})" if m.template else "")
+        rows.append([code(name), text(m.scenario), f"{_blocks(d.before)} → {_blocks(d.after)}", _signed(d.delta_blocks),
+                     _number(d.lost_tokens), _STATUS[d.status]] + ([_money(d.cost)] if priced else []))
+    return rows
+
+
+def _baseline_section(b) -> list:
+    out = [f"**Baseline** {code(b.ref)} ({code(b.commit[:12])}): "
+           + ", ".join([_plural(b.count("regression"), "regression"), _plural(b.count("improvement"), "improvement"),
+                        f"{b.count('new'):,} new", f"{b.count('removed'):,} removed", f"{b.count('unchanged'):,} unchanged"])
+           + f"; eligible KV blocks of {b.block_size} tokens per request.", ""]
+    priced = any(d.cost is not None for d in b.deltas)
+    header = ["Template", "Scenario", "Blocks per request", "Change", "Prefill tokens lost per request", "Status"]
+    align = ["---", "---", "---:", "---:", "---:", "---"]
+    if priced:
+        header, align = header + ["Cost"], align + ["---:"]
+    changed = [d for d in b.deltas if d.status != "unchanged"]
+    same = [d for d in b.deltas if d.status == "unchanged"]
+    if changed:
+        out += _table(header, align, _template_rows(changed, priced)) + [""]
+    else:
+        out += ["No template's blocks per request changed.", ""]
+    if same:
+        out += ["<details>", f"<summary>{_plural(len(same), 'unchanged template scenario')}</summary>", ""]
+        out += _table(header, align, _template_rows(same, priced)) + ["", "</details>", ""]
+    return out
+
+
+def _model_cell(m) -> str:
+    t, a = m.first_divergent_token, m.arithmetic
+    return text(m.model) + ("" if t is None or a is None else f": #{t.index:,}, {a.lost_blocks:,} of {a.ideal_eligible_blocks:,}")
+
+
+def _finding_rows(findings, with_baseline: bool, priced: bool = False, models: bool = False) -> list:
+    rows = []
+    for f in findings:
+        t, a = f.first_divergent_token, f.arithmetic
+        token = "—" if t is None else f"#{t.index:,}: {code(repr(t.base_text))} vs {code(repr(t.variant_text))}"
+        lost = "—" if a is None else f"{a.lost_blocks:,} of {a.ideal_eligible_blocks:,}"
+        row = [code(f.code), code(f"{f.path}:{f.line}:{f.column}"), text(f.message), token, lost]
+        if models:
+            row.append("; ".join(_model_cell(m) for m in f.models) or "—")
+        if priced:
+            row += ["—" if f.cost is None else f"{f.cost.tokens_per_request:,}", _money(f.cost)]
+        if with_baseline:
+            row.append(text(f.baseline or ""))
+        rows.append(row)
+    return rows
+
+
+def _left_out(findings) -> int:
+    """Findings past GitHub's 10 annotations of their level (errors, warnings; notices are not limited)."""
+    counts = {}
+    for f in findings:
+        counts[f.severity] = counts.get(f.severity, 0) + 1
+    return sum(max(0, n - ANNOTATIONS_PER_LEVEL) for level, n in counts.items() if level in ("error", "warning"))
+
+
+def _findings_section(result, with_baseline: bool) -> list:
+    items = sorted(result.errors + result.findings, key=costliest_first)  # the order of the annotations
+    if not items:
+        return [f"No findings ({_plural(result.files, 'file')} checked)."]
+    new = sum(1 for f in items if f.baseline == "new")
+    head = f"### {_plural(len(items), 'finding')}" + (f" ({new:,} new)" if with_baseline else "")
+    out = [head, "", f"In {_plural(len({f.path for f in items}), 'file')} of {result.files:,} checked; costliest first.", ""]
+    priced = any(f.cost is not None for f in items)
+    models = any(f.models for f in items)
+    header = ["Rule", "Where", "Message", "First divergent token", "Blocks lost"]
+    align = ["---"] * 3 + ["---", "---:"]
+    if models:  # `tokenizers`: each model's first divergent token and blocks lost
+        header, align = header + ["Models"], align + ["---"]
+    if priced:
+        header, align = header + ["Tokens per request", "Cost"], align + ["---:", "---:"]
+    if with_baseline:
+        header, align = header + ["Baseline"], align + ["---"]
+    out += _table(header, align, _finding_rows(items[:TOP], with_baseline, priced, models)) + [""]
+    rest = items[TOP:]
+    if rest:
+        out += ["<details>", f"<summary>{_plural(len(rest), 'more finding')}</summary>", ""]
+        out += _table(header, align, _finding_rows(rest, with_baseline, priced, models)) + ["", "</details>", ""]
+    left = _left_out(items)
+    if left:
+        out += [f"GitHub shows at most {ANNOTATIONS_PER_LEVEL} error and {ANNOTATIONS_PER_LEVEL} warning annotations per "
+                f"step: {_plural(left, 'finding')} above {'has' if left == 1 else 'have'} no annotation.", ""]
+    return out
+
+
+def write(result, stream, evidence: bool = False) -> None:
+    baseline = getattr(result, "baseline", None)
+    lines = ["## promptlint: prompt-cache report", ""]
+    if getattr(result, "models", None):  # `tokenizers`: every deployed model
+        lines.append("Models: " + ", ".join(
+            f"{text(m['name'])} ({text(m['engine'])}, blocks of {m['block_size']} tokens; tokenizer "
+            + (code(str(m['sha256'])[:12]) if m['sha256'] else "embedded") + ")" for m in result.models) + ".")
+    else:
+        lines.append(f"{text(result.engine)}, blocks of {result.block_size} tokens; tokenizer "
+                     + (code(result.tokenizer_sha256[:12]) if result.tokenizer_sha256 else "embedded") + ".")
+    lines.append("")
+    if baseline is not None:
+        lines += _baseline_section(baseline)
+    lines += _findings_section(result, baseline is not None)
+    stream.write("\n".join(lines).rstrip("\n") + "\n")

@@ -1,0 +1,94 @@
+"""Issue 18 item 4: every deployed model at once. Two corpus tokenizers of different families
+(Qwen2.5's byte-level BPE, Mistral v3's SentencePiece) configured as `tokenizers`; each model's
+first divergent token and blocks are checked against a direct `tokenizers` encode of the test's
+own render."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from tokenizers import Tokenizer
+
+from conftest import DATA, MISTRAL, QWEN, shared_prefix
+from test_baseline import HEAD, QUESTION, SAMPLES, STAMP
+
+MODELS = {"qwen": QWEN, "mistral": MISTRAL}
+# a French line before the timestamp: the two families cut it into different numbers of tokens
+TEMPLATE = "Réponds toujours poliment, en français, aux questions des clients.\nTime: {{ timestamp }}\n" + HEAD + "Question: {{ question }}\n"
+
+
+def project(tmp_path, tokenizers: str):
+    for name, path in MODELS.items():
+        (tmp_path / "models" / name).mkdir(parents=True)
+        shutil.copy(path, tmp_path / "models" / name / "tokenizer.json")
+    (tmp_path / "promptlint.toml").write_text(tokenizers, encoding="utf-8")
+    (tmp_path / "support.j2").write_text(TEMPLATE, encoding="utf-8")
+    (tmp_path / "support.samples.toml").write_text(SAMPLES, encoding="utf-8")
+    return tmp_path
+
+
+def expected(path, block: int):
+    """(first divergent token index, eligible blocks) of M101 on the timestamp: the test's own
+    two renders, differing only in the timestamp, encoded directly."""
+    tok = Tokenizer.from_file(str(path))
+
+    def ids(template: str, stamp: int):
+        text = template.replace("{{ timestamp }}", STAMP[stamp]).replace("{{ question }}", QUESTION[0])
+        return tok.encode(text, add_special_tokens=False).ids
+
+    a, b = ids(TEMPLATE, 0), ids(TEMPLATE, 1)
+    s = shared_prefix(a, b)
+    return s, min(s, len(b) - 1) // block
+
+
+TWO = '[tokenizers]\nqwen = "models/qwen/"\nmistral = { path = "models/mistral/tokenizer.json", block-size = 32 }\n'
+
+
+def test_each_model_has_its_own_first_divergent_token_and_blocks(tmp_path, cli):
+    root = project(tmp_path, TWO)
+    r = cli("check", "--no-cache", "--output-format", "json", "--select", "M101", cwd=root)
+    assert r.code == 1, r.err
+    doc = r.json()
+    assert [m["name"] for m in doc["models"]] == ["qwen", "mistral"]
+    assert [(m["engine"], m["block_size"]) for m in doc["models"]] == [("vllm", 16), ("vllm", 32)]
+    [m101] = doc["findings"]
+    assert m101["code"] == "M101" and m101["variable"] == "timestamp"
+    by_model = {m["model"]: m for m in m101["models"]}
+    assert list(by_model) == ["qwen", "mistral"]
+    for name, block in (("qwen", 16), ("mistral", 32)):
+        index, eligible = expected(MODELS[name], block)
+        hit = by_model[name]
+        assert hit["first_divergent_token"]["index"] == index, name
+        assert hit["shared_tokens"] == index and hit["eligible_blocks"] == eligible and hit["block_size"] == block
+    # the two families split the timestamp differently: the indices are not the same number
+    assert by_model["qwen"]["first_divergent_token"]["index"] != by_model["mistral"]["first_divergent_token"]["index"]
+    # the top-level figures are the costliest model's
+    worst = max(m101["models"], key=lambda m: m["lost_tokens"])
+    assert m101["lost_tokens"] == worst["lost_tokens"]
+
+    full = cli("check", "--no-cache", "--select", "M101", cwd=root).out
+    for name in ("qwen", "mistral"):
+        index = by_model[name]["first_divergent_token"]["index"]
+        assert f"  model {name}: first divergent token #{index:,} " in full
+
+
+def test_a_pin_per_model_is_checked(tmp_path, cli):
+    root = project(tmp_path, '[tokenizers]\nqwen = "models/qwen/"\nmistral = { path = "models/mistral/", sha256 = "'
+                   + "0" * 64 + '" }\n')
+    r = cli("check", "--no-cache", cwd=root)
+    assert r.code == 2 and "tokenizers.mistral" in r.err and len(r.err.strip().splitlines()) == 1
+
+
+def test_one_model_keeps_the_single_tokenizer_shape_and_tokenizer_on_the_command_line_wins(tmp_path, cli):
+    root = project(tmp_path, TWO)
+    doc = cli("check", "--no-cache", "--output-format", "json", "--tokenizer", QWEN, cwd=root).json()
+    assert "models" not in doc and all("models" not in f for f in doc["findings"])
+    index, _ = expected(QWEN, 16)
+    assert [f["first_divergent_token"]["index"] for f in doc["findings"] if f["code"] == "M101"] == [index]
+
+
+def test_tokenizer_and_tokenizers_together_is_a_configuration_error(tmp_path, cli):
+    root = project(tmp_path, 'tokenizer = "models/qwen/"\n' + TWO)
+    r = cli("check", "--no-cache", cwd=root)
+    assert r.code == 2 and "either `tokenizer` or `tokenizers`" in r.err and "promptlint.toml" in r.err
