@@ -228,3 +228,13 @@ def test_a_move_that_would_glue_lines_is_not_applied(tmp_path, cli):
     assert r.code == 1
     assert "not applied: moving the span would glue or split rendered lines (whitespace control)" in r.out, r.out
     assert (tmp_path / "case.j2").read_text(encoding="utf-8") == text
+
+
+def test_fix_keeps_crlf_line_ends_of_a_template(tmp_path, cli):
+    # a Windows-edited template: the fix must change only the line it fixes, not every line end
+    safe = _case("M201", "items-iteration-before-question")
+    path = tmp_path / "case.j2"
+    path.write_bytes(safe["template"].replace("\n", "\r\n").encode("utf-8"))
+    r = cli("check", "--tokenizer", _tok(safe), "--no-cache", "--fix", path.name, cwd=tmp_path)
+    assert r.code == 0, r.out
+    assert path.read_bytes() == safe["fixed"].replace("\n", "\r\n").encode("utf-8")
