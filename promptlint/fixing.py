@@ -44,9 +44,10 @@ def run_fixes(result, write: bool, unsafe: bool = False, settings=None) -> FixRu
     for display, findings in sorted(by_path.items()):
         path = Path(display)
         analyzer = analyzer_for(path)
-        text = _read(path) if analyzer is not None else None
-        if text is None:
+        read = _read(path) if analyzer is not None else None
+        if read is None:
             continue
+        text, newline = read
         if analyzer.__name__.endswith(".jinja_template") and settings is not None:
             from promptlint.fixes.templates import fix_text
 
@@ -69,7 +70,7 @@ def run_fixes(result, write: bool, unsafe: bool = False, settings=None) -> FixRu
         if new_text == text:
             continue
         if write:
-            with open(path, "w", encoding="utf-8", newline="") as fh:
+            with open(path, "w", encoding="utf-8", newline=newline) as fh:
                 fh.write(new_text)
         else:
             out.diffs.append(unified_diff(display, text, new_text))
@@ -80,13 +81,18 @@ def unified_diff(display: str, old: str, new: str) -> str:
     return "".join(difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), *_labels(display)))
 
 
-def _read(path: Path) -> Optional[str]:
+def _read(path: Path) -> Optional[Tuple[str, str]]:
+    """(text with \\n line ends, the line end to write back): fixes work on \\n, and a file whose
+    lines all end in CRLF keeps CRLF, so a fix changes only the lines it fixes."""
     if not path.is_file():
         return None
     try:
-        return bounded_io.read_bytes(path).decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+        raw = bounded_io.read_bytes(path).decode("utf-8")
     except (OSError, UnicodeDecodeError):
         return None
+    crlf = raw.count("\r\n")
+    newline = "\r\n" if crlf and crlf == raw.count("\n") else ""
+    return raw.replace("\r\n", "\n").replace("\r", "\n"), newline
 
 
 def _labels(display: str) -> Tuple[str, str]:

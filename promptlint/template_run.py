@@ -203,9 +203,12 @@ class TemplateRun:
         help: Optional[str] = None,
         notes=(),
     ) -> Finding:
+        where = self.path_of(location.template)
+        if where != self.display_path:  # in an included/extended file: measured in this template's render
+            notes = [f"in the render of {self.display_path}, which includes or extends {where}", *notes]
         f = kernel.finding(
             code,
-            self.path_of(location.template),
+            where,
             message,
             location.line,
             location.column,

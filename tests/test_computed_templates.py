@@ -129,6 +129,46 @@ def test_declared_stand_ins_replace_the_assumed_ones(tmp_path, cli, qwen):
     assert '{"body": {"qty": 1, "sku": "TENT-2P"}, "method": "POST", "path": "/v1/orders"}' in base
 
 
+def test_helper_objects_and_results_of_stand_ins_render_zero_config(tmp_path, cli, qwen):
+    # Applications pass modules and helpers (`datetime`, `uuid`, `helpers`) and functions returning
+    # objects (`now()` a datetime, `get_customer()` a record): the template goes on calling methods
+    # and reading fields of what they return. Each is a stand-in (PL101), a time or id one is varied,
+    # and nothing is reported as E004.
+    d = copy(COMPUTED, tmp_path)
+    doc = check_json(cli, d / "helper_objects.j2", cwd=tmp_path)
+    assert doc["errors"] == [] and not [f for f in doc["findings"] if f["code"].startswith("E")]
+    (note,) = [f for f in doc["findings"] if f["code"] == "PL101"]
+    for name in ("`now()`", "`helpers.policy_version()`", "`uuid.uuid4()`", "`datetime.utcnow()`", "`get_customer()`"):
+        assert name in note["message"]
+    m101 = {f["variable"]: f for f in doc["findings"] if f["code"] == "M101"}
+    assert set(m101) == {"now()", "uuid.uuid4()", "datetime.utcnow()"}
+    assert (m101["uuid.uuid4()"]["line"], m101["datetime.utcnow()"]["line"]) == (5, 5)
+
+    # the application's real objects: a datetime clock (the documented base time, then 7 s later),
+    # an id object with `.hex`, helpers returning text
+    from datetime import datetime, timedelta
+    from types import SimpleNamespace
+
+    def render(now, question="How do I reset my password?"):
+        return plain(COMPUTED, "helper_objects.j2", {"question": question}, globals_={
+            "now": lambda: now,
+            "datetime": SimpleNamespace(utcnow=lambda: datetime(2025, 3, 14, 9, 26, 53)),
+            "uuid": SimpleNamespace(uuid4=lambda: SimpleNamespace(hex="req7f3c9a2e41")),
+            "helpers": SimpleNamespace(policy_version=lambda: "sample helpers.policy_version text"),
+            "get_customer": lambda: SimpleNamespace(display_name="sample get_customer.display_name text"),
+        })
+
+    t0 = datetime(2025, 3, 14, 9, 26, 53)
+    base, later, other = render(t0), render(t0 + timedelta(seconds=7)), render(t0, "Where is my order #4417?")
+    assert "Session started 2025-03-14 09:26." in base and "opened 2025-03-14T09:26:53." in base
+    f = m101["now()"]
+    assert f["line"] == 2 and f["evidence"]["base_render"] == base and f["evidence"]["variant_render"] == later
+    b, v, q = (qwen.encode(t, add_special_tokens=False).ids for t in (base, later, other))
+    s, ideal = shared_prefix(b, v), shared_prefix(b, q)
+    assert f["first_divergent_token"]["index"] == s
+    assert f["lost_blocks"] == lost(s, ideal, len(v)) > 0
+
+
 def test_a_stand_in_kind_that_does_not_fit_its_role_is_a_configuration_error(tmp_path, cli):
     (tmp_path / "promptlint.toml").write_text('[jinja]\ntests = { premium = "json" }\n')
     (tmp_path / "p.j2").write_text("Hi {{ name }}\n")

@@ -345,6 +345,17 @@ def test_wrong_value_type_in_samples_is_a_clear_finding(tmp_path, cli):
     assert "list" in r.out and "items" in r.out
 
 
+def test_control_characters_in_file_names_stay_on_one_line(tmp_path, cli):
+    # a newline or an ESC in a file name must not split a finding line or drive the terminal
+    names = ["new\nline.j2", "esc\x1b[31mred.j2"]
+    for name in names:
+        (tmp_path / name).write_text("Request {{ request_id }}\n" + "Answer from the handbook only. " * 40 + "\nQ: {{ question }}\n", encoding="utf-8")
+    for fmt in ("concise", "full"):
+        r = cli("check", "--tokenizer", QWEN, "--output-format", fmt, ".", cwd=tmp_path)
+        assert r.code == 1 and "\x1b" not in r.out, r.out
+        assert "new\\nline.j2:1:9: M101 " in r.out and "esc\\x1b[31mred.j2:1:9: M101 " in r.out, r.out
+
+
 @pytest.mark.parametrize(
     "config,fragment",
     [

@@ -44,7 +44,7 @@ def check_json(cli, *paths, cwd):
 def test_a_directory_of_real_style_templates_is_analysed_without_configuration(tmp_path, cli):
     d = corpus(tmp_path)
     doc = check_json(cli, d, cwd=tmp_path)
-    assert doc["files"] == len(list(APP.rglob("*.j2"))) == 20  # computed/: computed includes, own filters
+    assert doc["files"] == len(list(APP.rglob("*.j2"))) == 21  # computed/: computed includes, own filters and helpers
     assert doc["errors"] == [], doc["errors"]  # no E001/E002/E004: every template rendered
     assert not [f for f in doc["findings"] if f["code"].startswith("E")]
     assert not list(d.glob("*.samples.*"))  # and no samples file was needed
@@ -251,3 +251,23 @@ def test_a_template_with_a_samples_file_shows_declared_and_inferred(tmp_path, cl
     assert r.code == 0, r.err
     assert "[variables.question]\n# declared in prompts/rag_chat.samples.toml\nkind = \"static\"" in r.out
     assert json.dumps("Where is my parcel?") in r.out and "[variables.chat_history]" in r.out
+
+
+def test_a_mapping_iterated_by_its_keys_and_indexed_by_them(tmp_path, cli, qwen):
+    # `{% for key in prefs %}{{ prefs[key] }}` iterates a dict's keys: the input is a mapping (a list
+    # would fail the render with E004), and its insertion order reaches the prompt (M201)
+    src = ("You are a helpful assistant for Northwind Traders. Use the customer's preferences below.\n"
+           "{% for key in preferences %}{{ key }} = {{ preferences[key] }}\n{% endfor %}"
+           "Question: {{ question }}\n")
+    (tmp_path / "prefs.j2").write_text(src, encoding="utf-8")
+    doc = check_json(cli, tmp_path / "prefs.j2", cwd=tmp_path)
+    assert doc["errors"] == []
+    (f,) = [f for f in doc["findings"] if f["code"] == "M201"]
+    assert (f["variable"], f["line"]) == ("preferences", 2)
+    env = Environment()
+    prefs = {"key_a": "sample preferences.key_a", "key_b": "sample preferences.key_b"}
+    base = env.from_string(src).render(preferences=prefs, question="How do I reset my password?")
+    flipped = env.from_string(src).render(preferences=dict(reversed(list(prefs.items()))), question="How do I reset my password?")
+    assert (f["evidence"]["base_render"], f["evidence"]["variant_render"]) == (base, flipped)
+    b, v = (qwen.encode(t, add_special_tokens=False).ids for t in (base, flipped))
+    assert f["first_divergent_token"]["index"] == shared_prefix(b, v)

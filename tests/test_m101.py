@@ -94,6 +94,18 @@ def test_volatile_in_included_template_points_at_the_include(tmp_path, cli):
     assert r.out.startswith("header.j2:1:9: M101 `request_id` changes on every request"), r.out
 
 
+def test_a_finding_in_an_extended_layout_names_the_template_it_was_measured_in(tmp_path, cli):
+    # the layout alone and the child extending it are two renders with different figures: the
+    # child's finding, reported at the layout's line, says which render it comes from
+    (tmp_path / "layout.j2").write_text("Today is {{ today }}.\n" + BODY + "\n{% block body %}{% endblock %}\n", encoding="utf-8")
+    write(tmp_path, "child.j2", '{% extends "layout.j2" %}{% block body %}' + BODY + "\nUser: {{ question }}{% endblock %}")
+    r = cli("check", "--tokenizer", QWEN, "--output-format", "json", "child.j2", "layout.j2", cwd=tmp_path)
+    found = [(f["path"], f["notes"]) for f in r.json()["findings"] if f["code"] == "M101"]
+    assert len(found) == 2 and {p for p, _ in found} == {"layout.j2"}
+    via = [n for _, ns in found for n in ns if n.startswith("in the render of")]
+    assert via == ["in the render of child.j2, which includes or extends layout.j2"]
+
+
 def test_full_output_has_excerpt_token_pair_arithmetic_and_help(tmp_path, cli):
     write(tmp_path, "system.j2", "Current time: {{ now }}\n" + BODY + "\nQuestion: {{ question }}\n")
     r = cli("check", "--tokenizer", QWEN, "system.j2", cwd=tmp_path)

@@ -110,6 +110,26 @@ def test_syntax_error_is_a_finding_not_a_traceback(tmp_path):
     assert report.errors and report.errors[0].code in ("E005", "E008")
 
 
+def test_utf8_bom_and_crlf_python_files_are_analysed_and_fixed_in_place(tmp_path):
+    # Python itself accepts a UTF-8 BOM (Windows editors write one); promptlint must too. Columns are
+    # counted after the BOM, as editors show them, and --fix keeps the BOM and the CRLF line ends.
+    # Line 1 is `json.dumps` at column 8 (1-based) after "meta = " — counted by hand.
+    from promptlint.fixing import apply_fixes
+
+    source = (
+        'meta = json.dumps(profile)\r\n'
+        'import json, openai\r\n'
+        'openai.chat.completions.create(model="m", messages=[{"role": "system", "content": "Profile: " + meta}])\r\n'
+    )
+    path = tmp_path / "bom.py"
+    path.write_bytes(b"\xef\xbb\xbf" + source.encode("utf-8"))
+    report = lint([str(path)], settings(tmp_path))
+    assert report.errors == []
+    assert [(f.code, f.line, f.column) for f in report.findings] == [("M201", 1, 8)]
+    apply_fixes(report, write=True)
+    assert path.read_bytes() == b"\xef\xbb\xbf" + source.replace("json.dumps(profile)", "json.dumps(profile, sort_keys=True)").encode("utf-8")
+
+
 def test_template_only_run_never_imports_libcst_or_pysource(tmp_path):
     (tmp_path / "t.j2").write_text("You are helpful.\nQuestion: {{ question }}\n", encoding="utf-8")
     code = (

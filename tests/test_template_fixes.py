@@ -228,3 +228,28 @@ def test_a_move_that_would_glue_lines_is_not_applied(tmp_path, cli):
     assert r.code == 1
     assert "not applied: moving the span would glue or split rendered lines (whitespace control)" in r.out, r.out
     assert (tmp_path / "case.j2").read_text(encoding="utf-8") == text
+
+
+def test_fix_keeps_crlf_line_ends_of_a_template(tmp_path, cli):
+    # a Windows-edited template: the fix must change only the line it fixes, not every line end
+    safe = _case("M201", "items-iteration-before-question")
+    path = tmp_path / "case.j2"
+    path.write_bytes(safe["template"].replace("\n", "\r\n").encode("utf-8"))
+    r = cli("check", "--tokenizer", _tok(safe), "--no-cache", "--fix", path.name, cwd=tmp_path)
+    assert r.code == 0, r.out
+    assert path.read_bytes() == safe["fixed"].replace("\n", "\r\n").encode("utf-8")
+
+
+def test_fix_moves_a_stand_in_call_of_the_template_itself(tmp_path, cli):
+    # `now()` / `clock.now()` are the application's own globals (stand-ins): the fix finds their
+    # calls in the template itself instead of saying an included template renders them
+    static = "".join(f"Rule {i}: answer politely, cite the handbook section, and never guess a price.\n" for i in range(12))
+    for name, call in (("a.j2", 'now().strftime("%H:%M:%S")'), ("b.j2", "clock.utcnow().isoformat()")):
+        path = tmp_path / name
+        path.write_text(f"Now: {{{{ {call} }}}}\n" + static + "Question: {{ question }}\n", encoding="utf-8")
+        r = cli("check", "--tokenizer", DATA / "tokenizers" / "qwen2.5" / "tokenizer.json", "--no-cache", "--fix",
+                "--unsafe-fixes", path.name, cwd=tmp_path)
+        assert f"M101 fixed in {name}" in r.out, r.out
+        fixed = path.read_text(encoding="utf-8")
+        assert fixed.startswith(static)  # the line moved below the shared rules (before or after the question)
+        assert sorted(fixed.splitlines()) == sorted((f"Now: {{{{ {call} }}}}\n" + static + "Question: {{ question }}").splitlines())

@@ -70,8 +70,15 @@ def scan(path: Path, text: str, display: str):
     return HazardScan(text, parsed.tree, name_patterns().kind_of).run(), None
 
 
+def _split_bom(text: str):
+    """(BOM, rest): Python reads a UTF-8 BOM as an encoding mark (``ast.parse`` of a str does not),
+    and editors count columns after it, so the analysis sees the text without it."""
+    return ("\ufeff", text[1:]) if text.startswith("\ufeff") else ("", text)
+
+
 def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     display = ctx.display(path)
+    text = _split_bom(text)[1]
     candidates, error = scan(path, text, display)
     if error is not None:
         return [error]
@@ -197,9 +204,11 @@ def fix(path: Path, text: str, display: str, findings: Sequence[Finding]):
     wanted = {(f.code, f.line, f.column) for f in findings if f.code in FIXABLE}
     if not wanted:
         return text, []
+    original = text
+    bom, text = _split_bom(text)
     candidates, error = scan(path, text, display)
     if error is not None:
-        return text, []
+        return original, []
     lines = text.splitlines()
     targets = []
     for c in candidates:
@@ -211,7 +220,10 @@ def fix(path: Path, text: str, display: str, findings: Sequence[Finding]):
             end_col = _char_col(lines, n.end_lineno, n.end_col_offset)
             targets.append(fixes.Target(c.fix, line, col - 1, n.end_lineno, end_col - 1, c.code))
     if not targets:
-        return text, []
+        return original, []
     new_text, applied = fixes.apply(text, targets)
+    if not applied:
+        return original, []
+    new_text = bom + new_text  # a file keeps its BOM
     done = {(t.code, t.line, t.column + 1) for t in applied}
     return new_text, [f for f in findings if (f.code, f.line, f.column) in done]

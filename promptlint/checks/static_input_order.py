@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
-from promptlint import registry
+from promptlint import figures, registry
 
 if TYPE_CHECKING:
     from promptlint.checks.interface import Run
@@ -144,7 +144,7 @@ def _compare(run: "Run", code: str, var, variant_value: Any, described: str) -> 
     }[code]
     notes = [f"variant: {described}"]
     notes.append(
-        f"{run.profile.name}, block {cmp.block_size}: eligible {cmp.eligible_blocks:,} blocks with the other order, "
+        f"{run.profile.name}, block {cmp.block_size}: eligible {figures.blocks(cmp.eligible_blocks)} with the other order, "
         f"{cmp.ideal_eligible_blocks:,} with a stable one"
     )
     f = run.finding(code, message, location, variable=var.name, variant=variant, cmp=cmp, help=help_text, notes=notes)

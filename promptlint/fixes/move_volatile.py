@@ -25,7 +25,8 @@ def propose(source: str, finding, run) -> Tuple[List[Proposal], Optional[str]]:
     if not name:
         return [], "the finding names no input"
     tags = jtags.scan(source)
-    refs = [i for i, t in enumerate(tags) if jtags.references(t, source, name)]
+    ref = jtags.source_name(name)
+    refs = [i for i, t in enumerate(tags) if jtags.references(t, source, ref)]
     if not refs:
         return [], f"`{name}` is rendered by an included template: fix it there"
     span = _span(source, tags, refs[0])

@@ -132,6 +132,17 @@ def names(body: str) -> List[str]:
     return _NAME.findall(_without_strings(body))
 
 
+def source_name(variable: str) -> str:
+    """The name the source reads for a finding's variable: a stand-in's key names its call
+    (`now()`, `datetime.now()`: `now`, `datetime`) or its filter (`| stamp`: `stamp`)."""
+    v = variable.strip()
+    if v.startswith("|"):
+        return v[1:].strip()
+    if v.endswith("()"):
+        v = v[:-2]
+    return v.split(".", 1)[0]
+
+
 def references(tag: Tag, source: str, name: str) -> bool:
     return tag.kind != "comment" and name in names(tag.body(source))
 

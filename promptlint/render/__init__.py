@@ -324,7 +324,8 @@ def _as_render_error(e: BaseException, last, limits: Limits) -> BaseException:
         return RenderError("E007", f"unsafe template construct refused by the sandbox: {clip(e)}", *_error_where(e, last))
     if isinstance(e, UndefinedError):
         if "has no attribute" in (e.message or ""):  # a value of the wrong type (a list where a mapping is used)
-            hint = "check the type of the value in the samples file"
+            # inferred or declared: `promptlint samples` shows the value, a samples file corrects it
+            hint = "give it a value of the right type in the template's samples file (`promptlint samples FILE` prints the inferred one)"
         else:
             hint = "declare it in the samples file"
         return RenderError("E004", f"undefined variable: {clip(e.message)}; {hint}", *_error_where(e, last))

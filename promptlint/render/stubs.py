@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Dict, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 ROLES = ("filters", "tests", "globals")
 # kind -> roles it applies to; what each does is in ``_make`` and docs/configuration.md
@@ -107,6 +107,9 @@ def scan(env, ast, template: Optional[str]) -> None:
         elif isinstance(node, nodes.Call) and isinstance(node.node, nodes.Name) and node.node.ctx == "load":
             if node.node.name not in assigned:
                 found.append(("globals", node.node.name, node.lineno))
+    env.stub_attrs = getattr(env, "stub_attrs", set()) | {n.attr for n in ast.find_all(nodes.Getattr)}
+    for owner, method, line in _namespace_calls(env, ast, assigned):
+        found.append(("globals", f"{owner}.{method}", line))
     for role, name, line in found:
         if (role, name) in env.stubbed:
             continue
@@ -115,7 +118,7 @@ def scan(env, ast, template: Optional[str]) -> None:
             continue
         kind = declared or _assumed_kind(env, role, name)
         env.stubbed[(role, name)] = Stubbed(role, name, kind, declared is not None, template, line or 1)
-        if declared is None:
+        if declared is None or "." in name:
             _register(env, role, name, kind)
 
 
@@ -151,6 +154,9 @@ def note(env) -> Optional[Tuple[Optional[str], int, str]]:
 
 
 def _known(env, role: str, name: str) -> bool:
+    if "." in name:  # `datetime.now`: a method of a namespace stand-in
+        owner, method = name.split(".", 1)
+        return isinstance(env.globals.get(owner), _Namespace) and hasattr(env.globals[owner], method)
     if role == "filters":
         return name in env.filters
     if role == "tests":
@@ -158,10 +164,26 @@ def _known(env, role: str, name: str) -> bool:
     return name in env.globals
 
 
+# Leading verbs of a function's name (`new_request_id()`, `get_current_time()`): the rest names what it returns.
+_CALL_VERBS = {"get", "new", "make", "create", "generate", "gen", "fetch", "compute", "build", "current", "next", "random"}
+
+
+def _returned_name(name: str) -> str:
+    """What a called global's name says it returns: `helpers.new_request_id` -> `request_id`."""
+    from promptlint.scenarios.names import name_words
+
+    words = name_words(name.rsplit(".", 1)[-1])
+    while len(words) > 1 and words[0] in _CALL_VERBS:
+        words = words[1:]
+    return "_".join(words)
+
+
 def _assumed_kind(env, role: str, name: str) -> str:
     classify = env.promptlint_stub_classify
     if role == "globals" and classify is not None:
         c = classify(name)
+        if c.kind != "volatile":
+            c = classify(_returned_name(name))
         if c.kind == "volatile" and c.sub_kind in ("timestamp", "date", "time"):
             return "volatile-timestamp"
         if c.kind == "volatile" and c.sub_kind == "id":
@@ -202,12 +224,60 @@ def _named_by_argument(node):
     return []
 
 
+def _namespace_calls(env, ast, assigned: set):
+    """(owner, method, line) for each `owner.method(...)` whose owner the application passes in as a
+    module or helper object (`datetime.now()`, `uuid.uuid4()`, `helpers.format_price(p)`): a name used
+    only to call methods no sample value has (not text, mapping, list or date-time methods)."""
+    from jinja2 import nodes
+
+    from promptlint.scenarios.shapes import DATETIME_METHODS
+
+    value_methods = set(dir(str)) | set(dir(dict)) | set(dir(list)) | DATETIME_METHODS
+    receivers, calls = set(), []
+    for call in ast.find_all(nodes.Call):
+        target = call.node
+        if isinstance(target, nodes.Getattr) and isinstance(target.node, nodes.Name) and target.node.ctx == "load":
+            receivers.add(id(target.node))
+            calls.append((target.node.name, target.attr, call.lineno))
+    other_uses = {n.name for n in ast.find_all(nodes.Name) if n.ctx == "load" and id(n) not in receivers}
+    owners = {}
+    for owner, method, line in calls:
+        owners.setdefault(owner, []).append((method, line))
+    for owner, methods in owners.items():
+        if owner in assigned or owner in other_uses or owner.startswith("_"):
+            continue
+        if owner in env.globals and not isinstance(env.globals[owner], _Namespace):
+            continue
+        if any(m in value_methods or m.startswith("_") for m, _ in methods):
+            continue  # an input of a known shape (`question.strip()`, `doc.get("title")`)
+        for method, line in methods:
+            yield owner, method, line
+
+
+class _Namespace:
+    """A module or helper object the application puts in the template's globals; each method the
+    template calls on it is a stand-in (set as an attribute by ``_register``)."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __str__(self) -> str:
+        return f"sample {self._name} text"
+
+
 def _register(env, role: str, name: str, kind: str) -> None:
     table = {"filters": env.filters, "tests": env.tests, "globals": env.globals}[role]
-    table[name] = _make(role, name, kind)
+    if "." in name:
+        owner, method = name.split(".", 1)
+        namespace = table.get(owner)
+        if not isinstance(namespace, _Namespace):
+            namespace = table[owner] = _Namespace(owner)
+        setattr(namespace, method, _make(role, name, kind, getattr(env, "stub_attrs", set())))
+        return
+    table[name] = _make(role, name, kind, getattr(env, "stub_attrs", set()))
 
 
-def _make(role: str, name: str, kind: str):
+def _make(role: str, name: str, kind: str, attrs=frozenset()):
     from jinja2 import pass_context
 
     if role == "tests":
@@ -221,13 +291,13 @@ def _make(role: str, name: str, kind: str):
 
         @pass_context
         def volatile(context, *args, **kwargs):
-            return str(context.get(key, fallback))
+            return _volatile_result(context.get(key, fallback), VOLATILE[kind])
 
         return volatile
     if kind == "empty":
         return lambda *a, **k: ""
     if kind == "text":
-        return lambda *a, **k: sample
+        return lambda *a, **k: _SampleText(sample, name, attrs)
     if kind in ("json", "json-sorted"):
         sort = kind == "json-sorted"
 
@@ -238,5 +308,78 @@ def _make(role: str, name: str, kind: str):
         return dump
     # identity
     if role == "globals":
-        return lambda *a, **k: a[0] if a else sample
+        return lambda *a, **k: a[0] if a else _SampleText(sample, name, attrs)
     return lambda value, *a, **k: value
+
+
+# ------------------------------------------------------------------------- what stand-ins return
+# The application's real function returns an object the template goes on using (`now().strftime(...)`,
+# `uuid4().hex`, `get_user().name`): a stand-in's result is text that also answers those uses.
+
+_NOT_ATTRIBUTES = {"jinja_pass_arg", "unsafe_callable", "alters_data", "jinja_async_variant"}  # Jinja probes these
+
+
+def _volatile_result(value: Any, sub: str) -> str:
+    """A volatile stand-in's value as text; a time also answers datetime's methods and fields."""
+    from datetime import date, datetime
+
+    if isinstance(value, (datetime, date)):
+        moment = value if isinstance(value, datetime) else datetime(value.year, value.month, value.day)
+        return _ClockText(value.isoformat(sep=" ") if isinstance(value, datetime) else value.isoformat(), moment)
+    text = str(value)
+    if sub == "timestamp":
+        try:
+            return _ClockText(text, datetime.fromisoformat(text.strip().replace("Z", "+00:00")))
+        except ValueError:
+            return text
+    return _IdText(text)
+
+
+class _ClockText(str):
+    """A time as the text `{{ now() }}` prints, answering `.strftime()`, `.isoformat()`, `.year`, ..."""
+
+    def __new__(cls, text: str, moment):
+        obj = super().__new__(cls, text)
+        obj._moment = moment
+        return obj
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") or name in _NOT_ATTRIBUTES:
+            raise AttributeError(name)
+        return getattr(self._moment, name)
+
+    def strftime(self, fmt):
+        from promptlint.render.sandbox import check_strftime_format
+
+        return self._moment.strftime(check_strftime_format(fmt))
+
+    def replace(self, *args, **kwargs):  # datetime's `replace(microsecond=0)`, else str's
+        if kwargs or (args and not isinstance(args[0], str)):
+            return _ClockText(str(self._moment.replace(*args, **kwargs)), self._moment.replace(*args, **kwargs))
+        return str.replace(self, *args, **kwargs)
+
+
+class _IdText(str):
+    """An id as text, answering uuid's `.hex`."""
+
+    @property
+    def hex(self) -> str:
+        return self.replace("-", "")
+
+
+class _SampleText(str):
+    """A text sample of an unknown function's result; a field the templates read on it is another
+    sample (`get_user().name`), and calling it gives itself."""
+
+    def __new__(cls, text: str, name: str, attrs):
+        obj = super().__new__(cls, text)
+        obj._name, obj._attrs = name, attrs
+        return obj
+
+    def __getattr__(self, attr: str):
+        if attr.startswith("_") or attr in _NOT_ATTRIBUTES or attr not in self._attrs:
+            raise AttributeError(attr)
+        return _SampleText(f"sample {self._name}.{attr} text", f"{self._name}.{attr}", self._attrs)
+
+    def __call__(self, *args, **kwargs):
+        return self

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 
 def line(f) -> str:
-    return f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}"
+    from promptlint.report.style import shown_path
+
+    return f"{shown_path(f.path)}:{f.line}:{f.column}: {f.code} {f.message}"
 
 
 def write(result, stream, evidence: bool = False) -> None:

@@ -6,7 +6,7 @@ stdin, not the file on disk), cut around the finding when the line is long.
 
 from __future__ import annotations
 
-from promptlint.report.style import Style, use_color
+from promptlint.report.style import Style, shown_path, use_color
 
 
 def _excerpt(f, style) -> list:
@@ -32,7 +32,7 @@ def _tok(text: str) -> str:
 
 
 def format_finding(f, style) -> str:
-    head = f"{style(f'{f.path}:{f.line}:{f.column}:', 'bold')} {style(f.code, 'red' if f.severity == 'error' else 'yellow', 'bold')} {f.message}"
+    head = f"{style(f'{shown_path(f.path)}:{f.line}:{f.column}:', 'bold')} {style(f.code, 'red' if f.severity == 'error' else 'yellow', 'bold')} {f.message}"
     out = [head]
     out += ["  " + l for l in _excerpt(f, style)]
     t, a = f.first_divergent_token, f.arithmetic

@@ -25,3 +25,11 @@ class Style:
         if not self.enabled or not styles:
             return text
         return "\x1b[" + ";".join(CODES[s] for s in styles) + "m" + text + "\x1b[0m"
+
+
+def shown_path(path: str) -> str:
+    """A path for a one-line human report: control characters (a newline or an escape sequence in a
+    file name) are shown escaped, so a finding stays one line and cannot drive the terminal."""
+    if path.isprintable():
+        return path
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in path)

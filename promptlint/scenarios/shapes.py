@@ -17,6 +17,7 @@ LIST, MAPPING, TEXT, NUMBER, BOOL, DATETIME = "list", "mapping", "text", "number
 FIELD = "field"  # a field read: a mapping, unless the field is only tested and the value is used as text
 WEAK_LIST = "list-weak"  # `is iterable`, `|length`: lists and strings both allow it
 PRINTED, TESTED = "printed", "tested"  # printed / used as a condition: any value allows it
+KEYED = "keyed"  # `{% for k in m %}{{ m[k] }}`: indexed by its own items, so a mapping iterated by its keys
 
 MAPPING_METHODS = {"items", "keys", "values", "get", "setdefault"}
 TEXT_METHODS = {
@@ -166,6 +167,8 @@ def form_of(shape) -> str:
     item = r.element_if_any()
     if r.fields and all(k.startswith("#") for k in r.fields):
         return "tuple"
+    if KEYED in cats:
+        return MAPPING
     item_structured = item is not None and bool(item.fields or item.element_if_any() is not None or item.categories() - {PRINTED, TESTED, TEXT})
     if LIST in cats and (item_structured or not (r.fields or TEXT in cats)):
         return LIST  # a text is iterable too: with text evidence, only structured items make it a list
@@ -660,6 +663,8 @@ class Walker:
         key = self.expr(arg, scope)
         if isinstance(key, Shape) and key.categories() & {NUMBER}:
             base.use(LIST, "[index]", self.where(node))
+        elif isinstance(key, Shape) and base.element_if_any() is key.find():
+            base.use(KEYED, "indexed by its own items", self.where(node))  # its items are its keys: a mapping
         return base.element()
 
     def call(self, node, scope: Scope) -> Any:
