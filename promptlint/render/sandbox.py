@@ -215,6 +215,8 @@ class HardenedSandbox(ImmutableSandboxedEnvironment):
         deadline = __self.deadline
         if deadline is not None and time.monotonic() > deadline:
             raise DeadlineExceeded()
+        if args and _is_strftime(__obj):  # a date or time the samples (or inference) passed in
+            args = (check_strftime_format(args[0]),) + args[1:]
         return super().call(__context, __obj, *args, **kwargs)
 
     def wrap_str_format(self, value: Any) -> Optional[Callable[..., str]]:
@@ -364,11 +366,21 @@ class _SizedFormatter(SandboxedFormatter):
 
 
 def check_strftime_format(fmt: Any) -> str:
-    """``strftime_now``'s format, refusing padding widths (``%0999999999Y``) that inflate it."""
+    """A ``strftime`` format, refusing padding widths (``%0999999999Y``) that inflate it: the C
+    library pads inside one call, before any size check could see the result."""
     fmt = str(fmt)
     if len(fmt) > 1000 or re.search(r"%[-_0^#]*\d{4,}", fmt):
-        raise ValueTooLarge("strftime_now() format is too long or pads a field to thousands of characters")
+        raise ValueTooLarge("strftime() format is too long or pads a field to thousands of characters")
     return fmt
+
+
+def _is_strftime(obj: Any) -> bool:
+    """``obj`` is the bound ``strftime`` of a date, time or datetime value."""
+    import datetime
+
+    return getattr(obj, "__name__", None) == "strftime" and isinstance(
+        getattr(obj, "__self__", None), (datetime.date, datetime.time)
+    )
 
 
 # ---------------------------------------------------------------- size estimates
