@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from promptlint.compare import shared_prefix
 from promptlint.tokens import Encoding, LoadedTokenizer
@@ -115,9 +115,10 @@ class _Plan:
             if t.content and not (t.normalized or t.lstrip or t.rstrip or t.single_word)
         }
         self._isolated: Dict[int, bool] = {}
-        self._affixes = None
+        self._joined: Optional[str] = None
+        self._texts: set = set()
         self._frames: Dict[str, tuple] = {}
-        self.soft = _soft_anchors_hold(tokenizer._tok, self.added_texts)
+        self.starts_line = _soft_anchors(tokenizer._tok, self.added_texts)
 
     # -- anchors
 
@@ -131,26 +132,19 @@ class _Plan:
     def _is_isolated(self, t: str) -> bool:
         """No added token's occurrence can overlap an occurrence of ``t`` (itself included), contain
         it or lie inside it: then every occurrence of ``t`` is split out as ``t``."""
-        if self._affixes is None:
-            prefixes, suffixes = set(), set()
-            for u in self.added_texts:
-                for k in range(1, len(u)):
-                    prefixes.add(u[:k])
-                    suffixes.add(u[-k:])
-            self._affixes = (prefixes, suffixes, "\x00".join(self.added_texts))
-        prefixes, suffixes, joined = self._affixes
+        if self._joined is None:
+            self._joined = "\x00" + "\x00".join(self.added_texts) + "\x00"  # substring tests run in C
+            self._texts = set(self.added_texts)
+        joined, n = self._joined, len(t)
         if joined.count(t) != self.added_texts.count(t):  # inside a longer added token
             return False
-        texts = set(self.added_texts)
-        n = len(t)
-        for a in range(n):
-            for b in range(a + 1, n + 1):
-                if (a, b) != (0, n) and t[a:b] in texts:  # an added token inside it
-                    return False
-        return not any(t[:k] in suffixes or t[-k:] in prefixes for k in range(1, n))
+        if any(t[a:b] in self._texts for a in range(n) for b in range(a + 1, n + 1) if (a, b) != (0, n)):
+            return False  # an added token inside it
+        # an added token ending with a prefix of t, or starting with a suffix of it (t's own borders too)
+        return not any(t[:k] + "\x00" in joined or "\x00" + t[-k:] in joined for k in range(1, n))
 
     def _soft_at(self, text: str, pos: int) -> bool:
-        return self.soft and 0 < pos < len(text) and text[pos - 1] == "\n" and _line_start_char(text[pos])
+        return self.starts_line is not None and 0 < pos < len(text) and text[pos - 1] == "\n" and self.starts_line(text[pos])
 
     # -- the base
 
@@ -290,41 +284,51 @@ def _shared_suffix(a: str, b: str, limit: int) -> int:
     return lo
 
 
-def _line_start_char(ch: str) -> bool:
-    return ch.isalnum() or (ch.isascii() and ch.isprintable() and not ch.isspace())
-
-
 # ----------------------------------------------------------------------------- soft anchors
 
 _NORMALIZERS = {"NFC", "NFD", "NFKC", "NFKD", "Lowercase"}  # act per character or canonical sequence
 _ANCHORED = re.compile(r"\(\?<|\\[bBAzZG]|\^|\$")  # lookbehind, word boundaries, anchors
 _CLASS = re.compile(r"\[(?:\\.|[^\]\\])*\]")
-_PROBE_BEFORE = ("a", "A", "1", ".", "!", " ", "  ", "\t", "'", "é", "中", "a.", ")", "-", ":", "\n", "\r", "x ")
-_PROBE_SEP = ("\n", "\r\n", "\n\n", " \n", ".\n", "\n \n", "\t\n")
-_PROBE_AFTER = ("a", "A", "Z", "s", "t", "1", "9", ".", "'", "中", "é", "_", "-", "<", "#", "(", "*", "/", ":", "[", "{", '"', "`", "~")
+_PROBE_BEFORE = ("a", "1", ".", " ", "'", "中", "\n", ")")
+_PROBE_SEP = ("\n", "\r\n", " \n", ".\n", "\n\t\n")
+_PROBE_LETTERS = ("a", "Z", "é", "中")
+_PROBE_DIGITS = ("0", "1", "9")
+_PROBE_PUNCTUATION = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"
 
 
-def _soft_anchors_hold(tok, added_texts: List[str]) -> bool:
-    """Is every line start a pre-token boundary the text before it cannot move?"""
+def _soft_anchors(tok, added_texts: List[str]) -> Optional[Callable[[str], bool]]:
+    """Which characters, after a newline, always start a pre-token that the text before the
+    newline cannot move (None: line starts are no anchors for this tokenizer)?"""
     if any(re.search(r"\n\S", t) for t in added_texts):
-        return False
+        return None
     normalizer = _state(tok.normalizer)
     if normalizer is not None and not _normalizer_ok(normalizer):
-        return False
+        return None
     pre = _state(tok.pre_tokenizer)
     if pre is None or not _pre_tokenizer_ok(pre):
-        return False
-    for before in _PROBE_BEFORE:
-        for sep in _PROBE_SEP:
-            for after in _PROBE_AFTER:
+        return None
+
+    def splits_before(after: str) -> bool:
+        for before in _PROBE_BEFORE:
+            for sep in _PROBE_SEP:
                 probe = before + sep + after + after + " x"
                 at = len(before) + len(sep)
-                norm = tok.normalizer.normalize_str(probe) if tok.normalizer is not None else probe
-                if norm != probe:
-                    continue  # the probe itself normalizes (NFC of "é" is stable; nothing to learn)
                 if not any(start == at for _, (start, _) in tok.pre_tokenizer.pre_tokenize_str(probe)):
                     return False
-    return True
+        return True
+
+    known: Dict[str, bool] = {}  # per character class, probed on first use
+
+    def starts_line(ch: str) -> bool:
+        kind = "letter" if ch.isalpha() else "digit" if ch.isdecimal() else ch if ch in _PROBE_PUNCTUATION else None
+        if kind is None:
+            return False
+        if kind not in known:
+            probes = _PROBE_LETTERS if kind == "letter" else _PROBE_DIGITS if kind == "digit" else kind
+            known[kind] = all(splits_before(p) for p in probes)
+        return known[kind]
+
+    return starts_line
 
 
 def _state(component) -> Optional[dict]:
