@@ -402,7 +402,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 def _daemon_rows(bench: Bench, work: Path, repo: Path, change) -> Dict:
     """(c) and (b) with a daemon running for the repository (its own private runtime directory)."""
-    runtime = Path(tempfile.mkdtemp(prefix="pld", dir=work))
+    runtime = Path(tempfile.mkdtemp(prefix="pld"))  # short: a socket path holds 108 bytes
     os.chmod(runtime, 0o700)
     env = {"XDG_RUNTIME_DIR": str(runtime)}
     daemon = [bench.python, "-m", "promptlint", "daemon"]
@@ -415,6 +415,7 @@ def _daemon_rows(bench: Bench, work: Path, repo: Path, change) -> Dict:
         }
     finally:
         subprocess.run(daemon + ["stop"], cwd=repo, env=dict(bench.env, **env), capture_output=True)
+        shutil.rmtree(runtime, ignore_errors=True)
 
 
 def _models(bench: Bench, work: Path, n: int, py: str, reps: int) -> Dict:
