@@ -19,6 +19,8 @@ and times, each as a fresh subprocess (median of several repetitions):
            apply_chat_template + encode) over the same chat requests and variants,
            compared with promptlint cold/warm on the chat templates alone
   (f)      scale: 1,000 application templates x the default variants, with peak memory
+  (a*)     (a) and (f) again with PROMPTLINT_FULL_ENCODE=1: every variant encoded whole, not in a window
+  (c*)     (b) and (c) with `promptlint daemon` running for the repository
   (g)      a models/ folder: one directory per corpus chat template, each with its own copy of
            its tokenizer.json (5 distinct among them: tokenizers that share one, as users have
            them) and no tokenizer configured, cold, with peak memory; against a script that
@@ -317,26 +319,27 @@ class Bench:
         # measure as an installed package runs: with bytecode (.pyc) written and reused
         self.env.pop("PYTHONDONTWRITEBYTECODE", None)
 
-    def once(self, argv: Sequence[str], cwd: Path):
-        r = subprocess.run([sys.executable, "-c", WRAPPER, json.dumps(list(argv))], cwd=cwd, env=self.env,
+    def once(self, argv: Sequence[str], cwd: Path, env: Optional[Dict[str, str]] = None):
+        r = subprocess.run([sys.executable, "-c", WRAPPER, json.dumps(list(argv))], cwd=cwd, env=dict(self.env, **(env or {})),
                            capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"{' '.join(argv)} failed in {cwd}:\n{r.stderr}")
         dt, rss = r.stdout.split()
         return float(dt), int(rss) / 1024.0  # seconds, MiB (Linux reports kB)
 
-    def time(self, argv: Sequence[str], cwd: Path, before=None, reps: Optional[int] = None, warmup: Optional[bool] = None):
+    def time(self, argv: Sequence[str], cwd: Path, before=None, reps: Optional[int] = None, warmup: Optional[bool] = None,
+             env: Optional[Dict[str, str]] = None):
         """Median seconds and max peak MiB over repetitions; ``before()`` runs (untimed) before each.
         One untimed warm-up run first (bytecode, the OS file cache)."""
         times, peaks = [], []
         if self.warmup if warmup is None else warmup:
             if before:
                 before()
-            self.once(argv, cwd)
+            self.once(argv, cwd, env)
         for _ in range(reps or self.reps):
             if before:
                 before()
-            dt, rss = self.once(argv, cwd)
+            dt, rss = self.once(argv, cwd, env)
             times.append(dt)
             peaks.append(rss)
         return statistics.median(times), max(peaks)
@@ -395,6 +398,24 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _daemon_rows(bench: Bench, work: Path, repo: Path, change) -> Dict:
+    """(c) and (b) with a daemon running for the repository (its own private runtime directory)."""
+    runtime = Path(tempfile.mkdtemp(prefix="pld"))  # short: a socket path holds 108 bytes
+    os.chmod(runtime, 0o700)
+    env = {"XDG_RUNTIME_DIR": str(runtime)}
+    daemon = [bench.python, "-m", "promptlint", "daemon"]
+    subprocess.run(daemon + ["start"], cwd=repo, env=dict(bench.env, **env), capture_output=True, check=True)
+    try:
+        bench.once(bench.promptlint(), repo, env)  # the daemon loads the tokenizer on its first request
+        return {
+            "c_daemon": bench.time(bench.promptlint(), repo, before=change, env=env),
+            "b_daemon": bench.time(bench.promptlint(), repo, env=env),
+        }
+    finally:
+        subprocess.run(daemon + ["stop"], cwd=repo, env=dict(bench.env, **env), capture_output=True)
+        shutil.rmtree(runtime, ignore_errors=True)
 
 
 def _models(bench: Bench, work: Path, n: int, py: str, reps: int) -> Dict:
@@ -457,6 +478,9 @@ def _run(bench: Bench, work: Path, quick: bool, reps: int, apps: int, chats: int
                        env=bench.env, capture_output=True, text=True)
     if r.returncode == 0:
         rows["c_resident"] = (float(r.stdout.split()[-1]), float("nan"))
+    rows["a_full"] = bench.time(bench.promptlint(), repo, before=clean, env={"PROMPTLINT_FULL_ENCODE": "1"})
+    rows.update(_daemon_rows(bench, work, repo, change))
+    changed.write_text(base_text, encoding="utf-8")
     rows["d"] = bench.time([py, str(work / "floor.py"), tok, str(work / "all.json")], repo)
     rows["d1"] = bench.time([py, str(work / "floor.py"), tok, str(work / "one.json")], repo)
     rows["a_chat"] = bench.time(bench.promptlint("models"), repo, before=clean)
@@ -470,6 +494,8 @@ def _run(bench: Bench, work: Path, quick: bool, reps: int, apps: int, chats: int
     scale_reps = 1 if quick else min(reps, 3)
     rows["f"] = bench.time(bench.promptlint(), big, before=lambda: shutil.rmtree(big / ".promptlint_cache", ignore_errors=True),
                            reps=scale_reps, warmup=False)
+    rows["f_full"] = bench.time(bench.promptlint(), big, before=lambda: shutil.rmtree(big / ".promptlint_cache", ignore_errors=True),
+                                reps=scale_reps, warmup=False, env={"PROMPTLINT_FULL_ENCODE": "1"})
 
     rows.update(_models(bench, work, models, py, scale_reps))
 
@@ -486,12 +512,16 @@ def print_table(rows, quick, apps, chats, scale, tver, tpy, chat_renders, models
         "b": "(b) warm: nothing changed",
         "c": "(c) one application template changed",
         "c_resident": "(c) in a process holding the tokenizer (LSP/daemon)",
+        "c_daemon": "(c) one template changed, daemon running",
+        "b_daemon": "(b) nothing changed, daemon running",
+        "a_full": "(a) cold, every variant encoded whole",
         "d": "(d) floor: load tokenizer + encode every render",
         "d1": "(d1) floor for (c): load + that template's renders",
         "a_chat": f"(a') cold, the {chats} chat templates only",
         "b_chat": f"(b') warm, the {chats} chat templates only",
         "e": f"(e) transformers {tver or ''}: same {chat_renders} chat renders".rstrip(),
         "f": f"(f) scale: {scale} app templates, cold",
+        "f_full": "(f) scale, every variant encoded whole",
         "g": f"(g) models/: {n_models} dirs, {n_distinct} distinct tokenizer{'s' * (n_distinct != 1)}, cold",
         "g_floor": f"(g0) parse the {n_distinct} distinct tokenizer{'s' * (n_distinct != 1)} once",
     }
@@ -523,6 +553,10 @@ def print_table(rows, quick, apps, chats, scale, tver, tpy, chat_renders, models
         ("models (g) peak MiB", rows["g"][1] if "g" in rows else None, "<=", 450.0),
         ("tokenizer load / one changed (c)", ratio("load", "c"), None, None),
         ("one changed (c) / the same in a resident process", ratio("c", "c_resident"), None, None),
+        ("one changed, daemon running / bare python", ratio("c_daemon", "bare"), "<=", 5.0),
+        ("warm, daemon running / bare python", ratio("b_daemon", "bare"), "<=", 5.0),
+        ("cold with windows / cold with full encodes (a)", ratio("a", "a_full"), "<=", 0.5),
+        ("cold with windows / cold with full encodes (f)", ratio("f", "f_full"), "<=", 0.5),
     ]
     print()
     print(f"{'ratio':<54} {'value':>9} {'target':>9}  {'met' if not quick else ''}")

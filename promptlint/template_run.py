@@ -13,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Tuple
 
-from promptlint import figures, kernel
+from promptlint import figures, kernel, window_encode
 from promptlint.compare import Comparison, Profile, shared_prefix
 from promptlint.paths import display_path
 from promptlint.records import DivergentToken, Finding
@@ -37,6 +37,9 @@ class Sample:
     @property
     def ids(self):
         return self.encoding.ids
+
+
+_BASE = (None, ())  # the memo key of the base render
 
 
 class TemplateRun:
@@ -93,9 +96,25 @@ class TemplateRun:
         key = (clock, tuple(sorted((k, repr(v)) for k, v in overrides.items())))
         if key not in self._memo:
             rendered = render(self.loaded, self.scenario.values(**overrides), self.limits, clock)
-            encoding = self.tokenizer.encode(rendered.text, add_special_tokens=self.add_special_tokens)
-            self._memo[key] = Sample(rendered, encoding)
+            self._memo[key] = Sample(rendered, self.encode_variants([rendered.text], key != _BASE)[0])
         return self._memo[key]
+
+    def encode_variants(self, texts, variants: bool = True):
+        """Encodings of ``texts``; variants of the base render are tokenized in a window around
+        their change (promptlint.window_encode), the exact full-encode answer."""
+        base = self._window_base() if variants else None
+        if base is None:
+            return window_encode.encode_all(self.tokenizer, list(texts), self.add_special_tokens)
+        return window_encode.encode_variants(self.tokenizer, base.text, base.encoding, texts, self.add_special_tokens)
+
+    def _window_base(self) -> Optional[Sample]:
+        """The base render and its encoding, None when it cannot be rendered."""
+        if _BASE not in self._memo:
+            try:
+                self.sample()
+            except Exception:  # a render or request error: the check asking for the base reports it
+                return None
+        return self._memo.get(_BASE)
 
     def base(self) -> Sample:
         return self.sample()
@@ -108,11 +127,13 @@ class TemplateRun:
         """
         from promptlint.render import RenderError
 
-        batch_encode = getattr(self.tokenizer, "encode_batch", None)
         pending = []
         for overrides in plans:
             key = (None, tuple(sorted((k, repr(v)) for k, v in overrides.items())))
             if key in self._memo or any(k == key for k, _ in pending):
+                continue
+            if key == _BASE:  # the base first: the variants are windows against it
+                self._window_base()
                 continue
             try:
                 pending.append((key, self._render_variant(overrides)))
@@ -120,11 +141,7 @@ class TemplateRun:
                 continue
         if not pending:
             return
-        if batch_encode is None or len(pending) == 1:
-            for key, rendered in pending:
-                self._memo[key] = Sample(rendered, self.tokenizer.encode(rendered.text, add_special_tokens=self.add_special_tokens))
-            return
-        encodings = batch_encode([r.text for _, r in pending], add_special_tokens=self.add_special_tokens)
+        encodings = self.encode_variants([r.text for _, r in pending])
         for (key, rendered), encoding in zip(pending, encodings):
             self._memo[key] = Sample(rendered, encoding)
 

@@ -142,9 +142,19 @@ def parse_count() -> int:
     return _PARSES[0]
 
 
+_KEEP = [False]  # a resident process (the daemon) keeps what it parsed: warmth is its purpose
+
+
+def keep_loaded() -> None:
+    """From now on release() keeps every parsed tokenizer (the daemon calls it once)."""
+    _KEEP[0] = True
+
+
 def release(sha256: str) -> None:
     """Forget the parsed tokenizer of this content (the driver calls it when no remaining file needs it);
-    objects already handed out stay usable, the memory goes when they do."""
+    objects already handed out stay usable, the memory goes when they do. No-op after keep_loaded()."""
+    if _KEEP[0]:
+        return
     _PARSED.pop(sha256, None)
     for key in [k for k in _LOADED if k[0] == sha256]:
         del _LOADED[key]

@@ -16,18 +16,24 @@ ROWS = [
     "(b) warm: nothing changed",
     "(c) one application template changed",
     "(c) in a process holding the tokenizer",
+    "(c) one template changed, daemon running",
+    "(b) nothing changed, daemon running",
+    "(a) cold, every variant encoded whole",
     "(d) floor:",
     "(d1) floor for (c):",
     "(a') cold, the 2 chat templates only",
     "(b') warm, the 2 chat templates only",
     "(e) transformers",
     "(f) scale: 10 app templates, cold",
+    "(f) scale, every variant encoded whole",
     "(g) models/: 2 dirs, 1 distinct tokenizer, cold",
     "(g0) parse the 1 distinct tokenizer once",
 ]
 RATIOS = ["warm / bare python", "one changed / its floor (d1)", "cold / floor (d)", "transformers (e) / promptlint cold",
           "scale (f) seconds", "scale (f) peak MiB", "tokenizer load / one changed (c)",
-          "models (g) cold / parse distinct once (g0)", "models (g) peak MiB"]
+          "models (g) cold / parse distinct once (g0)", "models (g) peak MiB",
+          "one changed, daemon running / bare python", "warm, daemon running / bare python",
+          "cold with windows / cold with full encodes (a)", "cold with windows / cold with full encodes (f)"]
 
 
 def test_quick_benchmark_prints_the_table(tmp_path):

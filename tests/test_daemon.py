@@ -218,3 +218,27 @@ def test_idle_daemon_exits_and_removes_its_socket(env):
     env["pids"].add(pid)
     assert gone(pid)
     assert not list((Path(env["env"]["XDG_RUNTIME_DIR"]) / "promptlint").glob("*.sock"))
+
+
+
+def test_consecutive_requests_parse_the_tokenizer_once(env):
+    """A run over model directories releases each tokenizer after its last file (issue 23); the
+    daemon keeps them, so a second request parses nothing."""
+    project = env["root"] / "models_project"
+    for name in ("a", "b"):
+        d = project / "models" / name
+        d.mkdir(parents=True)
+        shutil.copy(REPO / "examples" / "tokenizer" / "tokenizer.json", d / "tokenizer.json")
+        chat = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+        (d / "tokenizer_config.json").write_text('{"chat_template": "%s"}' % chat.replace("\n", "\\n"), encoding="utf-8")
+    (project / "promptlint.toml").write_text("# no tokenizer: each model directory has its own\n", encoding="utf-8")
+    assert run(env, "daemon", "start", cwd=project)[0] == 0
+    for _ in range(2):
+        rc, _, err = run(env, "check", "--no-cache", cwd=project)
+        assert rc in (0, 1), err
+    rc, out, _ = run(env, "daemon", "status", cwd=project)
+    words = out.decode().replace(",", "").split()
+    env["pids"].add(int(words[words.index("pid") + 1]))
+    assert int(words[words.index("requests") - 1]) == 2
+    assert int(words[words.index("tokenizer") - 1]) == 1  # both directories share one content: one parse
+    run(env, "daemon", "stop", cwd=project)

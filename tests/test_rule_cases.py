@@ -40,10 +40,27 @@ def test_every_rule_has_cases():
 
 @pytest.mark.parametrize("rule,case", CASES)
 def test_rule_case(rule, case, tmp_path, cli):
-    tok = DATA / "tokenizers" / case.get("tokenizer", "qwen2.5") / "tokenizer.json"
+    r, tok = run_case(case, tmp_path, cli)
     expect = case.get("expect", [])
+    assert r.code in (0, 1), r.err
+    doc = r.json()
+    got = [f for f in doc["findings"] + doc["errors"] if f["code"] == rule.code]
+    assert len(got) == len(expect), (got, expect)
+    for g, e in zip(sorted(got, key=lambda f: (f["line"], f["column"])), expect):
+        for key, value in e.items():
+            if key == "token":
+                assert g["first_divergent_token"]["index"] == value == _direct_divergence(tok, g["evidence"]), g
+            else:
+                assert g[key] == value, (key, g, e)
+    if case.get("kind") == "pass":
+        assert not expect
+
+
+def run_case(case, tmp_path, cli):
+    """Lay out a rule case in ``tmp_path`` and lint it (JSON output): (result, tokenizer.json used)."""
+    tok = DATA / "tokenizers" / case.get("tokenizer", "qwen2.5") / "tokenizer.json"
     args = list(case.get("args", []))
-    if any("token" in e for e in expect):
+    if any("token" in e for e in case.get("expect", [])):
         args.append("--evidence")
     if "chat" in case:
         target = tmp_path / "model"
@@ -61,18 +78,7 @@ def test_rule_case(rule, case, tmp_path, cli):
             stem = name.rsplit(".", 1)[0]
             (tmp_path / f"{stem}.samples.json").write_text(json.dumps(case["samples"]), encoding="utf-8")
         r = cli("check", "--tokenizer", tok, "--output-format", "json", *args, name, cwd=tmp_path)
-    assert r.code in (0, 1), r.err
-    doc = r.json()
-    got = [f for f in doc["findings"] + doc["errors"] if f["code"] == rule.code]
-    assert len(got) == len(expect), (got, expect)
-    for g, e in zip(sorted(got, key=lambda f: (f["line"], f["column"])), expect):
-        for key, value in e.items():
-            if key == "token":
-                assert g["first_divergent_token"]["index"] == value == _direct_divergence(tok, g["evidence"]), g
-            else:
-                assert g[key] == value, (key, g, e)
-    if case.get("kind") == "pass":
-        assert not expect
+    return r, tok
 
 
 def _direct_divergence(tokenizer_json, evidence) -> int:

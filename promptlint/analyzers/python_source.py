@@ -140,9 +140,9 @@ def _measured(c, ctx: Context, display: str, lines: Sequence[str], encodings: di
     base_text = prompt_text(c.prompt)
     variant_text = prompt_text(c.prompt, changed=c.hole)
     base = encode(base_text)
-    variant = encode(variant_text)
+    variant = encode(variant_text, base_text)
     per_request_text = prompt_text(c.prompt, per_request_variant=True)
-    per_request = encode(per_request_text).ids if per_request_text != base_text else None
+    per_request = encode(per_request_text, base_text).ids if per_request_text != base_text else None
     cmp = figures.measure(base.ids, variant.ids, figures.ideal_shared(base.ids, per_request, len(variant.ids)), profile.block_size)
     label, sub = c.hole.label, c.hole.sub
     if cmp.lost_blocks <= 0:
@@ -170,9 +170,15 @@ def _measured(c, ctx: Context, display: str, lines: Sequence[str], encodings: di
 def _encoder(tok, encodings: dict):
     """Encode without special tokens, once per text (holes of one prompt share its base render)."""
 
-    def encode(text: str):
+    def encode(text: str, against: Optional[str] = None):
+        """``against``: an already encoded text this one is a variant of (tokenized in a window)."""
         if text not in encodings:
-            encodings[text] = tok.encode(text, add_special_tokens=False)
+            if against is not None and against in encodings:
+                from promptlint import window_encode
+
+                encodings[text] = window_encode.encode_variant(tok, against, encodings[against], text, False)
+            else:
+                encodings[text] = tok.encode(text, add_special_tokens=False)
         return encodings[text]
 
     return encode

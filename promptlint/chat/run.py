@@ -252,15 +252,14 @@ class ChatRun(TemplateRun):
     def render_request(self, request: ChatRequest, now: Optional[datetime] = None) -> Tuple[Sample, str]:
         """Render and tokenize another request (same template, profile and serving path)."""
         rendered, name, _ = self.chat.render(request, now or self.chat_scenario.now)
-        return Sample(rendered, self.tokenizer.encode(rendered.text, add_special_tokens=self.add_special_tokens)), name
+        return Sample(rendered, self.encode_variants([rendered.text])[0]), name
 
     def sample(self, clock: Optional[datetime] = None, **overrides: Any) -> Sample:
         key = (clock, tuple(sorted((k, repr(v)) for k, v in overrides.items())))
         if key not in self._memo:
             req, now = self.request_with(overrides)
             rendered, _, _ = self.chat.render(req, clock or now)
-            encoding = self.tokenizer.encode(rendered.text, add_special_tokens=self.add_special_tokens)
-            self._memo[key] = Sample(rendered, encoding)
+            self._memo[key] = Sample(rendered, self.encode_variants([rendered.text], bool(overrides) or clock is not None)[0])
             if not overrides and clock is None:
                 self._base_calls = self.chat.strftime_calls(self.template_name)
         return self._memo[key]

@@ -33,7 +33,7 @@ def run(args) -> int:
             print(f"No daemon running for {root}.")
             return EXIT_FINDINGS
         print(f"Daemon running for {running['root']}: pid {running['pid']}, {running['requests']} requests, "
-              f"up {running['uptime']} s, idle timeout {running['idle_timeout']} s.")
+              f"{running.get('parses', 0)} tokenizer parses, up {running['uptime']} s, idle timeout {running['idle_timeout']} s.")
         return EXIT_OK
     if args.action in ("stop", "restart"):
         if running:

@@ -186,8 +186,10 @@ class Daemon:
             protocol.send_json(conn, {"refused": f"unknown op {op!r}"})
 
     def status(self) -> Dict[str, Any]:
+        from promptlint.tokens import parse_count
+
         return {"pid": os.getpid(), "root": str(self.root), "uptime": round(time.time() - self.started, 1),
-                "requests": self.requests, "idle_timeout": self.idle}
+                "requests": self.requests, "idle_timeout": self.idle, "parses": parse_count()}
 
 
 def main(argv: List[str]) -> int:
@@ -199,6 +201,9 @@ def main(argv: List[str]) -> int:
         return 0
     try:
         import promptlint.lint  # noqa: F401 - warm the modules a check needs before the first request
+        from promptlint import tokens
+
+        tokens.keep_loaded()  # multi-file runs release tokenizers; the daemon holds them for the next request
 
         daemon.serve()
     finally:
