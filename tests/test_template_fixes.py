@@ -228,3 +228,25 @@ def test_a_move_that_would_glue_lines_is_not_applied(tmp_path, cli):
     assert r.code == 1
     assert "not applied: moving the span would glue or split rendered lines (whitespace control)" in r.out, r.out
     assert (tmp_path / "case.j2").read_text(encoding="utf-8") == text
+
+
+def test_sort_key_comes_from_the_samples_file_or_the_fix_says_why_not(tmp_path, cli):
+    # no field of these items is one promptlint would guess (name, title, id, ...): the samples file's
+    # `sort-key` is what makes the fix possible (the rule case `documents-with-declared-sort-key`)
+    case = _case("M203", "documents-with-declared-sort-key")
+    args = ["--tokenizer", _tok(case), "--no-cache", "--fix", "--unsafe-fixes", "case.j2"]
+    for declared, reason in (
+        (None, "the items of `sections` have no field that tells every one apart"),
+        ("rank", "the samples file's sort-key: not every item of `sections` has a field `rank`"),
+        ('number") | reverse | list | sort(attribute="x', "the samples file's sort-key `number\") | reverse"),
+    ):
+        samples = json.loads(json.dumps(case["samples"]))
+        if declared is None:
+            del samples["variables"]["sections"]["sort-key"]
+        else:
+            samples["variables"]["sections"]["sort-key"] = declared
+        _write_case(tmp_path, {**case, "samples": samples})
+        r = cli("check", *args, cwd=tmp_path)
+        assert r.code == 1
+        assert f"M203 in case.j2:2:29: not applied: {reason}" in r.out, r.out
+        assert (tmp_path / "case.j2").read_text(encoding="utf-8") == case["template"]
