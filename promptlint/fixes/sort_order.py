@@ -49,7 +49,13 @@ def propose(source: str, finding, run) -> Tuple[List[Proposal], Optional[str]]:
     for at in sorted(edits, reverse=True):
         text = text[:at] + suffix + text[at:]
     what = f'`{name} | sort(attribute="{key}")`' if key else f"`{name} | sort`"
-    return [Proposal(finding.code, text, f"iterate {what}")], None
+    out = [Proposal(finding.code, text, f"iterate {what}")]
+    # the items' key order may vary too (a chat request's tools): also render each with sorted keys
+    from promptlint.fixes import sort_keys
+
+    keyed, _ = sort_keys.propose(text, finding, run)
+    out += [Proposal(finding.code, p.text, f"iterate {what}, each rendered with sorted keys") for p in keyed]
+    return out, None
 
 
 def _bare_uses(body: str, name: str) -> List[int]:
