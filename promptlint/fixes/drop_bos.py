@@ -35,3 +35,14 @@ def propose(source: str, finding, run) -> Tuple[List[Proposal], Optional[str]]:
     if not out:
         return [], f"the template does not write `{token}` itself: the doubled token comes from the input or an include"
     return out, None
+
+
+def measure(run, original_run) -> int:
+    """Eligible blocks per request the fixed template's served ids share with the original
+    template's chat-endpoint traffic (its render encoded without special tokens): what M102 measured."""
+    from promptlint.compare import Comparison, shared_prefix
+
+    ids = run.base().ids
+    chat_ids = original_run.tokenizer.encode(original_run.base().text, add_special_tokens=False).ids
+    cmp = Comparison(shared_prefix(ids, chat_ids), len(ids), len(ids), run.profile.block_size)
+    return min(cmp.eligible_blocks, cmp.ideal_eligible_blocks)
