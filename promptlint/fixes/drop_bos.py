@@ -26,11 +26,12 @@ def propose(source: str, finding, run) -> Tuple[List[Proposal], Optional[str]]:
             start, end = tag.start, tag.end
             if not source[jtags.line_start(source, start):start].strip() and source[end:jtags.line_end(source, end)].strip() == "":
                 end = jtags.line_end(source, end)
-            out.append(Proposal(finding.code, source[:start] + source[end:], f"remove `{source[tag.start:tag.end]}`"))
+            out.append(Proposal(finding.code, source[:start] + source[end:], f"remove `{source[tag.start:tag.end]}`", measure=measure))
     for hit in re.finditer(re.escape(token), source):
         if any(t.start <= hit.start() < t.end for t in jtags.scan(source)):
             continue  # inside a tag: a string literal, handled as text only outside tags
-        out.append(Proposal(finding.code, source[: hit.start()] + source[hit.end():], f"remove the literal `{token}`"))
+        out.append(Proposal(finding.code, source[: hit.start()] + source[hit.end():], f"remove the literal `{token}`",
+                            measure=measure))
         break
     if not out:
         return [], f"the template does not write `{token}` itself: the doubled token comes from the input or an include"

@@ -16,6 +16,11 @@ from promptlint.fixes import PROPOSERS, SAFE, UNSAFE, Outcome, safety
 from promptlint.records import Finding
 
 
+# the proposers by full name (named, not an f-string over promptlint.fixes: fixes.chat calls this module)
+PROPOSER_MODULES = ("promptlint.fixes.move_volatile", "promptlint.fixes.drop_bos", "promptlint.fixes.sort_keys",
+                    "promptlint.fixes.sort_order")
+
+
 def fixable(finding: Finding) -> bool:
     """A rule with a template fix, on a finding that is not a note (an order the samples file pins)."""
     return finding.code in PROPOSERS and safety(finding.code) is not None and finding.severity != "info"
@@ -50,7 +55,7 @@ def fix_text(
         if isinstance(run, list):
             out.reason = f"the template does not load ({run[0].message})"
             continue
-        module = importlib.import_module(f"promptlint.fixes.{PROPOSERS[f.code]}")
+        module = importlib.import_module(next(m for m in PROPOSER_MODULES if m.rsplit(".", 1)[1] == PROPOSERS[f.code]))
         try:
             proposals, reason = module.propose(current, f, run)
         except Exception as e:  # a proposer's bug must not cost the user the other fixes

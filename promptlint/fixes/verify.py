@@ -73,9 +73,8 @@ def verify(subject: Subject, before: List[Finding], finding: Finding, proposal, 
         return Verdict(False, "moving the span would glue or split rendered lines (whitespace control)")
     if finding.arithmetic is None:  # nothing was measured (a token doubled in the render itself)
         return Verdict(True, findings=found)
-    proposer = _proposer(finding.code)
-    if hasattr(proposer, "measure"):  # a fix with its own measure (M102: against chat-endpoint traffic)
-        after = proposer.measure(run, original_run)
+    if proposal.measure is not None:  # a fix with its own measure (M102: against chat-endpoint traffic)
+        after = proposal.measure(run, original_run)
     else:
         after = measure(run, finding.code, finding.variable)
     if after is None:
@@ -90,14 +89,6 @@ def verify(subject: Subject, before: List[Finding], finding: Finding, proposal, 
         return Verdict(False, f"the edit wins no block back ({before:,} → {after:,} eligible blocks per request): "
                               "the span carries the shared text with it")
     return Verdict(True, after=after, findings=found)
-
-
-def _proposer(code: str):
-    import importlib
-
-    from promptlint.fixes import PROPOSERS
-
-    return importlib.import_module(f"promptlint.fixes.{PROPOSERS[code]}")
 
 
 def _ideal_without(subject: Subject, text: str, default: int, variable: Optional[str]) -> int:
