@@ -48,9 +48,10 @@ def run_fixes(result, write: bool, unsafe: bool = False, settings=None) -> FixRu
         if read is None:
             continue
         text, newline = read
-        if analyzer.__name__.endswith(".jinja_template") and settings is not None:
-            from promptlint.fixes.templates import fix_text
+        if analyzer.__name__.endswith((".jinja_template", ".chat_template")) and settings is not None:
+            from promptlint.fixes import chat, templates
 
+            fix_text = chat.fix_text if analyzer.__name__.endswith(".chat_template") else templates.fix_text
             new_text, outcomes = fix_text(path, display, text, findings, settings, unsafe)
             by_finding = {(o.code, o.line, o.column): o for o in outcomes}
             for f in findings:

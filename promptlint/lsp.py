@@ -290,15 +290,19 @@ def fix_actions(ls: "PromptlintServer", uri: str, text: str, diags: List[types.D
     """The proven template fix of each diagnostic that has one, as a whole-document edit."""
     from promptlint.analyzers import analyzer_for
     from promptlint.fixes import SAFE
-    from promptlint.fixes.templates import fix_text, fixable
+    from promptlint.fixes import chat, templates
+    from promptlint.fixes.templates import fixable
 
     fs = to_fs_path(uri)
     if fs is None:
         return []
     path = Path(fs)
     analyzer = analyzer_for(path)
-    if analyzer is None or not analyzer.__name__.endswith(".jinja_template"):
+    # a chat template too, but not one stored in JSON (its diagnostics are placed by the template's lines)
+    if analyzer is None or not (analyzer.__name__.endswith(".jinja_template")
+                                or (analyzer.__name__.endswith(".chat_template") and path.suffix != ".json")):
         return []
+    fix_text = chat.fix_text if analyzer.__name__.endswith(".chat_template") else templates.fix_text
     key = str(path.resolve())
     cached = ls.last_findings.get(key)
     if cached is None or cached[0] != text:

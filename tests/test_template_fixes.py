@@ -253,3 +253,129 @@ def test_fix_moves_a_stand_in_call_of_the_template_itself(tmp_path, cli):
         fixed = path.read_text(encoding="utf-8")
         assert fixed.startswith(static)  # the line moved below the shared rules (before or after the question)
         assert sorted(fixed.splitlines()) == sorted((f"Now: {{{{ {call} }}}}\n" + static + "Question: {{ question }}").splitlines())
+
+
+def test_sort_key_comes_from_the_samples_file_or_the_fix_says_why_not(tmp_path, cli):
+    # no field of these items is one promptlint would guess (name, title, id, ...): the samples file's
+    # `sort-key` is what makes the fix possible (the rule case `documents-with-declared-sort-key`)
+    case = _case("M203", "documents-with-declared-sort-key")
+    args = ["--tokenizer", _tok(case), "--no-cache", "--fix", "--unsafe-fixes", "case.j2"]
+    for declared, reason in (
+        (None, "the items of `sections` have no field that tells every one apart"),
+        ("rank", "the samples file's sort-key: not every item of `sections` has a field `rank`"),
+        ('number") | reverse | list | sort(attribute="x', "the samples file's sort-key `number\") | reverse"),
+    ):
+        samples = json.loads(json.dumps(case["samples"]))
+        if declared is None:
+            del samples["variables"]["sections"]["sort-key"]
+        else:
+            samples["variables"]["sections"]["sort-key"] = declared
+        _write_case(tmp_path, {**case, "samples": samples})
+        r = cli("check", *args, cwd=tmp_path)
+        assert r.code == 1
+        assert f"M203 in case.j2:2:29: not applied: {reason}" in r.out, r.out
+        assert (tmp_path / "case.j2").read_text(encoding="utf-8") == case["template"]
+
+
+# ------------------------------------------------------------------------------ chat templates
+
+
+def _reverse_keys(x):
+    if isinstance(x, dict):
+        return {k: _reverse_keys(x[k]) for k in reversed(list(x))}
+    if isinstance(x, list):
+        return [_reverse_keys(v) for v in x]
+    return x
+
+
+def _hf_render(template: str, tools: list, user: str) -> str:
+    """Llama 3.x's template rendered as transformers renders it (its own environment, written here)."""
+    from datetime import datetime
+
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    from promptlint.chat.scenarios import SYSTEM
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
+    env.filters["tojson"] = lambda x, ensure_ascii=False, indent=None, separators=None, sort_keys=False: json.dumps(
+        x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+    env.globals["strftime_now"] = lambda fmt: datetime(2025, 3, 14, 9, 26, 53).strftime(fmt)
+    messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": user}]
+    return env.from_string(template).render(messages=messages, tools=tools, add_generation_prompt=True,
+                                            bos_token="<|begin_of_text|>", eos_token="<|eot_id|>")
+
+
+def test_chat_template_fix_in_tokenizer_config_keeps_the_json_and_wins_the_blocks(tmp_path, cli):
+    from tokenizers import Tokenizer
+
+    from promptlint.chat.scenarios import TOOLS, USER_WEATHER
+
+    template = (DATA / "chat_templates" / "meta-llama-Llama-3.2-3B-Instruct.jinja").read_text(encoding="utf-8")
+    config = {"add_bos_token": True, "bos_token": "<|begin_of_text|>", "chat_template": template,
+              "eos_token": "<|eot_id|>", "model_max_length": 131072, "note": "caf\u00e9 \u2192 ok"}
+    # as transformers saves it (indent 2, sorted keys, non-ASCII kept): the file's own escaping style
+    original = json.dumps(config, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    (tmp_path / "tokenizer_config.json").write_text(original, encoding="utf-8")
+    shutil.copy(DATA / "tokenizers" / "qwen2.5" / "tokenizer.json", tmp_path / "tokenizer.json")
+    tok = Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+
+    def lost(text: str) -> int:  # worst loss of the M202 variants (order, key order), B = 16
+        ids = lambda tools, user=USER_WEATHER: tok.encode(_hf_render(text, tools, user), add_special_tokens=False).ids
+        base, ideal = ids(TOOLS), ids(TOOLS, "Is it going to snow in Oslo this weekend?")
+        worst = 0
+        for variant in (ids(list(reversed(TOOLS))), ids(_reverse_keys(TOOLS))):
+            eligible = min(shared_prefix(base, variant), len(variant) - 1) // 16
+            worst = max(worst, min(shared_prefix(base, ideal), len(variant) - 1) // 16 - eligible)
+        return worst
+
+    assert lost(template) > 0
+    r = cli("check", "--no-cache", "--fix", "--unsafe-fixes", ".", cwd=tmp_path)
+    assert "M202 fixed in tokenizer_config.json" in r.out and "unsafe: it changes the model's chat format" in r.out, r.out
+    # the date is set in one block and rendered in another: moving the setter cannot be proven
+    assert "M101 in tokenizer_config.json:10:31: not applied: the fixed template does not render" in r.out
+    text = (tmp_path / "tokenizer_config.json").read_text(encoding="utf-8")
+    fixed = json.loads(text)
+    assert {**fixed, "chat_template": template} == config
+    assert 'for t in tools | sort(attribute="function.name")' in fixed["chat_template"]
+    # only the chat_template string changed, re-serialized in the same style (no \u escapes added)
+    start = original.index('"chat_template": ') + len('"chat_template": ')
+    assert text[:start] == original[:start]
+    assert text[start:] == json.dumps(fixed["chat_template"], ensure_ascii=False) + original[start + len(json.dumps(template, ensure_ascii=False)):]
+    assert lost(fixed["chat_template"]) == 0
+
+
+def test_chat_template_fix_needs_unsafe_fixes_and_refuses_a_foreign_escaping(tmp_path, cli):
+    template = (DATA / "chat_templates" / "meta-llama-Llama-3.2-3B-Instruct.jinja").read_text(encoding="utf-8")
+    shutil.copy(DATA / "tokenizers" / "qwen2.5" / "tokenizer.json", tmp_path / "tokenizer.json")
+    # "<" escaped as \u003c (Go's encoder does) is valid JSON that json.dumps never writes: the string
+    # cannot be rewritten byte for byte, so nothing is
+    original = '{"bos_token": "<|begin_of_text|>", "chat_template": ' + json.dumps(template).replace("<", "\\u003c") + "}\n"
+    (tmp_path / "tokenizer_config.json").write_text(original, encoding="utf-8")
+    r = cli("check", "--no-cache", "--fix", ".", cwd=tmp_path)
+    assert r.code == 1 and "unsafe fixes available with --unsafe-fixes" in r.out, r.out
+    r = cli("check", "--no-cache", "--fix", "--unsafe-fixes", ".", cwd=tmp_path)
+    assert r.code == 1
+    assert "M202 in tokenizer_config.json:61:9: not applied: the `chat_template` string is escaped in a style" in r.out, r.out
+    assert (tmp_path / "tokenizer_config.json").read_text(encoding="utf-8") == original
+
+
+def test_bos_is_dropped_only_when_the_serving_path_adds_one(tmp_path, cli):
+    from tokenizers import Tokenizer
+
+    case = _case("M102", "own-bos-on-completions-path")
+    tok = Tokenizer.from_file(str(_tok(case)))
+    render = lambda t: t.replace("{{ question }}", "Where is my parcel?")
+    before = tok.encode(render(case["template"]), add_special_tokens=True).ids
+    assert before[0] == before[1] == tok.token_to_id("<s>")  # the hazard, by a direct encode
+    path = _write_case(tmp_path, case)
+    args = ["--tokenizer", _tok(case), "--no-cache", "--fix", "--unsafe-fixes", path.name]
+    r = cli("check", "--serving", "chat", *args, cwd=tmp_path)  # the chat endpoint adds none: nothing to drop
+    assert r.code == 0 and "M102" not in r.out, r.out
+    assert path.read_text(encoding="utf-8") == case["template"]
+    r = cli("check", "--serving", "completions", *args, cwd=tmp_path)
+    assert "M102 fixed in case.j2" in r.out, r.out
+    fixed = path.read_text(encoding="utf-8")
+    # served through completions, the fixed template gives exactly the ids chat-endpoint traffic had
+    after = tok.encode(render(fixed), add_special_tokens=True).ids
+    assert after == tok.encode(render(case["template"]), add_special_tokens=False).ids
+    assert f"0 → {(len(after) - 1) // 16} eligible blocks per request" in r.out, r.out

@@ -150,6 +150,33 @@ def measure(path: Path, text: str, ctx: Context) -> list:
     return out or ([refused] if refused else [])
 
 
+def scenario_runs(path: Path, text: str, ctx: Context):
+    """The E findings that stop ``text`` from loading (a list), or an iterator of the base-rendered
+    ChatRun of each scenario that renders (the template fixes re-measure with these)."""
+    from promptlint.chat.run import ChatRun
+    from promptlint.chat.source import SourceError
+    from promptlint.compare import engine_profile
+    from promptlint.render import RenderError
+
+    prepared = _prepare(path, text, ctx)
+    if isinstance(prepared, list):
+        return prepared
+    source, tokenizer, scenarios = prepared
+    chat = _chat(source, ctx)
+    profile = engine_profile(ctx.settings.engine, ctx.settings.block_size)
+
+    def runs():
+        for scenario in scenarios:
+            try:
+                run = ChatRun(chat, scenario, ctx.display(source.path), tokenizer, profile, None, ctx.is_enabled)
+                run.base()  # records the clock calls: `strftime_now` becomes a variable
+            except (SourceError, RenderError):
+                continue
+            yield run
+
+    return runs()
+
+
 def _special_tokens(source, tokenizer, ctx: Context, embedded: bool) -> None:
     """The special-token strings the template sees: the source's, else the tokenizer directory's,
     else a configured tokenizer.json's own (never the embedded approximate one's)."""

@@ -123,6 +123,8 @@ def prepare(path: Path, text: str, ctx: Context):
         is_enabled=ctx.is_enabled,
         pinned=ctx.tokenizer,
         engine=settings.engine,
+        # the serving path the configuration names: a completions endpoint encodes with special tokens
+        add_special_tokens=settings.serving == "completions",
     )
 
 

@@ -182,7 +182,8 @@ class ChatRun(TemplateRun):
             value = getattr(scenario.request, name)
             if value and name not in variables.variables:
                 order = "pinned" if name == "tools" and scenario.variables.tools_order == "pinned" else None
-                variables.variables[name] = Variable(name, value, "static", order=order)
+                sort_key = scenario.variables.sort_keys.get(name)
+                variables.variables[name] = Variable(name, value, "static", order=order, sort_key=sort_key)
         super().__init__(
             chat.source.path,
             display_path,

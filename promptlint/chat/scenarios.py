@@ -232,6 +232,7 @@ def scenario_from_data(data: Dict[str, Any], path: Optional[Path], name: str = "
         raise SamplesError(path or Path("."), "a chat samples file needs `messages` (a list of {role, content})")
     variables = scenario_from_samples({"variables": data.get("variables") or {}}, path or Path("."))
     variables.tools_order = data.get("tools-order")
+    variables.sort_keys = {n: data[f"{n}-sort-key"] for n in ("tools", "documents") if f"{n}-sort-key" in data}
     # kwargs passed as plain values whose names say date/time are volatile (today's date passed per request)
     patterns = name_patterns()
     for var in variables.variables.values():

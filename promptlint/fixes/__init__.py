@@ -13,7 +13,7 @@ the rendered text unchanged up to an order the rule already calls free (sorted J
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Callable, Optional
 
 SAFE, UNSAFE = "safe", "unsafe"
 
@@ -38,6 +38,9 @@ class Proposal:
     # a move: the source without the moved span. Its ideal is what the shared material can reach
     # (the span's own tokens were counted as shared in the finding's ideal, and cannot stay so)
     without_span: Optional[str] = None
+    # the fix's own measure of eligible blocks per request, (fixed run, original run) -> blocks;
+    # default: the variants the finding's check renders
+    measure: Optional[Callable] = None
 
 
 @dataclass

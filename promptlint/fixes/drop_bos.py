@@ -26,12 +26,24 @@ def propose(source: str, finding, run) -> Tuple[List[Proposal], Optional[str]]:
             start, end = tag.start, tag.end
             if not source[jtags.line_start(source, start):start].strip() and source[end:jtags.line_end(source, end)].strip() == "":
                 end = jtags.line_end(source, end)
-            out.append(Proposal(finding.code, source[:start] + source[end:], f"remove `{source[tag.start:tag.end]}`"))
+            out.append(Proposal(finding.code, source[:start] + source[end:], f"remove `{source[tag.start:tag.end]}`", measure=measure))
     for hit in re.finditer(re.escape(token), source):
         if any(t.start <= hit.start() < t.end for t in jtags.scan(source)):
             continue  # inside a tag: a string literal, handled as text only outside tags
-        out.append(Proposal(finding.code, source[: hit.start()] + source[hit.end():], f"remove the literal `{token}`"))
+        out.append(Proposal(finding.code, source[: hit.start()] + source[hit.end():], f"remove the literal `{token}`",
+                            measure=measure))
         break
     if not out:
         return [], f"the template does not write `{token}` itself: the doubled token comes from the input or an include"
     return out, None
+
+
+def measure(run, original_run) -> int:
+    """Eligible blocks per request the fixed template's served ids share with the original
+    template's chat-endpoint traffic (its render encoded without special tokens): what M102 measured."""
+    from promptlint.compare import Comparison, shared_prefix
+
+    ids = run.base().ids
+    chat_ids = original_run.tokenizer.encode(original_run.base().text, add_special_tokens=False).ids
+    cmp = Comparison(shared_prefix(ids, chat_ids), len(ids), len(ids), run.profile.block_size)
+    return min(cmp.eligible_blocks, cmp.ideal_eligible_blocks)

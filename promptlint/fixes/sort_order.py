@@ -3,7 +3,8 @@
 Every place the template reads the list by its bare name in a `for` loop (or passes it to a
 filter) gets `| sort(attribute=KEY)` right after the name. KEY is the first field of the
 list's items that every item has and that tells them apart (`name`, `function.name`, `title`,
-`id`, …); a list of plain strings or numbers is sorted as it is. Unsafe: the model sees the
+`id`, …), or the `sort-key` the samples file declares for it; a list of plain strings or numbers
+is sorted as it is. Unsafe: the model sees the
 items in another order than the application sent.
 """
 
@@ -23,9 +24,17 @@ def propose(source: str, finding, run) -> Tuple[List[Proposal], Optional[str]]:
     var = run.scenario.variables.get(name) if name else None
     if var is None or not isinstance(var.value, list):
         return [], f"`{name}` is not a list promptlint renders"
-    key = sort_key(var.value)
+    if var.sort_key is not None:  # the samples file declares it
+        key = var.sort_key
+        if not re.fullmatch(r"([A-Za-z_]\w*(\.[A-Za-z_]\w*)*)?", key):
+            return [], f"the samples file's sort-key `{key}` is not a field name (dotted for nested fields: function.name)"
+        if not sortable(var.value, key):
+            field = f"field `{key}`" if key else "plain value"
+            return [], f"the samples file's sort-key: not every item of `{name}` has a {field} of one comparable type"
+    else:
+        key = sort_key(var.value)
     if key is None:
-        return [], f"the items of `{name}` have no field that tells every one apart (tried {', '.join(KEYS)})"
+        return [], f"the items of `{name}` have no field that tells every one apart (tried {', '.join(KEYS)}); declare one (sort-key in the samples file)"
     suffix = f' | sort(attribute="{key}")' if key else " | sort"
     edits = []
     for tag in jtags.scan(source):
@@ -40,7 +49,13 @@ def propose(source: str, finding, run) -> Tuple[List[Proposal], Optional[str]]:
     for at in sorted(edits, reverse=True):
         text = text[:at] + suffix + text[at:]
     what = f'`{name} | sort(attribute="{key}")`' if key else f"`{name} | sort`"
-    return [Proposal(finding.code, text, f"iterate {what}")], None
+    out = [Proposal(finding.code, text, f"iterate {what}")]
+    # the items' key order may vary too (a chat request's tools): also render each with sorted keys
+    from promptlint.fixes import sort_keys
+
+    keyed, _ = sort_keys.propose(text, finding, run)
+    out += [Proposal(finding.code, p.text, f"iterate {what}, each rendered with sorted keys") for p in keyed]
+    return out, None
 
 
 def _bare_uses(body: str, name: str) -> List[int]:
@@ -71,14 +86,17 @@ def sort_key(items: List[Any]) -> Optional[str]:
     if not all(isinstance(i, dict) for i in items):
         return None
     for key in KEYS:
-        values = [_get(i, key) for i in items]
-        if any(v is None for v in values):
-            continue
-        if not (all(isinstance(v, str) for v in values) or all(isinstance(v, (int, float)) for v in values)):
-            continue
-        if len(set(values)) == len(values):
+        if sortable(items, key) and len({_get(i, key) for i in items}) == len(items):
             return key
     return None
+
+
+def sortable(items: List[Any], key: str) -> bool:
+    """Every item has ``key`` (the item itself for "") and the values are all strings or all numbers."""
+    values = [_get(i, key) if key else i for i in items]
+    if any(v is None or isinstance(v, bool) for v in values):
+        return False
+    return all(isinstance(v, str) for v in values) or all(isinstance(v, (int, float)) for v in values)
 
 
 def _get(item: Any, dotted: str) -> Any:

@@ -35,8 +35,9 @@ class Subject:
         result = lint([], self.settings, overrides={str(self.path): text}, use_cache=False)
         return result.findings + result.errors
 
-    def run(self, text: str):
-        """The TemplateRun of ``text``, or a list of E findings when it does not load."""
+    def run(self, text: str, variable: Optional[str] = None):
+        """The TemplateRun of ``text``, or a list of E findings when it does not load (``variable``:
+        the input to measure; a chat template picks a scenario that has it)."""
         from promptlint.analyzers.jinja_template import prepare
 
         return prepare(self.path, text, self.ctx)
@@ -65,19 +66,22 @@ def verify(subject: Subject, before: List[Finding], finding: Finding, proposal, 
     new = [f for f in found if key(f) not in known]
     if new:
         return Verdict(False, f"the edit would add {new[0].code} ({new[0].message})")
-    run = subject.run(proposal.text)
+    run = subject.run(proposal.text, finding.variable)
     if isinstance(run, list):
         return Verdict(False, f"the fixed template does not load ({run[0].message})")
     if getattr(proposal, "keeps_lines", False) and not same_lines(original_run, run):
         return Verdict(False, "moving the span would glue or split rendered lines (whitespace control)")
     if finding.arithmetic is None:  # nothing was measured (a token doubled in the render itself)
         return Verdict(True, findings=found)
-    after = measure(run, finding.code, finding.variable)
+    if proposal.measure is not None:  # a fix with its own measure (M102: against chat-endpoint traffic)
+        after = proposal.measure(run, original_run)
+    else:
+        after = measure(run, finding.code, finding.variable)
     if after is None:
         return Verdict(False, f"`{finding.variable}` can no longer be varied in the fixed template")
     ideal = finding.arithmetic.ideal_eligible_blocks if finding.arithmetic else None
     if ideal is not None and proposal.without_span is not None:
-        ideal = min(ideal, _ideal_without(subject, proposal.without_span, ideal))
+        ideal = min(ideal, _ideal_without(subject, proposal.without_span, ideal, finding.variable))
     if ideal is not None and after < ideal:
         return Verdict(False, f"the fixed render shares {after:,} eligible blocks per request, short of the ideal {ideal:,}")
     before = finding.arithmetic.eligible_blocks if finding.arithmetic else None
@@ -87,11 +91,11 @@ def verify(subject: Subject, before: List[Finding], finding: Finding, proposal, 
     return Verdict(True, after=after, findings=found)
 
 
-def _ideal_without(subject: Subject, text: str, default: int) -> int:
+def _ideal_without(subject: Subject, text: str, default: int, variable: Optional[str]) -> int:
     """The ideal eligible blocks of ``text`` (the template without the moved span)."""
     from promptlint.render import RenderError
 
-    run = subject.run(text)
+    run = subject.run(text, variable)
     if isinstance(run, list):
         return default
     try:

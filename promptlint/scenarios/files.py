@@ -96,7 +96,9 @@ def scenario_from_samples(data: Dict[str, Any], path: Path) -> Scenario:
             _check_sub_kind(path, name, kind, sub)
             if kind == "volatile" and sub is None:
                 sub = guess_sub_kind(name, value)
-            scenario.variables[name] = Variable(name, value, kind, sub, entry.get("variant"), True, entry.get("order"))
+            scenario.variables[name] = Variable(
+                name, value, kind, sub, entry.get("variant"), True, entry.get("order"), entry.get("sort-key")
+            )
         else:
             looks = looks_volatile(entry)
             kind = "volatile" if looks else "static"

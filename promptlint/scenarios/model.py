@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-SPEC_KEYS = {"value", "kind", "sub-kind", "variant", "order"}
+SPEC_KEYS = {"value", "kind", "sub-kind", "variant", "order", "sort-key"}
 KINDS = ("static", "per-request", "volatile")
 VOLATILE_SUB_KINDS = ("timestamp", "date", "time", "id")
 PER_REQUEST_SUB_KINDS = ("input", "retrieved", "history")
@@ -36,6 +36,7 @@ class Variable:
     variant: Any = None  # explicit second value, if the samples file (or inference) gives one
     declared: bool = False  # from a samples file (True) or inferred (False)
     order: Optional[str] = None  # lists: "pinned" or "unordered" (samples file)
+    sort_key: Optional[str] = None  # lists: the field M202/M203 fixes sort by (samples file; "" = the items)
     why: Tuple[str, ...] = field(default=(), compare=False)  # inferred: how its kind and shape were read
 
     def variant_value(self) -> Any:
@@ -53,6 +54,7 @@ class Scenario:
     variables: Dict[str, Variable] = field(default_factory=dict)
     samples_path: Optional[Path] = None
     tools_order: Optional[str] = None  # "pinned": tool order is fixed by the application
+    sort_keys: Dict[str, str] = field(default_factory=dict)  # chat: tools/documents -> the field fixes sort by
     include_choices: Dict[str, List[str]] = field(default_factory=dict)  # include input -> file names to try
     unresolved_includes: List[str] = field(default_factory=list)  # include inputs rendered as empty
 

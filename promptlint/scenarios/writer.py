@@ -51,6 +51,8 @@ def _table(var: Variable, declared_in: Optional[str]) -> str:
         lines.append(f"sub-kind = {toml_value(var.sub_kind)}")
     if var.order:
         lines.append(f"order = {toml_value(var.order)}")
+    if var.sort_key is not None:
+        lines.append(f"sort-key = {toml_value(var.sort_key)}")
     lines.append(f"value = {toml_value(var.value, _where(var.name))}")
     if var.variant is not None:
         lines.append(f"variant = {toml_value(var.variant, _where(var.name))}")
