@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, MISTRAL, REPO, shared_prefix
+from conftest import DATA, REPO, shared_prefix
 
 from promptlint import registry
 
