@@ -1,7 +1,9 @@
 """Every deployed model at once (``tokenizers`` in the configuration; docs/configuration.md).
 
 The project is linted once per model, with that model's tokenizer, pin, engine and block size
-(each tokenizer is loaded once, for its own run, and released after it). The runs' findings are
+(each tokenizer is loaded once, for its own run, and released after it). What does not depend
+on the model is done once for all the runs: an application template's load, scenario and renders
+(promptlint.analyzers.jinja_template.prepare); each run tokenizes them. The runs' findings are
 merged by where they are and what they say: one finding per hazard, with ``models`` listing
 each model it hits, that model's first divergent token and blocks. Its top-level figures are
 those of the model that loses the most tokens (the old single-tokenizer fields keep their
@@ -36,13 +38,14 @@ def lint_models(paths, settings: Settings, **kwargs) -> LintResult:
     runs: List[Tuple[str, LintResult]] = []
     models = model_settings(settings)
     progress = kwargs.pop("progress", None)
+    shared: dict = {}  # the renders every model's run shares (kernel.Context.shared)
     for i, (name, model) in enumerate(models):
         told = None
         if progress is not None:  # one bar over every model's run
             def told(done, total, i=i):
                 progress(i * total + done, total * len(models))
         try:
-            result = lint(paths, model, progress=told, **kwargs)
+            result = lint(paths, model, progress=told, shared=shared, **kwargs)
         except TokenizerError as e:
             raise TokenizerError(f"tokenizers.{name}: {e}") from None
         runs.append((name, result))

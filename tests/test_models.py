@@ -92,3 +92,37 @@ def test_tokenizer_and_tokenizers_together_is_a_configuration_error(tmp_path, cl
     root = project(tmp_path, 'tokenizer = "models/qwen/"\n' + TWO)
     r = cli("check", "--no-cache", cwd=root)
     assert r.code == 2 and "either `tokenizer` or `tokenizers`" in r.err and "promptlint.toml" in r.err
+
+
+def test_the_render_is_shared_by_the_models_and_the_findings_are_those_of_separate_runs(tmp_path, monkeypatch):
+    """An application template sees no tokenizer: two models' runs render each scenario once (as
+    many renders as one model's run), and report what two separate runs merged report."""
+    from promptlint import render
+    from promptlint.config import load_settings
+    from promptlint.lint import lint
+    from promptlint.models import lint_models, merge, model_settings
+
+    root = project(tmp_path, TWO)
+    monkeypatch.chdir(root)
+    (root / "other.j2").write_text("{{ greeting }} at {{ now }}\n" + HEAD + "{{ question }}\n", encoding="utf-8")
+    settings = load_settings(start=root)
+    models = model_settings(settings)
+    assert [name for name, _ in models] == ["qwen", "mistral"]
+
+    before = render.render_count()
+    separate = merge([(name, lint([], s, use_cache=False)) for name, s in models])
+    renders_separately = render.render_count() - before
+    before = render.render_count()
+    lint([], models[0][1], use_cache=False)
+    renders_of_one_model = render.render_count() - before
+    before = render.render_count()
+    together = lint_models([], settings, use_cache=False)
+    renders_together = render.render_count() - before
+
+    assert renders_of_one_model > 0 and renders_separately == 2 * renders_of_one_model
+    assert renders_together == renders_of_one_model  # one render per scenario, whatever the number of models
+    assert [f.to_dict() for f in together.findings] == [f.to_dict() for f in separate.findings]
+    assert [f.to_dict() for f in together.errors] == [f.to_dict() for f in separate.errors]
+    assert together.notices == separate.notices and together.models == separate.models
+    codes = {f.code for f in together.findings}
+    assert "M101" in codes and all(len(f.models) == 2 for f in together.findings if f.code == "M101")
