@@ -42,11 +42,7 @@ def format_finding(f, style) -> str:
             f"(shared prefix {a.shared_tokens:,} of {a.prompt_tokens:,} tokens; ideal {a.ideal_shared_tokens:,})"
         )
     for m in f.models:  # `tokenizers`: each deployed model it hits
-        mt, ma = m.first_divergent_token, m.arithmetic
-        figures = "" if mt is None or ma is None else (
-            f": first divergent token #{mt.index:,} {_tok(mt.base_text)} vs {_tok(mt.variant_text)}, "
-            f"{ma.lost_blocks:,} of {ma.ideal_eligible_blocks:,} blocks lost ({m.engine}, block {m.block_size})")
-        out.append(f"  model {m.model}{figures}")
+        out.append(f"  model {m.describe()}")
     for note in f.notes:
         out.append(f"  {note}")
     if f.cost is not None:
