@@ -15,22 +15,25 @@ import importlib
 import os
 import tempfile
 from pathlib import Path
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 from promptlint import analyzers, git_tree, kernel
 from promptlint.config import Settings
 from promptlint.cost import price_deltas
 from promptlint.discovery import discover
 from promptlint.measurements import Baseline, Measurement, compare, mark_findings
+from promptlint.models import merge, model_settings
 from promptlint.paths import escapes_root, relative
+from promptlint.tokens import TokenizerError
 
 FAIL_ON = ("regression", "new-finding", "any")
 
 
-def measure_tree(paths: Sequence[str], settings: Settings, force_exclude: bool, provider) -> List[Measurement]:
-    """Every measurable file's measurements; paths relative to ``settings.root``."""
+def measure_tree(paths: Sequence[str], settings: Settings, force_exclude: bool, provider, shared=None) -> List[Measurement]:
+    """Every measurable file's measurements; paths relative to ``settings.root``; ``shared``: what
+    several models' measurements share (kernel.Context.shared)."""
     files, _ = discover(paths, settings.root, settings.templates, settings.exclude, force_exclude, kinds=analyzers)
-    ctx = kernel.Context(settings, provider, kernel.rule_filter(settings))
+    ctx = kernel.Context(settings, provider, kernel.rule_filter(settings), shared=shared)
     out: List[Measurement] = []
     for path in files:
         if escapes_root(path, settings.root):
@@ -72,34 +75,68 @@ def _baseline_paths(paths: Sequence[str], settings: Settings, tree_root: Path) -
 
 def compare_with(ref: str, paths: Sequence[str], settings: Settings, result, force_exclude: bool = False) -> Baseline:
     """The Baseline of the working tree (``result``: its lint result) against ``ref``; marks
-    ``result``'s findings. Raises git_tree.GitError."""
+    ``result``'s findings. With ``tokenizers``, every model is measured (rows per model) and REF's
+    findings are those of every model, merged as in check. Raises git_tree.GitError."""
     from promptlint.compare import engine_profile
-    from promptlint.lint import lint
 
     root = Path(settings.root).resolve()
     top = git_tree.toplevel(root)
     commit = git_tree.resolve(top, ref)
     prefix = "" if root == top.resolve() else root.relative_to(top.resolve()).as_posix()
-    provider = kernel.TokenizerProvider(kernel.tokenizer_spec(settings))
-    after = measure_tree(paths, settings, force_exclude, provider)
+    models: List[Tuple[Optional[str], Settings]] = model_settings(settings) if settings.tokenizers else [(None, settings)]
     with tempfile.TemporaryDirectory(prefix="promptlint-baseline-") as tmp:
         exported = git_tree.export(top, commit, Path(tmp), prefix)
         tree_root = Path(tmp) / prefix if prefix else Path(tmp)
         tree_root.mkdir(parents=True, exist_ok=True)
-        old_settings = dataclasses.replace(settings, root=tree_root.resolve())
         old_paths = _baseline_paths(paths, settings, tree_root.resolve())
-        before, old_findings = [], []
-        if old_paths is not None:
-            before = measure_tree(old_paths, old_settings, force_exclude, provider)
-            old = lint(old_paths, old_settings, force_exclude=force_exclude, use_cache=False)
+        before, after, old_runs = [], [], []
+        # several models share each tree's renders (an application template sees no tokenizer)
+        shared_now, shared_then, shared_lint = ({}, {}, {}) if settings.tokenizers else (None, None, None)
+        for name, model in models:
+            try:
+                old_run, measured = _measure_model(paths, old_paths, model, tree_root.resolve(), force_exclude,
+                                                   (shared_now, shared_then, shared_lint))
+            except TokenizerError as e:
+                raise TokenizerError(f"tokenizers.{name}: {e}" if name else str(e)) from None
+            for m in measured[0] + measured[1]:
+                m.model = name
+            after += measured[0]
+            before += measured[1]
+            if old_run is not None:
+                old_runs.append((name, old_run))
+        old_findings, old_root = [], tree_root.resolve()
+        if old_runs:
+            old = merge(old_runs) if settings.tokenizers else old_runs[0][1]
             old_findings = [f for f in old.findings + old.errors if f.code != "E005" or "no such file" not in f.message]
-        old_rel = [relative(Path(f.path), old_settings.root) for f in old_findings]
+        old_rel = [relative(Path(f.path), old_root) for f in old_findings]
     current = result.findings + result.errors
     fixed = mark_findings(current, [relative(Path(f.path), root) for f in current], old_findings, old_rel)
-    block = engine_profile(settings.engine, settings.block_size).block_size
-    deltas = compare(before, after)
+    first = models[0][1]
+    block = engine_profile(first.engine, first.block_size).block_size
+    deltas = compare(before, after, [name for name, _ in models if name])
     price_deltas(settings.cost, deltas)
-    return Baseline(ref, commit, block, deltas, fixed, exported.skipped)
+    described = [{"name": name, "engine": model.engine, "block_size": engine_profile(model.engine, model.block_size).block_size}
+                 for name, model in models if name]
+    return Baseline(ref, commit, block, deltas, fixed, exported.skipped, described)
+
+
+def _measure_model(paths, old_paths, settings: Settings, tree_root: Path, force_exclude: bool, shared):
+    """One model's (REF's lint result or None, (measurements here, measurements at REF)); its
+    tokenizer is loaded once for the three and released after them when other models follow."""
+    from promptlint.lint import lint
+    from promptlint.tokens import release
+
+    shared_now, shared_then, shared_lint = shared
+    provider = kernel.TokenizerProvider(kernel.tokenizer_spec(settings))
+    after = measure_tree(paths, settings, force_exclude, provider, shared_now)
+    before, old = [], None
+    if old_paths is not None:
+        old_settings = dataclasses.replace(settings, root=tree_root)
+        before = measure_tree(old_paths, old_settings, force_exclude, provider, shared_then)
+        old = lint(old_paths, old_settings, force_exclude=force_exclude, use_cache=False, shared=shared_lint)
+    if shared_now is not None and provider.loaded is not None and not provider.loaded.sha256.startswith("embedded:"):
+        release(provider.loaded.sha256)  # the next model needs its own tokenizer only
+    return old, (after, before)
 
 
 def exit_failing(result, baseline: Optional[Baseline], fail_on: str) -> bool:

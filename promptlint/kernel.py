@@ -117,6 +117,8 @@ class Context:
     is_enabled: Callable[[str], bool]
     notices: List[str] = field(default_factory=list)  # informational notes analyzers add (stderr)
     deps: List[Path] = field(default_factory=list)  # other files the current analysis read
+    # what the runs of several models (promptlint.models) share: work that does not depend on the model
+    shared: Optional[Dict[object, object]] = None
 
     def depend(self, path: Path) -> None:
         """Record a file (include, samples file) whose change must invalidate the cached result."""

@@ -54,9 +54,11 @@ def lint(
     use_cache: bool = True,
     evidence: bool = False,
     progress: Optional[Callable[[int, int], None]] = None,
+    shared: Optional[Dict[object, object]] = None,
 ) -> LintResult:
     """Lint ``paths`` (or the configured templates); ``overrides`` maps a path to its text (stdin);
-    ``progress(done, total)`` is told after each file (the command's progress bar)."""
+    ``progress(done, total)`` is told after each file (the command's progress bar); ``shared``:
+    what the runs of several models share (promptlint.models)."""
     from promptlint.cache import Cache
 
     result = empty_result(settings)  # resolving the tokenizer raises TokenizerError before any work
@@ -70,7 +72,7 @@ def lint(
     if overrides:
         files = [Path(p) for p in overrides] + [f for f in files if str(f) not in overrides]
     is_enabled = kernel.rule_filter(settings)
-    ctx = kernel.Context(settings, provider, is_enabled)
+    ctx = kernel.Context(settings, provider, is_enabled, shared=shared)
     tok_sha = None
     settings_key = _settings_key(settings)
     for raw, reason in missing:

@@ -82,7 +82,7 @@ def to_diagnostic(f, lines: List[str], encoding: str) -> types.Diagnostic:
     end = to_position(lines, f.end_line, f.end_column, encoding)
     if (end.line, end.character) < (start.line, start.character):
         end = start
-    message = f.message + (f"\nhelp: {f.help}" if f.help else "")
+    message = f.message + "".join(f"\nmodel {m.describe()}" for m in f.models) + (f"\nhelp: {f.help}" if f.help else "")
     return types.Diagnostic(
         range=types.Range(start=start, end=end),
         message=message,
@@ -206,10 +206,14 @@ class PromptlintServer(LanguageServer):
 
     def diagnostics(self, path: Path, text: str) -> List[types.Diagnostic]:
         from promptlint.lint import lint
+        from promptlint.models import lint_models
 
         start = time.perf_counter()
         settings = self.settings_for(path)
-        report = lint([], settings, overrides={str(path): text})
+        if settings.tokenizers:  # every deployed model: one diagnostic per hazard, merged as `check` merges them
+            report = lint_models([], settings, overrides={str(path): text}, keep_loaded=True)
+        else:
+            report = lint([], settings, overrides={str(path): text})
         target = path.resolve()
         self.last_findings[str(target)] = (text, [f for f in report.findings if _same_file(f.path, target)])
         lines = text.splitlines() or [""]

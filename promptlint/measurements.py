@@ -12,7 +12,7 @@ request's length, the second request can reuse ``floor(min(S, P - 1) / B)`` bloc
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 STATUSES = ("regression", "improvement", "unchanged", "new", "removed")
 _PLURAL = {"regression": "regressions", "improvement": "improvements"}
@@ -28,10 +28,11 @@ class Measurement:
     block_size: int = 16
     eligible_blocks: Optional[int] = None  # None: the template could not be rendered
     error: Optional[str] = None  # why not (an E code and its message)
+    model: Optional[str] = None  # `tokenizers`: the model measured (None: the one tokenizer)
 
     @property
-    def key(self) -> Tuple[str, str, str]:
-        return (self.path, self.template or "", self.scenario)
+    def key(self) -> Tuple[str, str, str, str]:
+        return (self.path, self.template or "", self.scenario, self.model or "")
 
     def figures(self) -> Optional[Dict[str, Any]]:
         if self.eligible_blocks is None:
@@ -93,6 +94,7 @@ class TemplateDelta:
             "lost_tokens": self.lost_tokens,
             "error": (self.after or self.before).error if (self.after or self.before) else None,  # type: ignore[union-attr]
             **({"cost": self.cost.to_dict()} if self.cost is not None else {}),
+            **({"model": m.model, "block_size": m.block_size} if m.model is not None else {}),
         }
 
 
@@ -106,6 +108,7 @@ class Baseline:
     deltas: List[TemplateDelta] = field(default_factory=list)
     fixed_findings: int = 0  # findings at the baseline that are gone
     skipped: List[Tuple[str, str]] = field(default_factory=list)  # baseline files not exported, and why
+    models: List[Dict[str, Any]] = field(default_factory=list)  # `tokenizers`: each model's name, engine, block size
 
     def count(self, status: str) -> int:
         return sum(1 for d in self.deltas if d.status == status)
@@ -123,17 +126,24 @@ class Baseline:
             "summary": {_PLURAL.get(s, s): self.count(s) for s in STATUSES},
             "findings": {"new": marks.count("new"), "existing": marks.count("existing"), "fixed": self.fixed_findings},
             "templates": [d.to_dict() for d in self.deltas],
+            **({"models": [dict(m) for m in self.models]} if self.models else {}),
         }
 
 
-def compare(before: List[Measurement], after: List[Measurement]) -> List[TemplateDelta]:
-    """Pair the two trees' measurements by (path, template, scenario): regressions first, the
-    largest loss first, then path order."""
+def compare(before: List[Measurement], after: List[Measurement], models: Sequence[str] = ()) -> List[TemplateDelta]:
+    """Pair the two trees' measurements by (path, template, scenario, model): regressions first,
+    the largest loss first, then path order (a template's models in ``models``' order)."""
     old = {m.key: m for m in before}
     new = {m.key: m for m in after}
     deltas = [TemplateDelta(old.get(k), new.get(k)) for k in sorted(set(old) | set(new))]
     rank = {s: i for i, s in enumerate(STATUSES)}
-    return sorted(deltas, key=lambda d: (rank[d.status], -(d.lost_tokens or 0), d.current.key))
+    order = {name: i for i, name in enumerate(models)}
+
+    def key(d: TemplateDelta):
+        path, template, scenario, model = d.current.key
+        return (rank[d.status], -(d.lost_tokens or 0), path, template, scenario, order.get(model, -1), model)
+
+    return sorted(deltas, key=key)
 
 
 def finding_key(f, root_relative: str, loose: bool) -> Tuple:

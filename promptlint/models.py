@@ -1,7 +1,9 @@
 """Every deployed model at once (``tokenizers`` in the configuration; docs/configuration.md).
 
 The project is linted once per model, with that model's tokenizer, pin, engine and block size
-(each tokenizer is loaded once, for its own run, and released after it). The runs' findings are
+(each tokenizer is loaded once, for its own run, and released after it). What does not depend
+on the model is done once for all the runs: an application template's load, scenario and renders
+(promptlint.analyzers.jinja_template.prepare); each run tokenizes them. The runs' findings are
 merged by where they are and what they say: one finding per hazard, with ``models`` listing
 each model it hits, that model's first divergent token and blocks. Its top-level figures are
 those of the model that loses the most tokens (the old single-tokenizer fields keep their
@@ -11,7 +13,7 @@ meaning for one model, and say the worst case for several).
 from __future__ import annotations
 
 import dataclasses
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from promptlint.config import Settings
 from promptlint.lint import LintResult, lint
@@ -31,22 +33,44 @@ def model_settings(settings: Settings) -> List[Tuple[str, Settings]]:
     return out
 
 
-def lint_models(paths, settings: Settings, **kwargs) -> LintResult:
-    """One lint run per model, merged (see the module's docstring)."""
+def choose(settings: Settings, name: Optional[str]) -> Settings:
+    """The settings of one model for a command that uses one tokenizer (``render``, ``diff``:
+    ``--model NAME``; default: the first configured). Raises ConfigError naming the file."""
+    from promptlint.config import ConfigError
+
+    where = settings.config_path or "the configuration"
+    if not settings.tokenizers:
+        if name is not None:
+            raise ConfigError(f"--model {name}: {where} configures no `tokenizers` (one entry per deployed model); "
+                              "drop --model or add the table")
+        return settings
+    models = model_settings(settings)
+    if name is None:
+        return models[0][1]
+    for model, chosen in models:
+        if model == name:
+            return chosen
+    raise ConfigError(f"--model {name}: not one of the `tokenizers` in {where} ({', '.join(m for m, _ in models)})")
+
+
+def lint_models(paths, settings: Settings, keep_loaded: bool = False, **kwargs) -> LintResult:
+    """One lint run per model, merged (see the module's docstring); ``keep_loaded``: every
+    tokenizer stays loaded after the run (the language server lints again on the next edit)."""
     runs: List[Tuple[str, LintResult]] = []
     models = model_settings(settings)
     progress = kwargs.pop("progress", None)
+    shared: dict = {}  # the renders every model's run shares (kernel.Context.shared)
     for i, (name, model) in enumerate(models):
         told = None
         if progress is not None:  # one bar over every model's run
             def told(done, total, i=i):
                 progress(i * total + done, total * len(models))
         try:
-            result = lint(paths, model, progress=told, **kwargs)
+            result = lint(paths, model, progress=told, shared=shared, **kwargs)
         except TokenizerError as e:
             raise TokenizerError(f"tokenizers.{name}: {e}") from None
         runs.append((name, result))
-        if result.tokenizer_sha256 and not result.tokenizer_sha256.startswith("embedded:"):
+        if not keep_loaded and result.tokenizer_sha256 and not result.tokenizer_sha256.startswith("embedded:"):
             release(result.tokenizer_sha256)  # the next model's run needs its own tokenizer only
     return merge(runs)
 

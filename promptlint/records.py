@@ -141,6 +141,18 @@ class ModelHit:
     first_divergent_token: Optional[DivergentToken] = None
     arithmetic: Optional[Arithmetic] = None
 
+    def describe(self) -> str:
+        """``qwen: first divergent token #25 '6' vs '7', 2 of 3 blocks lost (vllm, block 16)``."""
+        t, a = self.first_divergent_token, self.arithmetic
+        if t is None or a is None:
+            return self.model
+
+        def shown(text: str) -> str:
+            return repr(text) if text else "(end of prompt)"
+
+        return (f"{self.model}: first divergent token #{t.index:,} {shown(t.base_text)} vs {shown(t.variant_text)}, "
+                f"{a.lost_blocks:,} of {a.ideal_eligible_blocks:,} blocks lost ({self.engine}, block {self.block_size})")
+
     def to_dict(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {"model": self.model, "engine": self.engine, "block_size": self.block_size}
         if self.first_divergent_token is not None:

@@ -57,6 +57,7 @@ class TemplateRun:
         is_enabled=None,
         pinned: Optional[Callable[[], LoadedTokenizer]] = None,
         engine: str = "vllm",
+        renders: Optional[Dict[Tuple, Any]] = None,
     ):
         self.path = path
         self.display_path = display_path
@@ -71,6 +72,9 @@ class TemplateRun:
         self._is_enabled = is_enabled or (lambda code: True)
         self._pinned = pinned or tokenizer
         self.engine = engine
+        # key -> Rendered or the RenderError it raised; shared by the runs of several models
+        # (promptlint.models): an application template's render does not depend on the tokenizer
+        self._renders: Dict[Tuple, Any] = {} if renders is None else renders
 
     @property
     def pinned_tokenizer(self) -> LoadedTokenizer:
@@ -95,7 +99,7 @@ class TemplateRun:
         """Render the base scenario with ``overrides`` and tokenize it (memoised)."""
         key = (clock, tuple(sorted((k, repr(v)) for k, v in overrides.items())))
         if key not in self._memo:
-            rendered = render(self.loaded, self.scenario.values(**overrides), self.limits, clock)
+            rendered = self._rendered(key, overrides, clock)
             self._memo[key] = Sample(rendered, self.encode_variants([rendered.text], key != _BASE)[0])
         return self._memo[key]
 
@@ -146,7 +150,21 @@ class TemplateRun:
             self._memo[key] = Sample(rendered, encoding)
 
     def _render_variant(self, overrides: Dict[str, Any]) -> Rendered:
-        return render(self.loaded, self.scenario.values(**overrides), self.limits, None)
+        return self._rendered((None, tuple(sorted((k, repr(v)) for k, v in overrides.items()))), overrides, None)
+
+    def _rendered(self, key: Tuple, overrides: Dict[str, Any], clock: Optional[datetime]) -> Rendered:
+        """The render of ``key`` (the base scenario with ``overrides``), once across the models' runs."""
+        from promptlint.render import RenderError
+
+        if key not in self._renders:
+            try:
+                self._renders[key] = render(self.loaded, self.scenario.values(**overrides), self.limits, clock)
+            except RenderError as e:
+                self._renders[key] = e
+        done = self._renders[key]
+        if isinstance(done, RenderError):
+            raise RenderError(done.code, done.message, done.template, done.line)
+        return done
 
     def plan(self, modules) -> list:
         """Every variant the ideal prefix and the given check modules will ask for."""

@@ -98,18 +98,29 @@ def prepare(path: Path, text: str, ctx: Context):
         max_output_bytes=settings.max_output,
         max_recursion=settings.max_recursion,
     )
-    try:
-        loaded = load_template(path, settings.template_env, [settings.root], source=text, limits=limits, jinja=settings.jinja_stubs(), classify=name_patterns().classify)
-    except RenderError as e:
-        return [file_error(display, e.code, e.message, e.line)]
-
     sp = samples_path_for(path)
-    if sp is not None:
+    # Several models' runs (ctx.shared, promptlint.models) share the template, its scenario and
+    # its renders: an application template sees no tokenizer (no bos_token, no special tokens)
+    # and the runs differ only in tokenizer, engine and block size.
+    key = ("application template", str(path), text)
+    shared = None if ctx.shared is None else ctx.shared.get(key)
+    if shared is None:
+        try:
+            loaded = load_template(path, settings.template_env, [settings.root], source=text, limits=limits, jinja=settings.jinja_stubs(), classify=name_patterns().classify)
+        except RenderError as e:
+            return [file_error(display, e.code, e.message, e.line)]
+        if sp is not None:
+            ctx.depend(sp)
+        try:
+            scenario = template_scenario(loaded, text, sp)  # the samples file's inputs, the rest inferred
+        except SamplesError as e:
+            return [file_error(ctx.display(e.path), "E003", e.message)]
+        shared = (loaded, scenario, {})
+        if ctx.shared is not None:
+            ctx.shared[key] = shared
+    elif sp is not None:
         ctx.depend(sp)
-    try:
-        scenario = template_scenario(loaded, text, sp)  # the samples file's inputs, the rest inferred
-    except SamplesError as e:
-        return [file_error(ctx.display(e.path), "E003", e.message)]
+    loaded, scenario, renders = shared
 
     return TemplateRun(
         path,
@@ -125,6 +136,7 @@ def prepare(path: Path, text: str, ctx: Context):
         engine=settings.engine,
         # the serving path the configuration names: a completions endpoint encodes with special tokens
         add_special_tokens=settings.serving == "completions",
+        renders=renders,
     )
 
 

@@ -174,9 +174,7 @@ def run(args) -> int:
     else:
         settings = settings_from_args(args)
     run_lint = lint
-    if settings.tokenizers:  # every deployed model at once (promptlint.models)
-        if baseline_ref:
-            raise UsageError("--baseline measures one tokenizer: pick one of `tokenizers` with --tokenizer PATH")
+    if settings.tokenizers:  # every deployed model at once (promptlint.models); --baseline measures each
         from promptlint.models import lint_models as run_lint
     try:
         if overrides == {}:

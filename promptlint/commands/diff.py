@@ -25,7 +25,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("variant", metavar="B", help="variant, same kinds as A")
     add_input_options(p)
     p.add_argument(
-        "--engine", choices=ENGINES, default="vllm",
+        "--model", metavar="NAME",
+        help="one of the `tokenizers` configured in the project (promptlint.toml or pyproject.toml found from the "
+        "current directory): its tokenizer, pin, engine and block size, unless given here",
+    )
+    p.add_argument(
+        "--engine", choices=ENGINES, default=None,
         help="profile for the top-level figures (default: vllm); `profiles` lists every one",
     )
     p.add_argument("--block-size", type=int, metavar="N", help="block/page size of --engine (vllm default 16)")
@@ -89,6 +94,9 @@ def run(args) -> int:
 
     if args.block_size is not None and args.block_size < 1:
         raise UsageError(f"--block-size {args.block_size}: must be a positive number of tokens")
+    if args.model is not None:
+        _use_model(args)
+    args.engine = args.engine or "vllm"
     if args.context < 0:
         raise UsageError(f"--context {args.context}: must be >= 0")
     if args.base == "-" and args.variant == "-":
@@ -129,6 +137,27 @@ def run(args) -> int:
     else:
         sys.stdout.write(format_full(report))
     return 0
+
+
+def _use_model(args) -> None:
+    """``--model NAME``: that configured model's tokenizer, pin, engine and block size, each unless
+    given on the command line (diff reads the configuration only for this)."""
+    from pathlib import Path
+
+    from promptlint.commands import UsageError
+    from promptlint.config import ConfigError, load_settings
+    from promptlint.models import choose
+
+    if args.tokenizer:
+        raise UsageError("give --tokenizer PATH or --model NAME (one of the configured `tokenizers`), not both")
+    try:
+        model = choose(load_settings(None, Path.cwd()), args.model)
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
+    args.tokenizer, args.tokenizer_sha256 = model.tokenizer, model.tokenizer_sha256
+    args.engine = args.engine or model.engine
+    if args.block_size is None:
+        args.block_size = model.block_size
 
 
 def build_report(base, variant, profiles, engine, tok, context, settings) -> dict:

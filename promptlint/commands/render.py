@@ -26,6 +26,7 @@ def add_parser(sub) -> None:
     p.add_argument("--tokenizer", metavar="PATH", help="tokenizer.json, or a model directory holding one")
     p.add_argument("--tokenizer-sha256", metavar="HEX", help="expected sha256 of tokenizer.json (pin)")
     p.add_argument("--config", metavar="FILE", help="use this pyproject.toml or promptlint.toml")
+    p.add_argument("--model", metavar="NAME", help="with `tokenizers` configured: the model whose tokenizer to use (default: the first)")
     add_chat_options(p)
     p.add_argument("--template-env", choices=["jinja2", "transformers"], help="Jinja environment for application templates")
     p.add_argument(
@@ -38,9 +39,19 @@ def add_parser(sub) -> None:
 def _settings(args):
     from promptlint.commands.options import settings_from_args
 
+    from promptlint.commands import UsageError
+    from promptlint.config import ConfigError
+    from promptlint.models import choose
+
     args.block_size = None
     args.paths = [args.target]
-    return settings_from_args(args)
+    settings = settings_from_args(args)
+    if args.tokenizer and args.model:
+        raise UsageError("give --tokenizer PATH or --model NAME (one of the configured `tokenizers`), not both")
+    try:
+        return choose(settings, args.model)  # `tokenizers`: one model's tokenizer and pin
+    except ConfigError as e:
+        raise UsageError(str(e)) from None
 
 
 def _read_scenario(path):

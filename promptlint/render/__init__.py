@@ -258,8 +258,17 @@ def _remember_names(env) -> None:
     env._load_template = load
 
 
+_RENDERS = [0]  # renders so far in this process (tests assert sharing with it: render_count())
+
+
+def render_count() -> int:
+    """How many renders this process has started (several models' runs share one per scenario)."""
+    return _RENDERS[0]
+
+
 def render(loaded: LoadedTemplate, variables: dict, limits: Limits = Limits(), clock: Optional[datetime] = None) -> Rendered:
     """Render one scenario; raises RenderError with the template line where known."""
+    _RENDERS[0] += 1
     from promptlint.render.limits import RenderGuard
     from promptlint.render.sandbox import DeadlineExceeded
     from promptlint.render.trace import traced_chunks

@@ -42,11 +42,7 @@ def format_finding(f, style) -> str:
             f"(shared prefix {a.shared_tokens:,} of {a.prompt_tokens:,} tokens; ideal {a.ideal_shared_tokens:,})"
         )
     for m in f.models:  # `tokenizers`: each deployed model it hits
-        mt, ma = m.first_divergent_token, m.arithmetic
-        figures = "" if mt is None or ma is None else (
-            f": first divergent token #{mt.index:,} {_tok(mt.base_text)} vs {_tok(mt.variant_text)}, "
-            f"{ma.lost_blocks:,} of {ma.ideal_eligible_blocks:,} blocks lost ({m.engine}, block {m.block_size})")
-        out.append(f"  model {m.model}{figures}")
+        out.append(f"  model {m.describe()}")
     for note in f.notes:
         out.append(f"  {note}")
     if f.cost is not None:
@@ -74,14 +70,16 @@ def baseline_lines(b) -> list:
     def blocks(m):
         return "-" if m is None else ("not rendered" if m.eligible_blocks is None else f"{m.eligible_blocks:,}")
 
+    blocks_of = ("each model's eligible blocks per request: " + ", ".join(f"{m['name']} {m['block_size']} tokens" for m in b.models)
+                 if getattr(b, "models", None) else f"eligible blocks of {b.block_size} tokens per request")
     out = [f"Baseline {b.ref} ({b.commit[:12]}): {_plural(b.count('regression'), 'regression')}, "
            f"{_plural(b.count('improvement'), 'improvement')}, {b.count('new'):,} new, {b.count('removed'):,} removed, "
-           f"{b.count('unchanged'):,} unchanged (eligible blocks of {b.block_size} tokens per request)."]
+           f"{b.count('unchanged'):,} unchanged ({blocks_of})."]
     for d in b.deltas:
         if d.status == "unchanged":
             continue
         m = d.current
-        name = m.path + (f" ({m.template})" if m.template else "") + f" [{m.scenario}]"
+        name = m.path + (f" ({m.template})" if m.template else "") + f" [{m.scenario}]" + (f" on {m.model}" if m.model else "")
         lost = f"; {d.lost_tokens:,} prefill tokens lost per request" if d.lost_tokens else ""
         cost = f"; {d.cost.describe()}" if d.cost is not None and d.lost_tokens else ""
         out.append(f"  {name}: {blocks(d.before)} -> {blocks(d.after)} blocks per request, {d.status}{lost}{cost}")

@@ -36,6 +36,10 @@ def annotation(f, root) -> str:
         ("title", f"promptlint ({f.code})"),
     ]
     message = f"{f.code} {f.message}{message_suffix(f)}"
+    for m in f.models:  # `tokenizers`: each deployed model it hits
+        message += f"\nmodel {m.describe()}"
+    if f.cost is not None:  # [tool.promptlint.cost]
+        message += f"\ncost: {f.cost.describe()}"
     if f.help:
         message += f"\nhelp: {f.help}"
     params = ",".join(f"{k}={escape_property(v)}" for k, v in props)

@@ -73,35 +73,39 @@ def _money(c) -> str:
     return ", ".join(parts) or "—"
 
 
-def _template_rows(deltas, priced: bool) -> list:
+def _template_rows(deltas, priced: bool, models: bool = False) -> list:
     rows = []
     for d in deltas:
         m = d.current
         name = m.path + (f" ({m.template})" if m.template else "")
-        rows.append([code(name), text(m.scenario), f"{_blocks(d.before)} → {_blocks(d.after)}", _signed(d.delta_blocks),
-                     _number(d.lost_tokens), _STATUS[d.status]] + ([_money(d.cost)] if priced else []))
+        rows.append([code(name), text(m.scenario)] + ([text(f"{m.model} (blocks of {m.block_size})")] if models else [])
+                    + [f"{_blocks(d.before)} → {_blocks(d.after)}", _signed(d.delta_blocks),
+                       _number(d.lost_tokens), _STATUS[d.status]] + ([_money(d.cost)] if priced else []))
     return rows
 
 
 def _baseline_section(b) -> list:
+    models = bool(getattr(b, "models", None))  # `tokenizers`: a row per model
     out = [f"**Baseline** {code(b.ref)} ({code(b.commit[:12])}): "
            + ", ".join([_plural(b.count("regression"), "regression"), _plural(b.count("improvement"), "improvement"),
                         f"{b.count('new'):,} new", f"{b.count('removed'):,} removed", f"{b.count('unchanged'):,} unchanged"])
-           + f"; eligible KV blocks of {b.block_size} tokens per request.", ""]
+           + ("; each model's eligible KV blocks per request." if models
+              else f"; eligible KV blocks of {b.block_size} tokens per request."), ""]
     priced = any(d.cost is not None for d in b.deltas)
-    header = ["Template", "Scenario", "Blocks per request", "Change", "Prefill tokens lost per request", "Status"]
-    align = ["---", "---", "---:", "---:", "---:", "---"]
+    header = ["Template", "Scenario"] + (["Model"] if models else []) + [
+        "Blocks per request", "Change", "Prefill tokens lost per request", "Status"]
+    align = ["---", "---"] + (["---"] if models else []) + ["---:", "---:", "---:", "---"]
     if priced:
         header, align = header + ["Cost"], align + ["---:"]
     changed = [d for d in b.deltas if d.status != "unchanged"]
     same = [d for d in b.deltas if d.status == "unchanged"]
     if changed:
-        out += _table(header, align, _template_rows(changed, priced)) + [""]
+        out += _table(header, align, _template_rows(changed, priced, models)) + [""]
     else:
         out += ["No template's blocks per request changed.", ""]
     if same:
         out += ["<details>", f"<summary>{_plural(len(same), 'unchanged template scenario')}</summary>", ""]
-        out += _table(header, align, _template_rows(same, priced)) + ["", "</details>", ""]
+        out += _table(header, align, _template_rows(same, priced, models)) + ["", "</details>", ""]
     return out
 
 

@@ -105,7 +105,8 @@ def document(result) -> dict:
             }
         ],
         "results": results,
-        "properties": {"engine": result.engine, "tokenizer_sha256": result.tokenizer_sha256},
+        "properties": {"engine": result.engine, "tokenizer_sha256": result.tokenizer_sha256,
+                       **({"models": result.models} if getattr(result, "models", None) else {})},
     }
     return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
 
