@@ -71,3 +71,27 @@ def make_deriver(
         return encoder.encode(rendered.text, add_special_tokens=False).ids
 
     return derive
+
+
+class Deriver:
+    """:func:`make_deriver` as a picklable callable: only the paths travel to a worker process
+    or Ray actor, which builds its own tokenizer and template on first use."""
+
+    def __init__(self, tokenizer_path: str, template_path: str, engine: Optional[str] = None) -> None:
+        self.args = (tokenizer_path, template_path, engine)
+        self._fn: Optional[Callable[[Dict[str, Any]], List[int]]] = None
+
+    def load(self) -> "Deriver":
+        if self._fn is None:
+            tok, tmpl, engine = self.args
+            self._fn = make_deriver(tok, tmpl, engine=engine)
+        return self
+
+    def __call__(self, inputs: Dict[str, Any]) -> List[int]:
+        return self.load()._fn(inputs)  # type: ignore[misc]
+
+    def __getstate__(self) -> Dict[str, Any]:
+        import os
+
+        tok, tmpl, engine = self.args  # absolute: a Ray worker runs in another directory
+        return {"args": (os.path.abspath(tok), os.path.abspath(tmpl), engine), "_fn": None}

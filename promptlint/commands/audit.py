@@ -17,8 +17,9 @@ DESCRIPTION = ("Attribute the prefix-cache misses of a request trace to miss cla
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("audit", help=HELP, description=DESCRIPTION)
-    p.add_argument("trace", help="trace file (JSONL; '-' for stdin): native audit rows, OpenAI-compatible "
-                   "request/response pairs, LiteLLM payloads, OTel GenAI spans or hash_ids traces")
+    p.add_argument("trace", nargs="+", help="trace file (JSONL; '-' for stdin): native audit rows, OpenAI-compatible "
+                   "request/response pairs, LiteLLM payloads, OTel GenAI spans or hash_ids traces; or shards: several "
+                   "files, a directory or a glob, JSONL or Parquet (.parquet, needs the fleet extra), merged by arrival time")
     p.add_argument("--output-format", choices=("full", "json", "csv"), default="full",
                    help="full: summary text (default); json: requests + summary; csv: the worksheet")
     p.add_argument("--worksheet", metavar="PATH", help="also write the per-request worksheet (.csv or .jsonl)")
@@ -46,6 +47,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="fingerprints kept per model revision (horizon; memory bound); default 4,000,000")
     p.add_argument("--reorder-window", type=float, default=60.0,
                    help="seconds of arrival-time disorder tolerated (logs written at completion); default 60")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="processes for the per-row stage (parse, derive token ids, fingerprint); default: the "
+                   "machine's cores (traces of a few hundred rows stay in one process); 1 = this process only")
+    p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                   help="run the per-row stage on a Ray cluster (ray.init(ADDRESS); a local Ray when no address; "
+                   "write --ray=ADDRESS or put --ray after the trace); needs the fleet extra")
     return p
 
 
@@ -127,7 +134,7 @@ def _check_numbers(args: argparse.Namespace) -> None:
 
     for flag, value in (("--chunk-tokens", args.chunk_tokens), ("--hash-block-tokens", args.hash_block_tokens),
                         ("--block-size", args.block_size), ("--index-blocks", args.index_blocks),
-                        ("--capacity-curve", args.capacity_curve)):
+                        ("--capacity-curve", args.capacity_curve), ("--workers", args.workers)):
         if value is not None and value < 1:
             raise UsageError(f"{flag} {value}: must be >= 1")
     if not math.isfinite(args.reorder_window) or args.reorder_window < 0:
@@ -178,10 +185,10 @@ def _deriver(args: argparse.Namespace):
         return None
     if not (args.tokenizer and args.chat_template):
         raise UsageError("--tokenizer and --chat-template go together (both pinned) to derive token ids")
-    from promptlint.audit.derive import make_deriver
+    from promptlint.audit.derive import Deriver
     from promptlint.tokens import TokenizerError
     try:
-        return make_deriver(args.tokenizer, args.chat_template, engine=args.engine)
+        return Deriver(args.tokenizer, args.chat_template, engine=args.engine).load()
     except (TokenizerError, OSError) as e:
         raise UsageError(str(e))
 
@@ -218,28 +225,67 @@ def _sinks(args: argparse.Namespace, out: IO[str], sheet_file: Optional[IO[str]]
 
 
 def _stream(args: argparse.Namespace, opts, auditor, summary, sinks: List[Any], tally) -> None:
-    """Read the trace, classify each request in arrival order, hand every row to the sinks."""
-    from promptlint.audit import ingest
+    """Read the shards, parse their rows (in parallel when asked), classify each request in
+    arrival order (shards merged by arrival time), hand every row to the sinks."""
+    import heapq
+
+    from promptlint.audit import ingest, parallel, sources
+    from promptlint.audit.progress import Progress
     from promptlint.commands import UsageError
 
-    name = "<stdin>" if args.trace == "-" else args.trace
     try:
-        # binary: a JSONL line ends at \n only
-        f = sys.stdin.buffer if args.trace == "-" else open(args.trace, "rb")
+        shards = sources.expand(args.trace)
+    except sources.SourceError as e:
+        raise UsageError(str(e))
+    progress = Progress.for_stderr(sum(s.size for s in shards))
+    try:
+        ex = parallel.executor(opts, _workers(args), args.ray, explicit=args.workers is not None)
+    except parallel.RayMissing as e:
+        raise UsageError(str(e))
+    try:
+        window = max(2, -(-4 * ex.workers // len(shards)))  # batches in flight per shard (memory bound)
+
+        def requests(shard):
+            rows = sources.rows(shard, progress.read if progress else None)
+            for n, items in parallel.parsed(rows, shard.name, ex, window):
+                yield from ingest.counted(items, f"{shard.name}:{n}", n, tally)
+
+        streams = [ingest.in_arrival_order(requests(s), args.reorder_window, s.name, tally) for s in shards]
+        reqs = streams[0] if len(streams) == 1 else heapq.merge(*streams, key=_arrival)
+        for row in auditor.audit(reqs):
+            tally.used += 1
+            summary.add(row)
+            for s in sinks:
+                s.write(row)
+            if progress:
+                progress.audited()
+    except ingest.TraceError as e:
+        raise UsageError(str(e))
+    except sources.SourceError as e:
+        raise UsageError(str(e))
     except OSError as e:
-        raise UsageError(f"{args.trace}: cannot read the trace ({e.strerror}); check the path")
-    with f:
-        reqs = ingest.in_arrival_order(ingest.read(f, name, opts, tally), args.reorder_window, name, tally)
-        try:
-            for row in auditor.audit(reqs):
-                tally.used += 1
-                summary.add(row)
-                for s in sinks:
-                    s.write(row)
-        except ingest.TraceError as e:
-            raise UsageError(str(e))
-        except OSError as e:
-            raise UsageError(f"{name}: cannot read the trace ({e.strerror})")
+        raise UsageError(f"{e.filename or ', '.join(args.trace)}: cannot read the trace ({e.strerror})")
+    finally:
+        ex.close()
+        if progress:
+            progress.finish(tally)
+
+
+def _arrival(r) -> float:
+    return r.arrival_ts
+
+
+def _workers(args: argparse.Namespace) -> int:
+    import os
+
+    if args.workers is not None:
+        return args.workers
+    if args.ray is not None:
+        return 0  # Ray: one actor per CPU of the cluster
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 def _result(args: argparse.Namespace, summary, auditor, scrapes, kv) -> Dict[str, Any]:

@@ -1,0 +1,188 @@
+"""`audit` for a fleet: --workers, --ray, shards and Parquet give the single-process result,
+row for row and in the summary, on a multi-instance, multi-tenant trace with evictions,
+derived rows (no token ids), usage-only, skipped and failed rows."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import audit_fleet as fleet
+from promptlint.cli import main
+
+N = 150
+
+
+def audit(tmp: Path, trace_args, *extra):
+    """(worksheet rows, summary, exit code) of one audit run, in this process."""
+    sheet = tmp / f"sheet{len(list(tmp.glob('sheet*')))}.jsonl"
+    key = tmp / "fp.key"
+    key.write_bytes(fleet.KEY)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
+        rc = main(["audit", *map(str, trace_args), "--output-format", "json", "--worksheet", str(sheet),
+                   "--fp-key", str(key), "--tokenizer", str(fleet.QWEN), "--chat-template", str(fleet.QWEN_TEMPLATE),
+                   "--capacity-blocks", "6", "--capacity-blocks", "i1=3", "--capacity-curve", "32", *extra])
+    rows = [json.loads(line) for line in sheet.read_text(encoding="utf-8").splitlines()]
+    return rows, json.loads(buf.getvalue())["summary"], rc
+
+
+@pytest.fixture(scope="module")
+def trace(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("fleet")
+    lines = fleet.rows(N, seed=5)
+    return tmp, lines, fleet.write(tmp / "trace.jsonl", lines)
+
+
+@pytest.fixture(scope="module")
+def single(trace):
+    tmp, _, path = trace
+    return audit(tmp, [path], "--workers", "1")
+
+
+def test_the_trace_exercises_every_stage(trace, single):
+    """Not a vacuous comparison: the baseline has what the stages must agree on."""
+    _, lines, _ = trace
+    rows, summary, rc = single
+    assert rc == 1  # the one malformed row fails
+    derived = sum(1 for r in lines if "response" in r)
+    assert sum(r["tokens_source"] == "derived" for r in rows) == derived > 20
+    assert len({r["instance"] for r in rows}) == 3 and len({r["tenant"] for r in rows}) == 3
+    assert summary["classes"]["M5"]["requests"] > 0  # evictions inferred at 6 / 3 blocks
+    assert summary["classes"]["M6"]["requests"] > 0 and summary["classes"]["M4"]["requests"] > 0
+    assert summary["usage_only_requests"] == sum(1 for r in lines if "prompt_tokens" in r and "token_ids" not in r
+                                                 and "response" not in r and r.get("block_size") != 0)
+    assert summary["rows"]["used"] == N and summary["rows"]["failed"] == 1 and summary["rows"]["skipped"] == 1
+    # arrival order, not file order: the late rows were moved
+    ts = [r["arrival_ts"] for r in rows]
+    assert ts == sorted(ts) and [r["request_id"] for r in rows] != [f"r{i}" for i in range(N)]
+
+
+def _same(a, b):
+    rows_a, sum_a, rc_a = a
+    rows_b, sum_b, rc_b = b
+    assert rc_a == rc_b
+    assert rows_a == rows_b
+    strip = lambda s: {k: v for k, v in s.items() if k != "rows"}  # noqa: E731
+    assert strip(sum_a) == strip(sum_b)
+    ra, rb = dict(sum_a["rows"]), dict(sum_b["rows"])
+    # shards number their own lines: the failure is the same row, at its line in its shard
+    assert [f["error"] for f in ra.pop("failures")] == [f["error"] for f in rb.pop("failures")]
+    assert ra == rb
+
+
+def test_workers_give_the_single_process_result(trace, single):
+    tmp, _, path = trace
+    _same(single, audit(tmp, [path], "--workers", "2"))
+
+
+def test_consecutive_jsonl_shards_directory_and_glob(trace, single):
+    tmp, lines, _ = trace
+    d = tmp / "shards"
+    d.mkdir()
+    cut = [0, 40, 97, len(lines)]
+    for k in range(3):
+        fleet.write(d / f"part-{k}.jsonl", lines[cut[k]:cut[k + 1]])
+    _same(single, audit(tmp, [d / "part-0.jsonl", d / "part-1.jsonl", d / "part-2.jsonl"]))
+    _same(single, audit(tmp, [d]))
+    _same(single, audit(tmp, [d / "part-*.jsonl"], "--workers", "2"))
+
+
+def test_one_shard_per_instance_is_merged_by_arrival_time(trace, single):
+    """Each replica writes its own log: shards are merged by arrival_ts (each re-ordered in its window)."""
+    tmp, lines, _ = trace
+    d = tmp / "per-instance"
+    d.mkdir()
+    for inst in ("i0", "i1", "i2"):
+        fleet.write(d / f"{inst}.jsonl", [r for r in lines if r.get("instance", "i0") == inst])
+    _same(single, audit(tmp, [d]))
+
+
+def test_parquet_shards_give_the_jsonl_result(trace, single):
+    pa = pytest.importorskip("pyarrow", reason="pyarrow comes with the fleet extra")
+    import pyarrow.parquet as pq
+
+    tmp, lines, _ = trace
+    d = tmp / "parquet"
+    d.mkdir()
+    table = lambda part: pa.Table.from_struct_array(pa.array(part))  # noqa: E731  (columns: union of all rows)
+    pq.write_table(table(lines[:70]), d / "a.parquet")
+    pq.write_table(table(lines[70:]), d / "b.parquet", row_group_size=16)
+    _same(single, audit(tmp, [d]))
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray = pytest.importorskip("ray", reason="Ray comes with the fleet extra")
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+def test_local_ray_gives_the_single_process_result(trace, single, local_ray):
+    tmp, _, path = trace
+    _same(single, audit(tmp, [path], "--ray"))
+
+
+def _blocked(tmp: Path, module: str) -> dict:
+    """An environment where ``import module`` fails as if it were not installed."""
+    site = tmp / f"no-{module}"
+    site.mkdir(exist_ok=True)
+    (site / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class _Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        f"        if name == {module!r} or name.startswith({module + '.'!r}):\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+        "sys.meta_path.insert(0, _Block())\n", encoding="utf-8")
+    import os
+
+    env = dict(os.environ)
+    root = str(Path(__file__).resolve().parent.parent)
+    env["PYTHONPATH"] = os.pathsep.join([str(site), root, env.get("PYTHONPATH", "")])
+    return env
+
+
+def test_ray_missing_exits_2_with_the_install_line(trace, tmp_path):
+    _, _, path = trace
+    env = _blocked(tmp_path, "ray")
+    probe = subprocess.run([sys.executable, "-c", "import ray"], env=env, capture_output=True, text=True)
+    assert "No module named 'ray'" in probe.stderr  # the block works
+    res = subprocess.run([sys.executable, "-m", "promptlint", "audit", str(path), "--ray"],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2
+    assert res.stderr.strip().splitlines() == ["promptlint: error: --ray needs Ray: pip install 'promptlint-kv[fleet]'"]
+
+
+def test_parquet_without_pyarrow_exits_2_with_the_install_line(tmp_path):
+    p = tmp_path / "t.parquet"
+    p.write_bytes(b"PAR1")
+    res = subprocess.run([sys.executable, "-m", "promptlint", "audit", str(p)],
+                         env=_blocked(tmp_path, "pyarrow"), capture_output=True, text=True, timeout=120)
+    assert res.returncode == 2
+    assert "reading Parquet traces needs pyarrow: pip install 'promptlint-kv[fleet]'" in res.stderr
+
+
+def test_a_plain_audit_imports_neither_ray_nor_pyarrow(trace, tmp_path):
+    _, _, path = trace
+    code = ("import sys; from promptlint.cli import main; main(['audit', sys.argv[1], '--output-format', 'json', "
+            "'--workers', '1']); print(sorted(m for m in ('ray', 'pyarrow') if m in sys.modules), file=sys.stderr)")
+    res = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120,
+                         env=_blocked(tmp_path, "nothing_blocked"))
+    assert res.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_shard_arguments_that_name_nothing_are_usage_errors(tmp_path, cli):
+    (tmp_path / "empty").mkdir()
+    res = cli("audit", tmp_path / "empty")
+    assert res.code == 2 and "no trace files" in res.err
+    res = cli("audit", tmp_path / "nope-*.jsonl")
+    assert res.code == 2 and "matches no file" in res.err
+    res = cli("audit", tmp_path / "x.jsonl", "--workers", "0")
+    assert res.code == 2 and "--workers 0: must be >= 1" in res.err
