@@ -186,3 +186,13 @@ def test_shard_arguments_that_name_nothing_are_usage_errors(tmp_path, cli):
     assert res.code == 2 and "matches no file" in res.err
     res = cli("audit", tmp_path / "x.jsonl", "--workers", "0")
     assert res.code == 2 and "--workers 0: must be >= 1" in res.err
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_broken_tokenizer_is_one_usage_error_in_every_mode(trace, tmp_path, cli, workers):
+    _, _, path = trace
+    bad = tmp_path / "tokenizer.json"
+    bad.write_text("{not json", encoding="utf-8")
+    res = cli("audit", path, "--tokenizer", bad, "--chat-template", fleet.QWEN_TEMPLATE, "--workers", workers)
+    assert res.code == 2
+    assert len(res.err.strip().splitlines()) == 1 and str(bad) in res.err, res.err

@@ -29,16 +29,41 @@ def parse_batch(opts: Options, name: str, batch: List[Tuple[int, Any]]) -> List[
     return [(n, parse_line(n, line, f"{name}:{n}", opts)) for n, line in batch]
 
 
+class SetupFailed:
+    """A worker could not load the tokenizer or template: the driver raises it as a usage error."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+
 def _init(opts: Options) -> None:
     global _opts
+    _opts = _loaded(opts)
+
+
+def _loaded(opts: Options) -> Any:
+    """The options with the deriver loaded (once per process), or the SetupFailed that says why not.
+    Never raises: a pool initializer that raises is restarted for ever."""
+    from promptlint.audit.derive import DeriverSetupError
+
     if opts.deriver is not None and hasattr(opts.deriver, "load"):
-        opts.deriver.load()  # the tokenizer and template, once per process
-    _opts = opts
+        try:
+            opts.deriver.load()
+        except DeriverSetupError as e:
+            return SetupFailed(str(e))
+    return opts
 
 
-def _worker_batch(name: str, batch: List[Tuple[int, Any]]) -> List[Tuple[int, list]]:
-    assert _opts is not None
-    return parse_batch(_opts, name, batch)
+def _worker_batch(name: str, batch: List[Tuple[int, Any]]) -> Any:
+    return _opts if isinstance(_opts, SetupFailed) else parse_batch(_opts, name, batch)
+
+
+def _checked(result: Any) -> List[Tuple[int, list]]:
+    if isinstance(result, SetupFailed):
+        from promptlint.audit.derive import DeriverSetupError
+
+        raise DeriverSetupError(result.message)
+    return result
 
 
 class InProcess:
@@ -82,7 +107,7 @@ class LocalPool(InProcess):
         return self.pool.apply_async(_worker_batch, (name, batch))
 
     def result(self, handle: Any) -> List[Tuple[int, list]]:
-        return handle.get()
+        return _checked(handle.get())
 
     def close(self) -> None:
         if self.pool is not None:
@@ -132,7 +157,7 @@ class RayPool(InProcess):
         return a.parse.remote(name, batch)
 
     def result(self, handle: Any) -> List[Tuple[int, list]]:
-        return self.ray.get(handle)
+        return _checked(self.ray.get(handle))
 
     def close(self) -> None:
         for a in self.actors:
@@ -143,11 +168,10 @@ class RayPool(InProcess):
 
 class _RayParser:
     def __init__(self, opts: Options) -> None:
-        _init(opts)
-        self.opts = opts
+        self.opts = _loaded(opts)
 
-    def parse(self, name: str, batch: List[Tuple[int, Any]]) -> List[Tuple[int, list]]:
-        return parse_batch(self.opts, name, batch)
+    def parse(self, name: str, batch: List[Tuple[int, Any]]) -> Any:
+        return self.opts if isinstance(self.opts, SetupFailed) else parse_batch(self.opts, name, batch)
 
 
 def import_ray() -> Any:

@@ -185,11 +185,10 @@ def _deriver(args: argparse.Namespace):
         return None
     if not (args.tokenizer and args.chat_template):
         raise UsageError("--tokenizer and --chat-template go together (both pinned) to derive token ids")
-    from promptlint.audit.derive import Deriver
-    from promptlint.tokens import TokenizerError
+    from promptlint.audit.derive import Deriver, DeriverSetupError
     try:
-        return Deriver(args.tokenizer, args.chat_template, engine=args.engine).load()
-    except (TokenizerError, OSError) as e:
+        return Deriver(args.tokenizer, args.chat_template, engine=args.engine).check()
+    except DeriverSetupError as e:
         raise UsageError(str(e))
 
 
@@ -230,6 +229,7 @@ def _stream(args: argparse.Namespace, opts, auditor, summary, sinks: List[Any], 
     import heapq
 
     from promptlint.audit import ingest, parallel, sources
+    from promptlint.audit.derive import DeriverSetupError
     from promptlint.audit.progress import Progress
     from promptlint.commands import UsageError
 
@@ -261,7 +261,7 @@ def _stream(args: argparse.Namespace, opts, auditor, summary, sinks: List[Any], 
                 progress.audited()
     except ingest.TraceError as e:
         raise UsageError(str(e))
-    except sources.SourceError as e:
+    except (sources.SourceError, DeriverSetupError) as e:
         raise UsageError(str(e))
     except OSError as e:
         raise UsageError(f"{e.filename or ', '.join(args.trace)}: cannot read the trace ({e.strerror})")
