@@ -196,3 +196,25 @@ def test_a_broken_tokenizer_is_one_usage_error_in_every_mode(trace, tmp_path, cl
     res = cli("audit", path, "--tokenizer", bad, "--chat-template", fleet.QWEN_TEMPLATE, "--workers", workers)
     assert res.code == 2
     assert len(res.err.strip().splitlines()) == 1 and str(bad) in res.err, res.err
+
+
+def test_a_bounded_index_counts_and_reports_its_loss_of_precision(tmp_path, cli):
+    """--index-blocks 2, five requests of two 16-token chunks, the last repeating the first.
+    By hand: r1 fills the first generation (rotation 1, nothing dropped yet), r3 the second
+    (rotation 2 drops r0's and r1's 4 fingerprints); r2, r3, r4 look up after a rotation;
+    r4 no longer finds r0 (S = 0 instead of 32)."""
+    ids = [[100 * k + j for j in range(32)] for k in range(4)]
+    rows = [{"request_id": f"r{k}", "arrival_ts": k, "instance": "a", "tenant": "t", "model_rev": "m",
+             "block_size": 16, "token_ids": ids[k] + [9], "cached_tokens": 0} for k in range(4)]
+    rows.append(dict(rows[0], request_id="r4", arrival_ts=4))
+    trace = fleet.write(tmp_path / "t.jsonl", rows)
+    exact = cli("audit", trace, "--output-format", "json")
+    assert exact.json()["requests"][4]["shared_tokens"] == 33 and exact.err == ""
+    res = cli("audit", trace, "--output-format", "json", "--index-blocks", "2")
+    data = res.json()
+    assert data["requests"][4]["shared_tokens"] == 0
+    assert data["summary"]["index"] == {"horizon_fingerprints_per_model_rev": 2, "rotations": 2,
+                                        "dropped_fingerprints": 4, "bounded_lookback_requests": 3}
+    assert res.err.startswith("promptlint: note: index horizon: 2 fingerprints") and "3 requests" in res.err
+    full = cli("audit", trace, "--index-blocks", "2")
+    assert "4 fingerprints forgotten: 3 requests looked back over the horizon only" in full.out

@@ -93,6 +93,7 @@ class Shard:
         self.raw = Gen()  # template-input digests -> (P, request_id, tokenizer_rev, template_rev)
         self.canon = Gen()
         self.rotations = 0
+        self.dropped = 0  # fingerprints of the `all` scope forgotten with the generations dropped
 
     def scope(self, key: Tuple, sparse: bool = False) -> Gen:
         d = self.sparse_scoped if sparse else self.scoped
@@ -105,6 +106,7 @@ class Shard:
         if len(self.all.cur) + len(self.sparse_all.cur) <= self.limit:
             return
         self.rotations += 1
+        self.dropped += len(self.all.old) + len(self.sparse_all.old)
         for g in (self.all, self.sparse_all, self.children, self.raw, self.canon):
             g.rotate()
         for d in (self.scoped, self.sparse_scoped):

@@ -23,6 +23,7 @@ class Auditor:
         stack_limit = max([curve_limit] + list(self.capacity.values()) + [0])
         self.stack_limit = stack_limit
         self.trace_sums: Dict[str, Dict[str, int]] = {}  # instance -> sums for reconciliation
+        self.bounded = 0  # requests looked up after their shard dropped a generation
 
     def _capacity(self, instance: str) -> Optional[int]:
         return self.capacity.get(instance, self.capacity.get("*"))
@@ -45,6 +46,8 @@ class Auditor:
                         "lost": {}, "evidence": evidence})
             return self._finish(row, r)
         shard = self.index.shard(r.model_rev, r.chunk)
+        if shard.rotations:
+            self.bounded += 1  # looked back over the horizon only: a partner may have been forgotten
         evidence: List[str] = []
         S, interval, partner = self._shared_prefixes(shard, r, evidence)
         _template_matches(shard, r, S, evidence)

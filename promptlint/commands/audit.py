@@ -308,22 +308,35 @@ def _result(args: argparse.Namespace, summary, auditor, scrapes, kv) -> Dict[str
                        "share_of_lookup": ratio(curve.hit_tokens(c), curve.lookup_tokens)}
                       for c in default_grid(args.capacity_curve)],
         }
+    shards = auditor.index.shards.values()
     result["index"] = {"horizon_fingerprints_per_model_rev": args.index_blocks,
-                       "rotations": sum(s.rotations for s in auditor.index.shards.values())}
+                       "rotations": sum(s.rotations for s in shards),
+                       "dropped_fingerprints": sum(s.dropped for s in shards),
+                       "bounded_lookback_requests": auditor.bounded}
     if kv is not None and kv.gaps:
         result["kv_events_gaps"] = kv.gaps
     return result
 
 
+def _horizon(ix: Dict[str, Any]) -> str:
+    """The index horizon and, when generations were dropped, the precision it cost."""
+    text = f"index horizon: {ix['horizon_fingerprints_per_model_rev']} fingerprints per model revision"
+    if ix["rotations"]:
+        text += (f" ({ix['rotations']} generation(s) dropped, {ix['dropped_fingerprints']} fingerprints forgotten: "
+                 f"{ix['bounded_lookback_requests']} requests looked back over the horizon only, so a partner older "
+                 "than it was not seen: their shared prefixes and ceilings are lower bounds; raise --index-blocks)")
+    return text
+
+
 def _emit(args: argparse.Namespace, result: Dict[str, Any], out: IO[str], js) -> None:
     from promptlint.audit import report
 
+    if result["index"]["rotations"] and args.output_format != "full":
+        print(f"promptlint: note: {_horizon(result['index'])}", file=sys.stderr)  # never a silent loss
     if js is not None:
         js.close(result)
     elif args.output_format == "full":
-        rot = result["index"]["rotations"]
-        report.full(result, out, f"index horizon: {args.index_blocks} fingerprints per model revision"
-                    + (f" ({rot} generation(s) dropped: partners older than that were not seen)" if rot else ""))
+        report.full(result, out, _horizon(result["index"]))
     if args.plot:
         from promptlint.audit.plot import svg
         from promptlint.commands import UsageError
