@@ -93,6 +93,7 @@ class LocalPool(InProcess):
         super().__init__(opts)
         self.workers = workers
         self.defer = defer
+        self.eager = defer == 0  # --workers given: the capacity stage gets processes too
         self.pool: Any = None
 
     def submit(self, name: str, batch: List[Tuple[int, Any]]) -> Any:
@@ -210,3 +211,16 @@ def executor(opts: Options, workers: int, ray: Optional[str], explicit: bool = T
     if workers <= 1:
         return InProcess(opts)
     return LocalPool(opts, workers, 0 if explicit else DEFER_BATCHES)
+
+
+def capacity_partitions(ex: Any, stack_limit: int, curve_limit: int) -> Any:
+    """Where the capacity stage runs: partitions beside the parse workers, or None (this process)."""
+    from promptlint.audit import instances
+
+    if not stack_limit:
+        return None
+    if isinstance(ex, RayPool):
+        return instances.RayPartitions(ex.ray, ex.workers, stack_limit, curve_limit)
+    if isinstance(ex, LocalPool) and ex.eager:
+        return instances.LocalPartitions(ex.workers, stack_limit, curve_limit)
+    return None

@@ -242,6 +242,7 @@ def _stream(args: argparse.Namespace, opts, auditor, summary, sinks: List[Any], 
         ex = parallel.executor(opts, _workers(args), args.ray, explicit=args.workers is not None)
     except parallel.RayMissing as e:
         raise UsageError(str(e))
+    parts = None
     try:
         window = max(2, -(-4 * ex.workers // len(shards)))  # batches in flight per shard (memory bound)
 
@@ -252,6 +253,12 @@ def _stream(args: argparse.Namespace, opts, auditor, summary, sinks: List[Any], 
 
         streams = [ingest.in_arrival_order(requests(s), args.reorder_window, s.name, tally) for s in shards]
         reqs = streams[0] if len(streams) == 1 else heapq.merge(*streams, key=_arrival)
+        parts = parallel.capacity_partitions(ex, auditor.stack_limit, auditor.curve_limit)
+        if parts is not None:
+            from promptlint.audit.instances import annotated
+
+            reqs = annotated(reqs, parts, ex.workers)
+            auditor.partitioned = True
         for row in auditor.audit(reqs):
             tally.used += 1
             summary.add(row)
@@ -259,6 +266,8 @@ def _stream(args: argparse.Namespace, opts, auditor, summary, sinks: List[Any], 
                 s.write(row)
             if progress:
                 progress.audited()
+        if parts is not None:
+            auditor.remote_curves = parts.curves()
     except ingest.TraceError as e:
         raise UsageError(str(e))
     except (sources.SourceError, DeriverSetupError) as e:
@@ -266,6 +275,8 @@ def _stream(args: argparse.Namespace, opts, auditor, summary, sinks: List[Any], 
     except OSError as e:
         raise UsageError(f"{e.filename or ', '.join(args.trace)}: cannot read the trace ({e.strerror})")
     finally:
+        if parts is not None:
+            parts.close()
         ex.close()
         if progress:
             progress.finish(tally)
