@@ -218,3 +218,46 @@ def test_a_bounded_index_counts_and_reports_its_loss_of_precision(tmp_path, cli)
     assert res.err.startswith("promptlint: note: index horizon: 2 fingerprints") and "3 requests" in res.err
     full = cli("audit", trace, "--index-blocks", "2")
     assert "4 fingerprints forgotten: 3 requests looked back over the horizon only" in full.out
+
+
+def test_progress_and_final_line_on_a_terminal(trace):
+    """stderr on a terminal (a pty): the closing line counts rows used, skipped and failed, with reasons."""
+    import os
+    import pty
+
+    _, lines, path = trace
+    master, slave = pty.openpty()
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    proc = subprocess.Popen([sys.executable, "-m", "promptlint", "audit", str(path), "--workers", "1"],
+                            stdout=subprocess.DEVNULL, stderr=slave, env=env)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            data = os.read(master, 4096)
+        except OSError:  # the pty closes when the process exits
+            break
+        if not data:
+            break
+        chunks.append(data)
+    assert proc.wait(timeout=120) == 1
+    os.close(master)
+    last = b"".join(chunks).decode().replace("\r\x1b[K", "\n").strip().splitlines()[-1]
+    bad = next(i for i, r in enumerate(lines, 1) if r.get("block_size") == 0)
+    assert last.startswith(f"promptlint: audit: {N + 2:,} rows in 0:")
+    assert last.endswith(f": {N} used, 1 skipped (1 OTel span without an input token count (not an inference span)), "
+                         f"1 failed (first: line {bad}: `block_size` must be a whole number >= 1, not 0; all named above)")
+
+
+def test_progress_line_says_requests_rate_and_eta(monkeypatch):
+    import promptlint.audit.progress as pm
+
+    clock = [100.0]
+    monkeypatch.setattr(pm.time, "monotonic", lambda: clock[0])
+    out = io.StringIO()
+    p = pm.Progress(4_000_000, out)
+    p.read(1_000_000)  # a quarter of the bytes in 10 s: 30 s to go
+    clock[0] = 110.0
+    for _ in range(2048):
+        p.audited()
+    assert out.getvalue() == "\r\x1b[Kread 1,024 requests, 102/s, 25% of 4 MB, ETA 0:30"
