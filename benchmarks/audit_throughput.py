@@ -139,7 +139,7 @@ def main() -> int:
     ap.add_argument("-n", type=int, default=1_000_000)
     ap.add_argument("--tokens", type=int, default=2000)
     ap.add_argument("--keep", help="write the trace here (default: a temp file, deleted)")
-    ap.add_argument("--index-blocks", type=int, default=4_000_000)
+    ap.add_argument("--index-blocks", type=int, help="default: the audit's default")
     ap.add_argument("--compare", type=int, metavar="WORKERS",
                     help="the fleet rows: derived trace (no token ids), one process vs --workers vs local Ray")
     ap.add_argument("--memory", metavar="H1,H2,...", help="peak RSS of one-process audits at these --index-blocks")
@@ -162,12 +162,12 @@ def main() -> int:
         if args.memory:
             memory(path, args.n, [int(h) for h in args.memory.split(",")])
             return 0
-        m = measure([path, "--output-format", "full", "--index-blocks", str(args.index_blocks),
-                     "--reorder-window", "0", "--workers", "1"])
+        horizon = ["--index-blocks", str(args.index_blocks)] if args.index_blocks else []
+        m = measure([path, "--output-format", "full", "--reorder-window", "0", "--workers", "1"] + horizon)
         dt = m["seconds"]
         print(f"audit rc={m['rc']}: {args.n} requests in {dt:.1f}s = {args.n / dt:,.0f} req/s, "
               f"{args.n * args.tokens / dt / 1e6:.1f} M tokens/s; peak RSS {m['rss_mb']:.0f} MB; "
-              f"index horizon {args.index_blocks} fingerprints")
+              f"index horizon {args.index_blocks or 'default'}")
         return m["rc"]
     finally:
         if not args.keep:

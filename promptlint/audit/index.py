@@ -184,10 +184,15 @@ class Shard:
             self.canon.cur[canon] = value
 
 
+# Measured peak RSS (docs/audit.md, Scale): ~0.9 GB at 1M on a 2,000-token block_fp trace;
+# the default keeps a one-machine audit under 1 GB, and a dropped generation is always reported.
+DEFAULT_INDEX_BLOCKS = 1_000_000
+
+
 class PrefixIndex:
     """Shards keyed by (model revision, chunk size)."""
 
-    def __init__(self, limit: int = 4_000_000) -> None:
+    def __init__(self, limit: int = DEFAULT_INDEX_BLOCKS) -> None:
         self.limit = limit
         self.shards: Dict[Tuple, Shard] = {}
 

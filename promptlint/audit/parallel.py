@@ -141,13 +141,19 @@ class RayPool(InProcess):
         self.ray = ray
         self.started = not ray.is_initialized()
         if self.started:
+            import os
+
             kw: dict = {"include_dashboard": False, "logging_level": "ERROR", "log_to_driver": False}
             if address:
                 ray.init(address=address, **kw)
+            elif os.environ.get("RAY_ADDRESS"):
+                ray.init(**kw)  # a submitted job: its cluster
             else:
                 ray.init(num_cpus=workers or None, **kw)
-        n = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        actor = ray.remote(num_cpus=1)(_RayParser)
+        cpus = max(1.0, float(ray.cluster_resources().get("CPU", 1)))
+        n = workers or int(cpus)
+        # more actors than CPUs share them (whole CPUs each would leave some never scheduled)
+        actor = ray.remote(num_cpus=min(1.0, cpus / n))(_RayParser)
         self.actors = [actor.remote(opts) for _ in range(n)]
         self.workers = n
         self.next = 0

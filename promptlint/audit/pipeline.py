@@ -7,13 +7,13 @@ from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 from promptlint.audit.capacity import Curve
 from promptlint.audit.classify import Verdict, ceiling, waterfall
 from promptlint.audit.fingerprints import CHECKPOINT_TOKENS
-from promptlint.audit.index import PrefixIndex, prefix_run
+from promptlint.audit.index import DEFAULT_INDEX_BLOCKS, PrefixIndex, prefix_run
 from promptlint.audit.instances import NO_M, Partition, item as capacity_item
 from promptlint.audit.records import AuditRequest, block_fps, flag, lookup_skipped
 
 
 class Auditor:
-    def __init__(self, index_limit: int = 4_000_000, capacity_blocks: Optional[Dict[str, int]] = None,
+    def __init__(self, index_limit: int = DEFAULT_INDEX_BLOCKS, capacity_blocks: Optional[Dict[str, int]] = None,
                  curve_limit: int = 0, kv_events: Any = None) -> None:
         self.index = PrefixIndex(index_limit)
         self.capacity = capacity_blocks or {}  # instance (or "*") -> blocks
