@@ -261,3 +261,14 @@ def test_progress_line_says_requests_rate_and_eta(monkeypatch):
     for _ in range(2048):
         p.audited()
     assert out.getvalue() == "\r\x1b[Kread 1,024 requests, 102/s, 25% of 4 MB, ETA 0:30"
+
+
+def test_the_command_default_horizon_is_the_index_default():
+    import argparse
+
+    from promptlint.audit.index import DEFAULT_INDEX_BLOCKS
+    from promptlint.commands import audit as cmd
+
+    p = argparse.ArgumentParser()
+    cmd.add_parser(p.add_subparsers())
+    assert p.parse_args(["audit", "t.jsonl"]).index_blocks == DEFAULT_INDEX_BLOCKS == 1_000_000
