@@ -272,3 +272,21 @@ def test_the_command_default_horizon_is_the_index_default():
     p = argparse.ArgumentParser()
     cmd.add_parser(p.add_subparsers())
     assert p.parse_args(["audit", "t.jsonl"]).index_blocks == DEFAULT_INDEX_BLOCKS == 1_000_000
+
+
+def test_workers_keep_kv_event_proofs_and_the_hand_computed_table(tmp_path):
+    """The §7.4 synthetic trace (KV events prove an eviction, capacity infers others): --workers 2
+    gives the same rows as one process, and its rows are still the hand-computed ones."""
+    import audit_synth as syn
+
+    trace, events = syn.write(tmp_path)
+    runs = []
+    for workers in ("1", "2"):
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            assert main(["audit", str(trace), "--output-format", "json", "--kv-events", str(events),
+                         "--capacity-blocks", f"a={syn.C}", "--capacity-curve", "16", "--workers", workers]) == 0
+        runs.append(json.loads(buf.getvalue()))
+    assert runs[0] == runs[1]
+    got = {r["request_id"]: (r["class"], r["shared_tokens"], r["ceiling_tokens"]) for r in runs[1]["requests"]}
+    assert got == {rid: v[:3] for rid, v in syn.EXPECTED.items()}
