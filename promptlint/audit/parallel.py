@@ -20,8 +20,8 @@ RAY_INSTALL = "pip install 'promptlint-kv[fleet]'"
 _opts: Optional[Options] = None  # a worker process's options (set once, by the pool initializer)
 
 
-class RayMissing(RuntimeError):
-    pass
+class RayError(RuntimeError):
+    """Ray is not installed, or cannot be started or reached (a usage error, exit 2)."""
 
 
 def parse_batch(opts: Options, name: str, batch: List[Tuple[int, Any]]) -> List[Tuple[int, list]]:
@@ -144,12 +144,17 @@ class RayPool(InProcess):
             import os
 
             kw: dict = {"include_dashboard": False, "logging_level": "ERROR", "log_to_driver": False}
-            if address:
-                ray.init(address=address, **kw)
-            elif os.environ.get("RAY_ADDRESS"):
-                ray.init(**kw)  # a submitted job: its cluster
-            else:
-                ray.init(num_cpus=workers or None, **kw)
+            try:
+                if address:
+                    ray.init(address=address, **kw)
+                elif os.environ.get("RAY_ADDRESS"):
+                    ray.init(**kw)  # a submitted job: its cluster
+                else:
+                    ray.init(num_cpus=workers or None, **kw)
+            except Exception as e:  # Ray raises ConnectionError, ValueError, RuntimeError, ...
+                where = f"at {address}" if address else "locally"
+                raise RayError(f"--ray: cannot start or reach Ray {where} ({type(e).__name__}: "
+                               f"{str(e).splitlines()[0] if str(e) else 'no detail'}); check the address") from None
         cpus = max(1.0, float(ray.cluster_resources().get("CPU", 1)))
         n = workers or int(cpus)
         # more actors than CPUs share them (whole CPUs each would leave some never scheduled)
@@ -185,7 +190,7 @@ def import_ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise RayMissing(f"--ray needs Ray: {RAY_INSTALL}") from None
+        raise RayError(f"--ray needs Ray: {RAY_INSTALL}") from None
     return ray
 
 

@@ -242,7 +242,7 @@ def _stream(args: argparse.Namespace, opts, auditor, summary, sinks: List[Any], 
     progress = Progress.for_stderr(sum(s.size for s in shards))
     try:
         ex = parallel.executor(opts, _workers(args), args.ray, explicit=args.workers is not None)
-    except parallel.RayMissing as e:
+    except parallel.RayError as e:
         raise UsageError(str(e))
     parts = None
     try:
