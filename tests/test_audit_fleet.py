@@ -290,3 +290,60 @@ def test_workers_keep_kv_event_proofs_and_the_hand_computed_table(tmp_path):
     assert runs[0] == runs[1]
     got = {r["request_id"]: (r["class"], r["shared_tokens"], r["ceiling_tokens"]) for r in runs[1]["requests"]}
     assert got == {rid: v[:3] for rid, v in syn.EXPECTED.items()}
+
+
+def _prom(t_ms, q, h, life_sum, life_n, evicted):
+    return "".join(f'{name}{{engine="0"}} {v} {t_ms}\n' for name, v in (
+        ("vllm:prefix_cache_queries_total", q), ("vllm:prefix_cache_hits_total", h),
+        ("vllm:kv_block_lifetime_seconds_sum", life_sum), ("vllm:kv_block_lifetime_seconds_count", life_n),
+        ("vllm:kv_block_idle_before_evict_seconds_count", evicted)))
+
+
+def test_scrape_series_intervals_flags_and_trace_figures(tmp_path):
+    """Five scrapes 100 s apart (sample timestamps). By hand: hit ratios 800/1000, 700/1000, 600/1000
+    (falling three intervals in a row, 20 points: decaying); evicted blocks of the first interval
+    lived 500/10 = 50 s < 100 s (churn), of the second 2000/10 = 200 s (no churn); the fourth
+    interval's queries went down (reset: no ratio). The trace's requests fall into the intervals
+    by arrival time; the prompt_logprobs row is not a query."""
+    d = tmp_path / "scrapes"
+    d.mkdir()
+    T = 1_700_000_000
+    for k, vals in enumerate([(0, 0, 0, 0, 0), (1000, 800, 500, 10, 10), (2000, 1500, 2500, 20, 20),
+                              (3000, 2100, 2500, 20, 20), (2500, 2100, 2500, 20, 20)]):
+        (d / f"s{k}.prom").write_text(_prom((T + 100 * k) * 1000, *vals), encoding="utf-8")
+    rows = [{"request_id": "x0", "arrival_ts": T + 10, "instance": "a", "prompt_tokens": 100, "cached_tokens": 50},
+            {"request_id": "x1", "arrival_ts": T + 150, "instance": "a", "prompt_tokens": 200, "cached_tokens": 0},
+            {"request_id": "x2", "arrival_ts": T + 160, "instance": "a", "prompt_tokens": 50, "cached_tokens": 0,
+             "flags": {"prompt_logprobs": True}},
+            {"request_id": "x3", "arrival_ts": T + 350, "instance": "a", "prompt_tokens": 10, "cached_tokens": 0}]
+    trace = fleet.write(tmp_path / "t.jsonl", rows)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(["audit", str(trace), "--output-format", "json", "--scrape", f"a={d}"]) == 0
+    s = json.loads(buf.getvalue())["summary"]["scrape_series"]["a"]
+    assert s["scrapes"] == 5 and s["time_source"] == ["sample timestamps"]
+    iv = s["intervals"]
+    assert [e["status"] for e in iv] == ["ok", "ok", "ok", "reset detected"]
+    assert [e["local_hit_ratio"] for e in iv[:3]] == [0.8, 0.7, 0.6]
+    assert [e["evictions_sampled"] for e in iv[:3]] == [10, 10, 0]
+    assert iv[0]["mean_evicted_lifetime_s"] == 50.0 and iv[1]["mean_evicted_lifetime_s"] == 200.0
+    assert iv[0]["trace"] == {"requests": 1, "prompt_tokens": 100, "queried_tokens": 100,
+                              "queried_cached_tokens": 50, "hit_ratio": 0.5}
+    assert iv[0]["residual"] == {"queries": 900, "hits": 750}
+    assert iv[1]["trace"]["requests"] == 2 and iv[1]["trace"]["queried_tokens"] == 200
+    assert iv[3]["trace"]["requests"] == 1 and "went down" in iv[3]["reason"]
+    assert s["flags"] == [f"decaying hit ratio: 80.0% -> 60.0% over 3 intervals ending {T + 300}",
+                          f"eviction churn: blocks evicted between {T} and {T + 100} lived 50.0s on average, "
+                          "less than the 100s interval"]
+    full = io.StringIO()
+    with contextlib.redirect_stdout(full):
+        main(["audit", str(trace), "--scrape", f"a={d}"])
+    assert "FLAG decaying hit ratio" in full.getvalue() and "reset detected" in full.getvalue()
+
+
+def test_a_scrape_series_needs_two_scrapes(tmp_path, cli):
+    one = tmp_path / "one.prom"
+    one.write_text(_prom(1000, 1, 1, 0, 0, 0), encoding="utf-8")
+    trace = fleet.write(tmp_path / "t.jsonl", [{"request_id": "x", "prompt_tokens": 5}])
+    res = cli("audit", trace, "--scrape", one)
+    assert res.code == 2 and "at least two scrapes" in res.err

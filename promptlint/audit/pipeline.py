@@ -26,6 +26,7 @@ class Auditor:
         self.remote_curves: List[Curve] = []  # gathered from those partitions at the end
         self.trace_sums: Dict[str, Dict[str, int]] = {}  # instance -> sums for reconciliation
         self.bounded = 0  # requests looked up after their shard dropped a generation
+        self.series: Any = None  # --scrape: per-interval trace sums (audit.series.Series)
 
     def _capacity(self, instance: str) -> Optional[int]:
         return self.capacity.get(instance, self.capacity.get("*"))
@@ -166,9 +167,12 @@ class Auditor:
         t["requests"] += 1
         t["prompt_tokens"] += r.prompt_tokens
         t["cached_tokens"] += O
-        if not lookup_skipped(r) and not flag(r, "preempted"):
+        queried = not lookup_skipped(r) and not flag(r, "preempted")
+        if queried:
             t["queried_tokens"] += r.prompt_tokens
             t["queried_cached_tokens"] += O
+        if self.series is not None:
+            self.series.add(r.instance, r.arrival_ts, r.prompt_tokens, O, queried)
         if "ttft_s" not in row:
             row["ttft_s"] = r.ttft_s
         return row

@@ -27,6 +27,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="Prometheus /metrics scrape taken before the trace window (repeat per instance)")
     p.add_argument("--scrape-after", action="append", default=[], metavar="[INSTANCE=]FILE",
                    help="the matching scrape after the window")
+    p.add_argument("--scrape", action="append", default=[], metavar="[INSTANCE=]PATH",
+                   help="a time series of /metrics scrapes: a directory (files in name order) or a file, repeated "
+                   "in time order; shows hit ratio and evictions per interval beside the trace's own figures")
     p.add_argument("--kv-events", metavar="FILE", help="decoded vLLM KV events (JSONL) to prove evictions (M5)")
     p.add_argument("--capacity-blocks", action="append", default=[], metavar="[INSTANCE=]N",
                    help="KV cache size in blocks (num_gpu_blocks); enables inferred M5 via stack distances")
@@ -86,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
                           _deriver(args), args.engine)
     kv = _kv_events(args, key)
     auditor = Auditor(args.index_blocks, capacity, args.capacity_curve or 0, kv)
+    auditor.series = _series(args)
     summary = Summary()
     printer = _FailurePrinter(ingest.MAX_SHOWN_FAILURES)
     tally = ingest.Tally(printer)
@@ -163,6 +167,31 @@ def _scrapes(args: argparse.Namespace) -> Dict[str, Tuple[Any, Any]]:
         except prom.ScrapeError as e:
             raise UsageError(str(e))
     return scrapes
+
+
+def _series(args: argparse.Namespace):
+    """INSTANCE -> scrapes in time order (--scrape), or None."""
+    if not args.scrape:
+        return None
+    from promptlint.audit import prom, series
+    from promptlint.commands import UsageError
+
+    groups: Dict[str, list] = {}
+    for v in args.scrape:
+        inst, path = next(iter(_labelled([v], "scrape").items()))
+        try:
+            for f in series.files(path):
+                samples, t, source = series.load(f)
+                groups.setdefault(inst, []).append((f, samples, t, source))
+        except OSError as e:
+            raise UsageError(f"{e.filename}: cannot read the scrape ({e.strerror})")
+        except prom.ScrapeError as e:
+            raise UsageError(str(e))
+    for inst, scrapes in groups.items():
+        if len(scrapes) < 2:
+            raise UsageError(f"--scrape {inst if inst != '*' else ''}: a series needs at least two scrapes "
+                             "(a directory of them, or --scrape repeated)")
+    return series.Series(groups)
 
 
 def _capacity(args: argparse.Namespace) -> Dict[str, int]:
@@ -312,6 +341,8 @@ def _result(args: argparse.Namespace, summary, auditor, scrapes, kv) -> Dict[str
         result["reconciliation"] = reconcile.reconcile(scrapes, auditor.trace_sums)
     else:
         result["reconciliation"] = {"status": "not requested"}
+    if auditor.series is not None:
+        result["scrape_series"] = auditor.series.report()
     curve = auditor.curve()
     if curve is not None:
         result["capacity"] = {
