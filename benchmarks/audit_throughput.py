@@ -94,9 +94,11 @@ def child(argv) -> int:
             rc = cli(["audit"] + argv)
         finally:
             sys.stdout = old
-    me = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    print(json.dumps({"rc": rc, "seconds": time.time() - t, "rss_mb": me / 1024, "workers_rss_mb": kids / 1024}))
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)  # --workers processes (not Ray's)
+    print(json.dumps({"rc": rc, "seconds": time.time() - t, "rss_mb": me.ru_maxrss / 1024,
+                      "workers_rss_mb": kids.ru_maxrss / 1024, "cpu_s": me.ru_utime + me.ru_stime,
+                      "workers_cpu_s": kids.ru_utime + kids.ru_stime, "load": os.getloadavg()[0]}))
     return 0
 
 
@@ -118,6 +120,7 @@ def compare(path: str, n: int, workers: int) -> None:
     for label, extra in rows:
         m = got[label] = measure(base + extra)
         print(f"{label:<22} {m['seconds']:7.1f} s  {n / m['seconds']:7,.0f} req/s  driver RSS {m['rss_mb']:,.0f} MB"
+              f"  CPU driver {m['cpu_s']:.0f} s + workers {m['workers_cpu_s']:.0f} s  load {m['load']:.1f}"
               f"  (rc {m['rc']})", flush=True)
     one, w, r = (got[label]["seconds"] for label, _ in rows)
     print(f"ratio --workers {workers} / one process = {w / one:.2f}; Ray / --workers {workers} = {r / w:.2f}")

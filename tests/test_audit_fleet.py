@@ -271,7 +271,7 @@ def test_the_command_default_horizon_is_the_index_default():
 
     p = argparse.ArgumentParser()
     cmd.add_parser(p.add_subparsers())
-    assert p.parse_args(["audit", "t.jsonl"]).index_blocks == DEFAULT_INDEX_BLOCKS == 1_000_000
+    assert p.parse_args(["audit", "t.jsonl"]).index_blocks == DEFAULT_INDEX_BLOCKS == 750_000
 
 
 def test_workers_keep_kv_event_proofs_and_the_hand_computed_table(tmp_path):

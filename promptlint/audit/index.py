@@ -184,9 +184,9 @@ class Shard:
             self.canon.cur[canon] = value
 
 
-# Measured peak RSS (docs/audit.md, Scale): ~0.9 GB at 1M on a 2,000-token block_fp trace;
+# Measured peak RSS (docs/audit.md, Scale): ~0.93 GB at 1M, ~0.7 GB at 750k on 2,000-token block_fp traces;
 # the default keeps a one-machine audit under 1 GB, and a dropped generation is always reported.
-DEFAULT_INDEX_BLOCKS = 1_000_000
+DEFAULT_INDEX_BLOCKS = 750_000
 
 
 class PrefixIndex:

@@ -46,9 +46,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--tenant-field", help="LiteLLM metadata key or OTel attribute holding the tenant label")
     p.add_argument("--tokenizer", help="tokenizer.json to derive token ids for rows without them")
     p.add_argument("--chat-template", help="chat template used with --tokenizer to derive token ids: a model directory, tokenizer_config.json or chat .jinja file (rendered as vLLM's OpenAI server does)")
-    p.add_argument("--index-blocks", type=int, default=1_000_000,
-                   help="fingerprints kept per model revision (horizon; memory bound: ~0.9 GB at the default "
-                   "1,000,000); a partner older than the horizon is not found, and the summary counts the "
+    p.add_argument("--index-blocks", type=int, default=750_000,
+                   help="fingerprints kept per model revision (horizon; memory bound: ~0.8 KB each, under 1 GB at "
+                   "the default 750,000); a partner older than the horizon is not found, and the summary counts the "
                    "requests that looked back over the horizon only")
     p.add_argument("--reorder-window", type=float, default=60.0,
                    help="seconds of arrival-time disorder tolerated (logs written at completion); default 60")
