@@ -104,6 +104,9 @@ class LocalPool(InProcess):
             import multiprocessing
 
             ctx = multiprocessing.get_context("spawn" if _threads_started() else None)
+            d = self.opts.deriver
+            if ctx.get_start_method() == "fork" and d is not None and hasattr(d, "load"):
+                d.load()  # once, here: forked workers inherit the loaded tokenizer and template
             self.pool = ctx.Pool(self.workers, initializer=_init, initargs=(self.opts,))
         return self.pool.apply_async(_worker_batch, (name, batch))
 
