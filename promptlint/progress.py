@@ -27,23 +27,27 @@ def wanted(stream=None) -> bool:
 class Bar:
     """A bar created on the first update (the total is known only then); a no-op when not wanted."""
 
-    def __init__(self, what: str, unit: str, enabled: bool, unit_scale: bool = False, every_update: bool = False) -> None:
+    def __init__(self, what: str, unit: str, enabled: bool, unit_scale: bool = False, every_update: bool = False,
+                 file=None) -> None:
         self.what = what
         self.mininterval = 0 if every_update else 0.1  # files are few and slow: show each; trace rows, ten times a second
         self.unit = unit
         self.enabled = enabled
         self.unit_scale = unit_scale
+        self.file = file
         self._bar = None
 
-    def __call__(self, done: int, total: Optional[int]) -> None:
-        """``done`` of ``total`` (None: unknown) units are finished."""
+    def __call__(self, done: int, total: Optional[int], postfix: Optional[str] = None) -> None:
+        """``done`` of ``total`` (None: unknown) units are finished; ``postfix`` is shown after the rate."""
         if not self.enabled:
             return
         if self._bar is None:
             from tqdm import tqdm
 
-            self._bar = tqdm(total=total, desc=self.what, unit=self.unit, unit_scale=self.unit_scale, file=sys.stderr,
+            self._bar = tqdm(total=total, desc=self.what, unit=self.unit, unit_scale=self.unit_scale, file=self.file or sys.stderr,
                              leave=False, dynamic_ncols=True, mininterval=self.mininterval)
+        if postfix is not None:
+            self._bar.set_postfix_str(postfix, refresh=False)
         self._bar.update(done - self._bar.n)
 
     def close(self) -> None:

@@ -71,3 +71,54 @@ def make_deriver(
         return encoder.encode(rendered.text, add_special_tokens=False).ids
 
     return derive
+
+
+class DeriverSetupError(ValueError):
+    """The pinned tokenizer or chat template cannot be loaded: a usage error (exit 2)."""
+
+
+class Deriver:
+    """:func:`make_deriver` as a picklable callable: only the paths travel to a worker process
+    or Ray actor, which builds its own tokenizer and template on first use."""
+
+    def __init__(self, tokenizer_path: str, template_path: str, engine: Optional[str] = None) -> None:
+        self.args = (tokenizer_path, template_path, engine)
+        self._fn: Optional[Callable[[Dict[str, Any]], List[int]]] = None
+
+    def check(self) -> "Deriver":
+        """The cheap checks (paths, template source) without parsing the tokenizer: with
+        --workers the workers load it, not this process."""
+        from promptlint import tokens
+        from promptlint.chat.source import SourceError, load_source
+
+        tok, tmpl, _ = self.args
+        try:
+            tokens.resolve(tok)
+            load_source(Path(tmpl))
+        except tokens.TokenizerError as e:
+            raise DeriverSetupError(str(e)) from None
+        except SourceError as e:
+            raise DeriverSetupError(f"{e.path}: {e.message}") from None
+        except OSError as e:
+            raise DeriverSetupError(f"{e.filename}: {e.strerror}") from None
+        return self
+
+    def load(self) -> "Deriver":
+        if self._fn is None:
+            from promptlint.tokens import TokenizerError
+
+            tok, tmpl, engine = self.args
+            try:
+                self._fn = make_deriver(tok, tmpl, engine=engine)
+            except (TokenizerError, OSError) as e:
+                raise DeriverSetupError(str(e)) from None
+        return self
+
+    def __call__(self, inputs: Dict[str, Any]) -> List[int]:
+        return self.load()._fn(inputs)  # type: ignore[misc]
+
+    def __getstate__(self) -> Dict[str, Any]:
+        import os
+
+        tok, tmpl, engine = self.args  # absolute: a Ray worker runs in another directory
+        return {"args": (os.path.abspath(tok), os.path.abspath(tmpl), engine), "_fn": None}

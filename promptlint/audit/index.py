@@ -15,6 +15,7 @@ colder than it was); the horizon is reported.
 
 from __future__ import annotations
 
+import struct
 from bisect import bisect_left, insort
 from typing import Dict, Optional, Sequence, Tuple
 
@@ -72,12 +73,17 @@ def _run_in(fps: Sequence[str], d: dict) -> int:
     return lo
 
 
-def _common(a: Sequence[int], b: Sequence[int]) -> int:
-    n = min(len(a), len(b))
-    i = 0
-    while i < n and a[i] == b[i]:
-        i += 1
-    return i
+def _key(ids: Sequence[int]) -> bytes:
+    """A chunk's token ids as big-endian uint32 bytes: bytes order is the order of the id
+    sequences (so sorted neighbours are the same as for tuples), at a fifth of a tuple's memory."""
+    return struct.pack(f">{len(ids)}I", *ids)
+
+
+def _common(a: bytes, b: bytes) -> int:
+    """Leading tokens two chunk keys share."""
+    m = min(len(a), len(b))
+    x = int.from_bytes(a[:m], "big") ^ int.from_bytes(b[:m], "big")
+    return (m - (x.bit_length() + 7) // 8) // 4
 
 
 class Shard:
@@ -89,10 +95,11 @@ class Shard:
         self.scoped: Dict[Tuple, Gen] = {}  # (tenant,) or (tenant, instance) -> fps
         self.sparse_all = Gen()  # checkpoint-only rows (not prefix-closed)
         self.sparse_scoped: Dict[Tuple, Gen] = {}
-        self.children = Gen()  # parent fp -> sorted [(chunk tokens, request_id)], exact rows
+        self.children = Gen()  # parent fp -> sorted [(chunk key, request_id)], exact rows
         self.raw = Gen()  # template-input digests -> (P, request_id, tokenizer_rev, template_rev)
         self.canon = Gen()
         self.rotations = 0
+        self.dropped = 0  # fingerprints of the `all` scope forgotten with the generations dropped
 
     def scope(self, key: Tuple, sparse: bool = False) -> Gen:
         d = self.sparse_scoped if sparse else self.scoped
@@ -105,6 +112,7 @@ class Shard:
         if len(self.all.cur) + len(self.sparse_all.cur) <= self.limit:
             return
         self.rotations += 1
+        self.dropped += len(self.all.old) + len(self.sparse_all.old)
         for g in (self.all, self.sparse_all, self.children, self.raw, self.canon):
             g.rotate()
         for d in (self.scoped, self.sparse_scoped):
@@ -122,7 +130,7 @@ class Shard:
         request, and that request's id: the max common prefix of a string against a set is
         reached at one of its two neighbours in sorted order."""
         parent = fps[k - 1] if k else ROOT
-        query = tuple(ids[k * chunk : (k + 1) * chunk])
+        query = _key(ids[k * chunk : (k + 1) * chunk])
         if not query:
             return 0, None
         best, who = 0, None
@@ -157,7 +165,7 @@ class Shard:
             n = len(ids)
             for i in range(0, n, chunk):
                 parent = fps[i // chunk - 1] if i else ROOT
-                item = (tuple(ids[i : i + chunk]), rid)
+                item = (_key(ids[i : i + chunk]), rid)
                 lst = cur.get(parent)
                 if lst is None:
                     cur[parent] = [item]
@@ -176,10 +184,15 @@ class Shard:
             self.canon.cur[canon] = value
 
 
+# Measured peak RSS (docs/audit.md, Scale): 0.93 GB at 1M, 723 MB at 750k (1M requests x 2,000 tokens);
+# the default keeps a one-machine audit under 1 GB, and a dropped generation is always reported.
+DEFAULT_INDEX_BLOCKS = 750_000
+
+
 class PrefixIndex:
     """Shards keyed by (model revision, chunk size)."""
 
-    def __init__(self, limit: int = 4_000_000) -> None:
+    def __init__(self, limit: int = DEFAULT_INDEX_BLOCKS) -> None:
         self.limit = limit
         self.shards: Dict[Tuple, Shard] = {}
 

@@ -415,6 +415,38 @@ def parse_obj(row: Any, where: str, n: int, opts: Options) -> Iterator[Union[Aud
         yield native(row, where, opts)
 
 
+def parse_line(n: int, line: Any, where: str, opts: Options) -> List[Union[AuditRequest, Skip, RowError]]:
+    """The rows of one line (raw JSONL bytes, or a row already decoded from a columnar file):
+    requests, skips and row errors. Needs no other line, so it is the parallel stage."""
+    try:
+        obj = line if isinstance(line, dict) else jsonl.loads(line, first=n == 1)
+        items = list(parse_obj(obj, where, n, opts))
+    except (jsonl.LineError, RowError) as e:
+        items = [RowError(str(e))]
+    except RecursionError:
+        items = [RowError("nested too deeply to read; flatten the row")]
+    for item in items:
+        if isinstance(item, AuditRequest):
+            item.line = n
+    return items
+
+
+def counted(items: Sequence[Union[AuditRequest, Skip, RowError]], where: str, n: int,
+            tally: Optional[Tally] = None) -> Iterator[AuditRequest]:
+    """The requests among one line's rows; skips and errors go to the ``tally`` (without one,
+    the first error raises :class:`TraceError`)."""
+    for item in items:
+        if isinstance(item, AuditRequest):
+            yield item
+        elif isinstance(item, Skip):
+            if tally is not None:
+                tally.skip(item.reason)
+        elif tally is None:
+            raise TraceError(f"{where}: {item}")
+        else:
+            tally.fail(where, n, str(item))
+
+
 def read(lines: Iterable[Union[bytes, str]], name: str, opts: Options,
          tally: Optional[Tally] = None) -> Iterator[AuditRequest]:
     """The requests of a trace, line by line (a line ends at \n only: pass a binary stream).
@@ -422,23 +454,7 @@ def read(lines: Iterable[Union[bytes, str]], name: str, opts: Options,
     without one, the first bad row raises :class:`TraceError`."""
     for n, line in jsonl.numbered_lines(lines):
         where = f"{name}:{n}"
-        try:
-            items = list(parse_obj(jsonl.loads(line, first=n == 1), where, n, opts))
-        except (jsonl.LineError, RowError) as e:
-            items = [RowError(str(e))]
-        except RecursionError:
-            items = [RowError("nested too deeply to read; flatten the row")]
-        for item in items:
-            if isinstance(item, AuditRequest):
-                item.line = n
-                yield item
-            elif isinstance(item, Skip):
-                if tally is not None:
-                    tally.skip(item.reason)
-            elif tally is None:
-                raise TraceError(f"{where}: {item}")
-            else:
-                tally.fail(where, n, str(item))
+        yield from counted(parse_line(n, line, where, opts), where, n, tally)
 
 
 def in_arrival_order(reqs: Iterable[AuditRequest], window: float, name: str,

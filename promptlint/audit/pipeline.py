@@ -4,25 +4,29 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
 
-from promptlint.audit.capacity import Curve, StackDistance, request_distances
+from promptlint.audit.capacity import Curve
 from promptlint.audit.classify import Verdict, ceiling, waterfall
 from promptlint.audit.fingerprints import CHECKPOINT_TOKENS
-from promptlint.audit.index import PrefixIndex, prefix_run
+from promptlint.audit.index import DEFAULT_INDEX_BLOCKS, PrefixIndex, prefix_run
+from promptlint.audit.instances import NO_M, Partition, item as capacity_item
 from promptlint.audit.records import AuditRequest, block_fps, flag, lookup_skipped
 
 
 class Auditor:
-    def __init__(self, index_limit: int = 4_000_000, capacity_blocks: Optional[Dict[str, int]] = None,
+    def __init__(self, index_limit: int = DEFAULT_INDEX_BLOCKS, capacity_blocks: Optional[Dict[str, int]] = None,
                  curve_limit: int = 0, kv_events: Any = None) -> None:
         self.index = PrefixIndex(index_limit)
         self.capacity = capacity_blocks or {}  # instance (or "*") -> blocks
         self.curve_limit = curve_limit
         self.kv = kv_events
-        self.stacks: Dict[str, StackDistance] = {}
-        self.curves: Dict[str, Curve] = {}
         stack_limit = max([curve_limit] + list(self.capacity.values()) + [0])
         self.stack_limit = stack_limit
+        self.stacks = Partition(stack_limit, curve_limit)  # every instance's stack, unless partitioned
+        self.partitioned = False  # True: the capacity stage ran elsewhere and set each request's stack_m
+        self.remote_curves: List[Curve] = []  # gathered from those partitions at the end
         self.trace_sums: Dict[str, Dict[str, int]] = {}  # instance -> sums for reconciliation
+        self.bounded = 0  # requests looked up after their shard dropped a generation
+        self.series: Any = None  # --scrape: per-interval trace sums (audit.series.Series)
 
     def _capacity(self, instance: str) -> Optional[int]:
         return self.capacity.get(instance, self.capacity.get("*"))
@@ -45,12 +49,13 @@ class Auditor:
                         "lost": {}, "evidence": evidence})
             return self._finish(row, r)
         shard = self.index.shard(r.model_rev, r.chunk)
+        if shard.rotations:
+            self.bounded += 1  # looked back over the horizon only: a partner may have been forgotten
         evidence: List[str] = []
         S, interval, partner = self._shared_prefixes(shard, r, evidence)
         _template_matches(shard, r, S, evidence)
         bfps = block_fps(r.fps, r.chunk, r.block_size) if r.fps else None
-        ms = self._stack_distances(r, bfps)
-        remainder, stack_m = self._remainder(r, bfps, ms, evidence)
+        remainder, stack_m = self._remainder(r, bfps, self._stack_m(r), evidence)
         _flag_notes(r, evidence)
         v = waterfall(r.prompt_tokens, r.block_size, r.cached_tokens, S, remainder, r.engine)
         if partner is not None and v.ceilings["all"]:
@@ -92,24 +97,17 @@ class Auditor:
             evidence.append(f"fingerprint chunk {g} does not divide block size {r.block_size}: ceilings are lower bounds")
         return S, None, partner
 
-    def _stack_distances(self, r: AuditRequest, bfps: Optional[List[str]]) -> Optional[List[Optional[int]]]:
-        """The request's per-block LRU stack distances (and the capacity curve's share of them)."""
-        if bfps is None or not self.stack_limit:
-            return None
-        st = self.stacks.get(r.instance)
-        if st is None:
-            st = self.stacks[r.instance] = StackDistance(self.stack_limit)
-        items = [(r.model_rev, r.tenant, f) for f in bfps]
-        B = r.block_size
-        ms = request_distances(st, items, max(0, (r.prompt_tokens - 1) // B))
-        if self.curve_limit:
-            c = self.curves.get(r.instance)
-            if c is None:
-                c = self.curves[r.instance] = Curve(self.curve_limit)
-            c.add(ms, B)
-        return ms
+    def _stack_m(self, r: AuditRequest) -> Any:
+        """m_j of the first block the engine did not serve (NO_M when there is none): from the
+        capacity stage when it ran elsewhere, else from this process's stacks."""
+        if self.partitioned:
+            return r.stack_m  # None: deeper than the tracked limit
+        if not self.stack_limit:
+            return NO_M
+        it = capacity_item(r)
+        return NO_M if it is None else self.stacks.run([it])[0]
 
-    def _remainder(self, r: AuditRequest, bfps: Optional[List[str]], ms: Optional[List[Optional[int]]],
+    def _remainder(self, r: AuditRequest, bfps: Optional[List[str]], m: Any,
                    evidence: List[str]) -> Tuple[str, Optional[int]]:
         """The class of E_inst - O (unobserved, M7, M5 or U) and the first missing block's stack distance."""
         O, B = r.cached_tokens, r.block_size
@@ -129,8 +127,8 @@ class Auditor:
                     remainder = "M5"
                     evidence.append(f"eviction proven: {proof}")
             cap = self._capacity(r.instance)
-            if ms is not None and j < len(ms):
-                stack_m = ms[j]
+            if m != NO_M:
+                stack_m = m
                 if remainder == "U" and cap is not None and (stack_m is None or stack_m >= cap):
                     remainder = "M5"
                     evidence.append(f"eviction inferred: stack distance {'>= limit' if stack_m is None else stack_m} >= capacity {cap} blocks")
@@ -169,18 +167,22 @@ class Auditor:
         t["requests"] += 1
         t["prompt_tokens"] += r.prompt_tokens
         t["cached_tokens"] += O
-        if not lookup_skipped(r) and not flag(r, "preempted"):
+        queried = not lookup_skipped(r) and not flag(r, "preempted")
+        if queried:
             t["queried_tokens"] += r.prompt_tokens
             t["queried_cached_tokens"] += O
+        if self.series is not None:
+            self.series.add(r.instance, r.arrival_ts, r.prompt_tokens, O, queried)
         if "ttft_s" not in row:
             row["ttft_s"] = r.ttft_s
         return row
 
     def curve(self) -> Optional[Curve]:
-        if not self.curves:
+        curves = self.stacks.curve_list() + self.remote_curves
+        if not curves:
             return None
         total = Curve(self.curve_limit)
-        for c in self.curves.values():
+        for c in curves:
             total.merge(c)
         return total
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Dict, FrozenSet, Iterable, Tuple
+from typing import Dict, FrozenSet, Iterable, Optional, Tuple
 
 Series = Tuple[str, FrozenSet[Tuple[str, str]]]
 
@@ -20,7 +20,13 @@ def _unescape(v: str) -> str:
 
 
 def parse(lines: Iterable[str], name: str = "<scrape>") -> Dict[Series, float]:
+    return _parse(lines, name)[0]
+
+
+def _parse(lines: Iterable[str], name: str) -> Tuple[Dict[Series, float], Optional[float]]:
+    """The samples, and the latest sample timestamp (ms) if any sample carries one."""
     out: Dict[Series, float] = {}
+    stamp: Optional[float] = None
     for n, line in enumerate(lines, 1):
         line = line.strip()
         if not line or line.startswith("#"):
@@ -42,10 +48,20 @@ def parse(lines: Iterable[str], name: str = "<scrape>") -> Dict[Series, float]:
         except ValueError:
             raise ScrapeError(f"{name}:{n}: sample value {m.group(4)!r} is not a number") from None
         out[(m.group(1), frozenset(labels))] = value
-    return out
+        if m.group(5):
+            try:
+                ts = float(m.group(5))
+            except ValueError:
+                raise ScrapeError(f"{name}:{n}: sample timestamp {m.group(5).strip()!r} is not a number") from None
+            stamp = ts if stamp is None else max(stamp, ts)
+    return out, stamp
 
 
 def load(path: str) -> Dict[Series, float]:
+    return load_timed(path)[0]
+
+
+def load_timed(path: str) -> Tuple[Dict[Series, float], Optional[float]]:
     with open(path, "rb") as f:
         data = f.read()
     try:
@@ -53,4 +69,4 @@ def load(path: str) -> Dict[Series, float]:
     except UnicodeDecodeError as e:
         line = data.count(b"\n", 0, e.start) + 1
         raise ScrapeError(f"{path}:{line}: not UTF-8 text; pass a raw /metrics scrape") from None
-    return parse(text.split("\n"), path)
+    return _parse(text.split("\n"), path)

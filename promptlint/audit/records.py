@@ -13,7 +13,7 @@ class AuditRequest:
         "request_id", "arrival_ts", "instance", "tenant", "model_rev", "tokenizer_rev",
         "template_rev", "engine", "block_size", "prompt_tokens", "cached_tokens", "source",
         "chunk", "fps", "ids", "checkpoints", "flags", "ttft_s", "tmpl_raw", "tmpl_canon",
-        "line",
+        "line", "stack_m",
     )
 
     def __init__(self, **kw: Any) -> None:

@@ -85,6 +85,27 @@ def _rows(rows: Any, w) -> None:
         w(f"    skipped {n}: {reason}\n")
 
 
+def _series(series: Any, w) -> None:
+    """Per interval of a scrape series: engine hit ratio beside the trace's, evictions, flags."""
+    for inst, d in (series or {}).items():
+        label = "all instances" if inst == "*" else inst
+        w(f"\nscrape series, {label} ({d['scrapes']} scrapes; times from {', '.join(d['time_source'])}):\n")
+        for e in d["intervals"]:
+            head = f"  {e['start']:.0f}..{e['end']:.0f}  "
+            if e["status"] != "ok":
+                w(head + f"{e['status']}: {e['reason']} -- no ratio\n")
+                continue
+            parts = [f"engine {_pct(e.get('local_hit_ratio', NA))}", f"trace {_pct(e['trace']['hit_ratio'])} "
+                     f"({e['trace']['requests']} requests)"]
+            if "evictions_sampled" in e:
+                parts.append(f"evictions (sampled) {e['evictions_sampled']}")
+            if "preemptions" in e:
+                parts.append(f"preemptions {e['preemptions']}")
+            w(head + "; ".join(parts) + "\n")
+        for flag in d["flags"]:
+            w(f"  FLAG {flag}\n")
+
+
 def full(summary: Dict[str, Any], f: IO[str], horizon: str = "") -> None:
     s = summary
     w = f.write
@@ -139,6 +160,7 @@ def full(summary: Dict[str, Any], f: IO[str], horizon: str = "") -> None:
         if p and len(rec.get("instances", {})) > 1 and "queries" in p:
             w(f"  pooled: local {p.get('hits', 0)}/{p['queries']} = {_pct(p['local_hit_ratio'])}"
               + (f" (excluded: {', '.join(p['excluded'])})" if p.get("excluded") else "") + "\n")
+    _series(s.get("scrape_series"), w)
     cap = s.get("capacity")
     if cap:
         w("\nhit tokens vs KV capacity (LRU model, per-instance stacks summed):\n")

@@ -18,8 +18,9 @@ DESCRIPTION = ("Attribute the prefix-cache misses of a request trace to miss cla
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("audit", help=HELP, description=DESCRIPTION)
-    p.add_argument("trace", help="trace file (JSONL; '-' for stdin): native audit rows, OpenAI-compatible "
-                   "request/response pairs, LiteLLM payloads, OTel GenAI spans or hash_ids traces")
+    p.add_argument("trace", nargs="+", help="trace file (JSONL; '-' for stdin): native audit rows, OpenAI-compatible "
+                   "request/response pairs, LiteLLM payloads, OTel GenAI spans or hash_ids traces; or shards: several "
+                   "files, a directory or a glob, JSONL or Parquet (.parquet, needs the fleet extra), merged by arrival time")
     p.add_argument("--output-format", choices=("full", "json", "csv"), default="full",
                    help="full: summary text (default); json: requests + summary; csv: the worksheet")
     p.add_argument("--worksheet", metavar="PATH", help="also write the per-request worksheet (.csv or .jsonl)")
@@ -27,6 +28,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="Prometheus /metrics scrape taken before the trace window (repeat per instance)")
     p.add_argument("--scrape-after", action="append", default=[], metavar="[INSTANCE=]FILE",
                    help="the matching scrape after the window")
+    p.add_argument("--scrape", action="append", default=[], metavar="[INSTANCE=]PATH",
+                   help="a time series of /metrics scrapes: a directory (files in name order) or a file, repeated "
+                   "in time order; shows hit ratio and evictions per interval beside the trace's own figures")
     p.add_argument("--kv-events", metavar="FILE", help="decoded vLLM KV events (JSONL) to prove evictions (M5)")
     p.add_argument("--capacity-blocks", action="append", default=[], metavar="[INSTANCE=]N",
                    help="KV cache size in blocks (num_gpu_blocks); enables inferred M5 via stack distances")
@@ -43,10 +47,18 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--tenant-field", help="LiteLLM metadata key or OTel attribute holding the tenant label")
     p.add_argument("--tokenizer", help="tokenizer.json to derive token ids for rows without them")
     p.add_argument("--chat-template", help="chat template used with --tokenizer to derive token ids: a model directory, tokenizer_config.json or chat .jinja file (rendered as vLLM's OpenAI server does)")
-    p.add_argument("--index-blocks", type=int, default=4_000_000,
-                   help="fingerprints kept per model revision (horizon; memory bound); default 4,000,000")
+    p.add_argument("--index-blocks", type=int, default=750_000,
+                   help="fingerprints kept per model revision (horizon; memory bound: ~0.8 KB each, under 1 GB at "
+                   "the default 750,000); a partner older than the horizon is not found, and the summary counts the "
+                   "requests that looked back over the horizon only")
     p.add_argument("--reorder-window", type=float, default=60.0,
                    help="seconds of arrival-time disorder tolerated (logs written at completion); default 60")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="processes for the per-row stage (parse, derive token ids, fingerprint); default: the "
+                   "machine's cores (traces of a few hundred rows stay in one process); 1 = this process only")
+    p.add_argument("--ray", nargs="?", const="", metavar="ADDRESS",
+                   help="run the per-row stage on a Ray cluster (ray.init(ADDRESS); a local Ray when no address; "
+                   "write --ray=ADDRESS or put --ray after the trace); needs the fleet extra")
     return p
 
 
@@ -78,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
                           _deriver(args), args.engine)
     kv = _kv_events(args, key)
     auditor = Auditor(args.index_blocks, capacity, args.capacity_curve or 0, kv)
+    auditor.series = _series(args)
     summary = Summary()
     printer = _FailurePrinter(ingest.MAX_SHOWN_FAILURES)
     tally = ingest.Tally(printer)
@@ -128,7 +141,7 @@ def _check_numbers(args: argparse.Namespace) -> None:
 
     for flag, value in (("--chunk-tokens", args.chunk_tokens), ("--hash-block-tokens", args.hash_block_tokens),
                         ("--block-size", args.block_size), ("--index-blocks", args.index_blocks),
-                        ("--capacity-curve", args.capacity_curve)):
+                        ("--capacity-curve", args.capacity_curve), ("--workers", args.workers)):
         if value is not None and value < 1:
             raise UsageError(f"{flag} {value}: must be >= 1")
     if not math.isfinite(args.reorder_window) or args.reorder_window < 0:
@@ -157,6 +170,31 @@ def _scrapes(args: argparse.Namespace) -> Dict[str, Tuple[Any, Any]]:
     return scrapes
 
 
+def _series(args: argparse.Namespace):
+    """INSTANCE -> scrapes in time order (--scrape), or None."""
+    if not args.scrape:
+        return None
+    from promptlint.audit import prom, series
+    from promptlint.commands import UsageError
+
+    groups: Dict[str, list] = {}
+    for v in args.scrape:
+        inst, path = next(iter(_labelled([v], "scrape").items()))
+        try:
+            for f in series.files(path):
+                samples, t, source = series.load(f)
+                groups.setdefault(inst, []).append((f, samples, t, source))
+        except OSError as e:
+            raise UsageError(f"{e.filename}: cannot read the scrape ({e.strerror})")
+        except prom.ScrapeError as e:
+            raise UsageError(str(e))
+    for inst, scrapes in groups.items():
+        if len(scrapes) < 2:
+            raise UsageError(f"--scrape {inst if inst != '*' else ''}: a series needs at least two scrapes "
+                             "(a directory of them, or --scrape repeated)")
+    return series.Series(groups)
+
+
 def _capacity(args: argparse.Namespace) -> Dict[str, int]:
     from promptlint.commands import UsageError
 
@@ -179,11 +217,10 @@ def _deriver(args: argparse.Namespace):
         return None
     if not (args.tokenizer and args.chat_template):
         raise UsageError("--tokenizer and --chat-template go together (both pinned) to derive token ids")
-    from promptlint.audit.derive import make_deriver
-    from promptlint.tokens import TokenizerError
+    from promptlint.audit.derive import Deriver, DeriverSetupError
     try:
-        return make_deriver(args.tokenizer, args.chat_template, engine=args.engine)
-    except (TokenizerError, OSError) as e:
+        return Deriver(args.tokenizer, args.chat_template, engine=args.engine).check()
+    except DeriverSetupError as e:
         raise UsageError(str(e))
 
 
@@ -219,36 +256,80 @@ def _sinks(args: argparse.Namespace, out: IO[str], sheet_file: Optional[IO[str]]
 
 
 def _stream(args: argparse.Namespace, opts, auditor, summary, sinks: List[Any], tally) -> None:
-    """Read the trace, classify each request in arrival order, hand every row to the sinks."""
-    from promptlint.audit import ingest
+    """Read the shards, parse their rows (in parallel when asked), classify each request in
+    arrival order (shards merged by arrival time), hand every row to the sinks."""
+    import heapq
+
+    from promptlint.audit import ingest, parallel, sources
+    from promptlint.audit.derive import DeriverSetupError
+    from promptlint.audit.progress import Progress
     from promptlint.commands import UsageError
 
-    name = "<stdin>" if args.trace == "-" else args.trace
     try:
-        # binary: a JSONL line ends at \n only
-        f = sys.stdin.buffer if args.trace == "-" else open(args.trace, "rb")
-    except OSError as e:
-        raise UsageError(f"{args.trace}: cannot read the trace ({e.strerror}); check the path")
-    from promptlint import progress
+        shards = sources.expand(args.trace)
+    except sources.SourceError as e:
+        raise UsageError(str(e))
+    # the closing line whenever stderr is a terminal; the bar only beside the full format (for people)
+    progress = Progress.for_stderr(sum(s.size for s in shards), bar=args.output_format == "full")
+    try:
+        ex = parallel.executor(opts, _workers(args), args.ray, explicit=args.workers is not None)
+    except parallel.RayError as e:
+        raise UsageError(str(e))
+    parts = None
+    try:
+        window = max(2, -(-4 * ex.workers // len(shards)))  # batches in flight per shard (memory bound)
 
-    # a bar only for people (a terminal's stderr, the full format): bytes of a trace file, rows of a pipe
-    sized = args.trace != "-" and os.path.isfile(args.trace)
-    total = os.path.getsize(args.trace) if sized else None
-    shown = progress.wanted() and args.output_format == "full"
-    with f, progress.Bar("auditing", "B" if sized else "row", shown, unit_scale=True) as bar:
-        reqs = ingest.in_arrival_order(ingest.read(f, name, opts, tally), args.reorder_window, name, tally)
-        try:
-            for row in auditor.audit(reqs):
-                tally.used += 1
-                summary.add(row)
-                for s in sinks:
-                    s.write(row)
-                if shown:
-                    bar(f.tell() if sized else tally.used, total)
-        except ingest.TraceError as e:
-            raise UsageError(str(e))
-        except OSError as e:
-            raise UsageError(f"{name}: cannot read the trace ({e.strerror})")
+        def requests(shard):
+            rows = sources.rows(shard, progress.read if progress else None)
+            for n, items in parallel.parsed(rows, shard.name, ex, window):
+                yield from ingest.counted(items, f"{shard.name}:{n}", n, tally)
+
+        streams = [ingest.in_arrival_order(requests(s), args.reorder_window, s.name, tally) for s in shards]
+        reqs = streams[0] if len(streams) == 1 else heapq.merge(*streams, key=_arrival)
+        parts = parallel.capacity_partitions(ex, auditor.stack_limit, auditor.curve_limit)
+        if parts is not None:
+            from promptlint.audit.instances import annotated
+
+            reqs = annotated(reqs, parts, ex.workers)
+            auditor.partitioned = True
+        for row in auditor.audit(reqs):
+            tally.used += 1
+            summary.add(row)
+            for s in sinks:
+                s.write(row)
+            if progress:
+                progress.audited()
+        if parts is not None:
+            auditor.remote_curves = parts.curves()
+    except ingest.TraceError as e:
+        raise UsageError(str(e))
+    except (sources.SourceError, DeriverSetupError) as e:
+        raise UsageError(str(e))
+    except OSError as e:
+        raise UsageError(f"{e.filename or ', '.join(args.trace)}: cannot read the trace ({e.strerror})")
+    finally:
+        if parts is not None:
+            parts.close()
+        ex.close()
+        if progress:
+            progress.finish(tally)
+
+
+def _arrival(r) -> float:
+    return r.arrival_ts
+
+
+def _workers(args: argparse.Namespace) -> int:
+    import os
+
+    if args.workers is not None:
+        return args.workers
+    if args.ray is not None:
+        return 0  # Ray: one actor per CPU of the cluster
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 def _result(args: argparse.Namespace, summary, auditor, scrapes, kv) -> Dict[str, Any]:
@@ -262,6 +343,8 @@ def _result(args: argparse.Namespace, summary, auditor, scrapes, kv) -> Dict[str
         result["reconciliation"] = reconcile.reconcile(scrapes, auditor.trace_sums)
     else:
         result["reconciliation"] = {"status": "not requested"}
+    if auditor.series is not None:
+        result["scrape_series"] = auditor.series.report()
     curve = auditor.curve()
     if curve is not None:
         result["capacity"] = {
@@ -271,22 +354,35 @@ def _result(args: argparse.Namespace, summary, auditor, scrapes, kv) -> Dict[str
                        "share_of_lookup": ratio(curve.hit_tokens(c), curve.lookup_tokens)}
                       for c in default_grid(args.capacity_curve)],
         }
+    shards = auditor.index.shards.values()
     result["index"] = {"horizon_fingerprints_per_model_rev": args.index_blocks,
-                       "rotations": sum(s.rotations for s in auditor.index.shards.values())}
+                       "rotations": sum(s.rotations for s in shards),
+                       "dropped_fingerprints": sum(s.dropped for s in shards),
+                       "bounded_lookback_requests": auditor.bounded}
     if kv is not None and kv.gaps:
         result["kv_events_gaps"] = kv.gaps
     return result
 
 
+def _horizon(ix: Dict[str, Any]) -> str:
+    """The index horizon and, when generations were dropped, the precision it cost."""
+    text = f"index horizon: {ix['horizon_fingerprints_per_model_rev']} fingerprints per model revision"
+    if ix["rotations"]:
+        text += (f" ({ix['rotations']} generation(s) dropped, {ix['dropped_fingerprints']} fingerprints forgotten: "
+                 f"{ix['bounded_lookback_requests']} requests looked back over the horizon only, so a partner older "
+                 "than it was not seen: their shared prefixes and ceilings are lower bounds; raise --index-blocks)")
+    return text
+
+
 def _emit(args: argparse.Namespace, result: Dict[str, Any], out: IO[str], js) -> None:
     from promptlint.audit import report
 
+    if result["index"]["rotations"] and args.output_format != "full":
+        print(f"promptlint: note: {_horizon(result['index'])}", file=sys.stderr)  # never a silent loss
     if js is not None:
         js.close(result)
     elif args.output_format == "full":
-        rot = result["index"]["rotations"]
-        report.full(result, out, f"index horizon: {args.index_blocks} fingerprints per model revision"
-                    + (f" ({rot} generation(s) dropped: partners older than that were not seen)" if rot else ""))
+        report.full(result, out, _horizon(result["index"]))
     if args.plot:
         from promptlint.audit.plot import svg
         from promptlint.commands import UsageError
