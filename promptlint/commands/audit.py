@@ -6,7 +6,6 @@ Standard library only at module level; the audit modules are imported in run().
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import IO, Any, Dict, List, Optional, Tuple
 
