@@ -398,6 +398,19 @@ def _derive(r: AuditRequest, inputs: Dict[str, Any], opts: Options) -> None:
             r.flags["derived_length"] = len(ids)
 
 
+_LLAMACPP = {"llamacpp_slot", "llamacpp_skip", "llamacpp_error"}
+
+
+def _llamacpp(row: Dict[str, Any], opts: Options) -> Union[AuditRequest, Skip]:
+    from promptlint.audit import llamacpp
+
+    if "llamacpp_skip" in row:
+        return Skip(text(row["llamacpp_skip"], "llamacpp_skip"))
+    if "llamacpp_error" in row:
+        raise RowError(text(row["llamacpp_error"], "llamacpp_error"))
+    return llamacpp.request(obj(row["llamacpp_slot"], "llamacpp_slot"), opts)
+
+
 def parse_obj(row: Any, where: str, n: int, opts: Options) -> Iterator[Union[AuditRequest, Skip, RowError]]:
     """The rows of one parsed line: requests, skips, or (OTLP spans only) the error of one span;
     an error that fails the whole line is raised."""
@@ -405,6 +418,8 @@ def parse_obj(row: Any, where: str, n: int, opts: Options) -> Iterator[Union[Aud
         raise RowError("each line must be a JSON object")
     if "hash_ids" in row:
         yield hash_ids_row(row, where, opts, n)
+    elif row.keys() & _LLAMACPP:  # made by the reader from a llama.cpp slot log or /slots snapshot
+        yield _llamacpp(row, opts)
     elif "resourceSpans" in row or ("attributes" in row and ("spanId" in row or "traceId" in row)):
         yield from otel_spans(row, where, opts)
     elif "response" in row and isinstance(row.get("response"), dict):

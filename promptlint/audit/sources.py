@@ -1,5 +1,6 @@
 """Where the trace's rows come from: one JSONL file or stdin, or shards -- several files, a
-directory, a glob -- of JSONL or Parquet (through pyarrow, the optional ``fleet`` extra).
+directory, a glob -- of JSONL or Parquet (through pyarrow, the optional ``fleet`` extra), or
+llama.cpp server logs and ``/slots`` snapshots (made into one row per task: audit.llamacpp).
 
 Each shard yields ``(line or row number, raw line or decoded row)``; the reader never parses
 JSON itself (that is the parallel stage). A Parquet row is a dict whose null fields are
@@ -13,7 +14,7 @@ import os
 from typing import Any, Iterator, List, Optional, Tuple
 
 PARQUET_SUFFIXES = (".parquet", ".pq")
-TRACE_SUFFIXES = (".jsonl", ".json", ".ndjson") + PARQUET_SUFFIXES
+TRACE_SUFFIXES = (".jsonl", ".json", ".ndjson", ".log") + PARQUET_SUFFIXES
 FLEET_INSTALL = "pip install 'promptlint-kv[fleet]'"
 
 
@@ -77,9 +78,11 @@ def rows(shard: Shard, progress: Optional[Any] = None) -> Iterator[Tuple[int, An
     if shard.parquet:
         yield from _parquet_rows(shard, progress)
         return
+    import itertools
     import sys
 
     from promptlint import jsonl
+    from promptlint.audit import llamacpp
 
     try:
         # binary: a JSONL line ends at \n only
@@ -87,10 +90,21 @@ def rows(shard: Shard, progress: Optional[Any] = None) -> Iterator[Tuple[int, An
     except OSError as e:
         raise SourceError(f"{shard.name}: cannot read the trace ({e.strerror}); check the path")
     with f:
-        for n, line in jsonl.numbered_lines(f):
-            if progress is not None:
-                progress(len(line) if isinstance(line, bytes) else 0)
-            yield n, line
+        lines = _measured(jsonl.numbered_lines(f), progress)
+        head = list(itertools.islice(lines, llamacpp.SNIFF_LINES))
+        kind = llamacpp.sniff(head)  # a llama.cpp server log or /slots snapshots: rows per task
+        if kind is None:
+            yield from head
+            yield from lines
+        else:
+            yield from llamacpp.rows(itertools.chain(head, lines), kind, llamacpp.server_label(shard.path))
+
+
+def _measured(lines: Iterator[Tuple[int, Any]], progress: Optional[Any]) -> Iterator[Tuple[int, Any]]:
+    for n, line in lines:
+        if progress is not None:
+            progress(len(line) if isinstance(line, bytes) else 0)
+        yield n, line
 
 
 def _parquet_rows(shard: Shard, progress: Optional[Any]) -> Iterator[Tuple[int, Any]]:
