@@ -18,7 +18,8 @@ DESCRIPTION = ("Attribute the prefix-cache misses of a request trace to miss cla
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("audit", help=HELP, description=DESCRIPTION)
     p.add_argument("trace", nargs="+", help="trace file (JSONL; '-' for stdin): native audit rows, OpenAI-compatible "
-                   "request/response pairs, LiteLLM payloads, OTel GenAI spans or hash_ids traces; or shards: several "
+                   "request/response pairs, LiteLLM payloads, OTel GenAI spans or hash_ids traces, or a llama.cpp server log "
+                   "or /slots snapshots; or shards: several "
                    "files, a directory or a glob, JSONL or Parquet (.parquet, needs the fleet extra), merged by arrival time")
     p.add_argument("--output-format", choices=("full", "json", "csv"), default="full",
                    help="full: summary text (default); json: requests + summary; csv: the worksheet")
