@@ -200,3 +200,20 @@ def test_reconciliation_pools_deltas_and_reports_residual():
     assert rec["pooled"]["local_hit_ratio"] == 1000 / 1010
     assert rec["instances"]["a"]["local_hit_ratio"] == 1.0
     assert rec["instances"]["a"]["residual"] == {"queries": 0, "hits": 10}
+
+
+def test_llamacpp_counters_reconcile_prompt_and_reused_tokens():
+    # llama-server's /metrics: prompt_tokens_total excludes the reused tokens, which are
+    # prompt_tokens_cached_total. The slot-log fixture's tasks (tests/test_audit_llamacpp.py):
+    # 7,600 prompt tokens of which 2,769 reused, so 4,831 evaluated.
+    lab = frozenset()
+    before = {("llamacpp:prompt_tokens_total", lab): 100.0, ("llamacpp:prompt_tokens_cached_total", lab): 50.0}
+    after = {("llamacpp:prompt_tokens_total", lab): 100.0 + 4831, ("llamacpp:prompt_tokens_cached_total", lab): 50.0 + 2769}
+    rec = reconcile({"a": (before, after)}, {"a": {"prompt_tokens": 7600, "cached_tokens": 2769}})
+    a = rec["instances"]["a"]
+    assert rec["status"] == "ok"
+    assert (a["prompt_tokens"], a["prompt_tokens_cached"]) == (7600, 2769)
+    assert a["cached_prompt_ratio"] == 2769 / 7600
+    assert a["residual"] == {"prompt_tokens": 0}
+    restarted = {k: v - 100.0 for k, v in before.items()}  # counters went down: a restart, no ratio
+    assert reconcile({"a": (after, restarted)}, {})["status"] == "reset detected"

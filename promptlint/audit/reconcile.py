@@ -24,6 +24,10 @@ COUNTERS = {
     "prompt_tokens": ("vllm:prompt_tokens_total", "vllm:prompt_tokens", "sglang:prompt_tokens_total"),
     "prompt_tokens_cached": ("vllm:prompt_tokens_cached_total", "vllm:prompt_tokens_cached", "sglang:cached_tokens_total"),
 }
+# llama-server (tools/server/server-task.cpp, to_metrics): `prompt_tokens_total` counts only the
+# tokens it evaluated ("excluding cached tokens"); the ones reused from the slot's cache are
+# `prompt_tokens_cached_total` (server-context.cpp: add_prompt_cached(n_past)). A prompt is both.
+LLAMACPP_EVALUATED, LLAMACPP_CACHED = "llamacpp:prompt_tokens_total", "llamacpp:prompt_tokens_cached_total"
 BY_SOURCE = ("vllm:prompt_tokens_cached_by_source_total", "vllm:prompt_tokens_cached_by_source")
 CONFIG = ("vllm:cache_config_info",)
 RESTART = ("process_start_time_seconds",)
@@ -63,6 +67,11 @@ def deltas(before: Dict[Series, float], after: Dict[Series, float]) -> Dict[str,
             if found:
                 out[key] = int(sum(v - before.get((name, lab), 0.0) for lab, v in found))
                 break
+    if "prompt_tokens_cached" not in out:
+        cached = _delta(before, after, LLAMACPP_CACHED)
+        if cached is not None:
+            out["prompt_tokens_cached"] = cached
+            out["prompt_tokens"] = cached + (_delta(before, after, LLAMACPP_EVALUATED) or 0)
     src: Dict[str, int] = {}
     for name in BY_SOURCE:
         for (n, lab), v in after.items():
@@ -74,6 +83,12 @@ def deltas(before: Dict[Series, float], after: Dict[Series, float]) -> Dict[str,
     if src:
         out["cached_by_source"] = src
     return out
+
+
+def _delta(before: Dict[Series, float], after: Dict[Series, float], name: str) -> Optional[int]:
+    """The summed increase of every series of ``name`` (None when the scrape has none)."""
+    found = [(lab, v) for (n, lab), v in after.items() if n == name]
+    return int(sum(v - before.get((name, lab), 0.0) for lab, v in found)) if found else None
 
 
 def reconcile(pairs: Dict[str, Tuple[Dict[Series, float], Dict[Series, float]]],
