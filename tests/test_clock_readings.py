@@ -80,3 +80,20 @@ def test_a_date_time_value_whose_parts_are_read_is_not_a_clock(tmp_path, cli):
     (tmp_path / "p.j2").write_text(src)
     doc = check_json(cli, tmp_path / "p.j2", tmp_path)
     assert [f for f in doc["findings"] if f["code"] in ("M101", "PL101") or f["code"].startswith("E")] == []
+
+
+def test_a_volatile_input_used_as_a_number_is_an_epoch(tmp_path, cli, qwen):
+    # `request_ts | int` and `request_ts - 60` need a number: an ISO text made `| int` 0 in both
+    # requests (hazard missed) and `-` a render error (E002)
+    src = "Stamp: {{ request_ts | int }}, window start {{ request_ts - 60 }}\n" + POLICY + "Question: {{ question }}\n"
+    (tmp_path / "p.j2").write_text(src)
+    doc = check_json(cli, tmp_path / "p.j2", tmp_path)
+    assert doc["errors"] == [] and not [f for f in doc["findings"] if f["code"].startswith("E")]
+    (f,) = [f for f in doc["findings"] if f["code"] == "M101"]
+    assert f["variable"] == "request_ts" and (f["line"], f["column"]) == (1, 8)
+    render = lambda ts, q="How do I reset my password?": Environment().from_string(src).render(request_ts=ts, question=q)  # noqa: E731
+    base, later, other = render(EPOCH), render(EPOCH + 7), render(EPOCH, "Where is my order #4417?")
+    assert f["evidence"]["base_render"] == base and f["evidence"]["variant_render"] == later
+    b, v, q = (qwen.encode(t, add_special_tokens=False).ids for t in (base, later, other))
+    s, ideal = shared_prefix(b, v), shared_prefix(b, q)
+    assert f["first_divergent_token"]["index"] == s and f["lost_blocks"] == lost(s, ideal, len(v)) > 0
