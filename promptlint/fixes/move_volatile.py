@@ -27,6 +27,9 @@ def propose(source: str, finding, run) -> Tuple[List[Proposal], Optional[str]]:
     tags = jtags.scan(source)
     ref = jtags.source_name(name)
     refs = [i for i, t in enumerate(tags) if jtags.references(t, source, ref)]
+    field = _field_reads(name)
+    if field is not None:  # a field of a record (`user.last_login_at`): the tag that reads that field
+        refs = [i for i in refs if field.search(tags[i].body(source))]
     if not refs:
         return [], f"`{name}` is rendered by an included template: fix it there"
     span = _span(source, tags, refs[0])
@@ -34,7 +37,14 @@ def propose(source: str, finding, run) -> Tuple[List[Proposal], Optional[str]]:
         return [], f"the tag that renders `{name}` is inside a block that is not closed in this file"
     start, end = span
     per_request = {v.name for v in run.scenario.of_kind("per-request")}
-    inside = sorted(n for n in per_request if any(jtags.references(t, source, n) for t in tags if start <= t.start < end))
+
+    def renders(t, n: str) -> bool:  # the record holding the value is not another input the span renders
+        body = t.body(source)
+        if field is not None and n == ref:
+            body = field.sub("", body)
+        return jtags.references_text(body, n)
+
+    inside = sorted(n for n in per_request if any(renders(t, n) for t in tags if t.kind != "comment" and start <= t.start < end))
     if inside:
         return [], f"the span that renders `{name}` also renders the per-request input `{inside[0]}`"
     first_line = source.count("\n", 0, start) + 1
@@ -52,6 +62,20 @@ def propose(source: str, finding, run) -> Tuple[List[Proposal], Optional[str]]:
     if not out:
         return [], f"`{name}` already comes right before the per-request input"
     return out, None
+
+
+def _field_reads(name: str):
+    """For a field variable (`user.last_login_at`, `meta.generated_at`), a pattern of the source's reads
+    of that field (`user.last_login_at`, `user["last_login_at"]`); None for an input itself."""
+    import re
+
+    from promptlint.scenarios.model import Variable
+
+    path = Variable(name, None).path
+    if not path:
+        return None
+    parts = [re.escape(path[0])] + [rf"(?:\s*\.\s*{re.escape(p)}\b|\s*\[\s*(['\"]){re.escape(p)}\{i + 1}\s*\])" for i, p in enumerate(path[1:])]
+    return re.compile(r"\b" + "".join(parts))
 
 
 def _span(source: str, tags, index: int) -> Optional[Tuple[int, int]]:

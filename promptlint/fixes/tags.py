@@ -144,7 +144,12 @@ def source_name(variable: str) -> str:
 
 
 def references(tag: Tag, source: str, name: str) -> bool:
-    return tag.kind != "comment" and name in names(tag.body(source))
+    return tag.kind != "comment" and references_text(tag.body(source), name)
+
+
+def references_text(body: str, name: str) -> bool:
+    """Does a tag body (or part of one) read or bind ``name``?"""
+    return name in names(body)
 
 
 def line_start(source: str, offset: int) -> int:

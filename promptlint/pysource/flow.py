@@ -18,11 +18,15 @@ latest assignment in source order wins). docs/python.md lists this precisely.
 from __future__ import annotations
 
 import ast
+import re
 import string
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from promptlint.pysource import sinks
+
+# one printf-style conversion: `%s`, `%(name)s`, `%-8.2f`, `%%`
+_PRINTF = re.compile(r"%(?:\((?P<name>[^)]*)\))?[#0\- +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?(?P<conv>[diouxXeEfFgGcrsa%])")
 
 DUMPS = ("json.dumps", "orjson.dumps", "ujson.dumps", "simplejson.dumps")
 MAX_DEPTH = 8
@@ -357,6 +361,8 @@ class Flow:
             elif left.items is not None and right.items is not None:
                 out.items = left.items + right.items
             return out
+        if isinstance(node.op, ast.Mod) and left.parts is not None and all(isinstance(p, str) for p in left.parts):
+            return self._percent("".join(left.parts), node, right)
         if isinstance(node.op, ast.BitOr) and (left.unordered or right.unordered):
             return Val(unordered=left.unordered or right.unordered).add(left, right)
         out = self.opaque(node)
@@ -694,6 +700,31 @@ class Flow:
             has_star = any(k.arg is None for k in node.keywords)
             fix = None if has_star else "sort-keys"
             out.hazards.append(Hazard("json", node, self.text_of(node), fix=fix))
+        return out
+
+    def _percent(self, fmt: str, node: ast.BinOp, right: Val) -> Val:
+        """``"Epoch %d: %s" % (time.time(), POLICY)``: printf-style formatting, as ``_format`` does
+        ``str.format`` (a tuple's items in turn, a mapping's by ``%(name)s``, else the one value)."""
+        out = Val(parts=[]).add(right)
+        values = right.items if isinstance(node.right, ast.Tuple) and right.items is not None else [right]
+        nodes = node.right.elts if isinstance(node.right, ast.Tuple) else [node.right]
+        at, i = 0, 0
+        for m in _PRINTF.finditer(fmt):
+            out.parts.append(fmt[at:m.start()])
+            at = m.end()
+            if m.group("conv") == "%":
+                out.parts.append("%")
+                continue
+            name = m.group("name")
+            v = (right.mapping or {}).get(name) if name is not None else (values[i] if i < len(values) else None)
+            where = nodes[i] if name is None and i < len(nodes) else node.right
+            i += name is None
+            if v is not None and v.parts is not None:
+                out.parts.extend(v.parts)
+            else:
+                out.parts.append(Hole("static", self.text_of(where), where))
+        out.parts.append(fmt[at:])
+        out.parts = [p for p in out.parts if p != ""]
         return out
 
     def _format(self, fmt: str, node: ast.Call, ev) -> Val:

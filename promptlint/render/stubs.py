@@ -108,7 +108,7 @@ def scan(env, ast, template: Optional[str]) -> None:
             if node.node.name not in assigned:
                 found.append(("globals", node.node.name, node.lineno))
     env.stub_attrs = getattr(env, "stub_attrs", set()) | {n.attr for n in ast.find_all(nodes.Getattr)}
-    for owner, method, line in _namespace_calls(env, ast, assigned):
+    for owner, method, line in _namespace_calls(env, ast, assigned, env.promptlint_stub_classify):
         found.append(("globals", f"{owner}.{method}", line))
     for role, name, line in found:
         if (role, name) in env.stubbed:
@@ -224,10 +224,11 @@ def _named_by_argument(node):
     return []
 
 
-def _namespace_calls(env, ast, assigned: set):
+def _namespace_calls(env, ast, assigned: set, classify=None):
     """(owner, method, line) for each `owner.method(...)` whose owner the application passes in as a
     module or helper object (`datetime.now()`, `uuid.uuid4()`, `helpers.format_price(p)`): a name used
-    only to call methods no sample value has (not text, mapping, list or date-time methods)."""
+    only to call methods no sample value has (not text, mapping, list or date-time methods), or a
+    clock module read for the time (`time.time()`, `date.today()`: see ``_clock_namespace``)."""
     from jinja2 import nodes
 
     from promptlint.scenarios.shapes import DATETIME_METHODS
@@ -248,10 +249,28 @@ def _namespace_calls(env, ast, assigned: set):
             continue
         if owner in env.globals and not isinstance(env.globals[owner], _Namespace):
             continue
-        if any(m in value_methods or m.startswith("_") for m, _ in methods):
+        if any(m.startswith("_") for m, _ in methods):
+            continue
+        if any(m in value_methods for m, _ in methods) and not _clock_namespace(owner, methods, classify):
             continue  # an input of a known shape (`question.strip()`, `doc.get("title")`)
         for method, line in methods:
             yield owner, method, line
+
+
+def _clock_namespace(owner: str, methods, classify) -> bool:
+    """Is ``owner`` a clock module or class read for the time (`time.time()`, `datetime.date()`), not a
+    date-time value whose parts are read (`meeting.time()`, `now.strftime(..)`)? Its name is one word
+    that says time or date and it is called for a reading whose name says so too."""
+    if classify is None:
+        return False
+
+    def clock(name: str) -> bool:
+        c = classify(name)
+        return c.kind == "volatile" and c.sub_kind in ("timestamp", "date", "time")
+
+    from promptlint.scenarios.names import name_words
+
+    return len(name_words(owner)) == 1 and clock(owner) and any(clock(m) for m, _ in methods)
 
 
 class _Namespace:
@@ -338,7 +357,9 @@ def _volatile_result(value: Any, sub: str) -> str:
 class _ClockText(str):
     """A time as the text `{{ now() }}` prints, answering `.strftime()`, `.isoformat()`, `.year`, ..."""
 
-    def __new__(cls, text: str, moment):
+    def __new__(cls, text: str, moment=None):
+        if moment is None:  # `type(s)(result)` (the sandbox's `.format`): the result is plain text
+            return str(text)
         obj = super().__new__(cls, text)
         obj._moment = moment
         return obj
@@ -352,6 +373,42 @@ class _ClockText(str):
         from promptlint.render.sandbox import check_strftime_format
 
         return self._moment.strftime(check_strftime_format(fmt))
+
+    # Used as a number (`time.time() | int`, `now() - 60`, `ts // 3600`), a time is its Unix epoch,
+    # as the clock functions that return numbers give it: text arithmetic would hide the change.
+    def _epoch(self) -> float:
+        import calendar
+
+        m = self._moment
+        return calendar.timegm(m.utctimetuple()) + m.microsecond / 1e6
+
+    def __float__(self) -> float:
+        return self._epoch()
+
+    def __int__(self) -> int:
+        return int(self._epoch())
+
+    def __round__(self, ndigits=None):
+        return round(self._epoch(), ndigits)
+
+    def _number(op, text=None):  # noqa: N805 - builds the methods below
+        def method(self, other):
+            if isinstance(other, (int, float)) and not isinstance(other, bool):
+                return op(self._epoch(), other)
+            return text(self, other) if text is not None else NotImplemented
+
+        return method
+
+    __add__ = _number(lambda a, b: a + b, str.__add__)
+    __radd__ = _number(lambda a, b: b + a)
+    __sub__ = _number(lambda a, b: a - b)
+    __rsub__ = _number(lambda a, b: b - a)
+    __mul__ = _number(lambda a, b: a * b, str.__mul__)
+    __rmul__ = _number(lambda a, b: b * a, str.__rmul__)
+    __truediv__ = _number(lambda a, b: a / b)
+    __floordiv__ = _number(lambda a, b: a // b)
+    __mod__ = _number(lambda a, b: a % b, str.__mod__)
+    del _number
 
     def replace(self, *args, **kwargs):  # datetime's `replace(microsecond=0)`, else str's
         if kwargs or (args and not isinstance(args[0], str)):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Iterable, List, Optional
 
-from promptlint.scenarios.model import Scenario, Variable
+from promptlint.scenarios.model import Scenario, Variable, set_field
 from promptlint.scenarios.names import NamePatterns
 
 
@@ -66,8 +66,47 @@ def infer_scenario(asts, known: Iterable[str], patterns: NamePatterns, declared:
     for name, shape in shapes.items():
         if name in scenario.variables or name in known:
             continue
-        scenario.variables[name] = infer_variable(name, shape, patterns)
+        var = scenario.variables[name] = infer_variable(name, shape, patterns)
+        if (var.kind, var.sub_kind) in (("static", None), ("per-request", "input")) and not patterns.is_static_name(name):
+            for field in volatile_fields(name, shape, patterns):
+                if field.name not in scenario.variables:
+                    scenario.variables[field.name] = field
+                    var.value = set_field(var.value, field.path[1:], field.value)
     return scenario
+
+
+def volatile_fields(root: str, shape, patterns: NamePatterns, depth: int = 0) -> List[Variable]:
+    """The fields of a static record that change per request (`user.last_login_at`, `session.id`,
+    `ctx.trace_id`), each a volatile variable named by its path, classified by the same words as
+    an input: a field of several words by its own name, a one-word field with its record's last
+    word (`session.id` is `session_id`, volatile; `user.id` is `user_id`, static). Only records
+    read field by field are searched, static ones and the request's own record (`request.received_at`:
+    the ideal variant changes the request's content and keeps such fields, so they are charged like any
+    volatile input); the items of a list, retrieved text and history are content (a document's
+    `updated_at` changes when the document does)."""
+    from promptlint.scenarios.names import name_words
+    from promptlint.scenarios.shapes import MAPPING
+    from promptlint.scenarios.values import form_of, shaped_value
+
+    r = shape.find()
+    if depth > 4 or form_of(r) != MAPPING:
+        return []
+    out: List[Variable] = []
+    parent = name_words(root.rsplit(".", 1)[-1])
+    for field, sub_shape in r.fields.items():
+        words = name_words(field)
+        if field.startswith("#") or "." in field or not words:
+            continue
+        said = field if len(words) > 1 or not parent else f"{parent[-1]}_{field}"
+        c = patterns.classify(said)
+        path = f"{root}.{field}"
+        if c.kind == "volatile":
+            value, variant = shaped_value(path, sub_shape, "volatile", c.sub_kind)
+            why = f"volatile {c.sub_kind}: a field of `{root}`; {c.why}" + (f" (read as `{said}`)" if said != field else "")
+            out.append(Variable(path, value, "volatile", c.sub_kind, variant, why=(why,)))
+        elif not patterns.is_static_name(field):
+            out += volatile_fields(path, sub_shape, patterns, depth + 1)
+    return out
 
 
 def infer_variable(name: str, shape, patterns: NamePatterns) -> Variable:

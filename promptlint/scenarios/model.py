@@ -39,6 +39,12 @@ class Variable:
     sort_key: Optional[str] = None  # lists: the field M202/M203 fixes sort by (samples file; "" = the items)
     why: Tuple[str, ...] = field(default=(), compare=False)  # inferred: how its kind and shape were read
 
+    @property
+    def path(self) -> Tuple[str, ...]:
+        """A field of another input (`user.last_login_at`): (root, field, ...); () for an input itself.
+        Template names cannot hold a dot, so a dotted name always means a field."""
+        return tuple(self.name.split(".")) if "." in self.name and not self.name.endswith("()") and not self.name.startswith("|") else ()
+
     def variant_value(self) -> Any:
         from promptlint.scenarios.values import per_request_variant, volatile_variant
 
@@ -59,9 +65,28 @@ class Scenario:
     unresolved_includes: List[str] = field(default_factory=list)  # include inputs rendered as empty
 
     def values(self, **overrides: Any) -> Dict[str, Any]:
-        out = {name: v.value for name, v in self.variables.items()}
-        out.update(overrides)
+        """The render's context: every input, with ``overrides``; a field variable (`user.last_login_at`)
+        is set inside its root's value (a copy)."""
+        fields = {name: v for name, v in self.variables.items() if v.path}
+        out = {name: v.value for name, v in self.variables.items() if name not in fields}
+        out.update((k, v) for k, v in overrides.items() if k not in fields)
+        for name, var in fields.items():
+            root = var.path[0]
+            if root in out:
+                out[root] = set_field(out[root], var.path[1:], overrides.get(name, var.value))
         return out
 
     def of_kind(self, kind: str) -> List[Variable]:
         return [v for v in self.variables.values() if v.kind == kind]
+
+
+def set_field(value: Any, path: Tuple[str, ...], new: Any) -> Any:
+    """``value`` with the field at ``path`` set to ``new``: mappings along the way are copied; a value
+    that is not a mapping there is returned as it is."""
+    if not path:
+        return new
+    if not isinstance(value, dict):
+        return value
+    out = dict(value)
+    out[path[0]] = set_field(value.get(path[0], {}) if len(path) > 1 else None, path[1:], new)
+    return out

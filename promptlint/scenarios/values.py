@@ -84,6 +84,25 @@ def volatile_value(sub: Optional[str], as_object: bool = False) -> Any:
     return _BASE_CLOCK if as_object else _BASE_CLOCK.isoformat(sep=" ")
 
 
+def volatile_number(sub: Optional[str]) -> int:
+    """A volatile input the template uses as a number: the base time's Unix epoch (seconds; a date's
+    midnight), or a numeric id. Its variant is seconds (a day) later, or another id."""
+    import calendar
+
+    if sub == "id":
+        return 48213107
+    moment = datetime.combine(_BASE_CLOCK.date(), time()) if sub == "date" else _BASE_CLOCK
+    return calendar.timegm(moment.utctimetuple())
+
+
+def _numeric(shape) -> bool:
+    """Is the value used as a number (arithmetic, ordered, `| int`, `| float`) and not as a date-time?"""
+    from promptlint.scenarios.shapes import NUMBER
+
+    r = shape.find()
+    return form_of(r) == NUMBER or (not r.fields and any(label in ("|int", "|float") for label in r.uses))
+
+
 def _step(moment, delta):
     """The next request's value; the previous one at the end of the calendar (9999-12-31), where
     only the difference matters."""
@@ -103,6 +122,10 @@ def volatile_variant(value: Any, sub: Optional[str]) -> Any:
         return _step(datetime.combine(date(2000, 1, 1), value), timedelta(seconds=7)).time()
     if isinstance(value, int) and not isinstance(value, bool) and sub in (None, "timestamp"):
         return value + (7000 if value >= _EPOCH_MS[0] else 7)  # seconds or milliseconds
+    if isinstance(value, int) and not isinstance(value, bool) and sub == "date":
+        return value + 86400
+    if isinstance(value, int) and not isinstance(value, bool) and sub in ("id", "time"):
+        return int(_rotate(str(value))) if sub == "id" else value + 7
     if not isinstance(value, str):
         return _rotate(str(value)) if not isinstance(value, (list, dict)) else value
     v = value.strip()
@@ -431,6 +454,8 @@ def shaped_value(name: str, shape, kind: str, sub: Optional[str]) -> Tuple[Any, 
 
     r = shape.find() if shape is not None else _blank()
     if kind == "volatile":
+        if _numeric(r):  # `ts | int`, `created_at / 1000`, `request_id + 1`: a number, as the application has it
+            return volatile_number(sub), None
         as_object = form_of(r) == DATETIME or bool(r.categories() & {DATETIME})
         return volatile_value(sub, as_object=as_object and sub != "id"), None
     per_request = kind == "per-request"
