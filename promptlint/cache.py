@@ -163,14 +163,17 @@ class Cache:
                 return None
         return entry
 
-    def put(self, key: str, findings: List[Dict], deps: Iterable[Path], **extra) -> None:
+    def put(self, key: str, findings: List[Dict], deps: Iterable[Path], **extra) -> Optional[Dict[str, Optional[str]]]:
         """Store ``findings`` with the state of every path the analysis looked at, found or not
-        (kept as looked up, links unresolved: a link that changes target changes the digest)."""
+        (kept as looked up, links unresolved: a link that changes target changes the digest);
+        returns those states (for the run manifest), None when the cache is off."""
         if not self.enabled:
-            return
-        entry = {"findings": findings, "deps": {os.path.abspath(d): dep_digest(Path(d), self.root) for d in deps}, **extra}
+            return None
+        states = {os.path.abspath(d): dep_digest(Path(d), self.root) for d in deps}
+        entry = {"findings": findings, "deps": states, **extra}
         self._write(self.dir / "entries" / key[:2] / f"{key}.json", json.dumps(entry, ensure_ascii=False))
         self.wrote = True
+        return states
 
     def prune(self, limit: Optional[int] = None) -> None:
         """Evict the oldest entries until the cache holds at most ``limit`` bytes (only after a run
@@ -180,7 +183,7 @@ class Cache:
         limit = MAX_BYTES if limit is None else limit
         entries = []
         total = 0
-        for dirpath, _dirs, files in os.walk(self.dir / "entries"):
+        for dirpath, _dirs, files in (w for sub in ("entries", "manifests") for w in os.walk(self.dir / sub)):
             for name in files:
                 path = os.path.join(dirpath, name)
                 try:
