@@ -136,6 +136,8 @@ class Manifest:
         for rec in self.seen.values():
             _distrust_racy(rec, horizon)
         files = {**self.files, **self.seen}
+        if files == self.files:
+            return  # only racy stamps were re-verified: nothing new to remember
         body = self._body(files)
         if len(body) > MAX_BYTES:
             body = self._body(self.seen)
