@@ -376,21 +376,25 @@ _NEIGHBOURS = ("tokenizer_config.json", "chat_template.jinja", "tokenizer.json")
 def _neighbourhood(path: Path) -> str:
     """Size and mtime of the files an analysis may read beside ``path`` without naming them as
     dependencies: samples files (which may appear or disappear), a model directory's chat-template
-    files and tokenizer_config.json (special tokens)."""
-    directory = path if path.is_dir() else path.parent
+    files and tokenizer_config.json (special tokens). (os calls on strings: a warm run makes these
+    stats for every file.)"""
+    import os
+
+    name = str(path)
+    directory = name if os.path.isdir(name) else os.path.dirname(name)
     stem = path.name.rsplit(".", 1)[0]
-    candidates = [directory / n for n in _NEIGHBOURS]
-    candidates += [directory / f"{s}.samples.{ext}" for s in (stem, "chat_template", "tokenizer_config") for ext in ("toml", "json")]
-    extra = directory / "chat_templates"
-    if extra.is_dir():
-        candidates += sorted(extra.iterdir())
+    candidates = [os.path.join(directory, n) for n in _NEIGHBOURS]
+    candidates += [os.path.join(directory, f"{s}.samples.{ext}") for s in (stem, "chat_template", "tokenizer_config") for ext in ("toml", "json")]
+    extra = os.path.join(directory, "chat_templates")
+    if os.path.isdir(extra):
+        candidates += sorted(os.path.join(extra, n) for n in os.listdir(extra))
     parts = []
     for c in candidates:
         try:
-            st = c.stat()
+            st = os.stat(c)
         except OSError:
             continue
-        parts.append(f"{c.name}:{st.st_size}:{st.st_mtime_ns}")
+        parts.append(f"{os.path.basename(c)}:{st.st_size}:{st.st_mtime_ns}")
     return "|".join(parts)
 
 
