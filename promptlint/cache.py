@@ -12,6 +12,9 @@ and checks out files, and a Jinja include makes one file's mtime insufficient):
 - writes are atomic (temp file + rename), so concurrent runs never see half an entry;
   anything unreadable is a miss; a cache that cannot be written is skipped with one warning.
 
+A run first consults the run manifest (promptlint.manifest, in this directory): a file whose
+stamps did not change is answered from it without being read or looked up here.
+
 The directory ignores itself (`.gitignore` with `*`) and carries a `CACHEDIR.TAG`.
 
 A pull request can commit a `.promptlint_cache/` of its own, and every input of a key is
