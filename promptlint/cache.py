@@ -12,6 +12,9 @@ and checks out files, and a Jinja include makes one file's mtime insufficient):
 - writes are atomic (temp file + rename), so concurrent runs never see half an entry;
   anything unreadable is a miss; a cache that cannot be written is skipped with one warning.
 
+A run first consults the run manifest (promptlint.manifest, in this directory): a file whose
+stamps did not change is answered from it without being read or looked up here.
+
 The directory ignores itself (`.gitignore` with `*`) and carries a `CACHEDIR.TAG`.
 
 A pull request can commit a `.promptlint_cache/` of its own, and every input of a key is
@@ -163,14 +166,17 @@ class Cache:
                 return None
         return entry
 
-    def put(self, key: str, findings: List[Dict], deps: Iterable[Path], **extra) -> None:
+    def put(self, key: str, findings: List[Dict], deps: Iterable[Path], **extra) -> Optional[Dict[str, Optional[str]]]:
         """Store ``findings`` with the state of every path the analysis looked at, found or not
-        (kept as looked up, links unresolved: a link that changes target changes the digest)."""
+        (kept as looked up, links unresolved: a link that changes target changes the digest);
+        returns those states (for the run manifest), None when the cache is off."""
         if not self.enabled:
-            return
-        entry = {"findings": findings, "deps": {os.path.abspath(d): dep_digest(Path(d), self.root) for d in deps}, **extra}
+            return None
+        states = {os.path.abspath(d): dep_digest(Path(d), self.root) for d in deps}
+        entry = {"findings": findings, "deps": states, **extra}
         self._write(self.dir / "entries" / key[:2] / f"{key}.json", json.dumps(entry, ensure_ascii=False))
         self.wrote = True
+        return states
 
     def prune(self, limit: Optional[int] = None) -> None:
         """Evict the oldest entries until the cache holds at most ``limit`` bytes (only after a run
@@ -180,7 +186,7 @@ class Cache:
         limit = MAX_BYTES if limit is None else limit
         entries = []
         total = 0
-        for dirpath, _dirs, files in os.walk(self.dir / "entries"):
+        for dirpath, _dirs, files in (w for sub in ("entries", "manifests") for w in os.walk(self.dir / sub)):
             for name in files:
                 path = os.path.join(dirpath, name)
                 try:

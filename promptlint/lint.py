@@ -17,7 +17,7 @@ from promptlint import analyzers, bounded_io, kernel, registry, suppress
 from promptlint.config import Settings, ignored_for_file
 from promptlint.discovery import discover
 from promptlint.paths import escapes_root, relative
-from promptlint.records import Finding, SourceLine
+from promptlint.records import Finding, SourceLine, finding_from_dict
 from promptlint.tokens import TokenizerSpec, release
 
 
@@ -74,6 +74,7 @@ def lint(
     is_enabled = kernel.rule_filter(settings)
     ctx = kernel.Context(settings, provider, is_enabled, shared=shared)
     tok_sha = None
+    manifest = None  # opened with the first file that needs it (after the tokenizer's sha is known)
     settings_key = _settings_key(settings)
     for raw, reason in missing:
         result.errors.append(kernel.file_error(raw, "E005", reason))
@@ -96,11 +97,27 @@ def lint(
             continue
         if tok_sha is None:
             tok_sha = kernel.tokenizer_sha(spec, cache)  # verifies a pinned sha without loading the tokenizer
+        if manifest is None and cache.enabled:
+            from promptlint.manifest import Manifest
+
+            manifest = Manifest(cache, settings_key, tok_sha, evidence)
+        nb = before = None
+        if text is None and manifest is not None:  # an editor buffer or stdin is never in the manifest
+            nb = _neighbourhood(path)
+            hit = _from_manifest(manifest, path, nb)
+            if hit is not None:
+                done[i] = hit
+                _release(plan, i)
+                continue
+            before = _lstat(path)  # before the read: a change during the run leaves a stale stamp
         start = len(ctx.notices)
-        done[i] = (_check_one(path, text, ctx, cache, settings_key, tok_sha, evidence), ctx.notices[start:])
+        seen: Dict = {}
+        done[i] = (_check_one(path, text, ctx, cache, settings_key, tok_sha, evidence, seen), ctx.notices[start:])
         del ctx.notices[start:]
-        if i in plan.release_after:
-            release(plan.release_after[i])
+        if "sha" in seen and manifest is not None and nb is not None:
+            manifest.record(path, before, seen["sha"], nb, seen["deps"],
+                            [f.to_dict(evidence=evidence, internal=True) for f in done[i][0]], done[i][1])
+        _release(plan, i)
     if progress is not None:
         progress(len(files), len(files))
     for found, notices in done:
@@ -115,6 +132,8 @@ def lint(
         result.tokenizer_sha256 = provider.loaded.sha256
     elif tok_sha is not None:
         result.tokenizer_sha256 = tok_sha
+    if manifest is not None:
+        manifest.save()
     cache.prune()
     if cache.warning:
         result.notices.append(cache.warning)
@@ -124,6 +143,30 @@ def lint(
             "until the model's tokenizer is pinned (`tokenizer` in [tool.promptlint])"
         )
     return result
+
+
+def _from_manifest(manifest, path: Path, nb: str) -> Optional[Tuple[List[Finding], List[str]]]:
+    hit = manifest.lookup(path, nb)
+    if hit is None:
+        return None
+    try:
+        return [finding_from_dict(d) for d in hit[0]], list(hit[1])
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None  # a record this code cannot read: analyse the file
+
+
+def _release(plan: "_Plan", i: int) -> None:
+    if i in plan.release_after:
+        release(plan.release_after[i])
+
+
+def _lstat(path: Path):
+    import os
+
+    try:
+        return os.lstat(path)
+    except OSError:
+        return None
 
 
 def merge_included(errors: List[Finding]) -> List[Finding]:
@@ -177,15 +220,17 @@ def _plan(files: List[Path], settings: Settings, cache) -> _Plan:
     return _Plan(order, {i: sha for sha, i in last.items()})
 
 
-def _check_one(path: Path, text: Optional[str], ctx: kernel.Context, cache, settings_key: str, tok_sha: str, evidence: bool) -> List[Finding]:
-    """One file's findings: analysed (or from the cache), filtered, suppressed, with their source lines."""
+def _check_one(path: Path, text: Optional[str], ctx: kernel.Context, cache, settings_key: str, tok_sha: str, evidence: bool,
+               seen: Optional[Dict] = None) -> List[Finding]:
+    """One file's findings: analysed (or from the cache), filtered, suppressed, with their source lines;
+    ``seen`` gets the content's sha256 and the dependencies' digests when the result may be remembered."""
     settings = ctx.settings
 
     def keep(f: Finding) -> bool:
         rel = relative(Path(f.path), settings.root)
         return ctx.is_enabled(f.code) and not ignored_for_file(f.code, rel, settings.per_file_ignores)
 
-    raw, text = _analysed(path, ctx, text, cache, settings_key, tok_sha, evidence)
+    raw, text = _analysed(path, ctx, text, cache, settings_key, tok_sha, evidence, seen)
     complete = not any(f.code.startswith("E") for f in raw)  # else nothing can be called unused
     sources = _Sources(ctx.display(path), text, settings.root)
     out = []
@@ -261,14 +306,14 @@ def lint_file(path: Path, ctx: kernel.Context, text: Optional[str] = None) -> Li
     return analyzer.lint_file(path, text, ctx)
 
 
-def _analysed(path: Path, ctx: kernel.Context, text, cache, settings_key, tok_sha, evidence):
+def _analysed(path: Path, ctx: kernel.Context, text, cache, settings_key, tok_sha, evidence, seen=None):
     """One file's analysis; a bug that input from a pull request triggers costs that file, not the run."""
     import os
 
     from promptlint.tokens import TokenizerError
 
     try:
-        return _cached_lint_file(path, ctx, text, cache, settings_key, tok_sha, evidence)
+        return _cached_lint_file(path, ctx, text, cache, settings_key, tok_sha, evidence, seen)
     except TokenizerError:
         raise  # the tokenizer is the run's, not the file's: exit 2
     except (Exception, RecursionError) as e:
@@ -280,14 +325,15 @@ def _analysed(path: Path, ctx: kernel.Context, text, cache, settings_key, tok_sh
 
 
 def _cached_lint_file(
-    path: Path, ctx: kernel.Context, text: Optional[str], cache, settings_key: str, tok_sha: str, evidence: bool = False
+    path: Path, ctx: kernel.Context, text: Optional[str], cache, settings_key: str, tok_sha: str, evidence: bool = False,
+    seen: Optional[Dict] = None,
 ) -> Tuple[List[Finding], Optional[str]]:
     """(findings, the file's text) — from the cache when nothing it depends on changed.
 
     The text is returned so that suppression comments and source lines are read from the same
     bytes, not a second read.
     """
-    from promptlint.records import finding_from_dict
+    from promptlint.cache import sha256_bytes
 
     if text is None and path.is_dir():
         content = b""  # a model directory: its files enter the key through _neighbourhood()
@@ -306,13 +352,23 @@ def _cached_lint_file(
     entry = cache.get(key)
     if entry is not None and (entry.get("evidence") is True or not evidence):
         try:
-            return [finding_from_dict(d) for d in entry["findings"]], text
+            findings = [finding_from_dict(d) for d in entry["findings"]]
+            notices = entry.get("notices") or []
+            if isinstance(notices, list) and all(isinstance(n, str) for n in notices):
+                ctx.notices.extend(notices)  # as the analysis said them, so a warm run prints what a cold one does
+                if seen is not None:
+                    seen.update(sha=sha256_bytes(content), deps=entry.get("deps") or {})
+                return findings, text
         except (KeyError, TypeError, ValueError, AttributeError):
             pass  # a damaged or foreign entry is a miss, and is overwritten below
     ctx.deps = []
+    start = len(ctx.notices)
     findings = lint_file(path, ctx, text)
     # renders are stored only for a run that reports them (--evidence): they can be megabytes
-    cache.put(key, [f.to_dict(evidence=evidence, internal=True) for f in findings], ctx.deps, evidence=evidence)
+    deps = cache.put(key, [f.to_dict(evidence=evidence, internal=True) for f in findings], ctx.deps, evidence=evidence,
+                     notices=ctx.notices[start:])
+    if seen is not None and deps is not None:
+        seen.update(sha=sha256_bytes(content), deps=deps)
     return findings, text
 
 
@@ -322,21 +378,25 @@ _NEIGHBOURS = ("tokenizer_config.json", "chat_template.jinja", "tokenizer.json")
 def _neighbourhood(path: Path) -> str:
     """Size and mtime of the files an analysis may read beside ``path`` without naming them as
     dependencies: samples files (which may appear or disappear), a model directory's chat-template
-    files and tokenizer_config.json (special tokens)."""
-    directory = path if path.is_dir() else path.parent
+    files and tokenizer_config.json (special tokens). (os calls on strings: a warm run makes these
+    stats for every file.)"""
+    import os
+
+    name = str(path)
+    directory = name if os.path.isdir(name) else os.path.dirname(name)
     stem = path.name.rsplit(".", 1)[0]
-    candidates = [directory / n for n in _NEIGHBOURS]
-    candidates += [directory / f"{s}.samples.{ext}" for s in (stem, "chat_template", "tokenizer_config") for ext in ("toml", "json")]
-    extra = directory / "chat_templates"
-    if extra.is_dir():
-        candidates += sorted(extra.iterdir())
+    candidates = [os.path.join(directory, n) for n in _NEIGHBOURS]
+    candidates += [os.path.join(directory, f"{s}.samples.{ext}") for s in (stem, "chat_template", "tokenizer_config") for ext in ("toml", "json")]
+    extra = os.path.join(directory, "chat_templates")
+    if os.path.isdir(extra):
+        candidates += sorted(os.path.join(extra, n) for n in os.listdir(extra))
     parts = []
     for c in candidates:
         try:
-            st = c.stat()
+            st = os.stat(c)
         except OSError:
             continue
-        parts.append(f"{c.name}:{st.st_size}:{st.st_mtime_ns}")
+        parts.append(f"{os.path.basename(c)}:{st.st_size}:{st.st_mtime_ns}")
     return "|".join(parts)
 
 
