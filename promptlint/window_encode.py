@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import weakref
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from promptlint.compare import shared_prefix
@@ -106,7 +107,9 @@ class _Window:
 
 class _Plan:
     def __init__(self, tokenizer: LoadedTokenizer):
-        self.tok = tokenizer
+        # a weak reference: the plan lives in the tokenizer's __dict__, and a strong one would make
+        # a cycle that keeps a released tokenizer (hundreds of MB outside Python's view) until a GC pass
+        self._tok = weakref.ref(tokenizer)
         decoder = tokenizer._tok.get_added_tokens_decoder()
         self.added_texts = [t.content for t in decoder.values() if t.content]
         # candidate hard anchors: id -> text (isolation is decided on first use)
@@ -163,7 +166,7 @@ class _Plan:
     def _framed(self, base_text: str, base: Encoding) -> Optional[_Frame]:
         """Split the base's encoding with special tokens into the post-processor's tokens and the
         plain encoding between them (the post-processor does not depend on the text)."""
-        plain = self.tok.encode(base_text, add_special_tokens=False)
+        plain = self._tok().encode(base_text, add_special_tokens=False)
         n, full = len(plain.ids), base.ids
         for lead in range(len(full) - n + 1):  # the post-processor's tokens before and after it
             if full[lead:lead + n] == plain.ids and base.offsets[lead:lead + n] == plain.offsets:

@@ -156,3 +156,38 @@ def test_a_configured_tokenizer_is_not_replanned(tmp_path, monkeypatch):
     lint(["models"], Settings(root=root, tokenizer=str(QWEN)), use_cache=False)
     assert order == ["m0", "m1", "m2"]
     assert tokens.tokenizer_file_sha256(QWEN) in tokens._PARSED
+
+
+def test_a_released_tokenizer_is_freed_at_once_not_at_the_next_garbage_collection(tmp_path, monkeypatch):
+    """A released tokenizer holds hundreds of MB outside Python's view: nothing may keep it in a
+    reference cycle (the variant-window plan it carries once did), which only a GC pass frees."""
+    import gc
+    import weakref
+
+    root = tmp_path / "project"
+    models = root / "models"
+    for i in range(2):
+        _model_dir(models, f"m{i}", QWEN if i == 0 else MISTRAL, "copy")
+    monkeypatch.chdir(root)
+    _forget(QWEN, MISTRAL)
+    seen = {}
+    real_lint_file = lint_mod.lint_file
+    ours = (tokens.tokenizer_file_sha256(QWEN), tokens.tokenizer_file_sha256(MISTRAL))
+
+    def observed(path, ctx, text=None):
+        out = real_lint_file(path, ctx, text)
+        for sha in ours:
+            if sha in tokens._PARSED:
+                seen.setdefault(sha, weakref.ref(tokens._PARSED[sha]))
+        return out
+
+    monkeypatch.setattr(lint_mod, "lint_file", observed)
+    gc.collect()
+    gc.disable()
+    try:
+        result = lint(["models"], Settings(root=root), use_cache=False)
+        assert {f.code for f in result.findings} >= {"M101"}  # the windows ran: variants were measured
+        assert set(seen) == set(ours)
+        assert all(ref() is None for ref in seen.values())
+    finally:
+        gc.enable()
