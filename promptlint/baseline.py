@@ -23,7 +23,7 @@ from promptlint.cost import price_deltas
 from promptlint.discovery import discover
 from promptlint.measurements import Baseline, Measurement, compare, mark_findings
 from promptlint.models import merge, model_settings
-from promptlint.paths import escapes_root, relative
+from promptlint.paths import not_read, relative
 from promptlint.tokens import TokenizerError
 
 FAIL_ON = ("regression", "new-finding", "any")
@@ -36,7 +36,7 @@ def measure_tree(paths: Sequence[str], settings: Settings, force_exclude: bool, 
     ctx = kernel.Context(settings, provider, kernel.rule_filter(settings), shared=shared)
     out: List[Measurement] = []
     for path in files:
-        if escapes_root(path, settings.root):
+        if not_read(path, settings.root):
             continue
         analyzer = analyzers.analyzer_for(path) or importlib.import_module("promptlint.analyzers.jinja_template")  # as lint does
         measure = getattr(analyzer, "measure", None)

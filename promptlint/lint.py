@@ -16,7 +16,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from promptlint import analyzers, bounded_io, kernel, registry, suppress
 from promptlint.config import Settings, ignored_for_file
 from promptlint.discovery import discover
-from promptlint.paths import escapes_root, relative
+from promptlint.paths import not_read, relative
 from promptlint.records import Finding, SourceLine
 from promptlint.tokens import TokenizerSpec, release
 
@@ -89,10 +89,9 @@ def lint(
         path = files[i]
         result.files += 1
         text = (overrides or {}).get(str(path))
-        if text is None and escapes_root(path, settings.root):
-            done[i] = ([kernel.file_error(ctx.display(path), "E005", (
-                "a symlink that leads outside the project root: not read; "
-                "pass the target's real path to lint it"))], [])
+        refused = None if text is not None else not_read(path, settings.root)
+        if refused:
+            done[i] = ([kernel.file_error(ctx.display(path), "E005", refused)], [])
             continue
         if tok_sha is None:
             tok_sha = kernel.tokenizer_sha(spec, cache)  # verifies a pinned sha without loading the tokenizer
@@ -162,7 +161,7 @@ def _plan(files: List[Path], settings: Settings, cache) -> _Plan:
     is every file's: nothing to plan."""
     if settings.tokenizer or len(files) < 2:
         return _Plan(list(range(len(files))), {})
-    dirs = [None if escapes_root(path, settings.root) else analyzers.tokenizer_dir(path) for path in files]
+    dirs = [None if not_read(path, settings.root) else analyzers.tokenizer_dir(path) for path in files]
     wanted = [d / "tokenizer.json" for d in dirs if d is not None]
     shas = iter(kernel.tokenizer_file_shas(wanted, cache) if wanted else [])
     keys: List[Optional[str]] = [None if d is None else next(shas) for d in dirs]  # None: the run's tokenizer
@@ -211,7 +210,7 @@ class _Sources:
     def text(self, display: str) -> Optional[str]:
         if display not in self.texts:
             try:
-                self.texts[display] = None if escapes_root(Path(display), self.root) else bounded_io.read_text(display)
+                self.texts[display] = None if not_read(Path(display), self.root) else bounded_io.read_text(display)
             except (OSError, UnicodeDecodeError):
                 self.texts[display] = None
         return self.texts[display]

@@ -257,8 +257,8 @@ def scenario_from_data(data: Dict[str, Any], path: Optional[Path], name: str = "
     return ChatScenario(name, req, variables, now, False, path, copy.deepcopy(reply), data.get("next_user"))
 
 
-def load_chat_samples(path: Path) -> ChatScenario:
-    return scenario_from_data(load_samples(path), path)
+def load_chat_samples(path: Path, roots=None) -> ChatScenario:
+    return scenario_from_data(load_samples(path, roots), path)
 
 
 def builtin_scenarios() -> List[ChatScenario]:

@@ -79,7 +79,8 @@ def show_inferred(paths, settings, force_exclude: bool, overrides, out) -> None:
     from promptlint import analyzers
     from promptlint.analyzers import analyzer_for
     from promptlint.commands import UsageError
-    from promptlint.discovery import discover, display_path, escapes_root
+    from promptlint.discovery import discover, display_path
+    from promptlint.paths import not_read
 
     files = [Path(p) for p in overrides]
     if paths or not overrides:
@@ -88,7 +89,7 @@ def show_inferred(paths, settings, force_exclude: bool, overrides, out) -> None:
         analyzer = analyzer_for(path)
         if analyzer is None or not analyzer.__name__.endswith("jinja_template"):
             continue
-        if str(path) not in overrides and escapes_root(path, settings.root):
+        if str(path) not in overrides and not_read(path, settings.root):
             continue  # not read: the report has its E005
         shown = display_path(path)
         out.write(f"\ninferred samples for {shown} (write them beside it: promptlint samples {shown} --write)\n")
