@@ -169,7 +169,7 @@ class Cache:
         if not self.enabled:
             return
         entry = {"findings": findings, "deps": {os.path.abspath(d): dep_digest(Path(d), self.root) for d in deps}, **extra}
-        self._write(self.dir / "entries" / key[:2] / f"{key}.json", json.dumps(entry, ensure_ascii=False))
+        self._write(self.dir / "entries" / key[:2] / f"{key}.json", json.dumps(entry))  # ASCII: a file name with an undecodable byte (a lone surrogate) must round-trip
         self.wrote = True
 
     def prune(self, limit: Optional[int] = None) -> None:

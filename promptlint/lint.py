@@ -264,12 +264,14 @@ def _analysed(path: Path, ctx: kernel.Context, text, cache, settings_key, tok_sh
     """One file's analysis; a bug that input from a pull request triggers costs that file, not the run."""
     import os
 
-    from promptlint.tokens import TokenizerError
+    from promptlint.tokens import PromptNotText, TokenizerError
 
     try:
         return _cached_lint_file(path, ctx, text, cache, settings_key, tok_sha, evidence)
     except TokenizerError:
         raise  # the tokenizer is the run's, not the file's: exit 2
+    except PromptNotText as e:  # what this file renders, not the tokenizer
+        return [kernel.file_error(ctx.display(path), "E002", str(e))], text
     except (Exception, RecursionError) as e:
         if os.environ.get("PROMPTLINT_DEBUG"):
             raise

@@ -7,6 +7,7 @@ samples file already shows its declarations and the inferred rest.
 
 from __future__ import annotations
 
+import os
 import sys
 
 
@@ -123,7 +124,7 @@ def run(args) -> int:
                 f"{display_path(existing)} exists and {display_path(target)} would be used instead of it; "
                 "remove or rename it first"
             )
-        if target.exists() and not args.force:
+        if os.path.lexists(target) and not args.force:  # never raises (a name too long for the file system)
             raise UsageError(f"{display_path(target)} exists; pass --force to replace it")
     for path, text in texts:
         target = default_samples_path(path)

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence
 
+from promptlint.bounded_io import is_regular_file
 from promptlint.scenarios.model import (
     PER_REQUEST_SUB_KINDS,
     SPEC_KEYS,
@@ -26,7 +27,7 @@ def samples_path_for(template: Path) -> Optional[Path]:
     stem = samples_stem(template)
     for suffix in SUFFIXES:
         candidate = template.with_name(stem + suffix)
-        if candidate.is_file():
+        if is_regular_file(candidate):  # never raises: a 255-byte template name makes this one too long
             return candidate
     return None
 
