@@ -86,3 +86,24 @@ def test_a_chat_template_with_a_lone_surrogate_is_an_e_finding_at_its_directory(
     )
     found, _data = _json(cli, "--no-cache", "model", "ok.j2")
     assert found == [("model", "E002"), ("ok.j2", "M101")], found
+
+
+def test_every_message_is_one_bounded_line_whatever_it_quotes(tmp_path, monkeypatch, cli):
+    # 10,000 named chat templates (E002 listed them all: a 69 KB line; a name may hold a line
+    # break), and a 200,000-character variable name (M101 quoted it whole)
+    p = _project(tmp_path, monkeypatch)
+    model = p / "model"
+    model.mkdir()
+    (model / "tokenizer.json").write_bytes(QWEN.read_bytes())
+    names = ["a\n::error::injected"] + [f"t{i}" for i in range(10_000)]
+    (model / "tokenizer_config.json").write_text(
+        json.dumps({"chat_template": [{"name": n, "template": "{{ messages }}"} for n in names]}), encoding="utf-8")
+    long_name = "now_" + "x" * 200_000
+    (p / "long.j2").write_text("Hello {{ name }} at {{ %s }}\n" % long_name, encoding="utf-8")
+    found, data = _json(cli, "--no-cache", "model", "long.j2", "ok.j2")
+    assert found == [("long.j2", "M101"), ("model/tokenizer_config.json", "E002"), ("ok.j2", "M101")], found
+    for f in data["findings"] + data["errors"]:
+        assert len(f["message"]) <= 1001 and "\n" not in f["message"], f["message"][:300]
+    r = cli("check", "--no-cache", "--output-format", "concise", "model", "long.j2")
+    assert all(len(line) < 1200 for line in r.out.splitlines()), max(map(len, r.out.splitlines()))
+    assert not any(line.startswith("::") for line in r.out.splitlines())

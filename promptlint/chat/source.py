@@ -60,7 +60,7 @@ class ChatSource:
         raise SourceError(
             self.path,
             "this model has several chat templates and none is named `default`: "
-            f"available {', '.join(sorted(self.templates))}",
+            f"available {', '.join(sorted(self.templates)[:20])}" + (", ..." if len(self.templates) > 20 else ""),
             "E002",
         )
 
