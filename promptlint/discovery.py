@@ -116,11 +116,14 @@ def _walk_tree(top: str, onerror) -> Iterable[Tuple[str, List[str], List[str]]]:
         dirpath = stack.pop()
         dirnames: List[str] = []
         filenames: List[str] = []
+        links: set = set()
         try:
             with os.scandir(dirpath) as entries:
                 for entry in entries:
                     try:
-                        is_dir = entry.is_dir(follow_symlinks=False)
+                        is_dir = entry.is_dir()  # as os.walk: a link to a directory is listed as one...
+                        if is_dir and entry.is_symlink():
+                            links.add(entry.name)
                     except OSError:
                         is_dir = False
                     (dirnames if is_dir else filenames).append(entry.name)
@@ -128,7 +131,8 @@ def _walk_tree(top: str, onerror) -> Iterable[Tuple[str, List[str], List[str]]]:
             onerror(e)
             continue
         yield dirpath, dirnames, filenames
-        stack.extend(os.path.join(dirpath, d) for d in reversed(dirnames))
+        # ...but never entered (followlinks=False)
+        stack.extend(os.path.join(dirpath, d) for d in reversed(dirnames) if d not in links)
 
 
 def _unique(files: List[Path]) -> List[Path]:

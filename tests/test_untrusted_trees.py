@@ -92,3 +92,23 @@ def test_a_path_longer_than_path_max_is_an_e005_not_a_crash(proj, cli):
         assert ("top.j2", "M101") in found and ("**/*.j2", "E005") in found, found
     finally:
         _unnest(proj, name)
+
+
+def test_the_iterative_walk_lists_what_os_walk_lists(tmp_path):
+    # links to directories are listed as directories and never entered; dangling links are files
+    from promptlint.discovery import _walk_tree
+
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "b" / "t.j2").write_text("x", encoding="utf-8")
+    (tmp_path / "a" / "u.j2").write_text("x", encoding="utf-8")
+    os.symlink("a", tmp_path / "link_to_dir")
+    os.symlink("a/u.j2", tmp_path / "link_to_file")
+    os.symlink("nowhere", tmp_path / "dangling")
+    os.symlink(".", tmp_path / "a" / "loop")
+
+    def listing(walk):
+        return sorted((os.path.relpath(d, tmp_path), sorted(ds), sorted(fs)) for d, ds, fs in walk)
+
+    errors = []
+    assert listing(_walk_tree(str(tmp_path), errors.append)) == listing(os.walk(tmp_path, followlinks=False))
+    assert errors == []
