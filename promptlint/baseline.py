@@ -23,8 +23,8 @@ from promptlint.cost import price_deltas
 from promptlint.discovery import discover
 from promptlint.measurements import Baseline, Measurement, compare, mark_findings
 from promptlint.models import merge, model_settings
-from promptlint.paths import escapes_root, relative
-from promptlint.tokens import TokenizerError
+from promptlint.paths import not_read, relative
+from promptlint.tokens import PromptNotText, TokenizerError
 
 FAIL_ON = ("regression", "new-finding", "any")
 
@@ -36,7 +36,7 @@ def measure_tree(paths: Sequence[str], settings: Settings, force_exclude: bool, 
     ctx = kernel.Context(settings, provider, kernel.rule_filter(settings), shared=shared)
     out: List[Measurement] = []
     for path in files:
-        if escapes_root(path, settings.root):
+        if not_read(path, settings.root):
             continue
         analyzer = analyzers.analyzer_for(path) or importlib.import_module("promptlint.analyzers.jinja_template")  # as lint does
         measure = getattr(analyzer, "measure", None)
@@ -48,6 +48,8 @@ def measure_tree(paths: Sequence[str], settings: Settings, force_exclude: bool, 
             continue
         try:
             found = measure(path, text, ctx)
+        except PromptNotText as e:  # the file renders what no tokenizer takes
+            found = [Measurement(relative(path, settings.root), "base", error=f"E002 {e}")]
         except Exception as e:  # noqa: BLE001 - a bug on one file costs that file's figure, not the run
             if os.environ.get("PROMPTLINT_DEBUG"):
                 raise

@@ -110,8 +110,17 @@ def sha256_file(path: Union[str, Path], limit: int = MAX_TOKENIZER_BYTES) -> str
 
 
 def is_regular_file(path: Union[str, Path]) -> bool:
-    """True for a regular file (after symlinks); never opens it."""
+    """True for a regular file (after symlinks); never opens it, never raises (``Path.is_file``
+    raises for a name too long, ENAMETOOLONG, or a directory that cannot be searched)."""
     try:
         return stat.S_ISREG(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
+
+
+def is_directory(path: Union[str, Path]) -> bool:
+    """True for a directory (after symlinks); never raises, as ``is_regular_file``."""
+    try:
+        return stat.S_ISDIR(os.stat(path).st_mode)
     except (OSError, ValueError):
         return False

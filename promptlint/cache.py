@@ -174,7 +174,8 @@ class Cache:
             return None
         states = {os.path.abspath(d): dep_digest(Path(d), self.root) for d in deps}
         entry = {"findings": findings, "deps": states, **extra}
-        self._write(self.dir / "entries" / key[:2] / f"{key}.json", json.dumps(entry, ensure_ascii=False))
+        # ASCII: a file name with an undecodable byte (a lone surrogate) must round-trip
+        self._write(self.dir / "entries" / key[:2] / f"{key}.json", json.dumps(entry))
         self.wrote = True
         return states
 

@@ -55,7 +55,7 @@ def discover(
     if not paths:
         if templates:
             for pattern in templates:
-                files.extend(sorted(p for p in root.glob(pattern) if p.is_file()))
+                files.extend(sorted(_glob_files(root, pattern, problems)))
             files = [f for f in files if not _matches(relative(f, root), exclude)]
             return _unique(files), problems
         paths = ["."]
@@ -78,7 +78,7 @@ def _walk(directory: Path, kinds: FileKinds, problems: List[Tuple[str, str]]) ->
     def unreadable(e: OSError) -> None:  # else os.walk skips the directory silently
         problems.append((str(e.filename or directory), f"cannot read the directory: {e.strerror or e}; fix its permissions or exclude it"))
 
-    for dirpath, dirnames, filenames in os.walk(directory, onerror=unreadable, followlinks=False):
+    for dirpath, dirnames, filenames in _walk_tree(str(directory), unreadable):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
         owned = kinds.owned_directory(Path(dirpath))
         if owned is not None:  # the directory is the target; the files it owns are not linted separately
@@ -88,6 +88,51 @@ def _walk(directory: Path, kinds: FileKinds, problems: List[Tuple[str, str]]) ->
             if owned is not None and name in owned.files:
                 continue
             yield Path(dirpath) / name
+
+
+def _glob_files(root: Path, pattern: str, problems: List[Tuple[str, str]]) -> List[Path]:
+    """The regular files ``root.glob(pattern)`` finds. pathlib recurses once per directory level
+    for `**` and ``is_file()`` raises for a path too long to stat: a tree a pull request commits
+    deep enough is an E005 naming the pattern (with what was found before it), not a crash."""
+    from promptlint.bounded_io import is_regular_file
+
+    found: List[Path] = []
+    try:
+        for p in root.glob(pattern):
+            if is_regular_file(p):
+                found.append(p)
+    except (OSError, RecursionError) as e:
+        why = "the directory tree is too deep" if isinstance(e, RecursionError) else (e.strerror or str(e))
+        problems.append((pattern, f"cannot expand the `templates` pattern `{pattern}`: {why}; narrow the pattern or remove that directory"))
+    return found
+
+
+def _walk_tree(top: str, onerror) -> Iterable[Tuple[str, List[str], List[str]]]:
+    """``os.walk(top, onerror=onerror, followlinks=False)``, top-down, without recursion: os.walk
+    recurses once per level, and a pull request can commit 1,900 nested one-letter directories
+    (a path git checks out) to make it raise RecursionError. Prune by editing the yielded list."""
+    stack = [top]
+    while stack:
+        dirpath = stack.pop()
+        dirnames: List[str] = []
+        filenames: List[str] = []
+        links: set = set()
+        try:
+            with os.scandir(dirpath) as entries:
+                for entry in entries:
+                    try:
+                        is_dir = entry.is_dir()  # as os.walk: a link to a directory is listed as one...
+                        if is_dir and entry.is_symlink():
+                            links.add(entry.name)
+                    except OSError:
+                        is_dir = False
+                    (dirnames if is_dir else filenames).append(entry.name)
+        except OSError as e:
+            onerror(e)
+            continue
+        yield dirpath, dirnames, filenames
+        # ...but never entered (followlinks=False)
+        stack.extend(os.path.join(dirpath, d) for d in reversed(dirnames) if d not in links)
 
 
 def _unique(files: List[Path]) -> List[Path]:

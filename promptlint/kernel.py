@@ -132,6 +132,9 @@ class Context:
 # ------------------------------------------------------------------------------ findings
 
 
+MAX_MESSAGE = 1000
+
+
 def finding(
     code: str,
     path: Union[str, Path],
@@ -146,7 +149,12 @@ def finding(
     notes: Iterable[str] = (),
 ) -> Finding:
     """A finding of ``code`` at ``path`` (a display path); name, miss class and severity come from
-    the rule file. The end of the span defaults to its start."""
+    the rule file. The end of the span defaults to its start. The message is one line of at most
+    MAX_MESSAGE characters whatever it quotes (names, exception text: a pull request controls them;
+    10,000 chat-template names or a 200,000-character variable name once made one line that long)."""
+    from promptlint.render import clip
+
+    message = clip(message, MAX_MESSAGE)
     rule = registry.get(code)
     return Finding(
         code=code,

@@ -16,7 +16,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from promptlint import analyzers, bounded_io, kernel, registry, suppress
 from promptlint.config import Settings, ignored_for_file
 from promptlint.discovery import discover
-from promptlint.paths import escapes_root, relative
+from promptlint.paths import not_read, relative
 from promptlint.records import Finding, SourceLine, finding_from_dict
 from promptlint.tokens import TokenizerSpec, release
 
@@ -90,10 +90,9 @@ def lint(
         path = files[i]
         result.files += 1
         text = (overrides or {}).get(str(path))
-        if text is None and escapes_root(path, settings.root):
-            done[i] = ([kernel.file_error(ctx.display(path), "E005", (
-                "a symlink that leads outside the project root: not read; "
-                "pass the target's real path to lint it"))], [])
+        refused = None if text is not None else not_read(path, settings.root)
+        if refused:
+            done[i] = ([kernel.file_error(ctx.display(path), "E005", refused)], [])
             continue
         if tok_sha is None:
             tok_sha = kernel.tokenizer_sha(spec, cache)  # verifies a pinned sha without loading the tokenizer
@@ -205,7 +204,7 @@ def _plan(files: List[Path], settings: Settings, cache) -> _Plan:
     is every file's: nothing to plan."""
     if settings.tokenizer or len(files) < 2:
         return _Plan(list(range(len(files))), {})
-    dirs = [None if escapes_root(path, settings.root) else analyzers.tokenizer_dir(path) for path in files]
+    dirs = [None if not_read(path, settings.root) else analyzers.tokenizer_dir(path) for path in files]
     wanted = [d / "tokenizer.json" for d in dirs if d is not None]
     shas = iter(kernel.tokenizer_file_shas(wanted, cache) if wanted else [])
     keys: List[Optional[str]] = [None if d is None else next(shas) for d in dirs]  # None: the run's tokenizer
@@ -256,7 +255,7 @@ class _Sources:
     def text(self, display: str) -> Optional[str]:
         if display not in self.texts:
             try:
-                self.texts[display] = None if escapes_root(Path(display), self.root) else bounded_io.read_text(display)
+                self.texts[display] = None if not_read(Path(display), self.root) else bounded_io.read_text(display)
             except (OSError, UnicodeDecodeError):
                 self.texts[display] = None
         return self.texts[display]
@@ -310,12 +309,14 @@ def _analysed(path: Path, ctx: kernel.Context, text, cache, settings_key, tok_sh
     """One file's analysis; a bug that input from a pull request triggers costs that file, not the run."""
     import os
 
-    from promptlint.tokens import TokenizerError
+    from promptlint.tokens import PromptNotText, TokenizerError
 
     try:
         return _cached_lint_file(path, ctx, text, cache, settings_key, tok_sha, evidence, seen)
     except TokenizerError:
         raise  # the tokenizer is the run's, not the file's: exit 2
+    except PromptNotText as e:  # what this file renders, not the tokenizer
+        return [kernel.file_error(ctx.display(path), "E002", str(e))], text
     except (Exception, RecursionError) as e:
         if os.environ.get("PROMPTLINT_DEBUG"):
             raise

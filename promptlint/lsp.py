@@ -399,7 +399,44 @@ def serve(options: Options, stdin=None, stdout=None) -> int:
     from promptlint.tokens import env_tokenizer_threads
 
     env_tokenizer_threads()
+    _one_line_client_errors()
     stdout = stdout or sys.stdout.buffer
     strict = StrictStdin(stdin or sys.stdin.buffer, stdout)
     build_server(options).start_io(strict, stdout)
     return strict.status
+
+
+class _ClientErrorFilter(logging.Filter):
+    """pygls logs a malformed message from the client (`Position.line` of -1, a `uri` that is an
+    object) with its whole traceback, answered with a JSON-RPC error all the same: the client's
+    mistake, not ours, so one line (PROMPTLINT_DEBUG=1 keeps the traceback)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        import os
+
+        from pygls.exceptions import JsonRpcException
+
+        if os.environ.get("PROMPTLINT_DEBUG"):
+            return True
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, JsonRpcException):
+            cause = error.__cause__ or error.__context__
+            detail = f" ({type(cause).__name__})" if cause else ""
+            record.msg, record.args = f"{record.getMessage()}: {error}{detail}", ()
+            record.exc_info = record.exc_text = None
+        text = record.getMessage()
+        if "Traceback (most recent call last)" in text:  # pygls formats some into the message itself
+            lines = [line.strip(" |+-") for line in text.splitlines()]
+            last = next((line for line in reversed(lines) if line and not line.startswith(("File ", "^"))), "")
+            record.msg, record.args = f"{lines[0]}: {last}", ()
+        return True
+
+
+def _one_line_client_errors() -> None:
+    pygls_log = logging.getLogger("pygls")
+    if not any(isinstance(h.filters[0] if h.filters else None, _ClientErrorFilter) for h in pygls_log.handlers):
+        handler = logging.StreamHandler()  # sys.stderr at the time of each record
+        handler.setLevel(logging.WARNING)
+        handler.addFilter(_ClientErrorFilter())
+        pygls_log.addHandler(handler)
+        pygls_log.propagate = False

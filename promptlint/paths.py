@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Iterable, Optional
 
 
 def safe_resolve(path: Path) -> Path:
@@ -71,3 +72,31 @@ def escapes_root(path: Path, root: Path) -> bool:
         return False
     except ValueError:
         return True
+
+
+# Version-control metadata inside a checkout is not the pull request's: CI writes credentials
+# there (actions/checkout keeps the job's token in .git/config), so no template, include or
+# samples file may read it, whatever name or link leads to it.
+VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", ".jj", "_darcs"})
+
+
+def vcs_metadata(real: str, roots: Iterable[str]) -> bool:
+    """Whether the resolved path ``real`` lies in a version-control directory below one of the
+    resolved ``roots`` (a root that is itself such a directory's parent, or deeper, counts)."""
+    for root in roots:
+        try:
+            parts = Path(real).relative_to(root).parts
+        except ValueError:
+            continue
+        if any(part.casefold() in VCS_DIRS for part in parts):
+            return True
+    return False
+
+
+def not_read(path: Path, root: Path) -> Optional[str]:
+    """Why a file inside the project root is not read (an E005 message), or None to read it."""
+    if escapes_root(path, root):
+        return "a symlink that leads outside the project root: not read; pass the target's real path to lint it"
+    if vcs_metadata(str(safe_resolve(Path(path))), [str(_resolved_base(root))]):
+        return "version-control metadata (it may hold the CI's credentials): never read; exclude it"
+    return None

@@ -22,6 +22,26 @@ class TokenizerError(Exception):
     """A tokenizer problem that stops the run (exit code 2)."""
 
 
+class PromptNotText(Exception):
+    """A rendered prompt no tokenizer (and no server) takes: a lone surrogate, which a `\\ud800`
+    escape in a samples or tokenizer_config.json string, or `"%c"|format(0xd800)` in a template,
+    puts there. The file's problem (an E-finding), not the tokenizer's."""
+
+
+def _not_text(texts) -> Optional[PromptNotText]:
+    for text in texts:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as e:
+            return PromptNotText(
+                f"the rendered prompt is not valid Unicode text (a lone surrogate {text[e.start]!r} at character "
+                f"{e.start:,}); a `\\u` escape in the samples file or tokenizer_config.json, or the template, put it there"
+            )
+        except (AttributeError, TypeError):
+            continue
+    return None
+
+
 @dataclass(frozen=True)
 class TokenizerSpec:
     """Where the tokenizer comes from; resolved but not yet loaded."""
@@ -96,7 +116,7 @@ class LoadedTokenizer:
         try:
             enc = self._tok.encode(text, add_special_tokens=add_special_tokens)
         except Exception as e:  # tokenizers raises plain Exception ("Missing [UNK] token ...")
-            raise self._cannot_encode(e) from None
+            raise _not_text([text]) or self._cannot_encode(e) from None
         return Encoding(list(enc.ids), [tuple(o) for o in enc.offsets])
 
     def encode_batch(self, texts: List[str], add_special_tokens: bool = False) -> List[Encoding]:
@@ -104,7 +124,7 @@ class LoadedTokenizer:
         try:
             encs = self._tok.encode_batch(texts, add_special_tokens=add_special_tokens)
         except Exception as e:
-            raise self._cannot_encode(e) from None
+            raise _not_text(texts) or self._cannot_encode(e) from None
         return [Encoding(list(e.ids), [tuple(o) for o in e.offsets]) for e in encs]
 
     def _cannot_encode(self, e: Exception) -> "TokenizerError":

@@ -127,6 +127,24 @@ def test_socket_is_private_and_refuses_other_roots(env):
     assert status(env)[1] == 0
 
 
+
+def test_a_malformed_check_header_is_refused_not_run(env):
+    # `argv: 5` reached cli.main(list(5)): a traceback in the reply, counted as a request
+    start(env)
+    (sock,) = (Path(env["env"]["XDG_RUNTIME_DIR"]) / "promptlint").glob("*.sock")
+    code = (
+        "import socket, sys\nfrom promptlint.daemon import protocol\n"
+        "for argv, envs in ((5, {}), (['check', 7], {}), (['check'], ['X=1'])):\n"
+        "    s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])\n"
+        "    protocol.send_json(s, {'op': 'check', 'argv': argv, 'cwd': sys.argv[2], 'env': envs}, b'')\n"
+        "    print(protocol.recv_json(s)); s.close()"
+    )
+    r = subprocess.run([sys.executable, "-c", code, str(sock), str(env["root"])], capture_output=True, text=True,
+                       env=env["env"], timeout=TIMEOUT)
+    assert r.stdout.count("'refused'") == 3 and "Traceback" not in r.stdout + r.stderr, (r.stdout, r.stderr)
+    assert status(env)[1] == 0
+
+
 def test_default_never_starts_a_daemon_and_env_or_config_does(env):
     run(env, "check")
     assert status(env) is None

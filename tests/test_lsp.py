@@ -340,3 +340,19 @@ def test_a_buffer_over_the_size_cap_is_e005_and_not_linted(tmp_path):
         assert [d["code"] for d in c.diagnostics(small)] == ["M101"]
     finally:
         c.close()
+
+
+def test_malformed_params_are_one_line_in_the_log_and_the_session_goes_on(tmp_path):
+    # pygls logged a negative position or a `uri` object with its whole (exception group) traceback
+    c = started(tmp_path)
+    try:
+        c.notify("textDocument/didChange", {"textDocument": {"uri": "file:///x.j2", "version": 2}, "contentChanges": [
+            {"range": {"start": {"line": 0, "character": 0}, "end": {"line": -1, "character": 0}}, "text": "x"}]})
+        c.notify("textDocument/didOpen", {"textDocument": {"uri": {"x": 1}, "languageId": "jinja", "version": 1, "text": 5}})
+        uri = open_doc(c, tmp_path / "t.j2", BAD)
+        assert [d["code"] for d in c.diagnostics(uri)] == ["M101"]  # still serving
+    finally:
+        c.close()
+    assert c.proc.returncode == 0
+    stderr = c.proc.stderr.read().decode("utf-8", "replace")
+    assert "Traceback" not in stderr and "Unable to deserialize message: ValueError: Position.line" in stderr, stderr

@@ -89,7 +89,7 @@ def _prepare(path: Path, text: str, ctx: Context):
 
         tokenizer = atomic(tokenizer, template_special_texts(source))
     try:
-        scenarios = _scenarios(path)
+        scenarios = _scenarios(path, ctx.settings.root)
     except SamplesError as e:
         return [file_error(ctx.display(e.path), "E003", e.message)]
     return source, tokenizer, scenarios
@@ -192,11 +192,14 @@ def _special_tokens(source, tokenizer, ctx: Context, embedded: bool) -> None:
         )
 
 
-def _scenarios(path: Path) -> list:
+def _scenarios(path: Path, root: Path) -> list:
     from promptlint.chat.scenarios import builtin_scenarios, load_chat_samples, samples_path_for_chat
+    from promptlint.render import allowed_roots
 
     sp = samples_path_for_chat(path)
-    return [load_chat_samples(sp)] if sp is not None else builtin_scenarios()
+    if sp is None:
+        return builtin_scenarios()
+    return [load_chat_samples(sp, allowed_roots(sp, [root]))]  # confined as an include would be
 
 
 def _run_scenario(chat, scenario, tokenizer, ctx: Context, stored: "StoredTemplates", outcome: Outcome) -> bool:

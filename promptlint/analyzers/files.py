@@ -58,4 +58,4 @@ class OwnedDirectory:
     subdirs: FrozenSet[str] = frozenset()
 
     def owns(self, directory: Path) -> bool:
-        return directory.is_dir() and all((directory / name).is_file() for name in self.required)
+        return bounded_io.is_directory(directory) and all(bounded_io.is_regular_file(directory / name) for name in self.required)

@@ -206,8 +206,10 @@ def samples_path_for_chat(path: Path) -> Optional[Path]:
     else:
         stem = path.name.rsplit(".", 1)[0]
         candidates += [path.with_name(stem + ".samples.toml"), path.with_name(stem + ".samples.json")]
+    from promptlint.bounded_io import is_regular_file
+
     for c in candidates:
-        if c.is_file():
+        if is_regular_file(c):  # never raises (a name made too long by the suffix)
             return c
     return None
 
@@ -257,8 +259,8 @@ def scenario_from_data(data: Dict[str, Any], path: Optional[Path], name: str = "
     return ChatScenario(name, req, variables, now, False, path, copy.deepcopy(reply), data.get("next_user"))
 
 
-def load_chat_samples(path: Path) -> ChatScenario:
-    return scenario_from_data(load_samples(path), path)
+def load_chat_samples(path: Path, roots=None) -> ChatScenario:
+    return scenario_from_data(load_samples(path, roots), path)
 
 
 def builtin_scenarios() -> List[ChatScenario]:

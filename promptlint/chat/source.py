@@ -60,7 +60,7 @@ class ChatSource:
         raise SourceError(
             self.path,
             "this model has several chat templates and none is named `default`: "
-            f"available {', '.join(sorted(self.templates))}",
+            f"available {', '.join(sorted(self.templates)[:20])}" + (", ..." if len(self.templates) > 20 else ""),
             "E002",
         )
 
@@ -71,11 +71,13 @@ def looks_like_chat_template(text: str) -> bool:
 
 
 def is_model_dir(path: Path) -> bool:
-    return path.is_dir() and (path / "tokenizer.json").is_file() and (path / CONFIG_NAME).is_file()
+    # bounded_io's predicates never raise (a path too long to stat is simply not a model directory)
+    return (bounded_io.is_directory(path) and bounded_io.is_regular_file(path / "tokenizer.json")
+            and bounded_io.is_regular_file(path / CONFIG_NAME))
 
 
 def handles(path: Path) -> bool:
-    if path.is_dir():
+    if bounded_io.is_directory(path):
         return is_model_dir(path)
     if path.name == CONFIG_NAME or path.name == TEMPLATE_FILE:
         return True

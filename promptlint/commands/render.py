@@ -80,7 +80,7 @@ def run(args) -> int:
 
     from promptlint.commands import EXIT_OK, UsageError
     from promptlint.render import Limits, RenderError
-    from promptlint.tokens import TokenizerError, load
+    from promptlint.tokens import PromptNotText, TokenizerError, load
 
     settings = _settings(args)
     target = Path(args.target)
@@ -106,7 +106,10 @@ def run(args) -> int:
     from promptlint.engine_tokenize import engine_encoder
 
     tokenizer = engine_encoder(tokenizer, args.engine)
-    encoding = tokenizer.encode(text, add_special_tokens=add_special_tokens)
+    try:
+        encoding = tokenizer.encode(text, add_special_tokens=add_special_tokens)
+    except PromptNotText as e:
+        raise UsageError(f"{target}: E002 {e}") from None
     if args.output_format == "json":
         import json
 

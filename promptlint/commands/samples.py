@@ -7,6 +7,7 @@ samples file already shows its declarations and the inferred rest.
 
 from __future__ import annotations
 
+import os
 import sys
 
 
@@ -79,7 +80,8 @@ def show_inferred(paths, settings, force_exclude: bool, overrides, out) -> None:
     from promptlint import analyzers
     from promptlint.analyzers import analyzer_for
     from promptlint.commands import UsageError
-    from promptlint.discovery import discover, display_path, escapes_root
+    from promptlint.discovery import discover, display_path
+    from promptlint.paths import not_read
 
     files = [Path(p) for p in overrides]
     if paths or not overrides:
@@ -88,7 +90,7 @@ def show_inferred(paths, settings, force_exclude: bool, overrides, out) -> None:
         analyzer = analyzer_for(path)
         if analyzer is None or not analyzer.__name__.endswith("jinja_template"):
             continue
-        if str(path) not in overrides and escapes_root(path, settings.root):
+        if str(path) not in overrides and not_read(path, settings.root):
             continue  # not read: the report has its E005
         shown = display_path(path)
         out.write(f"\ninferred samples for {shown} (write them beside it: promptlint samples {shown} --write)\n")
@@ -122,7 +124,7 @@ def run(args) -> int:
                 f"{display_path(existing)} exists and {display_path(target)} would be used instead of it; "
                 "remove or rename it first"
             )
-        if target.exists() and not args.force:
+        if os.path.lexists(target) and not args.force:  # never raises (a name too long for the file system)
             raise UsageError(f"{display_path(target)} exists; pass --force to replace it")
     for path, text in texts:
         target = default_samples_path(path)

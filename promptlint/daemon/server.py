@@ -171,6 +171,10 @@ class Daemon:
             protocol.send_json(conn, {"stopped": os.getpid()})
         elif op == "check":
             body = protocol.recv(conn)
+            argv, env = header.get("argv"), header.get("env", {})
+            if not (isinstance(argv, list) and all(isinstance(a, str) for a in argv) and isinstance(env, dict)):
+                protocol.send_json(conn, {"refused": "`argv` must be a list of strings and `env` an object"})
+                return
             if not isinstance(header.get("cwd"), str) or not _inside(header["cwd"], self.root):
                 protocol.send_json(conn, {"refused": f"{header.get('cwd')!r} is outside {self.root}"})
                 return

@@ -60,12 +60,17 @@ def read_confined(
     outside the roots, E005 otherwise; ``too_large`` is the message for a file over ``limit``).
     ``what`` names the file in messages."""
     from promptlint import bounded_io
+    from promptlint.paths import vcs_metadata
 
     real = os.path.realpath(path)
     if roots is not None and not inside(real, roots):
         raise FileRefused(
             "E002",
             f"{what} resolves outside {roots_name} (a symbolic link leads out); refused, nothing was read",
+        )
+    if roots is not None and vcs_metadata(real, roots):
+        raise FileRefused(
+            "E002", f"{what} is version-control metadata (it may hold the CI's credentials); refused, nothing was read"
         )
     try:
         return bounded_io.read_bytes(real, limit)

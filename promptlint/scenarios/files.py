@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Sequence
 
+from promptlint.bounded_io import is_regular_file
 from promptlint.scenarios.model import (
     PER_REQUEST_SUB_KINDS,
     SPEC_KEYS,
@@ -26,7 +27,7 @@ def samples_path_for(template: Path) -> Optional[Path]:
     stem = samples_stem(template)
     for suffix in SUFFIXES:
         candidate = template.with_name(stem + suffix)
-        if candidate.is_file():
+        if is_regular_file(candidate):  # never raises: a 255-byte template name makes this one too long
             return candidate
     return None
 
@@ -50,10 +51,22 @@ def _parse_samples(path: Path, text: str) -> Any:
         raise SamplesError(path, f"invalid TOML: {e}") from None
 
 
-def load_samples(path: Path) -> Dict[str, Any]:
-    """Parse and validate a samples file; raises SamplesError with a one-line reason."""
-    from promptlint import bounded_io
+def load_samples(path: Path, roots: Optional[Sequence[str]] = None) -> Dict[str, Any]:
+    """Parse and validate a samples file; raises SamplesError with a one-line reason. ``roots``
+    (resolved): where the file may lead, as for the template's includes (a sidecar linked to a
+    file elsewhere, or into version-control metadata, is refused unread: its keys and values
+    would reach the messages and the evidence)."""
+    import os
 
+    from promptlint import bounded_io
+    from promptlint.paths import vcs_metadata
+    from promptlint.render.files import inside
+
+    if roots is not None:
+        real = os.path.realpath(path)
+        if not inside(real, roots) or vcs_metadata(real, roots):
+            raise SamplesError(path, "the samples file resolves outside the project or into version-control "
+                               "metadata (a symbolic link leads there); refused, nothing was read")
     try:
         text = bounded_io.read_text(path)
     except bounded_io.InputRefused as e:

@@ -136,7 +136,8 @@ def template_scenario(loaded, text: str, samples=None) -> Scenario:
     from promptlint.scenarios.files import load_samples, scenario_from_samples
     from promptlint.scenarios.names import name_patterns
 
-    declared = scenario_from_samples(load_samples(samples), samples) if samples is not None else None
+    roots = getattr(loaded.env.loader, "roots", None)  # the sidecar may lead where includes may
+    declared = scenario_from_samples(load_samples(samples, roots), samples) if samples is not None else None
     asts = template_asts(loaded.env, loaded.env.parse(text), name=loaded.name)
     scenario = infer_scenario(asts, loaded.env.globals, name_patterns(), declared)
     from promptlint.scenarios.includes import resolve
