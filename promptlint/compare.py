@@ -8,12 +8,10 @@ can reuse ``floor(min(S, P - 1) / B) * B`` tokens.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, Optional, Sequence, Union
+from typing import Any, Dict, Optional, Sequence, Union
 
-from promptlint import bounded_io
 
 
 def shared_prefix(a: Sequence, b: Sequence) -> int:
@@ -131,38 +129,23 @@ def load_cache_minimums(override: Optional[Union[str, Path]] = None) -> Dict[str
     replace the shipped ones and its other keys (``as_of``, ``default``, ``increment``,
     ``source``) replace the shipped values.
     """
-    table = json.loads(_MINIMUMS_FILE.read_text(encoding="utf-8"))
-    table = {k: v for k, v in table.items() if not k.startswith("_")}
-    if override is None:
-        return table
-    path = Path(override)
-    try:
-        user = json.loads(bounded_io.read_text(path))
-    except OSError as e:
-        raise CacheTableError(f"{path}: cannot read the cache-minimums file ({e.strerror}); check the path") from None
-    except (ValueError, UnicodeDecodeError):
-        raise CacheTableError(f"{path}: not valid JSON; the cache-minimums file is a JSON object per provider") from None
-    if not isinstance(user, dict):
-        raise CacheTableError(f"{path}: expected a JSON object keyed by provider ({', '.join(TABLE_PROVIDERS)})")
-    for provider, block in user.items():
-        if provider.startswith("_"):
-            continue
-        if provider not in TABLE_PROVIDERS or not isinstance(block, dict):
-            raise CacheTableError(
-                f"{path}: {provider!r} is not a provider block; use keys {', '.join(TABLE_PROVIDERS)} with an object each"
-            )
-        models = block.get("models", {})
-        if not isinstance(models, dict) or not all(
-            isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in models.values()
-        ):
-            raise CacheTableError(f"{path}: {provider}.models must map model names to token counts (integers >= 0)")
-        merged = dict(table.get(provider, {}))
-        merged.update({k: v for k, v in block.items() if k != "models"})
-        merged["models"] = {**table.get(provider, {}).get("models", {}), **models}
-        if "as_of" not in block and models:
-            merged["as_of"] = f"{merged.get('as_of', '?')} + {path.name}"
-        table[provider] = merged
-    return table
+    from promptlint import dated_tables
+
+    return dated_tables.merged(_MINIMUMS_FILE, override, "the cache-minimums file", CacheTableError,
+                               _minimum_models, f" ({', '.join(TABLE_PROVIDERS)})")
+
+
+def _minimum_models(path: Path, provider: str, block: Any) -> Dict[str, int]:
+    if provider not in TABLE_PROVIDERS or not isinstance(block, dict):
+        raise CacheTableError(
+            f"{path}: {provider!r} is not a provider block; use keys {', '.join(TABLE_PROVIDERS)} with an object each"
+        )
+    models = block.get("models", {})
+    if not isinstance(models, dict) or not all(
+        isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in models.values()
+    ):
+        raise CacheTableError(f"{path}: {provider}.models must map model names to token counts (integers >= 0)")
+    return models
 
 
 def _lookup_model(models: Dict[str, int], model: str) -> Optional[str]:

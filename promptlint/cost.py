@@ -13,13 +13,11 @@ merges over it) or from the configuration itself.
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, Optional, Union
 
-from promptlint import bounded_io
 from promptlint.records import Cost
 
 _PRICES_FILE = Path(__file__).parent / "data" / "hosted-prices.json"
@@ -49,33 +47,18 @@ class CostModel:
 
 def load_prices(override: Optional[Union[str, Path]] = None) -> Dict[str, dict]:
     """The shipped dated price table, with a user file's providers and models merged over it."""
-    table = {k: v for k, v in json.loads(_PRICES_FILE.read_text(encoding="utf-8")).items() if not k.startswith("_")}
-    if override is None:
-        return table
-    path = Path(override)
-    try:
-        user = json.loads(bounded_io.read_text(path))
-    except OSError as e:
-        raise CostConfigError(f"{path}: cannot read the price table ({e.strerror}); check the path") from None
-    except (ValueError, UnicodeDecodeError):
-        raise CostConfigError(f"{path}: not valid JSON; the price table is a JSON object per provider") from None
-    if not isinstance(user, dict):
-        raise CostConfigError(f"{path}: expected a JSON object keyed by provider")
-    for provider, block in user.items():
-        if provider.startswith("_"):
-            continue
-        models = block.get("models", {}) if isinstance(block, dict) else None
-        if not isinstance(models, dict) or not all(_price_entry(v) for v in models.values()):
-            raise CostConfigError(
-                f"{path}: {provider}.models must map model names to {{\"input\": USD, \"cached\": USD}} per million tokens"
-            )
-        merged = dict(table.get(provider, {}))
-        merged.update({k: v for k, v in block.items() if k != "models"})
-        merged["models"] = {**table.get(provider, {}).get("models", {}), **models}
-        if "as_of" not in block and models:
-            merged["as_of"] = f"{merged.get('as_of', '?')} + {path.name}"
-        table[provider] = merged
-    return table
+    from promptlint import dated_tables
+
+    return dated_tables.merged(_PRICES_FILE, override, "the price table", CostConfigError, _price_models)
+
+
+def _price_models(path: Path, provider: str, block: Any) -> Dict[str, Any]:
+    models = block.get("models", {}) if isinstance(block, dict) else None
+    if not isinstance(models, dict) or not all(_price_entry(v) for v in models.values()):
+        raise CostConfigError(
+            f"{path}: {provider}.models must map model names to {{\"input\": USD, \"cached\": USD}} per million tokens"
+        )
+    return models
 
 
 def _price_entry(v: Any) -> bool:
