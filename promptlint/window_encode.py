@@ -123,6 +123,10 @@ class _Plan:
         self._frames: Dict[str, tuple] = {}
         self.starts_line = _soft_anchors(tokenizer._tok, self.added_texts)
 
+    @property
+    def tok(self) -> LoadedTokenizer:
+        return self._tok()
+
     # -- anchors
 
     def hard(self, token_id: int) -> bool:
@@ -166,7 +170,7 @@ class _Plan:
     def _framed(self, base_text: str, base: Encoding) -> Optional[_Frame]:
         """Split the base's encoding with special tokens into the post-processor's tokens and the
         plain encoding between them (the post-processor does not depend on the text)."""
-        plain = self._tok().encode(base_text, add_special_tokens=False)
+        plain = self.tok.encode(base_text, add_special_tokens=False)
         n, full = len(plain.ids), base.ids
         for lead in range(len(full) - n + 1):  # the post-processor's tokens before and after it
             if full[lead:lead + n] == plain.ids and base.offsets[lead:lead + n] == plain.offsets:

@@ -43,7 +43,7 @@ def fixture_rows():
              "token_ids": list(range(40)), "block_size": 16}]
     for p in sorted((DATA / "audit").glob("*.jsonl")):
         rows += [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return rows
+    return [r for r in rows if isinstance(r, dict)]  # trace rows (a /slots snapshot line is an array)
 
 
 ROWS = fixture_rows()

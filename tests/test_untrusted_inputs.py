@@ -134,6 +134,8 @@ def test_a_cache_written_elsewhere_is_never_read(tmp_path, cli, monkeypatch):
     cli("check", "t.j2", cwd=root)
     (entry,) = _entries(root)
     entry.write_text(json.dumps({"findings": [], "deps": {}}), encoding="utf-8")
+    for manifest in (root / ".promptlint_cache").glob("*/manifests/*"):  # it answers first (signed: test_manifest.py)
+        manifest.unlink()
     assert cli("check", "t.j2", cwd=root).code == 0  # this machine's own (now forged) entry is trusted
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "ci-runner"))  # another machine: the CI
     monkeypatch.setattr(cache, "_SECRET", [])

@@ -46,6 +46,7 @@ SLOT_IDLE = "llama.cpp /slots: idle slot (the server clears a task's counts when
 SLOT_NO_TASK = "llama.cpp /slots: slot that has run no task"
 SLOT_PROMPT = "llama.cpp /slots: prompt still being processed (counts not final)"
 SLOT_SEEN = "llama.cpp /slots: task already read from an earlier snapshot"
+SLOTS_NONE = "llama.cpp /slots: a snapshot listing no slots"
 
 
 def sniff(lines: List[Tuple[int, Any]]) -> Optional[str]:
@@ -83,7 +84,7 @@ def _json_log(text: str) -> Optional[Tuple[str, float]]:
     """``--log-jsonl``: {"type": "log", "time": us, "level", "msg"} -> (message, seconds)."""
     try:
         obj = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not a JSON log line (too deep to be one either)
         return None
     if isinstance(obj, dict) and obj.get("type") == "log" and isinstance(obj.get("msg"), str):
         t = obj.get("time")
@@ -190,11 +191,17 @@ def _slots_rows(lines: Iterable[Tuple[int, Any]], server: str) -> Iterator[Tuple
 def _snapshot(n: int, text: str, server: str, seen: set) -> Iterator[Tuple[int, Dict[str, Any]]]:
     try:
         snap = json.loads(text)
+    except RecursionError:
+        yield n, {"llamacpp_error": "JSON nested too deeply to read"}
+        return
     except ValueError:
         yield n, {"llamacpp_error": "not a JSON array of slots; save each GET /slots response as one line"}
         return
     if not isinstance(snap, list):
         yield n, {"llamacpp_error": "a /slots snapshot must be a JSON array of slot objects"}
+        return
+    if not snap:  # still a row of the summary: every snapshot read is accounted for
+        yield n, {"llamacpp_skip": SLOTS_NONE}
         return
     for slot in snap:
         yield n, _slot_row(slot, server, seen)
