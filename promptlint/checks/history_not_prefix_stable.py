@@ -22,6 +22,7 @@ and the divergence lies inside turn N's prompt.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from promptlint import figures, registry
@@ -62,6 +63,7 @@ def default_reply(template_text: str) -> Dict[str, Any]:
     return {"role": "assistant", "content": REPLY}
 
 
+@lru_cache(maxsize=32)  # pure in the template text; asked once per scenario and turn
 def reasoning_field(template_text: str) -> Optional[str]:
     """The reasoning field the template reads from a message (`message.reasoning_content`,
     `message['reasoning']`): an attribute or item access, not the word in a name such as
@@ -78,6 +80,7 @@ def reasoning_field(template_text: str) -> Optional[str]:
     return None
 
 
+@lru_cache(maxsize=32)  # pure in the template text; asked once per scenario and turn
 def _splits_think(template_text: str) -> bool:
     """The template handles in-band reasoning: it tests for or splits on the `</think>` string itself
     (not a system prompt that happens to mention the tags)."""
@@ -89,6 +92,7 @@ def _splits_think(template_text: str) -> bool:
     return any(isinstance(c.value, str) and c.value.strip() == "</think>" for c in ast.find_all(nodes.Const))
 
 
+@lru_cache(maxsize=32)  # pure in the template text; asked once per scenario and turn
 def _switches_think_off(template_text: str) -> bool:
     """The template renders an empty `<think></think>` block of its own (SmolLM3's `/no_think`
     mode): the model's format has in-band reasoning, which it emits in the content when thinking
