@@ -31,3 +31,18 @@ def run_cli(capsys, monkeypatch, cwd, *args, stdin=None):
         code = e.code
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def in_process_cli(args):
+    """(exit code, stdout, stderr) of one in-process CLI run (no fixtures: usable inside Hypothesis)."""
+    import contextlib
+
+    from promptlint.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as e:
+            code = e.code
+    return code, out.getvalue(), err.getvalue()

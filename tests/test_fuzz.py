@@ -6,8 +6,6 @@ Bounded to a few seconds; ``scripts/fuzz.py`` runs the long version.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 
 import pytest
@@ -17,6 +15,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from conftest import QWEN  # noqa: E402
+from integration_helpers import in_process_cli
 
 FAST = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 
@@ -37,16 +36,7 @@ JSON_VALUES = st.recursive(
 )
 
 
-def run_cli(args):
-    from promptlint.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main([str(a) for a in args])
-        except SystemExit as e:
-            code = e.code
-    return code, out.getvalue(), err.getvalue()
+run_cli = in_process_cli
 
 
 def assert_clean(code, out, err):

@@ -7,8 +7,6 @@ Bounded to a few seconds; ``scripts/fuzz.py --suite operators`` runs the long ve
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import sys
 
@@ -19,6 +17,7 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from conftest import DATA, QWEN, REPO  # noqa: E402
+from integration_helpers import in_process_cli
 
 FAST = settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 
@@ -49,16 +48,7 @@ def fixture_rows():
 ROWS = fixture_rows()
 
 
-def run_cli(args):
-    from promptlint.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main([str(a) for a in args])
-        except SystemExit as e:
-            code = e.code
-    return code, out.getvalue(), err.getvalue()
+run_cli = in_process_cli
 
 
 def assert_clean(code, out, err):
