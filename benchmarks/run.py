@@ -14,13 +14,17 @@ and times, each as a fresh subprocess (median of several repetitions):
   (b)      warm: the same again, nothing changed
   (c)      one application template changed
   (d)      the floor: a script that only loads the tokenizer and encodes each render
-           promptlint encodes (captured from a run) once
+           promptlint encodes (captured from a run with every render encoded whole) once
+  (d0)     the issue-17 floor: the same for each file's base render only ((f0): at scale)
   (e)      the way people do it today: transformers (PreTrainedTokenizerFast +
            apply_chat_template + encode) over the same chat requests and variants,
            compared with promptlint cold/warm on the chat templates alone
   (f)      scale: 1,000 application templates x the default variants, with peak memory
   (a*)     (a) and (f) again with PROMPTLINT_FULL_ENCODE=1: every variant encoded whole, not in a window
   (c*)     (b) and (c) with `promptlint daemon` running for the repository
+  (a1) (f1) (g1)  (a), (f), (g) in one process (PROMPTLINT_JOBS=1; the default forks a worker per CPU)
+  ..._tree the peak of a run's whole process tree: the summed PSS of the driver and its workers
+           (shared pages split between them), read from /proc every 50 ms in an untimed run
   (g)      a models/ folder: one directory per corpus chat template, each with its own copy of
            its tokenizer.json (5 distinct among them: tokenizers that share one, as users have
            them) and no tokenizer configured, cold, with peak memory; against a script that
@@ -197,6 +201,12 @@ def capture(out: str) -> None:
         texts.setdefault(current["file"], []).append(text)
         return original_encode(self, text, add_special_tokens)
 
+    original_batch = tokens.LoadedTokenizer.encode_batch
+
+    def encode_batch(self, batch, add_special_tokens=False):
+        texts.setdefault(current["file"], []).extend(batch)
+        return original_batch(self, batch, add_special_tokens)
+
     original_render = chat_run.ChatTemplate.render
 
     def render(self, request, now=None):
@@ -216,9 +226,10 @@ def capture(out: str) -> None:
 
     lint_mod.lint_file = lint_file
     tokens.LoadedTokenizer.encode = encode
+    tokens.LoadedTokenizer.encode_batch = encode_batch
     chat_run.ChatTemplate.render = render
     settings = load_settings(None, Path.cwd())
-    report = lint_mod.lint([], settings, use_cache=False)
+    report = lint_mod.lint([], settings, use_cache=False, jobs=1)  # the hooks above see this process only
     data = {"texts": texts, "requests": requests, "templates": templates, "files": report.files,
             "findings": len(report.findings), "errors": len(report.errors)}
     Path(out).write_text(json.dumps(data, default=str, ensure_ascii=False), encoding="utf-8")
@@ -239,7 +250,7 @@ def resident(changed: str, reps: int) -> None:
     settings = load_settings(None, Path.cwd())
     load(tokenizer_spec(settings))
     with redirect_stderr(io.StringIO()):
-        lint([], settings)  # warm the modules and the cache
+        lint([], settings, jobs=1)  # warm the modules and the cache (here, not in forked workers)
     path = Path(changed)
     base = path.read_text(encoding="utf-8")
     times = []
@@ -309,6 +320,42 @@ print(dt, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
 """
 
 
+# Runs COMMAND (argv as JSON) and prints the peak of the summed proportional set size (PSS: shared
+# pages split between the processes sharing them) of it and its descendants (forked workers), read
+# from /proc every 50 ms: what the whole run holds, not only its largest process. Untimed (Linux).
+TREE = """\
+import json, os, subprocess, sys, time
+def children(pid):
+    kids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        kids.append(int(entry))
+            except (OSError, ValueError, IndexError):
+                pass
+    return kids
+def pss(pid):
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            return sum(int(line.split()[1]) for line in f if line.startswith("Pss:"))
+    except OSError:
+        return 0
+p = subprocess.Popen(json.loads(sys.argv[1]), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+peak = 0
+while p.poll() is None:
+    tree, todo = [], [p.pid]
+    while todo:
+        pid = todo.pop()
+        tree.append(pid)
+        todo += children(pid)
+    peak = max(peak, sum(pss(pid) for pid in tree))
+    time.sleep(0.05)
+print(peak / 1024.0)
+"""
+
+
 class Bench:
     def __init__(self, python: str, reps: int, warmup: bool = True):
         self.python = python
@@ -343,6 +390,16 @@ class Bench:
             times.append(dt)
             peaks.append(rss)
         return statistics.median(times), max(peaks)
+
+    def tree_peak(self, argv: Sequence[str], cwd: Path, before=None, env: Optional[Dict[str, str]] = None) -> float:
+        """Peak MiB of the run's whole process tree (summed PSS), one untimed run."""
+        if not os.path.exists("/proc/self/smaps_rollup"):
+            return float("nan")
+        if before:
+            before()
+        r = subprocess.run([sys.executable, "-c", TREE, json.dumps(list(argv))], cwd=cwd, env=dict(self.env, **(env or {})),
+                           capture_output=True, text=True)
+        return float(r.stdout.split()[-1]) if r.returncode == 0 and r.stdout.strip() else float("nan")
 
     def promptlint(self, *args: str) -> List[str]:
         return [self.python, "-m", "promptlint", "check", "--output-format", "concise", *args]
@@ -418,15 +475,34 @@ def _daemon_rows(bench: Bench, work: Path, repo: Path, change) -> Dict:
         shutil.rmtree(runtime, ignore_errors=True)
 
 
+def _capture(bench: Bench, py: str, repo: Path, out: Path) -> Optional[Dict]:
+    """What a cold run of ``repo`` renders and encodes (every render whole: the full-encode switch on)."""
+    r = subprocess.run([py, str(Path(__file__).resolve()), "--capture", str(out)], cwd=repo,
+                       env=dict(bench.env, PROMPTLINT_FULL_ENCODE="1"), capture_output=True, text=True)
+    if r.returncode != 0:
+        print(r.stderr, file=sys.stderr)
+        return None
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def _bases(data: Dict) -> List[str]:
+    """Each file's first encoded text: its base render (the issue's floor encodes only these)."""
+    return [ts[0] for ts in data["texts"].values() if ts]
+
+
 def _models(bench: Bench, work: Path, n: int, py: str, reps: int) -> Dict:
     """(g): a models/ folder of directories sharing tokenizers, cold, against parsing each distinct one once."""
     folder = work / "models_repo"
     distinct = make_models(folder, n)
     load = work / "load.py"
     load.write_text(LOAD_ONLY, encoding="utf-8")
+    def clean():
+        shutil.rmtree(folder / ".promptlint_cache", ignore_errors=True)
+
     return {
-        "g": bench.time(bench.promptlint("models"), folder, reps=reps,
-                        before=lambda: shutil.rmtree(folder / ".promptlint_cache", ignore_errors=True)),
+        "g": bench.time(bench.promptlint("models"), folder, reps=reps, before=clean),
+        "g_tree": (float("nan"), bench.tree_peak(bench.promptlint("models"), folder, before=clean)),
+        "g1": bench.time(bench.promptlint("models"), folder, reps=reps, before=clean, env={"PROMPTLINT_JOBS": "1"}),
         "g_floor": bench.time([py, str(load), *map(str, distinct)], folder, reps=reps),
         "g_counts": (n, len(distinct)),
     }
@@ -437,17 +513,15 @@ def _run(bench: Bench, work: Path, quick: bool, reps: int, apps: int, chats: int
     make_repo(repo, apps, chats)
     tok = str(repo / "tok" / "tokenizer.json")
     cap = work / "capture.json"
-    r = subprocess.run([py, str(Path(__file__).resolve()), "--capture", str(cap)], cwd=repo, env=bench.env,
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        print(r.stderr, file=sys.stderr)
+    data = _capture(bench, py, repo, cap)
+    if data is None:
         return 2
-    data = json.loads(cap.read_text(encoding="utf-8"))
     all_texts = list(dict.fromkeys(t for ts in data["texts"].values() for t in ts))
     changed = repo / "prompts" / "app_0001.j2"
     one = list(dict.fromkeys(data["texts"].get(str(Path("prompts") / "app_0001.j2"), [])))
     (work / "all.json").write_text(json.dumps(all_texts), encoding="utf-8")
     (work / "one.json").write_text(json.dumps(one), encoding="utf-8")
+    (work / "bases.json").write_text(json.dumps(_bases(data)), encoding="utf-8")
     (work / "chat.json").write_text(json.dumps({"requests": data["requests"], "templates": data["templates"]}), encoding="utf-8")
     for name, text in (("floor.py", FLOOR), ("load.py", LOAD_ONLY), ("transformers_chat.py", TRANSFORMERS)):
         (work / name).write_text(text, encoding="utf-8")
@@ -471,6 +545,8 @@ def _run(bench: Bench, work: Path, quick: bool, reps: int, apps: int, chats: int
     rows["bare"] = bench.time([py, "-c", "pass"], repo)
     rows["load"] = bench.time([py, str(work / "load.py"), tok], repo)
     rows["a"] = bench.time(bench.promptlint(), repo, before=clean)
+    rows["a_tree"] = (float("nan"), bench.tree_peak(bench.promptlint(), repo, before=clean))
+    rows["a1"] = bench.time(bench.promptlint(), repo, before=clean, env={"PROMPTLINT_JOBS": "1"})
     rows["b"] = bench.time(bench.promptlint(), repo)
     rows["c"] = bench.time(bench.promptlint(), repo, before=change)
     changed.write_text(base_text, encoding="utf-8")
@@ -483,6 +559,7 @@ def _run(bench: Bench, work: Path, quick: bool, reps: int, apps: int, chats: int
     changed.write_text(base_text, encoding="utf-8")
     rows["d"] = bench.time([py, str(work / "floor.py"), tok, str(work / "all.json")], repo)
     rows["d1"] = bench.time([py, str(work / "floor.py"), tok, str(work / "one.json")], repo)
+    rows["d0"] = bench.time([py, str(work / "floor.py"), tok, str(work / "bases.json")], repo)
     rows["a_chat"] = bench.time(bench.promptlint("models"), repo, before=clean)
     rows["b_chat"] = bench.time(bench.promptlint("models"), repo)
     tver = transformers_ok(tpy)
@@ -492,10 +569,20 @@ def _run(bench: Bench, work: Path, quick: bool, reps: int, apps: int, chats: int
     big = work / "scale"
     make_repo(big, scale, 0)
     scale_reps = 1 if quick else min(reps, 3)
-    rows["f"] = bench.time(bench.promptlint(), big, before=lambda: shutil.rmtree(big / ".promptlint_cache", ignore_errors=True),
-                           reps=scale_reps, warmup=False)
-    rows["f_full"] = bench.time(bench.promptlint(), big, before=lambda: shutil.rmtree(big / ".promptlint_cache", ignore_errors=True),
-                                reps=scale_reps, warmup=False, env={"PROMPTLINT_FULL_ENCODE": "1"})
+    big_data = _capture(bench, py, big, work / "capture_scale.json")
+    if big_data is None:
+        return 2
+    (work / "bases_scale.json").write_text(json.dumps(_bases(big_data)), encoding="utf-8")
+
+    def big_clean():
+        shutil.rmtree(big / ".promptlint_cache", ignore_errors=True)
+
+    rows["f"] = bench.time(bench.promptlint(), big, before=big_clean, reps=scale_reps, warmup=False)
+    rows["f_tree"] = (float("nan"), bench.tree_peak(bench.promptlint(), big, before=big_clean))
+    rows["f1"] = bench.time(bench.promptlint(), big, before=big_clean, reps=scale_reps, warmup=False, env={"PROMPTLINT_JOBS": "1"})
+    rows["f_full"] = bench.time(bench.promptlint(), big, before=big_clean, reps=scale_reps, warmup=False,
+                                env={"PROMPTLINT_FULL_ENCODE": "1"})
+    rows["f0"] = bench.time([py, str(work / "floor.py"), tok, str(work / "bases_scale.json")], big, reps=scale_reps)
 
     rows.update(_models(bench, work, models, py, scale_reps))
 
@@ -509,6 +596,8 @@ def print_table(rows, quick, apps, chats, scale, tver, tpy, chat_renders, models
         "bare": "bare `python -c pass`",
         "load": "tokenizer load only (Qwen2.5, 151k)",
         "a": f"(a) cold: {apps} app + {chats} chat templates",
+        "a_tree": "(a) its whole process tree (summed PSS)",
+        "a1": "(a) cold, one process (--jobs 1)",
         "b": "(b) warm: nothing changed",
         "c": "(c) one application template changed",
         "c_resident": "(c) in a process holding the tokenizer (LSP/daemon)",
@@ -517,12 +606,18 @@ def print_table(rows, quick, apps, chats, scale, tver, tpy, chat_renders, models
         "a_full": "(a) cold, every variant encoded whole",
         "d": "(d) floor: load tokenizer + encode every render",
         "d1": "(d1) floor for (c): load + that template's renders",
+        "d0": "(d0) floor: load + encode each file's base render",
         "a_chat": f"(a') cold, the {chats} chat templates only",
         "b_chat": f"(b') warm, the {chats} chat templates only",
         "e": f"(e) transformers {tver or ''}: same {chat_renders} chat renders".rstrip(),
         "f": f"(f) scale: {scale} app templates, cold",
+        "f_tree": "(f) its whole process tree (summed PSS)",
+        "f1": "(f) scale, one process (--jobs 1)",
+        "f0": "(f0) floor: load + encode each base render",
         "f_full": "(f) scale, every variant encoded whole",
         "g": f"(g) models/: {n_models} dirs, {n_distinct} distinct tokenizer{'s' * (n_distinct != 1)}, cold",
+        "g_tree": "(g) its whole process tree (summed PSS)",
+        "g1": "(g) models/, one process (--jobs 1)",
         "g_floor": f"(g0) parse the {n_distinct} distinct tokenizer{'s' * (n_distinct != 1)} once",
     }
     partial = "a" not in rows  # --only: the rows asked for
@@ -534,7 +629,8 @@ def print_table(rows, quick, apps, chats, scale, tver, tpy, chat_renders, models
     for key, label in labels.items():
         if key in rows:
             t, m = rows[key]
-            print(f"{label:<54} {t:>9.3f} {m:>9.0f}" if m == m else f"{label:<54} {t:>9.3f} {'-':>9}")
+            ts = f"{t:>9.3f}" if t == t else f"{'-':>9}"
+            print(f"{label:<54} {ts} {m:>9.0f}" if m == m else f"{label:<54} {ts} {'-':>9}")
         else:
             print(f"{label:<54} {'skipped':>9} {'':>9}  (transformers not importable by {tpy})")
 
@@ -545,12 +641,19 @@ def print_table(rows, quick, apps, chats, scale, tver, tpy, chat_renders, models
         ("warm / bare python", ratio("b", "bare"), "<=", 8.0),
         ("one changed / its floor (d1)", ratio("c", "d1"), "<=", 1.3),
         ("cold / floor (d)", ratio("a", "d"), "<=", 1.5),
+        ("cold / base-render floor (d0)", ratio("a", "d0"), "<=", 2.0),
+        ("cold, one process / base-render floor (d0)", ratio("a1", "d0"), None, None),
         ("transformers (e) / promptlint cold, chat only (a')", ratio("e", "a_chat"), ">=", 1.0),
         ("transformers (e) / promptlint warm, chat only (b')", ratio("e", "b_chat"), ">=", 20.0),
         ("scale (f) seconds", rows["f"][0] if "f" in rows else None, "<", 10.0),
         ("scale (f) peak MiB", rows["f"][1] if "f" in rows else None, "<", 500.0),
+        ("scale (f) whole tree MiB (summed PSS)", rows["f_tree"][1] if "f_tree" in rows else None, "<=", 300.0),
+        ("scale (f) / its base-render floor (f0)", ratio("f", "f0"), "<=", 2.0),
+        ("scale, one process (f1) / (f0)", ratio("f1", "f0"), None, None),
         ("models (g) cold / parse distinct once (g0)", ratio("g", "g_floor"), "<=", 1.8),
         ("models (g) peak MiB", rows["g"][1] if "g" in rows else None, "<=", 450.0),
+        ("models (g) whole tree MiB (summed PSS)", rows["g_tree"][1] if "g_tree" in rows else None, "<=", 450.0),
+        ("models, one process (g1) / (g0)", ratio("g1", "g_floor"), "<=", 1.8),
         ("tokenizer load / one changed (c)", ratio("load", "c"), None, None),
         ("one changed (c) / the same in a resident process", ratio("c", "c_resident"), None, None),
         ("one changed, daemon running / bare python", ratio("c_daemon", "bare"), "<=", 5.0),

@@ -75,7 +75,8 @@ def _baseline_paths(paths: Sequence[str], settings: Settings, tree_root: Path) -
     return out or None
 
 
-def compare_with(ref: str, paths: Sequence[str], settings: Settings, result, force_exclude: bool = False) -> Baseline:
+def compare_with(ref: str, paths: Sequence[str], settings: Settings, result, force_exclude: bool = False,
+                 jobs: Optional[int] = None) -> Baseline:
     """The Baseline of the working tree (``result``: its lint result) against ``ref``; marks
     ``result``'s findings. With ``tokenizers``, every model is measured (rows per model) and REF's
     findings are those of every model, merged as in check. Raises git_tree.GitError."""
@@ -97,7 +98,7 @@ def compare_with(ref: str, paths: Sequence[str], settings: Settings, result, for
         for name, model in models:
             try:
                 old_run, measured = _measure_model(paths, old_paths, model, tree_root.resolve(), force_exclude,
-                                                   (shared_now, shared_then, shared_lint))
+                                                   (shared_now, shared_then, shared_lint), jobs)
             except TokenizerError as e:
                 raise TokenizerError(f"tokenizers.{name}: {e}" if name else str(e)) from None
             for m in measured[0] + measured[1]:
@@ -122,7 +123,7 @@ def compare_with(ref: str, paths: Sequence[str], settings: Settings, result, for
     return Baseline(ref, commit, block, deltas, fixed, exported.skipped, described)
 
 
-def _measure_model(paths, old_paths, settings: Settings, tree_root: Path, force_exclude: bool, shared):
+def _measure_model(paths, old_paths, settings: Settings, tree_root: Path, force_exclude: bool, shared, jobs=None):
     """One model's (REF's lint result or None, (measurements here, measurements at REF)); its
     tokenizer is loaded once for the three and released after them when other models follow."""
     from promptlint.lint import lint
@@ -135,7 +136,7 @@ def _measure_model(paths, old_paths, settings: Settings, tree_root: Path, force_
     if old_paths is not None:
         old_settings = dataclasses.replace(settings, root=tree_root)
         before = measure_tree(old_paths, old_settings, force_exclude, provider, shared_then)
-        old = lint(old_paths, old_settings, force_exclude=force_exclude, use_cache=False, shared=shared_lint)
+        old = lint(old_paths, old_settings, force_exclude=force_exclude, use_cache=False, shared=shared_lint, jobs=jobs)
     if shared_now is not None and provider.loaded is not None and not provider.loaded.sha256.startswith("embedded:"):
         release(provider.loaded.sha256)  # the next model needs its own tokenizer only
     return old, (after, before)

@@ -40,11 +40,24 @@ class TokenizerProvider:
     def __init__(self, spec: TokenizerSpec):
         self.spec = spec
         self.loaded: Optional[LoadedTokenizer] = None
+        self.used = False  # asked for by an analysis (not only preloaded)
 
     def __call__(self) -> LoadedTokenizer:
+        self.used = True
         if self.loaded is None:
             self.loaded = load(self.spec)
         return self.loaded
+
+    def preload(self) -> None:
+        """Load it now, before forking workers that will share it; a tokenizer that cannot load is
+        left for the first analysis that needs it to report (a run may need none)."""
+        from promptlint.tokens import TokenizerError
+
+        if self.loaded is None:
+            try:
+                self.loaded = load(self.spec)
+            except TokenizerError:
+                pass
 
 
 def tokenizer_spec(settings: Settings) -> TokenizerSpec:

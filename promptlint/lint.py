@@ -9,6 +9,7 @@ which analyzer takes which file is ``promptlint.analyzers``.
 from __future__ import annotations
 
 import importlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
@@ -55,10 +56,13 @@ def lint(
     evidence: bool = False,
     progress: Optional[Callable[[int, int], None]] = None,
     shared: Optional[Dict[object, object]] = None,
+    jobs: Optional[int] = None,
 ) -> LintResult:
     """Lint ``paths`` (or the configured templates); ``overrides`` maps a path to its text (stdin);
     ``progress(done, total)`` is told after each file (the command's progress bar); ``shared``:
-    what the runs of several models share (promptlint.models)."""
+    what the runs of several models share (promptlint.models); ``jobs``: worker processes for the
+    files to analyse (promptlint.parallel; None or 1: this process — `check` passes its --jobs,
+    one per CPU by default)."""
     from promptlint.cache import Cache
 
     result = empty_result(settings)  # resolving the tokenizer raises TokenizerError before any work
@@ -84,9 +88,8 @@ def lint(
     plan = _plan(files, settings, cache)
     if progress is not None:
         progress(0, len(files))
-    for n, i in enumerate(plan.order, 1):
-        if progress is not None and n > 1:
-            progress(n - 1, len(files))
+    todo: List[_Todo] = []  # what neither the manifest nor a refusal answers, in the plan's order
+    for i in plan.order:
         path = files[i]
         result.files += 1
         text = (overrides or {}).get(str(path))
@@ -106,17 +109,21 @@ def lint(
             hit = _from_manifest(manifest, path, nb)
             if hit is not None:
                 done[i] = hit
-                _release(plan, i)
                 continue
             before = _lstat(path)  # before the read: a change during the run leaves a stale stamp
-        start = len(ctx.notices)
-        seen: Dict = {}
-        done[i] = (_check_one(path, text, ctx, cache, settings_key, tok_sha, evidence, seen), ctx.notices[start:])
-        del ctx.notices[start:]
-        if "sha" in seen and manifest is not None and nb is not None:
-            manifest.record(path, before, seen["sha"], nb, seen["deps"],
-                            [f.to_dict(evidence=evidence, internal=True) for f in done[i][0]], done[i][1])
-        _release(plan, i)
+        todo.append(_Todo(i, text, nb, before))
+    run = _Run(files, ctx, cache, settings_key, tok_sha, evidence)
+    finished = len(files) - len(todo)
+    for item, (found, notices, seen) in _analyse(todo, plan, run, jobs):
+        done[item.i] = (found, notices)
+        if "sha" in seen and manifest is not None and item.nb is not None:
+            manifest.record(files[item.i], item.before, seen["sha"], item.nb, seen["deps"],
+                            [f.to_dict(evidence=evidence, internal=True) for f in found], notices)
+        finished += 1
+        if progress is not None and finished < len(files):
+            progress(finished, len(files))
+    for sha in plan.release_after.values():  # groups the manifest answered whole were never loaded: a no-op
+        release(sha)
     if progress is not None:
         progress(len(files), len(files))
     for found, notices in done:
@@ -136,7 +143,7 @@ def lint(
     cache.prune()
     if cache.warning:
         result.notices.append(cache.warning)
-    if spec.embedded and (provider.loaded is not None):
+    if spec.embedded and provider.used:
         result.notices.append(
             "no tokenizer configured: figures use the embedded cl100k_base tokenizer and are approximate "
             "until the model's tokenizer is pinned (`tokenizer` in [tool.promptlint])"
@@ -154,11 +161,6 @@ def _from_manifest(manifest, path: Path, nb: str) -> Optional[Tuple[List[Finding
         return None  # a record this code cannot read: analyse the file
 
 
-def _release(plan: "_Plan", i: int) -> None:
-    if i in plan.release_after:
-        release(plan.release_after[i])
-
-
 def _lstat(path: Path):
     import os
 
@@ -166,6 +168,103 @@ def _lstat(path: Path):
         return os.lstat(path)
     except OSError:
         return None
+
+
+@dataclass
+class _Todo:
+    i: int  # index into the run's files
+    text: Optional[str]  # an editor buffer or stdin, else None (read from disk)
+    nb: Optional[str]  # the neighbourhood stamp the manifest records it under (None: not recorded)
+    before: Optional[object]  # lstat before the read
+
+
+@dataclass
+class _UnitResult:
+    results: List[Tuple[List[Finding], List[str], Dict]]  # per file: findings, notices, seen
+    parses: int  # tokenizers the unit parsed
+    used_tokenizer: bool  # whether the run's tokenizer was asked for
+    cache_wrote: bool
+    cache_warning: Optional[str]
+    pid: int  # the process that analysed it (a unit a dead worker left is analysed by the driver)
+
+
+class _Run:
+    """One file's analysis as the driver does it, in this process or in a forked worker."""
+
+    def __init__(self, files, ctx, cache, settings_key, tok_sha, evidence):
+        self.files, self.ctx, self.cache = files, ctx, cache
+        self.settings_key, self.tok_sha, self.evidence = settings_key, tok_sha, evidence
+
+    def one(self, item: _Todo, analyse: bool = True):
+        ctx = self.ctx
+        start = len(ctx.notices)
+        seen: Dict = {}
+        found = _check_one(self.files[item.i], item.text, ctx, self.cache, self.settings_key, self.tok_sha, self.evidence,
+                           seen, analyse)
+        notices = ctx.notices[start:]
+        del ctx.notices[start:]
+        return None if found is None else (found, notices, seen)
+
+    def unit(self, unit: Tuple[List[_Todo], Optional[str]]) -> _UnitResult:
+        """In a worker: analyse a unit's files, then release its directory tokenizer."""
+        from promptlint.tokens import parse_count
+
+        items, sha = unit
+        parses = parse_count()
+        results = [self.one(item) for item in items]
+        if sha is not None:
+            release(sha)
+        return _UnitResult(results, parse_count() - parses, self.ctx.tokenizer.used, self.cache.wrote, self.cache.warning,
+                           os.getpid())
+
+
+def _analyse(todo: List[_Todo], plan: _Plan, run: _Run, jobs: Optional[int]):
+    """Yield (item, (findings, notices, seen)) for every item: in this process, in the plan's order,
+    releasing each directory tokenizer after its group; or in worker processes (promptlint.parallel)."""
+    from promptlint import parallel
+
+    if parallel.workers_for(len(todo), len(todo), jobs):
+        misses = []
+        for item in todo:  # what the cache holds is answered here: no fork, no tokenizer for it
+            hit = run.one(item, analyse=False)
+            if hit is None:
+                misses.append(item)
+            else:
+                yield item, hit
+        todo = misses
+    groups: Dict[Optional[str], List[_Todo]] = {}
+    for item in todo:
+        groups.setdefault(plan.key(item.i), []).append(item)
+    workers = parallel.workers_for(len(groups.get(None, ())) + len(groups) - (None in groups), len(todo), jobs)
+    if not workers:
+        for sha, items in groups.items():
+            for item in items:
+                yield item, run.one(item)
+            if sha is not None:
+                release(sha)
+        return
+    mine = groups.pop(None, [])
+    mine = [mine[k] for k in parallel.heaviest_first([str(run.files[item.i]) for item in mine])]
+    chunks = [(chunk, None) for chunk in parallel.chunks(mine, workers)]
+    units = [(items, sha) for sha, items in groups.items()] + chunks  # whole directory groups first: the longest
+    if chunks:
+        run.ctx.tokenizer.preload()  # before the fork: the workers share its memory
+    for k, out in parallel.run(units, run.unit, workers):
+        _merge(run, out)
+        yield from zip(units[k][0], out.results)
+
+
+def _merge(run: _Run, out: _UnitResult) -> None:
+    """What a worker's unit changed in its copy of the run's state."""
+    from promptlint.tokens import note_parses
+
+    if out.pid == os.getpid():
+        return  # analysed here: nothing to carry over
+    note_parses(out.parses)
+    run.ctx.tokenizer.used = run.ctx.tokenizer.used or out.used_tokenizer
+    run.cache.wrote = run.cache.wrote or out.cache_wrote
+    if out.cache_warning and not run.cache.warning:
+        run.cache.warning = out.cache_warning
 
 
 def merge_included(errors: List[Finding]) -> List[Finding]:
@@ -195,6 +294,10 @@ def merge_included(errors: List[Finding]) -> List[Finding]:
 class _Plan:
     order: List[int]  # indices into the files, in the order to analyse them
     release_after: Dict[int, str]  # index -> sha256 of a tokenizer no later file needs
+    keys: Optional[List[Optional[str]]] = None  # per file: its directory tokenizer's sha256, None: the run's
+
+    def key(self, i: int) -> Optional[str]:
+        return self.keys[i] if self.keys is not None else None
 
 
 def _plan(files: List[Path], settings: Settings, cache) -> _Plan:
@@ -216,20 +319,23 @@ def _plan(files: List[Path], settings: Settings, cache) -> _Plan:
     for i in order:
         if keys[i] is not None:
             last[keys[i]] = i
-    return _Plan(order, {i: sha for sha, i in last.items()})
+    return _Plan(order, {i: sha for sha, i in last.items()}, keys)
 
 
 def _check_one(path: Path, text: Optional[str], ctx: kernel.Context, cache, settings_key: str, tok_sha: str, evidence: bool,
-               seen: Optional[Dict] = None) -> List[Finding]:
+               seen: Optional[Dict] = None, analyse: bool = True) -> Optional[List[Finding]]:
     """One file's findings: analysed (or from the cache), filtered, suppressed, with their source lines;
-    ``seen`` gets the content's sha256 and the dependencies' digests when the result may be remembered."""
+    ``seen`` gets the content's sha256 and the dependencies' digests when the result may be remembered.
+    With ``analyse=False``: None when the cache does not hold them."""
     settings = ctx.settings
 
     def keep(f: Finding) -> bool:
         rel = relative(Path(f.path), settings.root)
         return ctx.is_enabled(f.code) and not ignored_for_file(f.code, rel, settings.per_file_ignores)
 
-    raw, text = _analysed(path, ctx, text, cache, settings_key, tok_sha, evidence, seen)
+    raw, text = _analysed(path, ctx, text, cache, settings_key, tok_sha, evidence, seen, analyse)
+    if raw is None:
+        return None
     complete = not any(f.code.startswith("E") for f in raw)  # else nothing can be called unused
     sources = _Sources(ctx.display(path), text, settings.root)
     out = []
@@ -305,14 +411,14 @@ def lint_file(path: Path, ctx: kernel.Context, text: Optional[str] = None) -> Li
     return analyzer.lint_file(path, text, ctx)
 
 
-def _analysed(path: Path, ctx: kernel.Context, text, cache, settings_key, tok_sha, evidence, seen=None):
+def _analysed(path: Path, ctx: kernel.Context, text, cache, settings_key, tok_sha, evidence, seen=None, analyse=True):
     """One file's analysis; a bug that input from a pull request triggers costs that file, not the run."""
     import os
 
     from promptlint.tokens import PromptNotText, TokenizerError
 
     try:
-        return _cached_lint_file(path, ctx, text, cache, settings_key, tok_sha, evidence, seen)
+        return _cached_lint_file(path, ctx, text, cache, settings_key, tok_sha, evidence, seen, analyse)
     except TokenizerError:
         raise  # the tokenizer is the run's, not the file's: exit 2
     except PromptNotText as e:  # what this file renders, not the tokenizer
@@ -327,8 +433,8 @@ def _analysed(path: Path, ctx: kernel.Context, text, cache, settings_key, tok_sh
 
 def _cached_lint_file(
     path: Path, ctx: kernel.Context, text: Optional[str], cache, settings_key: str, tok_sha: str, evidence: bool = False,
-    seen: Optional[Dict] = None,
-) -> Tuple[List[Finding], Optional[str]]:
+    seen: Optional[Dict] = None, analyse: bool = True,
+) -> Tuple[Optional[List[Finding]], Optional[str]]:
     """(findings, the file's text) — from the cache when nothing it depends on changed.
 
     The text is returned so that suppression comments and source lines are read from the same
@@ -362,6 +468,8 @@ def _cached_lint_file(
                 return findings, text
         except (KeyError, TypeError, ValueError, AttributeError):
             pass  # a damaged or foreign entry is a miss, and is overwritten below
+    if not analyse:
+        return None, text
     ctx.deps = []
     start = len(ctx.notices)
     findings = lint_file(path, ctx, text)

@@ -398,7 +398,10 @@ def serve(options: Options, stdin=None, stdout=None) -> int:
     from promptlint.lsp_stdio import StrictStdin
     from promptlint.tokens import env_tokenizer_threads
 
+    from promptlint import parallel
+
     env_tokenizer_threads()
+    parallel.disable()  # a server with threads does not fork workers: each lint is one buffer anyway
     _one_line_client_errors()
     stdout = stdout or sys.stdout.buffer
     strict = StrictStdin(stdin or sys.stdin.buffer, stdout)

@@ -162,6 +162,11 @@ def parse_count() -> int:
     return _PARSES[0]
 
 
+def note_parses(n: int) -> None:
+    """Count parses a forked worker made for this run (promptlint.parallel)."""
+    _PARSES[0] += n
+
+
 _KEEP = [False]  # a resident process (the daemon) keeps what it parsed: warmth is its purpose
 
 

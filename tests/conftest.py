@@ -63,8 +63,12 @@ class Result:
 
 @pytest.fixture
 def cli(capsys, monkeypatch):
-    """Run `promptlint ARGS` in-process; returns Result(code, stdout, stderr)."""
+    """Run `promptlint ARGS` in-process; returns Result(code, stdout, stderr). One process
+    (PROMPTLINT_JOBS=1): tests observe the run through this process's functions; forked workers
+    are tested in tests/test_parallel.py."""
     from promptlint.cli import main
+
+    monkeypatch.setenv("PROMPTLINT_JOBS", "1")
 
     def run(*args, cwd=None):
         if cwd is not None:

@@ -22,6 +22,7 @@ def run_cli(capsys, monkeypatch, cwd, *args, stdin=None):
     """`promptlint ARGS` in-process in ``cwd``: (exit code, stdout, stderr)."""
     from promptlint.cli import main
 
+    monkeypatch.setenv("PROMPTLINT_JOBS", "1")  # observed in this process (forked workers: tests/test_parallel.py)
     monkeypatch.chdir(cwd)
     if stdin is not None:
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode("utf-8")), encoding="utf-8"))
@@ -39,10 +40,20 @@ def in_process_cli(args):
 
     from promptlint.cli import main
 
+    import os
+
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main([str(a) for a in args])
-        except SystemExit as e:
-            code = e.code
+    saved = os.environ.get("PROMPTLINT_JOBS")
+    os.environ["PROMPTLINT_JOBS"] = "1"  # one process: a fuzz case is small, forking would dominate it
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                code = main([str(a) for a in args])
+            except SystemExit as e:
+                code = e.code
+    finally:
+        if saved is None:
+            os.environ.pop("PROMPTLINT_JOBS", None)
+        else:
+            os.environ["PROMPTLINT_JOBS"] = saved
     return code, out.getvalue(), err.getvalue()

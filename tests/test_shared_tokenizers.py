@@ -127,7 +127,7 @@ def test_the_run_holds_one_directory_tokenizer_at_a_time_and_keeps_the_report_or
 
     monkeypatch.setattr(lint_mod, "lint_file", observed)
     before = tokens.parse_count()
-    result = lint(["models"], Settings(root=root), use_cache=False)
+    result = lint(["models"], Settings(root=root), use_cache=False, jobs=1)  # observed in this process
     assert tokens.parse_count() - before == 2
     assert order == ["m0", "m2", "m1", "m3"]  # grouped by tokenizer, first appearance first
     assert max(held) == 1 and held[2] == 0  # the first tokenizer was released before the second group
@@ -153,7 +153,7 @@ def test_a_configured_tokenizer_is_not_replanned(tmp_path, monkeypatch):
         return real_lint_file(path, ctx, text)
 
     monkeypatch.setattr(lint_mod, "lint_file", observed)
-    lint(["models"], Settings(root=root, tokenizer=str(QWEN)), use_cache=False)
+    lint(["models"], Settings(root=root, tokenizer=str(QWEN)), use_cache=False, jobs=1)
     assert order == ["m0", "m1", "m2"]
     assert tokens.tokenizer_file_sha256(QWEN) in tokens._PARSED
 
@@ -185,7 +185,7 @@ def test_a_released_tokenizer_is_freed_at_once_not_at_the_next_garbage_collectio
     gc.collect()
     gc.disable()
     try:
-        result = lint(["models"], Settings(root=root), use_cache=False)
+        result = lint(["models"], Settings(root=root), use_cache=False, jobs=1)
         assert {f.code for f in result.findings} >= {"M101"}  # the windows ran: variants were measured
         assert set(seen) == set(ours)
         assert all(ref() is None for ref in seen.values())

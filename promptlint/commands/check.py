@@ -49,6 +49,10 @@ def add_parser(sub) -> None:
     p.add_argument("--no-daemon", action="store_true", help="run in this process even when a daemon is running (or PROMPTLINT_DAEMON=0)")
     p.add_argument("--no-cache", action="store_true", help="ignore and do not write the result cache (.promptlint_cache/)")
     p.add_argument(
+        "-j", "--jobs", type=_jobs, metavar="N",
+        help="worker processes for the files to analyse (default: PROMPTLINT_JOBS, else one per CPU, at most 8; 1: this process)",
+    )
+    p.add_argument(
         "--fix", action="store_true",
         help="apply safe fixes (sorted keys; Python: sort_keys=True, sorted(...)), each template fix proven by re-checking, "
         "and report what remains",
@@ -70,6 +74,14 @@ def add_parser(sub) -> None:
 
 _JSON_FORMATS = ("json", "json-lines", "sarif", "gitlab")
 _HUMAN_FORMATS = ("full", "concise")  # the formats a person reads in a terminal: a progress bar may go with them
+
+
+def _jobs(raw: str) -> int:
+    import argparse
+
+    if not raw.isdigit() or int(raw) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {raw!r}")
+    return int(raw)
 
 
 def _write(fmt: str, result, args, stream=None) -> None:
@@ -114,7 +126,7 @@ def _write_file(fmt: str, path: str, result, args) -> None:
         raise UsageError(f"--report-file {fmt}={path}: cannot write ({e.strerror or e}); check the path") from None
 
 
-def _compare_with_baseline(ref: str, args, settings, result) -> None:
+def _compare_with_baseline(ref: str, args, settings, result, jobs=None) -> None:
     """Measure the templates at ``ref`` and here; ``result.baseline`` carries the comparison."""
     from promptlint.baseline import compare_with
     from promptlint.commands import UsageError
@@ -122,7 +134,7 @@ def _compare_with_baseline(ref: str, args, settings, result) -> None:
     from promptlint.tokens import TokenizerError
 
     try:
-        result.baseline = compare_with(ref, args.paths, settings, result, force_exclude=args.force_exclude)
+        result.baseline = compare_with(ref, args.paths, settings, result, force_exclude=args.force_exclude, jobs=jobs)
     except (GitError, TokenizerError) as e:
         raise UsageError(str(e)) from None
 
@@ -147,6 +159,12 @@ def run(args) -> int:
     if fail_on != "any" and not baseline_ref:
         raise UsageError(f"--fail-on {fail_on} compares with a baseline: add --baseline REF")
     report_files = _report_files(getattr(args, "report_file", []) or [])
+    from promptlint import parallel
+
+    try:
+        jobs = parallel.jobs_wanted(getattr(args, "jobs", None))
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     if baseline_ref and getattr(args, "stdin_filename", None):
         raise UsageError("--baseline compares the project's files with a git revision: it does not apply to --stdin-filename")
     if getattr(args, "show_inferred", False) and (args.output_format or "full") != "full":
@@ -189,7 +207,7 @@ def run(args) -> int:
                               every_update=True) as bar:
                 result = run_lint(
                     args.paths, settings, force_exclude=args.force_exclude, overrides=overrides, use_cache=not args.no_cache,
-                    evidence=args.evidence, progress=bar,
+                    evidence=args.evidence, progress=bar, jobs=jobs,
                 )
     except TokenizerError as e:
         raise UsageError(str(e)) from None
@@ -221,14 +239,15 @@ def run(args) -> int:
             return EXIT_FINDINGS if fix_run.diffs and not args.exit_zero else EXIT_OK
         if fixed:  # report what remains after the rewrite
             result = run_lint(
-                args.paths, settings, force_exclude=args.force_exclude, use_cache=not args.no_cache, evidence=args.evidence
+                args.paths, settings, force_exclude=args.force_exclude, use_cache=not args.no_cache, evidence=args.evidence,
+                jobs=jobs,
             )
     if settings.cost is not None:  # [tool.promptlint.cost]: what each finding's lost tokens cost a day
         from promptlint.cost import price_findings
 
         price_findings(settings.cost, result.findings)
     if baseline_ref:
-        _compare_with_baseline(baseline_ref, args, settings, result)
+        _compare_with_baseline(baseline_ref, args, settings, result, jobs)
     _write(fmt, result, args)
     for report_fmt, report_path in report_files:
         _write_file(report_fmt, report_path, result, args)

@@ -207,7 +207,10 @@ def main(argv: List[str]) -> int:
         import promptlint.lint  # noqa: F401 - warm the modules a check needs before the first request
         from promptlint import tokens
 
+        from promptlint import parallel
+
         tokens.keep_loaded()  # multi-file runs release tokenizers; the daemon holds them for the next request
+        parallel.disable()  # and analyses in its own process, where they are
 
         daemon.serve()
     finally:

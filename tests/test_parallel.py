@@ -1,0 +1,168 @@
+"""`check --jobs N`: files analysed in forked worker processes give the report one process gives,
+byte for byte (promptlint.parallel)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import MISTRAL, QWEN
+from promptlint import lint as lint_mod
+from promptlint import parallel, tokens
+from promptlint.config import Settings
+from promptlint.lint import lint
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked on Linux only")
+
+CHAT = (
+    "Today is {{ strftime_now('%d %B %Y') }}.\n"
+    "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+RULES = "\n".join(f"Rule {i}: answer the customer politely, cite the order number and the carrier." for i in range(40))
+
+
+def _project(root: Path) -> Path:
+    """Six application templates (hazards and clean ones, an include, a broken one) and three model
+    directories sharing Qwen's tokenizer (the original, a copy, a symlink), Qwen configured for the templates."""
+    prompts = root / "prompts"
+    prompts.mkdir(parents=True)
+    (root / "tok").mkdir()
+    shutil.copyfile(QWEN, root / "tok" / "tokenizer.json")
+    (root / "promptlint.toml").write_text('tokenizer = "tok/tokenizer.json"\n', encoding="utf-8")
+    (prompts / "rules.txt").write_text(RULES + "\n", encoding="utf-8")
+    texts = {
+        "clock.j2": "Current time: {{ now }}\n" + RULES + "\nQuestion: {{ question }}\n",
+        "clean.j2": RULES + "\nCustomer: {{ customer_name }}\nQuestion: {{ question }}\n",
+        "include.j2": "You help customers.\n{% include 'rules.txt' %}\nQuestion: {{ question }}\n",
+        "user.j2": "User id: {{ user_id }}\n" + RULES + "\nQuestion: {{ question }}\n",
+        "docs.j2": RULES + "\n{% for d in documents %}[{{ loop.index }}] {{ d }}\n{% endfor %}Question: {{ question }}\n",
+        "broken.j2": RULES + "\n{% if question %}\nQuestion: {{ question }}\n",
+    }
+    for name, text in texts.items():
+        (prompts / name).write_text(text, encoding="utf-8")
+    for i, how in enumerate(("original", "copy", "symlink")):
+        d = root / "models" / f"m{i}"
+        d.mkdir(parents=True)
+        original = root / "models" / "m0" / "tokenizer.json"
+        if how == "original":
+            shutil.copyfile(QWEN, original)
+        elif how == "copy":
+            shutil.copyfile(original, d / "tokenizer.json")
+        else:
+            (d / "tokenizer.json").symlink_to(os.path.relpath(original, d))
+        config = {"tokenizer_class": "PreTrainedTokenizerFast", "eos_token": "<|im_end|>", "chat_template": CHAT}
+        (d / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    return root
+
+
+def _check(root: Path, *args: str, env=None):
+    return subprocess.run(
+        [sys.executable, "-m", "promptlint", "check", "--no-daemon", "--no-cache", "--output-format", "json", *args],
+        cwd=root, capture_output=True, text=True, env=dict(os.environ, **(env or {})), timeout=600,
+    )
+
+
+def test_workers_report_what_one_process_reports_byte_for_byte(tmp_path):
+    root = _project(tmp_path / "p")
+    one = _check(root, "--jobs", "1")
+    two = _check(root, "--jobs", "2")
+    by_env = _check(root, env={"PROMPTLINT_JOBS": "3"})
+    assert one.returncode == 1, one.stderr
+    report = json.loads(one.stdout)
+    found = {(f["path"], f["code"]) for f in report["findings"] + report["errors"]}
+    # what the project holds, independently known: a clock first, an unclosed `if`, and each model
+    # directory's chat template printing the date before the conversation
+    assert ("prompts/clock.j2", "M101") in found and ("prompts/broken.j2", "E001") in found
+    assert {p for p, c in found if c == "M101" and p.startswith("models/")} == {
+        f"models/m{i}/tokenizer_config.json" for i in range(3)}
+    assert (two.returncode, two.stdout, two.stderr) == (one.returncode, one.stdout, one.stderr)
+    assert (by_env.returncode, by_env.stdout, by_env.stderr) == (one.returncode, one.stdout, one.stderr)
+
+
+def test_the_work_runs_in_other_processes_and_the_shared_tokenizer_is_parsed_once(tmp_path, monkeypatch):
+    """Two groups of model directories (three sharing Qwen's tokenizer, two copies of Mistral's): each
+    group is a unit for a forked worker (their pids), each distinct tokenizer is parsed once (counted
+    by the workers, added to this process's count), the findings are those of a run in one process."""
+    root = _project(tmp_path / "p")
+    for i in (3, 4):
+        d = root / "models" / f"m{i}"
+        shutil.copytree(root / "models" / "m1", d)
+        shutil.copyfile(MISTRAL, d / "tokenizer.json")
+    monkeypatch.chdir(root)
+    pids = tmp_path / "pids"
+    real_unit = lint_mod._Run.unit
+
+    def recorded(self, unit):
+        with open(pids, "a", encoding="utf-8") as f:
+            f.write(f"{os.getpid()}\n")
+        return real_unit(self, unit)
+
+    monkeypatch.setattr(lint_mod._Run, "unit", recorded)
+    for f in (QWEN, MISTRAL):
+        tokens.release(tokens.tokenizer_file_sha256(f))
+    settings = Settings(root=root)  # no configured tokenizer: each model directory uses its own
+    before = tokens.parse_count()
+    two = lint(["models"], settings, use_cache=False, jobs=2)
+    assert tokens.parse_count() - before == 2
+    workers = {int(p) for p in pids.read_text(encoding="utf-8").split()}
+    assert workers and os.getpid() not in workers
+    one = lint(["models"], settings, use_cache=False, jobs=1)
+    assert [f.to_dict() for f in two.findings] == [f.to_dict() for f in one.findings]
+    assert sorted(f.path for f in one.findings if f.code == "M101") == [f"models/m{i}/tokenizer_config.json" for i in range(5)]
+
+
+def test_a_worker_that_dies_leaves_its_files_to_this_process(tmp_path, monkeypatch):
+    root = _project(tmp_path / "p")
+    monkeypatch.chdir(root)
+    parent = os.getpid()
+    real_unit = lint_mod._Run.unit
+
+    in_parent = []
+
+    def dies_in_a_worker(self, unit):
+        if os.getpid() != parent:
+            os._exit(9)  # as the kernel's OOM killer would leave it
+        in_parent.append(unit)
+        return real_unit(self, unit)
+
+    settings = Settings(root=root, tokenizer="tok/tokenizer.json")
+    one = lint(["prompts"], settings, use_cache=False, jobs=1)
+    monkeypatch.setattr(lint_mod._Run, "unit", dies_in_a_worker)
+    two = lint(["prompts"], settings, use_cache=False, jobs=2)
+    assert sum(len(items) for items, _ in in_parent) == 6  # every file, after the pool broke
+    assert [f.to_dict() for f in two.findings + two.errors] == [f.to_dict() for f in one.findings + one.errors]
+    assert {Path(f.path).name for f in one.findings if f.code == "M101"} >= {"clock.j2"}
+
+
+def test_a_tokenizer_error_in_a_worker_stops_the_run_as_in_one_process(tmp_path):
+    root = _project(tmp_path / "p")
+    (root / "tok" / "tokenizer.json").write_text('{"version": "1.0", "model": {"type": "BPE"', encoding="utf-8")
+    one = _check(root, "--jobs", "1", "prompts")
+    two = _check(root, "--jobs", "2", "prompts")
+    assert one.returncode == 2 and "tok/tokenizer.json" in one.stderr
+    assert (two.returncode, two.stdout, two.stderr) == (one.returncode, one.stdout, one.stderr)
+
+
+def test_jobs_must_be_a_whole_number(tmp_path):
+    root = _project(tmp_path / "p")
+    bad = _check(root, "--jobs", "0")
+    assert bad.returncode == 2 and "--jobs" in bad.stderr and "Traceback" not in bad.stderr
+    env = _check(root, env={"PROMPTLINT_JOBS": "many"})
+    assert env.returncode == 2 and env.stderr.strip() == (
+        "promptlint: error: PROMPTLINT_JOBS='many': expected a whole number of at least 1 (worker processes), or unset it")
+
+
+def test_how_many_workers():
+    assert parallel.workers_for(n_units=10, n_files=parallel.MIN_FILES - 1, requested=4) == 0  # too little work
+    assert parallel.workers_for(n_units=10, n_files=10, requested=1) == 0
+    assert parallel.workers_for(n_units=10, n_files=10, requested=None) == 0  # a library caller: this process
+    assert parallel.workers_for(n_units=3, n_files=10, requested=8) == 3  # no more workers than units
+    assert parallel.chunks(list(range(10)), 2) == [[k] for k in range(10)]
+    assert [len(c) for c in parallel.chunks(list(range(100)), 2)] == [3] * 33 + [1]
