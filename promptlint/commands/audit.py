@@ -82,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         key = fingerprints.load_key(args.fp_key)
     except (OSError, ValueError) as e:
-        raise UsageError(f"{args.fp_key}: cannot use as fingerprint key ({e}); give a file of >= 16 random bytes")
+        reason = (e.strerror if isinstance(e, OSError) else None) or e
+        raise UsageError(f"{args.fp_key}: cannot use as fingerprint key ({reason}); give a file of >= 16 random bytes")
     _check_numbers(args)
     scrapes = _scrapes(args)
     capacity = _capacity(args)
