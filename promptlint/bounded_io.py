@@ -77,6 +77,26 @@ def read_bytes(path: Union[str, Path], limit: int = MAX_FILE_BYTES) -> bytes:
             raise InputRefused(f"file is larger than {limit:,} bytes; exclude it or split it") from None
 
 
+def open_stream(path: Union[str, Path]) -> BinaryIO:
+    """A binary stream over an operator's input that may be any size (a trace, KV events, a
+    scrape): a regular file or a pipe (``<(zcat trace.gz)``), never a directory, device or socket,
+    which would read forever (``/dev/zero``) or never answer. ``OSError`` names why (``strerror``)."""
+    import errno
+    import fcntl
+
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags)  # non-blocking: a FIFO with no writer yet does not hang the open
+    try:
+        mode = os.fstat(fd).st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+            raise OSError(errno.EINVAL, f"{_kind(mode)}, not a file or a pipe", str(path))
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)  # reads wait for a writer
+    except OSError:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
+
+
 def read_prefix(path: Union[str, Path], size: int) -> bytes:
     """The first ``size`` bytes of a regular file (content sniffing); b"" for anything else."""
     try:

@@ -347,3 +347,25 @@ def test_a_scrape_series_needs_two_scrapes(tmp_path, cli):
     trace = fleet.write(tmp_path / "t.jsonl", [{"request_id": "x", "prompt_tokens": 5}])
     res = cli("audit", trace, "--scrape", one)
     assert res.code == 2 and "at least two scrapes" in res.err
+
+
+def test_a_trace_after_ray_is_a_trace_and_an_address_stays_an_address(tmp_path, cli):
+    """`--ray` takes an optional address: `audit --ray trace.jsonl` must audit the trace on a
+    local Ray, not connect to a cluster named "trace.jsonl"."""
+    from promptlint.cli import build_parser
+    from promptlint.commands.audit import _trace_after_ray
+
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("", encoding="utf-8")
+    parser = build_parser("audit")
+    args = parser.parse_args(["audit", "--ray", str(trace)])
+    _trace_after_ray(args)
+    assert (args.trace, args.ray) == ([str(trace)], "")
+    args = parser.parse_args(["audit", "--ray", "shards/*.jsonl", str(trace)])  # a glob is traces too
+    _trace_after_ray(args)
+    assert (args.trace, args.ray) == (["shards/*.jsonl", str(trace)], "")
+    args = parser.parse_args(["audit", "--ray", "ray://head:10001", str(trace)])
+    _trace_after_ray(args)
+    assert (args.trace, args.ray) == ([str(trace)], "ray://head:10001")
+    res = cli("audit", "--workers", "1")
+    assert res.code == 2 and res.err.strip() == "promptlint: error: audit: give at least one trace (a file, '-' for stdin, a directory or a glob)"

@@ -142,3 +142,24 @@ def test_notes_never_fail_a_run(tmp_path, cli):
     (f,) = r.json()["findings"]
     assert (f["code"], f["severity"]) == ("M202", "info")
     assert r.code == 0
+
+
+def test_the_command_flushes_everything_before_its_quick_exit(tmp_path):
+    """`check` leaves without the interpreter's teardown: every line must be out first, through a
+    pipe that stays open and through one the reader closes early (`| head -1`)."""
+    import subprocess
+    import sys
+
+    for i in range(30):
+        (tmp_path / f"t{i:02d}.j2").write_text("Time: {{ now }}\n" + "Answer from the handbook only. " * 40 + "\nQ: {{ question }}\n",
+                                               encoding="utf-8")
+    argv = [sys.executable, "-m", "promptlint", "check", "--no-cache", "--no-daemon", "--output-format", "concise",
+            "--tokenizer", str(QWEN), "."]
+    whole = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert whole.returncode == 1, whole.stderr
+    lines = whole.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines[:30]] == [f"t{i:02d}.j2" for i in range(30)]
+    assert all(": M101 " in line for line in lines[:30])
+    head = subprocess.run(f"{subprocess.list2cmdline(argv)} | head -1", shell=True, cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert head.stdout == lines[0] + "\n" and "Traceback" not in head.stderr

@@ -492,3 +492,15 @@ def test_a_runaway_chat_template_stops_at_its_first_limit(tmp_path, cli, monkeyp
     assert [f for f in _concise(r) if f[2] == "E006"] == [("chat.jinja", 1, "E006")], r.out
     assert "time limit of 0.3 s" in r.out and "every built-in scenario" not in r.out
     assert hits == [0.3], hits  # exactly one render ran into the limit
+
+
+def test_control_characters_in_file_names_never_reach_ci_logs_or_comments_raw(tmp_path, cli):
+    """The github annotations go into a job's log and the markdown report into a pull-request
+    comment: an ESC in a file name is written out there too (a newline stays the format's own escape)."""
+    name = "esc\x1b[31mred.j2"
+    (tmp_path / name).write_text("Request {{ request_id }}\n" + "Answer from the handbook only. " * 40 + "\nQ: {{ question }}\n", encoding="utf-8")
+    r = cli("check", "--tokenizer", QWEN, "--output-format", "github", ".", cwd=tmp_path)
+    assert r.code == 1 and "\x1b" not in r.out, r.out
+    assert r.out.startswith("::warning file=esc\\x1b[31mred.j2,line=1,col=9,"), r.out
+    r = cli("check", "--tokenizer", QWEN, "--output-format", "markdown", ".", cwd=tmp_path)
+    assert r.code == 1 and "\x1b" not in r.out and "esc\\x1b[31mred.j2:1:9" in r.out, r.out

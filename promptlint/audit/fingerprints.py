@@ -32,8 +32,15 @@ def load_key(path: Optional[str]) -> bytes:
     """Key from a file (raw bytes, at most 64 used), or a fresh random key when no path."""
     if not path:
         return new_key()
-    with open(path, "rb") as f:
-        data = f.read()
+    from promptlint import bounded_io
+
+    data = b""
+    with bounded_io.open_stream(path) as f:
+        while len(data) < 64:  # what is used: a key file is never read further (a pipe may give less per read)
+            more = f.read(64 - len(data))
+            if not more:
+                break
+            data += more
     if len(data) < 16:
         raise ValueError(f"{path}: fingerprint key must be at least 16 bytes")
     return data[:64]

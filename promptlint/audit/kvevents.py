@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from promptlint import jsonl
+from promptlint import bounded_io, jsonl
 from promptlint.audit.fields import RowError, arr, count, kind, label, number, objects, token_ids
 from promptlint.audit.fingerprints import ROOT, chain_hex
 
@@ -25,7 +25,11 @@ def _events(path: str) -> Iterator[Tuple[float, int, str, Dict[str, Any]]]:
     (events prove evictions: a gap in them would make a proof wrong)."""
     from promptlint.audit.ingest import TraceError
 
-    with open(path, "rb") as f:
+    try:
+        f = bounded_io.open_stream(path)
+    except OSError as e:
+        raise TraceError(f"{path}: cannot read the KV events ({e.strerror}); check the path") from None
+    with f:
         for n, line in jsonl.numbered_lines(f):
             try:
                 batch = _batch(jsonl.loads(line, first=n == 1), n)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from typing import Dict, FrozenSet, Iterable, Optional, Tuple
 
+from promptlint import bounded_io
+
 Series = Tuple[str, FrozenSet[Tuple[str, str]]]
 
 _LINE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)(\s+\S+)?\s*$')
@@ -62,8 +64,11 @@ def load(path: str) -> Dict[Series, float]:
 
 
 def load_timed(path: str) -> Tuple[Dict[Series, float], Optional[float]]:
-    with open(path, "rb") as f:
-        data = f.read()
+    with bounded_io.open_stream(path) as f:
+        try:
+            data = bounded_io.read_stream(f, bounded_io.MAX_INPUT_BYTES, "the scrape")
+        except bounded_io.InputRefused as e:
+            raise ScrapeError(f"{path}: {e}; pass one raw /metrics scrape per file") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as e:

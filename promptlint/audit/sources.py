@@ -13,6 +13,8 @@ import glob
 import os
 from typing import Any, Iterator, List, Optional, Tuple
 
+from promptlint import bounded_io
+
 PARQUET_SUFFIXES = (".parquet", ".pq")
 TRACE_SUFFIXES = (".jsonl", ".json", ".ndjson", ".log") + PARQUET_SUFFIXES
 FLEET_INSTALL = "pip install 'promptlint-kv[fleet]'"
@@ -81,12 +83,12 @@ def rows(shard: Shard, progress: Optional[Any] = None) -> Iterator[Tuple[int, An
     import itertools
     import sys
 
-    from promptlint import jsonl
+    from promptlint import bounded_io, jsonl
     from promptlint.audit import llamacpp
 
     try:
         # binary: a JSONL line ends at \n only
-        f = sys.stdin.buffer if shard.path == "-" else open(shard.path, "rb")
+        f = sys.stdin.buffer if shard.path == "-" else bounded_io.open_stream(shard.path)
     except OSError as e:
         raise SourceError(f"{shard.name}: cannot read the trace ({e.strerror}); check the path")
     with f:

@@ -17,7 +17,7 @@ DESCRIPTION = ("Attribute the prefix-cache misses of a request trace to miss cla
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("audit", help=HELP, description=DESCRIPTION)
-    p.add_argument("trace", nargs="+", help="trace file (JSONL; '-' for stdin): native audit rows, OpenAI-compatible "
+    p.add_argument("trace", nargs="*", help="trace file (JSONL; '-' for stdin): native audit rows, OpenAI-compatible "
                    "request/response pairs, LiteLLM payloads, OTel GenAI spans or hash_ids traces, or a llama.cpp server log "
                    "or /slots snapshots; or shards: several "
                    "files, a directory or a glob, JSONL or Parquet (.parquet, needs the fleet extra), merged by arrival time")
@@ -79,10 +79,12 @@ def run(args: argparse.Namespace) -> int:
     from promptlint.audit.summary import Summary
     from promptlint.commands import UsageError
 
+    _trace_after_ray(args)
     try:
         key = fingerprints.load_key(args.fp_key)
     except (OSError, ValueError) as e:
-        raise UsageError(f"{args.fp_key}: cannot use as fingerprint key ({e}); give a file of >= 16 random bytes")
+        reason = (e.strerror if isinstance(e, OSError) else None) or e
+        raise UsageError(f"{args.fp_key}: cannot use as fingerprint key ({reason}); give a file of >= 16 random bytes")
     _check_numbers(args)
     scrapes = _scrapes(args)
     capacity = _capacity(args)
@@ -317,6 +319,23 @@ def _stream(args: argparse.Namespace, opts, auditor, summary, sinks: List[Any], 
 
 def _arrival(r) -> float:
     return r.arrival_ts
+
+
+def _trace_after_ray(args: argparse.Namespace) -> None:
+    """`audit --ray trace.jsonl`: --ray takes an optional address, so argparse hands it the trace.
+    An address is never a file, '-' or a name with a trace suffix: those go back to the traces."""
+    import glob
+    import os
+
+    from promptlint.audit.sources import TRACE_SUFFIXES
+    from promptlint.commands import UsageError
+
+    ray = args.ray
+    if ray and (ray == "-" or os.path.exists(ray) or ray.lower().endswith(TRACE_SUFFIXES) or glob.has_magic(ray)):
+        args.trace.insert(0, ray)
+        args.ray = ""  # a local Ray
+    if not args.trace:
+        raise UsageError("audit: give at least one trace (a file, '-' for stdin, a directory or a glob)")
 
 
 def _workers(args: argparse.Namespace) -> int:

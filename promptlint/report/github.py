@@ -12,12 +12,15 @@ says where in the template.
 from __future__ import annotations
 
 from promptlint.report.locations import in_file, message_suffix, relative_to, repo_root
+from promptlint.report.style import shown
 
 LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def escape_data(s: str) -> str:
-    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    # line breaks are the workflow command's own escapes; any other control character (ESC in a
+    # file name from a pull request) is written out, so it cannot colour or rewrite the job's log
+    return shown(s, keep="\r\n").replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def escape_property(s: str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from promptlint.report.github import costliest_first
+from promptlint.report.style import shown
 
 TOP = 10  # findings shown before the <details>
 ANNOTATIONS_PER_LEVEL = 10  # GitHub shows at most 10 error and 10 warning annotations per step
@@ -20,12 +21,12 @@ _PUNCT = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|~&])")
 
 def text(s: str) -> str:
     """Plain text in a table cell: every Markdown-significant character escaped, on one line."""
-    return _PUNCT.sub(r"\\\1", " ".join(str(s).split()))
+    return _PUNCT.sub(r"\\\1", shown(" ".join(str(s).split())))
 
 
 def code(s: str) -> str:
     """A code span in a table cell (a backtick fence longer than any run inside; pipes escaped)."""
-    s = " ".join(str(s).splitlines()) or " "
+    s = shown(" ".join(str(s).splitlines())) or " "
     fence = "`" * (max((len(r) for r in re.findall(r"`+", s)), default=0) + 1)
     pad = " " if s.startswith("`") or s.endswith("`") else ""
     return f"{fence}{pad}{s.replace('|', chr(92) + '|')}{pad}{fence}"

@@ -30,6 +30,12 @@ class Style:
 def shown_path(path: str) -> str:
     """A path for a one-line human report: control characters (a newline or an escape sequence in a
     file name) are shown escaped, so a finding stays one line and cannot drive the terminal."""
-    if path.isprintable():
-        return path
-    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in path)
+    return shown(path)
+
+
+def shown(text: str, keep: str = "") -> str:
+    """``text`` with every non-printable character but those in ``keep`` written as its Python
+    escape (``\x1b``): a file name from a pull request cannot drive a terminal or a CI log."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() or ch in keep else repr(ch)[1:-1] for ch in text)
