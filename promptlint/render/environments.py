@@ -17,10 +17,10 @@ from datetime import datetime
 from typing import Callable, Optional
 
 from jinja2 import Undefined, nodes
-from jinja2.exceptions import TemplateError, UndefinedError
+from jinja2.exceptions import TemplateError, TemplateSyntaxError, UndefinedError
 from jinja2.ext import Extension
 from jinja2.sandbox import SecurityError
-from jinja2.utils import Namespace
+from jinja2.utils import Namespace, internalcode
 
 from promptlint.render.sandbox import HardenedSandbox, check_strftime_format
 
@@ -75,18 +75,61 @@ class LintEnvironment(HardenedSandbox):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.python_sources = {}
+        # source -> its AST: a text is parsed once per environment, though the analysis reads it
+        # (scenario inference, includes) and Jinja compiles it. Analysers only read this tree;
+        # each compile gets a copy (the compiler folds constants into the tree it is given).
+        self._parsed = {}
 
     def _compile(self, source, filename):
         self.python_sources[filename] = source.splitlines()
         return super()._compile(source, filename)
 
     def _parse(self, source, name, filename):
+        # the tree does not depend on name or filename (only a syntax error's message does, and
+        # an error is not kept); the lexer and extensions are fixed for the environment's life
+        ast = self._parsed.get(source)
+        if ast is not None:
+            return ast  # its stand-ins were registered by the first parse (scan is idempotent)
         ast = super()._parse(source, name, filename)
         if hasattr(self, "stubbed"):  # application templates: stand-ins before anything compiles
             from promptlint.render.stubs import scan
 
             scan(self, ast, name)
+        self._parsed[source] = ast
         return ast
+
+    @internalcode
+    def compile(self, source, name=None, filename=None, raw=False, defer_init=False):
+        """``Environment.compile``, from the environment's one parse of a text (a copy of it)."""
+        if not isinstance(source, str):
+            return super().compile(source, name, filename, raw, defer_init)
+        try:  # as Jinja's compile does for a text
+            tree = copy_tree(self._parse(source, name, filename))
+            code = self._generate(tree, name, filename, defer_init=defer_init)
+            if raw:
+                return code
+            return self._compile(code, "<template>" if filename is None else filename)
+        except TemplateSyntaxError:
+            self.handle_exception(source=source)
+
+
+def copy_tree(node):
+    """A copy of a Jinja AST sharing only leaves (names, constants, the environment): the nodes
+    and their lists are new, which is all the compiler's constant folding replaces in place.
+    Recursing once per nesting level, it reaches no depth the parse that built the tree did not."""
+    new = object.__new__(node.__class__)
+    fields = {}
+    for key, value in node.__dict__.items():
+        if isinstance(value, nodes.Node):
+            value = copy_tree(value)
+        elif type(value) is list:
+            items = []
+            for item in value:
+                items.append(copy_tree(item) if isinstance(item, nodes.Node) else item)
+            value = items
+        fields[key] = value
+    new.__dict__ = fields
+    return new
 
 
 def raise_exception(message):
