@@ -13,6 +13,8 @@
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from datetime import datetime
 from typing import Callable, Optional
 
@@ -90,7 +92,17 @@ class LintEnvironment(HardenedSandbox):
         ast = self._parsed.get(source)
         if ast is not None:
             return ast  # its stand-ins were registered by the first parse (scan is idempotent)
-        ast = super()._parse(source, name, filename)
+        key = (parser_settings(self), source)
+        shared = PARSED.get(key)
+        if shared is not None:  # parsed by another environment of this run (an include, a chat template's analysis)
+            tree, tokens = shared
+            self.charge_tokens(source, name, tokens)
+            ast = copy_tree(tree, self)
+        else:
+            counted = self.tokens_of(source) is not None
+            ast = super()._parse(source, name, filename)
+            if not counted and self.tokens_of(source) is not None:
+                PARSED.put(key, (ast, self.tokens_of(source)))
         if hasattr(self, "stubbed"):  # application templates: stand-ins before anything compiles
             from promptlint.render.stubs import scan
 
@@ -113,23 +125,75 @@ class LintEnvironment(HardenedSandbox):
             self.handle_exception(source=source)
 
 
-def copy_tree(node):
-    """A copy of a Jinja AST sharing only leaves (names, constants, the environment): the nodes
-    and their lists are new, which is all the compiler's constant folding replaces in place.
-    Recursing once per nesting level, it reaches no depth the parse that built the tree did not."""
+def copy_tree(node, environment=None):
+    """A copy of a Jinja AST sharing only leaves (names, constants): the nodes and their lists are
+    new, which is all the compiler's constant folding replaces in place; ``environment`` (else the
+    tree's own) is the one its nodes name. Recursing once per nesting level, it reaches no depth the
+    parse that built the tree did not."""
     new = object.__new__(node.__class__)
     fields = {}
     for key, value in node.__dict__.items():
         if isinstance(value, nodes.Node):
-            value = copy_tree(value)
+            value = copy_tree(value, environment)
         elif type(value) is list:
             items = []
             for item in value:
-                items.append(copy_tree(item) if isinstance(item, nodes.Node) else item)
+                items.append(copy_tree(item, environment) if isinstance(item, nodes.Node) else item)
             value = items
+        elif key == "environment" and environment is not None:
+            value = environment
         fields[key] = value
     new.__dict__ = fields
     return new
+
+
+def parser_settings(env) -> tuple:
+    """Everything a parse depends on besides the text: the lexer's settings (what Jinja keys its
+    lexer cache on) and the extensions (their tags, stream filters and preprocessing)."""
+    return (
+        type(env),
+        env.block_start_string,
+        env.block_end_string,
+        env.variable_start_string,
+        env.variable_end_string,
+        env.comment_start_string,
+        env.comment_end_string,
+        env.line_statement_prefix,
+        env.line_comment_prefix,
+        env.trim_blocks,
+        env.lstrip_blocks,
+        env.newline_sequence,
+        env.keep_trailing_newline,
+        tuple(sorted(env.extensions)),
+    )
+
+
+class ParsedTrees:
+    """The trees parsed in this process, by parser settings and text (content-keyed: never stale),
+    least recently used dropped first. A text parsed by several environments (an include of many
+    templates, a chat template the M204 analysis reads again) is lexed and parsed once; each other
+    environment works on a copy (about a seventh of a parse)."""
+
+    def __init__(self, size: int = 64):
+        self.size = size
+        self._trees: "OrderedDict[tuple, tuple]" = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        with self._lock:
+            found = self._trees.get(key)
+            if found is not None:
+                self._trees.move_to_end(key)
+            return found
+
+    def put(self, key, value) -> None:
+        with self._lock:
+            self._trees[key] = value
+            while len(self._trees) > self.size:
+                self._trees.popitem(last=False)
+
+
+PARSED = ParsedTrees()
 
 
 def raise_exception(message):
