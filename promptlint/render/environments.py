@@ -86,6 +86,13 @@ class LintEnvironment(HardenedSandbox):
         self.python_sources[filename] = source.splitlines()
         return super()._compile(source, filename)
 
+    @property
+    def lexer(self):
+        """Jinja's lexer, its text-scanning rule replaced by an equivalent one (render/lexer.py)."""
+        from promptlint.render.lexer import fast_lexer
+
+        return fast_lexer(self)
+
     def _parse(self, source, name, filename):
         # the tree does not depend on name or filename (only a syntax error's message does, and
         # an error is not kept); the lexer and extensions are fixed for the environment's life
