@@ -199,6 +199,7 @@ class ChatRun(TemplateRun):
         if idx is not None:
             content = scenario.request.messages[idx]["content"]
             self.scenario.variables[LAST_USER] = Variable(LAST_USER, content, "per-request")
+        self._requests: Dict[Tuple[str, str], Tuple[Sample, str]] = {}  # render_request's memo
 
     # ------------------------------------------------ the conversation (checks' ``Conversation`` protocol)
 
@@ -251,9 +252,18 @@ class ChatRun(TemplateRun):
         return out
 
     def render_request(self, request: ChatRequest, now: Optional[datetime] = None) -> Tuple[Sample, str]:
-        """Render and tokenize another request (same template, profile and serving path)."""
-        rendered, name, _ = self.chat.render(request, now or self.chat_scenario.now)
-        return Sample(rendered, self.encode_variants([rendered.text])[0]), name
+        """Render and tokenize another request (same template, profile and serving path), once per
+        request: M204 asks for some twice (turn N with the reply, with and without reasoning sent
+        back; turn N without the generation prompt, for the cause and for the notes)."""
+        now = now or self.chat_scenario.now
+        key = (repr(request), repr(now))  # the request's content, its dicts' key order included
+        known = self._requests.get(key)
+        # a template that reached a limit renders no more (render() raises its E006 again)
+        if known is not None and self.chat.loaded(known[1]).limit_error is None:
+            return known
+        rendered, name, _ = self.chat.render(request, now)
+        done = self._requests[key] = (Sample(rendered, self.encode_variants([rendered.text])[0]), name)
+        return done
 
     def sample(self, clock: Optional[datetime] = None, **overrides: Any) -> Sample:
         key = (clock, tuple(sorted((k, repr(v)) for k, v in overrides.items())))

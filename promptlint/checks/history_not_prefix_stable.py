@@ -216,7 +216,7 @@ def cached_after_turn(run: "Run", conv: "Conversation", turns: Turns) -> Cached:
         reply = turns.reply
         raw = reply.get("content") if isinstance(reply.get("content"), str) else _content(reply)
         generated_text, stop, derived = raw + eos, bool(eos), False
-    gen_ids, gen_offsets = _generated_ids(tok, turns.base, generated_text, run.add_special_tokens)
+    gen_ids, gen_offsets = _generated_ids(run, tok, turns.base, generated_text)
     if stop and gen_ids:
         gen_ids, gen_offsets = gen_ids[:-1], gen_offsets[:-1]
     return Cached(list(turns.base.ids) + gen_ids, generated_text, gen_offsets, len(gen_ids), derived, separator)
@@ -369,7 +369,7 @@ def _tool_name(tool: Any) -> Optional[str]:
     return None
 
 
-def _generated_ids(tok, base, generated_text: str, add_special_tokens: bool) -> Tuple[List[int], List[int]]:
+def _generated_ids(run: "Run", tok, base, generated_text: str) -> Tuple[List[int], List[int]]:
     """The generated tokens and their character offsets within ``generated_text``.
 
     In context (prompt + generated encoded together) when that leaves the prompt's tokens unchanged:
@@ -378,7 +378,7 @@ def _generated_ids(tok, base, generated_text: str, add_special_tokens: bool) -> 
     if not generated_text:
         return [], []
     n = len(base.ids)
-    joint = tok.encode(base.text + generated_text, add_special_tokens=add_special_tokens)
+    joint = run.encode_variants([base.text + generated_text])[0]  # the base render, extended: a window at its end
     if list(joint.ids[:n]) == list(base.ids):
         start = len(base.text)
         return list(joint.ids[n:]), [max(o[0] - start, 0) for o in joint.offsets[n:]]

@@ -77,7 +77,7 @@ def boundary_merge(run: "Run", variant: "Sample", block_size: Optional[int] = No
         upper = s + (char - tok_start)
         if min(upper, cap) // block_size <= min(s, cap) // block_size:
             return None
-    clean = len(run.tokenizer.encode(base.text[:char], add_special_tokens=run.add_special_tokens).ids)
+    clean = len(run.encode_variants([base.text[:char]])[0].ids)  # the shared text alone (a window at its end)
     if clean <= s:
         return None
     return s, char, clean

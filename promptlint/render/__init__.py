@@ -290,7 +290,7 @@ def render(loaded: LoadedTemplate, variables: dict, limits: Limits = Limits(), c
             for chunk, tname, line, literal in traced_chunks(loaded.template, context):
                 last[0], last[1] = tname, line
                 parts.append(chunk)
-                chunk_meta.append((tname, line, literal))
+                chunk_meta.append((len(chunk), tname, line, literal))
                 size += len(chunk)
                 if size > limits.max_output_bytes:
                     raise RenderError(
@@ -304,11 +304,9 @@ def render(loaded: LoadedTemplate, variables: dict, limits: Limits = Limits(), c
             loaded.limit_error = error
         raise error from None
     sm = SourceMap(loaded.sources())
-    offset = 0
-    for chunk, (tname, line, literal) in zip(parts, chunk_meta):
-        sm.add(offset, chunk, tname, line, literal)
-        offset += len(chunk)
-    return Rendered("".join(parts), sm)
+    text = "".join(parts)
+    sm.defer(text, chunk_meta)
+    return Rendered(text, sm)
 
 
 def _as_render_error(e: BaseException, last, limits: Limits) -> BaseException:

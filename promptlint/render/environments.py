@@ -13,14 +13,16 @@
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from datetime import datetime
 from typing import Callable, Optional
 
 from jinja2 import Undefined, nodes
-from jinja2.exceptions import TemplateError, UndefinedError
+from jinja2.exceptions import TemplateError, TemplateSyntaxError, UndefinedError
 from jinja2.ext import Extension
 from jinja2.sandbox import SecurityError
-from jinja2.utils import Namespace
+from jinja2.utils import Namespace, internalcode
 
 from promptlint.render.sandbox import HardenedSandbox, check_strftime_format
 
@@ -75,18 +77,130 @@ class LintEnvironment(HardenedSandbox):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.python_sources = {}
+        # source -> its AST: a text is parsed once per environment, though the analysis reads it
+        # (scenario inference, includes) and Jinja compiles it. Analysers only read this tree;
+        # each compile gets a copy (the compiler folds constants into the tree it is given).
+        self._parsed = {}
 
     def _compile(self, source, filename):
         self.python_sources[filename] = source.splitlines()
         return super()._compile(source, filename)
 
+    @property
+    def lexer(self):
+        """Jinja's lexer, its text-scanning rule replaced by an equivalent one (render/lexer.py)."""
+        from promptlint.render.lexer import fast_lexer
+
+        return fast_lexer(self)
+
     def _parse(self, source, name, filename):
-        ast = super()._parse(source, name, filename)
+        # the tree does not depend on name or filename (only a syntax error's message does, and
+        # an error is not kept); the lexer and extensions are fixed for the environment's life
+        ast = self._parsed.get(source)
+        if ast is not None:
+            return ast  # its stand-ins were registered by the first parse (scan is idempotent)
+        key = (parser_settings(self), source)
+        shared = PARSED.get(key)
+        if shared is not None:  # parsed by another environment of this run (an include, a chat template's analysis)
+            tree, tokens = shared
+            self.charge_tokens(source, name, tokens)
+            ast = copy_tree(tree, self)
+        else:
+            counted = self.tokens_of(source) is not None
+            ast = super()._parse(source, name, filename)
+            if not counted and self.tokens_of(source) is not None:
+                PARSED.put(key, (ast, self.tokens_of(source)))
         if hasattr(self, "stubbed"):  # application templates: stand-ins before anything compiles
             from promptlint.render.stubs import scan
 
             scan(self, ast, name)
+        self._parsed[source] = ast
         return ast
+
+    @internalcode
+    def compile(self, source, name=None, filename=None, raw=False, defer_init=False):
+        """``Environment.compile``, from the environment's one parse of a text (a copy of it)."""
+        if not isinstance(source, str):
+            return super().compile(source, name, filename, raw, defer_init)
+        try:  # as Jinja's compile does for a text
+            tree = copy_tree(self._parse(source, name, filename))
+            code = self._generate(tree, name, filename, defer_init=defer_init)
+            if raw:
+                return code
+            return self._compile(code, "<template>" if filename is None else filename)
+        except TemplateSyntaxError:
+            self.handle_exception(source=source)
+
+
+def copy_tree(node, environment=None):
+    """A copy of a Jinja AST sharing only leaves (names, constants): the nodes and their lists are
+    new, which is all the compiler's constant folding replaces in place; ``environment`` (else the
+    tree's own) is the one its nodes name. Recursing once per nesting level, it reaches no depth the
+    parse that built the tree did not."""
+    new = object.__new__(node.__class__)
+    fields = {}
+    for key, value in node.__dict__.items():
+        if isinstance(value, nodes.Node):
+            value = copy_tree(value, environment)
+        elif type(value) is list:
+            items = []
+            for item in value:
+                items.append(copy_tree(item, environment) if isinstance(item, nodes.Node) else item)
+            value = items
+        elif key == "environment" and environment is not None:
+            value = environment
+        fields[key] = value
+    new.__dict__ = fields
+    return new
+
+
+def parser_settings(env) -> tuple:
+    """Everything a parse depends on besides the text: the lexer's settings (what Jinja keys its
+    lexer cache on) and the extensions (their tags, stream filters and preprocessing)."""
+    return (
+        type(env),
+        env.block_start_string,
+        env.block_end_string,
+        env.variable_start_string,
+        env.variable_end_string,
+        env.comment_start_string,
+        env.comment_end_string,
+        env.line_statement_prefix,
+        env.line_comment_prefix,
+        env.trim_blocks,
+        env.lstrip_blocks,
+        env.newline_sequence,
+        env.keep_trailing_newline,
+        tuple(sorted(env.extensions)),
+    )
+
+
+class ParsedTrees:
+    """The trees parsed in this process, by parser settings and text (content-keyed: never stale),
+    least recently used dropped first. A text parsed by several environments (an include of many
+    templates, a chat template the M204 analysis reads again) is lexed and parsed once; each other
+    environment works on a copy (about a seventh of a parse)."""
+
+    def __init__(self, size: int = 64):
+        self.size = size
+        self._trees: "OrderedDict[tuple, tuple]" = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key):
+        with self._lock:
+            found = self._trees.get(key)
+            if found is not None:
+                self._trees.move_to_end(key)
+            return found
+
+    def put(self, key, value) -> None:
+        with self._lock:
+            self._trees[key] = value
+            while len(self._trees) > self.size:
+                self._trees.popitem(last=False)
+
+
+PARSED = ParsedTrees()
 
 
 def raise_exception(message):

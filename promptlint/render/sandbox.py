@@ -139,7 +139,7 @@ class HardenedSandbox(ImmutableSandboxedEnvironment):
         self.filters["attr"] = _attr_filter
         self.tokens_used = 0
         self.compiled_chars = 0
-        self._counted_sources: set = set()  # a text parsed again (analyzers) is not counted twice
+        self._counted_sources: Dict[str, int] = {}  # text -> its tokens: a text parsed again is not counted twice
         self._oversized_sources: set = set()
         self._guard_filters()
         if "lipsum" in self.globals:
@@ -166,7 +166,24 @@ class HardenedSandbox(ImmutableSandboxedEnvironment):
                 raise TemplateTooLarge(_TOKENS_MESSAGE, name)
             yield token
         self.tokens_used += n
-        self._counted_sources.add(source)
+        self._counted_sources[source] = n
+
+    def tokens_of(self, source: str) -> Optional[int]:
+        """How many Jinja tokens this environment counted for ``source`` (None: not lexed to the end)."""
+        return self._counted_sources.get(source)
+
+    def charge_tokens(self, source: str, name: Optional[str], n: int) -> None:
+        """Count the ``n`` tokens of ``source`` as lexing it here would have (its tree was parsed by an
+        environment with the same parser settings): the same budget, the same refusal."""
+        if source in self._oversized_sources:
+            raise TemplateTooLarge(_TOKENS_MESSAGE, name)
+        if source in self._counted_sources:
+            return
+        if n > MAX_TEMPLATE_TOKENS - self.tokens_used:
+            self._oversized_sources.add(source)
+            raise TemplateTooLarge(_TOKENS_MESSAGE, name)
+        self.tokens_used += n
+        self._counted_sources[source] = n
 
     def _compile(self, source: str, filename: str):
         self.compiled_chars += len(source)

@@ -68,15 +68,35 @@ class SourceText:
 
 
 class SourceMap:
-    """Rendered offset -> template Location, built chunk by chunk during a render."""
+    """Rendered offset -> template Location, built chunk by chunk (``add``), or from a whole
+    render's chunks when first read (``defer``: most renders, the variants, are never located)."""
 
     def __init__(self, sources: Dict[str, SourceText]):
         self.sources = sources
-        self.chunks: List[Chunk] = []
+        self._chunks: List[Chunk] = []
         self._starts: List[int] = []
         self._cursor: Dict[str, int] = {}  # per template: source offset after the last mapped chunk
+        self._pending: Optional[Tuple[str, List[Tuple[int, str, int, bool]]]] = None
+
+    def defer(self, text: str, chunks: List[Tuple[int, str, int, bool]]) -> None:
+        """The render ``text`` made of ``chunks`` (length, template, line, is_literal), in order:
+        mapped as ``add`` would, when the map is first read."""
+        self._pending = (text, chunks)
+
+    @property
+    def chunks(self) -> List[Chunk]:
+        if self._pending is not None:
+            text, pending = self._pending
+            self._pending = None
+            offset = 0
+            for n, template, line, is_literal in pending:
+                self.add(offset, text[offset : offset + n], template, line, is_literal)
+                offset += n
+        return self._chunks
 
     def add(self, start: int, text: str, template: str, line: int, is_literal: bool) -> None:
+        if self._pending is not None:
+            self.chunks  # noqa: B018 - the deferred chunks come first
         src = self.sources.get(template)
         s_start = s_end = None
         if src is not None:
@@ -92,7 +112,7 @@ class SourceMap:
             if s_end is not None:
                 self._cursor[template] = s_end
         kind = "literal" if is_literal else "expression"
-        self.chunks.append(Chunk(start, start + len(text), template, kind, line, s_start, s_end))
+        self._chunks.append(Chunk(start, start + len(text), template, kind, line, s_start, s_end))
         self._starts.append(start)
 
     @staticmethod
@@ -110,14 +130,15 @@ class SourceMap:
 
     def locate(self, offset: int) -> Optional[Location]:
         """Template location of the rendered character at ``offset``."""
-        if not self.chunks:
+        chunks = self.chunks
+        if not chunks:
             return None
         i = bisect.bisect_right(self._starts, offset) - 1
         # Empty chunks share a start with the next chunk; take the last non-empty one at this offset.
-        while i > 0 and self.chunks[i].end <= offset and self.chunks[i].start == self.chunks[i - 1].start:
+        while i > 0 and chunks[i].end <= offset and chunks[i].start == chunks[i - 1].start:
             i -= 1
         i = max(i, 0)
-        chunk = self.chunks[i]
+        chunk = chunks[i]
         src = self.sources.get(chunk.template)
         if src is None:
             return Location(chunk.template, chunk.line, 1, chunk.line, 1)

@@ -96,9 +96,10 @@ def scan(env, ast, template: Optional[str]) -> None:
         return
     from jinja2 import nodes
 
-    assigned = _assigned_names(ast)
+    found_nodes = _nodes_by_type(ast)
+    assigned = _assigned_names(found_nodes)
     found = []
-    for node in ast.find_all((nodes.Filter, nodes.Test, nodes.Call)):
+    for node in _of(found_nodes, (nodes.Filter, nodes.Test, nodes.Call)):
         if isinstance(node, nodes.Filter) and node.name:
             found.append(("filters", node.name, node.lineno))
             found += _named_by_argument(node)
@@ -107,8 +108,8 @@ def scan(env, ast, template: Optional[str]) -> None:
         elif isinstance(node, nodes.Call) and isinstance(node.node, nodes.Name) and node.node.ctx == "load":
             if node.node.name not in assigned:
                 found.append(("globals", node.node.name, node.lineno))
-    env.stub_attrs = getattr(env, "stub_attrs", set()) | {n.attr for n in ast.find_all(nodes.Getattr)}
-    for owner, method, line in _namespace_calls(env, ast, assigned, env.promptlint_stub_classify):
+    env.stub_attrs = getattr(env, "stub_attrs", set()) | {n.attr for n in _of(found_nodes, (nodes.Getattr,))}
+    for owner, method, line in _namespace_calls(env, found_nodes, assigned, env.promptlint_stub_classify):
         found.append(("globals", f"{owner}.{method}", line))
     for role, name, line in found:
         if (role, name) in env.stubbed:
@@ -191,12 +192,24 @@ def _assumed_kind(env, role: str, name: str) -> str:
     return DEFAULTS[role]
 
 
-def _assigned_names(ast) -> set:
+def _nodes_by_type(ast) -> list:
+    """The nodes scan reads, in ``find_all``'s order, gathered in one walk of the tree (not one per kind)."""
+    from jinja2 import nodes
+
+    return list(ast.find_all((nodes.Filter, nodes.Test, nodes.Call, nodes.Getattr, nodes.Macro, nodes.Name, nodes.FromImport, nodes.Import)))
+
+
+def _of(found: list, types: tuple) -> list:
+    """``ast.find_all(types)`` from the nodes ``_nodes_by_type`` gathered (the same nodes, in the same order)."""
+    return [n for n in found if isinstance(n, types)]
+
+
+def _assigned_names(found: list) -> set:
     """Names the template itself binds (macros, imports, set/for targets): a call of one is not a global."""
     from jinja2 import nodes
 
     out = set()
-    for n in ast.find_all((nodes.Macro, nodes.Name, nodes.FromImport, nodes.Import)):
+    for n in _of(found, (nodes.Macro, nodes.Name, nodes.FromImport, nodes.Import)):
         if isinstance(n, nodes.Macro):
             out.add(n.name)
         elif isinstance(n, nodes.Name) and n.ctx in ("store", "param"):
@@ -224,23 +237,32 @@ def _named_by_argument(node):
     return []
 
 
-def _namespace_calls(env, ast, assigned: set, classify=None):
+_VALUE_METHODS: list = []  # methods of the values a sample can hold (built once)
+
+
+def _value_methods() -> set:
+    if not _VALUE_METHODS:
+        from promptlint.scenarios.shapes import DATETIME_METHODS
+
+        _VALUE_METHODS.append(frozenset(set(dir(str)) | set(dir(dict)) | set(dir(list)) | DATETIME_METHODS))
+    return _VALUE_METHODS[0]
+
+
+def _namespace_calls(env, found: list, assigned: set, classify=None):
     """(owner, method, line) for each `owner.method(...)` whose owner the application passes in as a
     module or helper object (`datetime.now()`, `uuid.uuid4()`, `helpers.format_price(p)`): a name used
     only to call methods no sample value has (not text, mapping, list or date-time methods), or a
     clock module read for the time (`time.time()`, `date.today()`: see ``_clock_namespace``)."""
     from jinja2 import nodes
 
-    from promptlint.scenarios.shapes import DATETIME_METHODS
-
-    value_methods = set(dir(str)) | set(dir(dict)) | set(dir(list)) | DATETIME_METHODS
+    value_methods = _value_methods()
     receivers, calls = set(), []
-    for call in ast.find_all(nodes.Call):
+    for call in _of(found, (nodes.Call,)):
         target = call.node
         if isinstance(target, nodes.Getattr) and isinstance(target.node, nodes.Name) and target.node.ctx == "load":
             receivers.add(id(target.node))
             calls.append((target.node.name, target.attr, call.lineno))
-    other_uses = {n.name for n in ast.find_all(nodes.Name) if n.ctx == "load" and id(n) not in receivers}
+    other_uses = {n.name for n in _of(found, (nodes.Name,)) if n.ctx == "load" and id(n) not in receivers}
     owners = {}
     for owner, method, line in calls:
         owners.setdefault(owner, []).append((method, line))

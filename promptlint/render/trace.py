@@ -67,6 +67,23 @@ def _where(stack) -> Tuple[Optional[str], int, bool]:
     frame = getattr(gen, "gi_frame", None)
     if frame is None:
         return tmpl.name, 0, True
+    # the answer is the same every time a template's compiled code yields at this instruction
+    # (a loop's body yields at the same place on every pass): worked out once per environment,
+    # again only if the Python source recorded under the code's file name was replaced since
+    env = tmpl.environment
+    code = frame.f_code
+    python = getattr(env, "python_sources", {}).get(code.co_filename)
+    memo = env.__dict__.setdefault("_promptlint_where", {})
+    key = (id(code), frame.f_lasti, id(tmpl))
+    known = memo.get(key)
+    if known is not None and known[0] is code and known[1] is tmpl and known[2] is python:
+        return known[3]
+    where = _frame_where(tmpl, frame)
+    memo[key] = (code, tmpl, python, where)
+    return where
+
+
+def _frame_where(tmpl, frame) -> Tuple[Optional[str], int, bool]:
     name = frame.f_globals.get("name", tmpl.name)
     owner = tmpl
     if name != tmpl.name:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 _HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
@@ -72,6 +72,9 @@ class Classified:
 STATIC = Classified("static", None, "")
 
 
+_MEMO_SIZE = 4096
+
+
 @dataclass(frozen=True)
 class NamePatterns:
     """Which inputs are volatile (by sub-kind) or per-request, from their names (rules/M101.toml data).
@@ -84,6 +87,10 @@ class NamePatterns:
     roles: Tuple[Role, ...] = ()
     static_words: Tuple[str, ...] = ()
     history_fields: Tuple[str, ...] = ()
+    # name -> its Classified / whether it is static: pure in the name and these (frozen) patterns,
+    # and asked for the same few names by every template
+    _classified: Dict[str, Classified] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _static: Dict[str, bool] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @classmethod
     def from_data(cls, data: Dict[str, Any]) -> "NamePatterns":
@@ -94,6 +101,14 @@ class NamePatterns:
         )
 
     def classify(self, name: str) -> Classified:
+        found = self._classified.get(name)
+        if found is None:
+            if len(self._classified) >= _MEMO_SIZE:  # a long-lived process (daemon) keeps no unbounded memo
+                self._classified.clear()
+            found = self._classified[name] = self._classify(name)
+        return found
+
+    def _classify(self, name: str) -> Classified:
         words = name_words(name)
         said = f"the name's words ({', '.join(words)})" if len(words) > 1 else "the name"
         static = self.is_static_name(name)
@@ -111,7 +126,12 @@ class NamePatterns:
         return c.kind, (c.sub_kind if c.kind == "volatile" else None)
 
     def is_static_name(self, name: str) -> bool:
-        return any(_any(w, self.static_words) for w in name_words(name))
+        found = self._static.get(name)
+        if found is None:
+            if len(self._static) >= _MEMO_SIZE:
+                self._static.clear()
+            found = self._static[name] = any(_any(w, self.static_words) for w in name_words(name))
+        return found
 
     def history_field(self, fields: Iterable[str]) -> Optional[str]:
         """A field of a list's items that says the list is a conversation (``role``, ``speaker``)."""
