@@ -4,6 +4,7 @@ the same groups, and the lexers give the same tokens (or the same error)."""
 from __future__ import annotations
 
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,8 @@ def outcome(lexer, text):
 def test_the_root_rule_matches_as_jinjas_everywhere(kind):
     ours = make_environment(kind).lexer.rules["root"][0].pattern
     theirs = get_lexer(jinja_of(kind)).rules["root"][0].pattern
-    assert ours.pattern != theirs.pattern  # rewritten (default delimiters)
+    if sys.version_info >= (3, 11):  # possessive quantifiers: older Pythons keep Jinja's rule
+        assert ours.pattern != theirs.pattern  # rewritten (default delimiters)
     rnd = random.Random(17)
     for _ in range(5000):
         text = "".join(rnd.choice(PIECES) for _ in range(rnd.randrange(0, 24)))

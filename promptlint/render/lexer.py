@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import copy
 import re
+import sys
 from typing import Dict
 
 from jinja2.lexer import get_lexer
@@ -36,6 +37,8 @@ def fast_lexer(environment):
 
 
 def _rewritten(lexer, environment):
+    if sys.version_info < (3, 11):  # possessive quantifiers (`++`, `*+`) came with Python 3.11's re
+        return lexer
     if environment.line_statement_prefix is not None or environment.line_comment_prefix is not None:
         return lexer
     starts = (environment.block_start_string, environment.variable_start_string, environment.comment_start_string)
