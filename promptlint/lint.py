@@ -223,7 +223,7 @@ def _analyse(todo: List[_Todo], plan: _Plan, run: _Run, jobs: Optional[int]):
     releasing each directory tokenizer after its group; or in worker processes (promptlint.parallel)."""
     from promptlint import parallel
 
-    if parallel.workers_for(len(todo), len(todo), jobs):
+    if run.cache.enabled and parallel.workers_for(len(todo), len(todo), jobs):
         misses = []
         for item in todo:  # what the cache holds is answered here: no fork, no tokenizer for it
             hit = run.one(item, analyse=False)

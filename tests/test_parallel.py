@@ -166,3 +166,16 @@ def test_how_many_workers():
     assert parallel.workers_for(n_units=3, n_files=10, requested=8) == 3  # no more workers than units
     assert parallel.chunks(list(range(10)), 2) == [[k] for k in range(10)]
     assert [len(c) for c in parallel.chunks(list(range(100)), 2)] == [3] * 33 + [1]
+
+
+def test_what_workers_found_is_remembered_and_answers_the_next_run(tmp_path):
+    """The cache entries the workers wrote and the manifest the driver recorded from their results
+    give the next run the same report, without analysing again."""
+    root = _project(tmp_path / "p")
+    reference = _check(root, "--jobs", "1")
+    argv = [sys.executable, "-m", "promptlint", "check", "--no-daemon", "--output-format", "json", "--jobs", "2"]
+    cold = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=600)
+    warm = subprocess.run(argv, cwd=root, capture_output=True, text=True, timeout=600)
+    assert (cold.returncode, cold.stdout) == (warm.returncode, warm.stdout) == (reference.returncode, reference.stdout)
+    manifests = list((root / ".promptlint_cache").rglob("manifests/*"))
+    assert manifests, "the driver recorded the workers' results in the run manifest"
