@@ -13,8 +13,6 @@ import glob
 import os
 from typing import Any, Iterator, List, Optional, Tuple
 
-from promptlint import bounded_io
-
 PARQUET_SUFFIXES = (".parquet", ".pq")
 TRACE_SUFFIXES = (".jsonl", ".json", ".ndjson", ".log") + PARQUET_SUFFIXES
 FLEET_INSTALL = "pip install 'promptlint-kv[fleet]'"
