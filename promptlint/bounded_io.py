@@ -27,17 +27,23 @@ class InputRefused(OSError):
 
 
 def _open_regular(path: Union[str, Path]) -> int:
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    fd = os.open(path, flags)  # O_NONBLOCK: opening a FIFO returns at once instead of waiting for a writer
-    try:
-        mode = os.fstat(fd).st_mode
-    except OSError:
-        os.close(fd)
-        raise
+    fd, mode = _open_nonblocking(path)
     if not stat.S_ISREG(mode):
         os.close(fd)
         raise InputRefused(f"not a regular file ({_kind(mode)}); promptlint reads regular files only")
     return fd
+
+
+def _open_nonblocking(path: Union[str, Path]):
+    """(descriptor, mode): opened without waiting for a FIFO's writer, the mode from the open
+    descriptor (no race with a swap after a path check)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        return fd, os.fstat(fd).st_mode
+    except OSError:
+        os.close(fd)
+        raise
 
 
 def _kind(mode: int) -> str:
@@ -82,15 +88,15 @@ def open_stream(path: Union[str, Path]) -> BinaryIO:
     scrape): a regular file or a pipe (``<(zcat trace.gz)``), never a directory, device or socket,
     which would read forever (``/dev/zero``) or never answer. ``OSError`` names why (``strerror``)."""
     import errno
-    import fcntl
 
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
-    fd = os.open(path, flags)  # non-blocking: a FIFO with no writer yet does not hang the open
+    fd, mode = _open_nonblocking(path)
     try:
-        mode = os.fstat(fd).st_mode
         if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
             raise OSError(errno.EINVAL, f"{_kind(mode)}, not a file or a pipe", str(path))
-        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)  # reads wait for a writer
+        if getattr(os, "O_NONBLOCK", 0):  # POSIX: reads wait for a pipe's writer again
+            import fcntl
+
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
     except OSError:
         os.close(fd)
         raise

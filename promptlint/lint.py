@@ -122,8 +122,6 @@ def lint(
         finished += 1
         if progress is not None and finished < len(files):
             progress(finished, len(files))
-    for sha in plan.release_after.values():  # groups the manifest answered whole were never loaded: a no-op
-        release(sha)
     if progress is not None:
         progress(len(files), len(files))
     for found, notices in done:
@@ -292,8 +290,7 @@ def merge_included(errors: List[Finding]) -> List[Finding]:
 
 @dataclass
 class _Plan:
-    order: List[int]  # indices into the files, in the order to analyse them
-    release_after: Dict[int, str]  # index -> sha256 of a tokenizer no later file needs
+    order: List[int]  # indices into the files, in the order to analyse them (each group released after it)
     keys: Optional[List[Optional[str]]] = None  # per file: its directory tokenizer's sha256, None: the run's
 
     def key(self, i: int) -> Optional[str]:
@@ -306,7 +303,7 @@ def _plan(files: List[Path], settings: Settings, cache) -> _Plan:
     so that a run holds one directory tokenizer at a time, not all of them. A configured tokenizer
     is every file's: nothing to plan."""
     if settings.tokenizer or len(files) < 2:
-        return _Plan(list(range(len(files))), {})
+        return _Plan(list(range(len(files))))
     dirs = [None if not_read(path, settings.root) else analyzers.tokenizer_dir(path) for path in files]
     wanted = [d / "tokenizer.json" for d in dirs if d is not None]
     shas = iter(kernel.tokenizer_file_shas(wanted, cache) if wanted else [])
@@ -315,11 +312,7 @@ def _plan(files: List[Path], settings: Settings, cache) -> _Plan:
     for i, key in enumerate(keys):
         first.setdefault(key, i)
     order = sorted(range(len(files)), key=lambda i: first[keys[i]])  # stable: discovery order within a group
-    last = {}
-    for i in order:
-        if keys[i] is not None:
-            last[keys[i]] = i
-    return _Plan(order, {i: sha for sha, i in last.items()}, keys)
+    return _Plan(order, keys)
 
 
 def _check_one(path: Path, text: Optional[str], ctx: kernel.Context, cache, settings_key: str, tok_sha: str, evidence: bool,
