@@ -133,6 +133,18 @@ class TokenizationDifference(NamedTuple):
 # the llama.cpp encoder
 
 
+class _Words:
+    """The encodings of one fragment's words, read as tokenizers' encoding of the pre-tokenized
+    sequence: ids in order, offsets relative to each word, and each token's word index."""
+
+    __slots__ = ("ids", "offsets", "word_ids")
+
+    def __init__(self, encodings) -> None:
+        self.ids = [i for e in encodings for i in e.ids]
+        self.offsets = [o for e in encodings for o in e.offsets]
+        self.word_ids = [w for w, e in enumerate(encodings) for _ in e.ids]
+
+
 class LlamaCppEncoder:
     """Encodes text as llama.cpp's ``llama_tokenize(..., parse_special=true)`` does."""
 
@@ -265,7 +277,15 @@ class LlamaCppEncoder:
         from promptlint.llamacpp.split import words_and_starts
 
         split = [words_and_starts(t, self.pre.regexes) for t in texts]
-        encs = self._tok.encode_batch([w for w, _ in split], is_pretokenized=True, add_special_tokens=False)
+        # One plain-string encode per word, regrouped per fragment: what `is_pretokenized=True` computes
+        # (tokenizers normalizes, pre-tokenizes and models each word of a pre-tokenized sequence on its
+        # own), without it: tokenizers >= 0.23 reads pre-tokenized input through numpy, which is not a
+        # dependency (a plain install panicked there).
+        flat = self._tok.encode_batch([w for words, _ in split for w in words], add_special_tokens=False)
+        encs, k = [], 0
+        for words, _ in split:
+            encs.append(_Words(flat[k:k + len(words)]))
+            k += len(words)
         return encs, [st for _, st in split]
 
     # -- cause analysis helpers
@@ -313,7 +333,7 @@ class LlamaCppEncoder:
             else:
                 self._whole_word_ok[w] = True
         if todo:
-            encs = self._merges_tok().encode_batch([[w] for w, _ in todo], is_pretokenized=True, add_special_tokens=False)
+            encs = self._merges_tok().encode_batch([w for w, _ in todo], add_special_tokens=False)  # no numpy path
             for (w, tid), enc in zip(todo, encs):
                 self._whole_word_ok[w] = enc.ids == [tid]
         return all(self._whole_word_ok[w] for w, _ in todo)
