@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 from typing import List, Optional
 
@@ -34,10 +35,32 @@ COMMANDS = [
 ]
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose errors name the closest option or command to a typo (as pip does)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        import difflib
+
+        wrong = re.match(r"argument COMMAND: invalid choice: '([^']*)'", message)
+        if wrong:
+            close = difflib.get_close_matches(wrong.group(1), COMMANDS, n=1)
+            message = f"unknown command '{wrong.group(1)}'" + (f" (did you mean '{close[0]}'?)" if close else "")
+        elif message.startswith("unrecognized arguments: "):
+            options = [o for a in self._actions for o in a.option_strings]
+            hints = []
+            for arg in message[len("unrecognized arguments: "):].split():
+                close = difflib.get_close_matches(arg.split("=", 1)[0], options, n=1) if arg.startswith("-") else []
+                if close:
+                    hints.append(f"{arg.split('=', 1)[0]}: did you mean {close[0]}?")
+            if hints:
+                message += " (" + "; ".join(hints) + ")"
+        super().error(message)
+
+
 def build_parser(only: Optional[str] = None) -> argparse.ArgumentParser:
     """The full parser; with ``only``, just that subcommand (parsing its arguments is the same,
     without importing and building the other eight: a pre-commit run parses `check` alone)."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="promptlint",
         description="Find prompt-layout hazards that break the KV prefix cache, in tokens and blocks.",
     )
@@ -52,7 +75,10 @@ def build_parser(only: Optional[str] = None) -> argparse.ArgumentParser:
 def main(argv: Optional[List[str]] = None) -> int:
     first = (sys.argv[1:] if argv is None else argv)[:1]
     parser = build_parser(first[0] if first and first[0] in COMMANDS else None)
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # reported by the subcommand's parser: its usage, and the options a typo was close to
+        commands = parser._subparsers._group_actions[0].choices if parser._subparsers else {}
+        commands.get(getattr(args, "command", None), parser).error("unrecognized arguments: " + " ".join(extra))
     if not getattr(args, "command", None):
         parser.print_help()
         return EXIT_ERROR

@@ -163,3 +163,15 @@ def test_the_command_flushes_everything_before_its_quick_exit(tmp_path):
     head = subprocess.run(f"{subprocess.list2cmdline(argv)} | head -1", shell=True, cwd=tmp_path, capture_output=True, text=True,
                           timeout=300)
     assert head.stdout == lines[0] + "\n" and "Traceback" not in head.stderr
+
+
+def test_an_option_typo_names_the_closest_option_of_its_command(cli):
+    r = cli("check", "--selct", "M1", "x.j2")
+    assert r.code == 2 and r.out == ""
+    assert r.err.splitlines()[-1] == "promptlint check: error: unrecognized arguments: --selct (--selct: did you mean --select?)"
+    assert r.err.startswith("usage: promptlint check ")  # the subcommand's usage, not the top level's
+
+
+def test_a_command_typo_names_the_closest_command(cli):
+    r = cli("chek")
+    assert r.code == 2 and r.err.splitlines()[-1] == "promptlint: error: unknown command 'chek' (did you mean 'check'?)"
