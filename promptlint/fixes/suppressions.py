@@ -19,8 +19,11 @@ from promptlint import bounded_io, suppress
 from promptlint.fixes import tags as jtags
 
 
-def add_suppressions(result) -> Tuple[Dict[str, int], int]:
-    """({path: comments added}, findings skipped); writes the files."""
+def add_suppressions(result, settings=None) -> Tuple[Dict[str, int], int]:
+    """({path: comments added}, findings skipped); writes the files (promptlint.fixing.write_source:
+    never through a link; a refusal is ``UsageError``)."""
+    from promptlint.fixing import write_source
+
     by_path: Dict[str, Dict[int, List[str]]] = {}
     for f in result.findings:
         if f.code == suppress.UNUSED:  # a suppression cannot silence an unused suppression
@@ -43,8 +46,7 @@ def add_suppressions(result) -> Tuple[Dict[str, int], int]:
         new_text, n, missed = annotate(text, lines, suppress.is_python(display))
         skipped += missed
         if n:
-            with open(path, "w", encoding="utf-8", newline="") as fh:
-                fh.write(new_text)
+            write_source(path, new_text, "", settings, "--add-suppressions")
             added[display] = n
     return added, skipped
 
