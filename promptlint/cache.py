@@ -315,6 +315,7 @@ def clean(root: Path) -> Cleaned:
     for rel in sorted(dirs, key=lambda r: r.count("/"), reverse=True):
         out.removed += safe_write.remove_dir(top / rel, anchor=root)
     out.removed += safe_write.remove_dir(top, anchor=root)
+    out.left.sort()
     return out
 
 
