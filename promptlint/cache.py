@@ -199,14 +199,13 @@ class Cache:
                 total += st.st_size
         if total <= limit:
             return
+        doomed = []
         for _mtime, size, rel in sorted(entries):
-            try:
-                safe_write.remove(self.dir / rel, anchor=self.root)
-            except OSError:
-                continue
+            doomed.append(rel)
             total -= size
             if total <= limit * 0.8:  # headroom, so the next runs do not prune again at once
-                return
+                break
+        safe_write.remove_all(self.dir, doomed, anchor=self.root)
 
     # ------------------------------------------------------------------ small memos
 

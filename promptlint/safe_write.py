@@ -100,7 +100,8 @@ class _Dir:
             self.fd = None
 
 
-def _refusal(shown: str, st: Optional[os.stat_result], anchor: str, final: bool) -> WriteRefused:
+def _refusal(path: str, st: Optional[os.stat_result], anchor: str, final: bool, relative: bool) -> WriteRefused:
+    shown = os.path.relpath(path) if relative else path  # as the user named it
     if st is not None and stat.S_ISLNK(st.st_mode):
         if final:
             return WriteRefused(f"{shown} is a symlink; promptlint does not write through links: "
@@ -129,9 +130,10 @@ def describe(mode: int) -> str:
     return "not a file"
 
 
-def _open_dirs(anchor: str, parts: Sequence[str], create: bool, mode: int = 0o777) -> _Dir:
+def _open_dirs(anchor: str, parts: Sequence[str], create: bool, mode: int = 0o777, relative: bool = False) -> _Dir:
     """The directory ``anchor/parts...``, each component opened without following a link (made
-    when missing and ``create``; the anchor too, as the user named it)."""
+    when missing and ``create``; the anchor too, as the user named it). ``relative``: refusals
+    show paths relative to the working directory."""
     if create:
         os.makedirs(anchor, mode=mode, exist_ok=True)
     current = _Dir(os.open(anchor, _O_DIR) if _FDS else None, anchor)
@@ -139,14 +141,14 @@ def _open_dirs(anchor: str, parts: Sequence[str], create: bool, mode: int = 0o77
     try:
         for part in parts:
             shown = os.path.join(shown, part)
-            current = _enter(current, part, shown, anchor, create, mode)
+            current = _enter(current, part, shown, anchor, create, mode, relative)
     except BaseException:
         current.close()
         raise
     return current
 
 
-def _enter(parent: _Dir, part: str, shown: str, anchor: str, create: bool, mode: int) -> _Dir:
+def _enter(parent: _Dir, part: str, shown: str, anchor: str, create: bool, mode: int, relative: bool) -> _Dir:
     for attempt in (0, 1):
         if _FDS:
             try:
@@ -155,7 +157,7 @@ def _enter(parent: _Dir, part: str, shown: str, anchor: str, create: bool, mode:
                 fd = None
             except OSError as e:
                 if e.errno in _LOOP:
-                    raise _refusal(shown, parent.lstat(part), anchor, final=False) from None
+                    raise _refusal(shown, parent.lstat(part), anchor, False, relative) from None
                 raise
             if fd is not None:
                 parent.close()
@@ -164,7 +166,7 @@ def _enter(parent: _Dir, part: str, shown: str, anchor: str, create: bool, mode:
             st = parent.lstat(part)
             if st is not None:
                 if not stat.S_ISDIR(st.st_mode) or getattr(st, "st_file_attributes", 0) & 0x400:  # a junction
-                    raise _refusal(shown, st, anchor, final=False)
+                    raise _refusal(shown, st, anchor, False, relative)
                 return _Dir(None, shown)
         if not create or attempt:
             raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), shown)
@@ -178,7 +180,7 @@ def _enter(parent: _Dir, part: str, shown: str, anchor: str, create: bool, mode:
 @contextlib.contextmanager
 def _parent(path: PathLike, anchor, within, create: bool = False, mode: int = 0o777) -> Iterator[Tuple[_Dir, str, str]]:
     base, parts = locate(path, anchor, within)
-    d = _open_dirs(base, parts[:-1], create, mode)
+    d = _open_dirs(base, parts[:-1], create, mode, not os.path.isabs(os.fspath(path)))
     try:
         yield d, parts[-1], base
     finally:
@@ -191,7 +193,7 @@ def _check_target(d: _Dir, name: str, shown: str, anchor: str) -> Optional[os.st
     if st is None:
         return None
     if not stat.S_ISREG(st.st_mode):
-        raise _refusal(shown, st, anchor, final=True)
+        raise _refusal(shown, st, anchor, True, False)
     if st.st_nlink > 1:
         raise WriteRefused(f"{shown} has {st.st_nlink} hard links; promptlint does not replace a file other names "
                            "share: remove the other links or choose another path")
@@ -348,6 +350,35 @@ def remove(path: PathLike, *, anchor: Optional[PathLike] = None, within: Iterabl
         except FileNotFoundError:
             return False
         return True
+
+
+def remove_all(top: PathLike, rels: Iterable[str], *, anchor: PathLike) -> int:
+    """Remove each regular file ``top/rel`` (``rel`` as ``walk`` gives it), each directory on the
+    way opened once; how many were removed. One that is not there, or is no longer a regular file,
+    is skipped."""
+    base, top_parts = locate(top, anchor)
+    by_parent = {}
+    for rel in rels:
+        *parent, name = rel.split("/")
+        by_parent.setdefault(tuple(top_parts + parent), []).append(name)
+    removed = 0
+    for parent, names in by_parent.items():
+        try:
+            d = _open_dirs(base, parent, False)
+        except OSError:
+            continue
+        try:
+            for name in names:
+                st = d.lstat(name)
+                if st is not None and stat.S_ISREG(st.st_mode):
+                    try:
+                        os.unlink(d.at(name), dir_fd=d.fd)
+                        removed += 1
+                    except OSError:
+                        pass
+        finally:
+            d.close()
+    return removed
 
 
 def remove_dir(path: PathLike, *, anchor: PathLike) -> bool:
