@@ -148,10 +148,15 @@ def _drop_escaping_links(dest: Path, links: List[str], out: Exported) -> None:
     """Remove the symlinks whose real target leaves ``dest``: a lexically inside target can still
     leave it through another link (``d/e -> ../..``, ``d/l -> e/../x``); once every link exists,
     ``realpath`` sees the real resolution. Removing one only makes others dangle, never escape."""
+    import stat
+
     base = os.path.realpath(dest)
     for path in links:
         link = dest / path
-        if link.is_symlink() and os.path.commonpath([base, os.path.realpath(link)]) != base:
+        # looked up with no link followed on the way: a name below another link (a crafted tree
+        # with `a/b` both a link and a directory) was never written there
+        st = safe_write.lstat(link, anchor=dest)
+        if st is not None and stat.S_ISLNK(st.st_mode) and os.path.commonpath([base, os.path.realpath(link)]) != base:
             safe_write.remove(link, anchor=dest, kinds=("link",))
             out.skipped.append((path, "symlink leading outside the tree"))
 

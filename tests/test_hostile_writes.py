@@ -326,3 +326,45 @@ def test_audit_worksheet_and_plot_are_written(tmp_path, cli):
     assert (tmp_path / "w.csv").read_text(encoding="utf-8").startswith("request_id")
     assert (tmp_path / "p.svg").read_text(encoding="utf-8").lstrip().startswith("<")
     assert not list(tmp_path.glob(".promptlint-tmp-*"))
+
+
+# ------------------------------------------------------------------------------ --baseline's export
+
+
+def test_a_crafted_revision_writes_nothing_beside_its_export(tmp_path):
+    """A tree git itself would never make (mktree): `a/b -> ..` and a directory `a/b`, in it
+    `c -> ..` and a directory `c` holding x.j2, and `c -> a/b/..` at the top. Written naively,
+    `a/b/c` lands at `<tree>/c` (a link to the export's parent) and `a/b/c/x.j2` beside the export;
+    every link that leaves the tree is removed (as an entry, found without following another)."""
+    if shutil.which("git") is None:
+        pytest.skip("git is needed")
+    from promptlint import git_tree
+
+    repo = tmp_path / "repo"
+    env = dict(os.environ, GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
+
+    def git(*args, stdin=None):
+        return subprocess.run(["git", "-C", str(repo), *args], input=stdin, check=True, capture_output=True, text=True,
+                              env=env).stdout.strip()
+
+    repo.mkdir()
+    git("init", "-q")
+    up = git("hash-object", "-w", "--stdin", stdin="..")
+    evil = git("hash-object", "-w", "--stdin", stdin="EVIL {{ x }}\n")
+    through = git("hash-object", "-w", "--stdin", stdin="a/b/..")  # lexically `a`; really the export's parent
+    tc = git("mktree", stdin=f"100644 blob {evil}\tx.j2\n")
+    tb = git("mktree", stdin=f"120000 blob {up}\tc\n040000 tree {tc}\tc\n")
+    ta = git("mktree", stdin=f"120000 blob {up}\tb\n040000 tree {tb}\tb\n")
+    top = git("mktree", stdin=f"040000 tree {ta}\ta\n120000 blob {through}\tc\n")
+    commit = git("-c", "user.name=t", "-c", "user.email=t@t", "commit-tree", top, "-m", "crafted")
+    assert "a/b/c/x.j2" in git("ls-tree", "-r", "--name-only", commit).split("\n")  # the premise
+
+    box = tmp_path / "box"
+    dest = box / "tree"
+    dest.mkdir(parents=True)
+    out = git_tree.export(repo, commit, dest)
+    assert sorted(os.listdir(box)) == ["tree"]  # nothing beside the export
+    assert not [p for p in box.rglob("x.j2")]
+    skipped = dict(out.skipped)
+    assert skipped.get("a/b/c/x.j2") == "below a symlink" and skipped.get("c") == "symlink leading outside the tree"
+    assert not os.path.lexists(dest / "c") and os.readlink(dest / "a" / "b") == ".."
