@@ -368,3 +368,44 @@ def test_a_crafted_revision_writes_nothing_beside_its_export(tmp_path):
     skipped = dict(out.skipped)
     assert skipped.get("a/b/c/x.j2") == "below a symlink" and skipped.get("c") == "symlink leading outside the tree"
     assert not os.path.lexists(dest / "c") and os.readlink(dest / "a" / "b") == ".."
+
+
+# ------------------------------------------------------------------------------ the anchor rule
+
+
+def test_links_the_user_keeps_above_the_anchor_are_followed(tmp_path, cli):
+    """Outside the working directory and the project the path's own directory is the anchor: a
+    link there is the user's (a reports directory reached through a link) and is followed; inside
+    the project the same link is refused."""
+    proj = project(tmp_path)
+    real = tmp_path / "real-reports"
+    real.mkdir()
+    os.symlink(real, tmp_path / "reports")  # beside the project, not in it
+    r = cli("check", "--no-cache", "--report-file", f"sarif={tmp_path / 'reports' / 'r.sarif'}", "p/a.j2", cwd=proj)
+    assert r.code == 1, r.err
+    assert (real / "r.sarif").read_text(encoding="utf-8").startswith("{")
+    os.symlink(real, proj / "reports")
+    r = cli("check", "--no-cache", "--report-file", "sarif=../reports/r.sarif", "a.j2", cwd=proj / "p")
+    one_line_error(r, "../reports is a symlink")  # above the working directory, inside the project root
+
+
+def test_the_door_refuses_each_kind_of_target(tmp_path):
+    from promptlint import safe_write
+
+    (tmp_path / "d").mkdir()
+    (tmp_path / "f").write_text("x", encoding="utf-8")
+    os.link(tmp_path / "f", tmp_path / "hard")
+    os.symlink("f", tmp_path / "link")
+    os.mkfifo(tmp_path / "fifo")
+    for name, needle in (("d", "is a directory, not a regular file"), ("hard", "has 2 hard links"),
+                         ("link", "is a symlink"), ("fifo", "is a FIFO, not a regular file")):
+        with pytest.raises(safe_write.WriteRefused, match=needle):
+            safe_write.write_text(tmp_path / name, "new", anchor=tmp_path)
+    with pytest.raises(safe_write.WriteRefused, match="link is a symlink; promptlint follows no link below"):
+        safe_write.write_text(tmp_path / "link" / "x", "new", anchor=tmp_path)
+    assert (tmp_path / "f").read_text(encoding="utf-8") == "x"
+    safe_write.write_text(tmp_path / "new" / "deeper" / "n.txt", "made", anchor=tmp_path, parents=True)
+    assert (tmp_path / "new" / "deeper" / "n.txt").read_text(encoding="utf-8") == "made"
+    assert safe_write.remove(tmp_path / "link", anchor=tmp_path, kinds=("link",)) and (tmp_path / "f").exists()
+    with pytest.raises(safe_write.WriteRefused, match="is a regular file; not removed"):
+        safe_write.remove(tmp_path / "f", anchor=tmp_path, kinds=("link",))
