@@ -197,6 +197,8 @@ def _check_target(d: _Dir, name: str, shown: str, anchor: str) -> Optional[os.st
     if st.st_nlink > 1:
         raise WriteRefused(f"{shown} has {st.st_nlink} hard links; promptlint does not replace a file other names "
                            "share: remove the other links or choose another path")
+    if not os.access(d.at(name), os.W_OK, dir_fd=d.fd):  # a read-only file stays read-only, as open() would keep it
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), shown)
     return st
 
 
