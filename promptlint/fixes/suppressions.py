@@ -32,6 +32,7 @@ def add_suppressions(result, settings=None) -> Tuple[Dict[str, int], int]:
         if f.code not in codes:
             codes.append(f.code)
     added: Dict[str, int] = {}
+    edits: List[Tuple[Path, str]] = []
     skipped = 0
     for display, lines in sorted(by_path.items()):
         path = Path(display)
@@ -46,8 +47,12 @@ def add_suppressions(result, settings=None) -> Tuple[Dict[str, int], int]:
         new_text, n, missed = annotate(text, lines, suppress.is_python(display))
         skipped += missed
         if n:
-            write_source(path, new_text, "", settings, "--add-suppressions")
+            edits.append((path, new_text))
             added[display] = n
+    for path, _ in edits:  # nothing is written unless every file can be
+        write_source(path, None, "", settings, "--add-suppressions")
+    for path, new_text in edits:
+        write_source(path, new_text, "", settings, "--add-suppressions")
     return added, skipped
 
 
