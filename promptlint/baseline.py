@@ -13,11 +13,10 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import os
-import tempfile
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
-from promptlint import analyzers, git_tree, kernel
+from promptlint import analyzers, git_tree, kernel, safe_write
 from promptlint.config import Settings
 from promptlint.cost import price_deltas
 from promptlint.discovery import discover
@@ -87,10 +86,14 @@ def compare_with(ref: str, paths: Sequence[str], settings: Settings, result, for
     commit = git_tree.resolve(top, ref)
     prefix = "" if root == top.resolve() else root.relative_to(top.resolve()).as_posix()
     models: List[Tuple[Optional[str], Settings]] = model_settings(settings) if settings.tokenizers else [(None, settings)]
-    with tempfile.TemporaryDirectory(prefix="promptlint-baseline-") as tmp:
-        exported = git_tree.export(top, commit, Path(tmp), prefix)
-        tree_root = Path(tmp) / prefix if prefix else Path(tmp)
-        tree_root.mkdir(parents=True, exist_ok=True)
+    with safe_write.temporary_directory("promptlint-baseline-") as tmp:
+        exported = git_tree.export(top, commit, tmp, prefix)
+        tree_root = tmp / prefix if prefix else tmp
+        if prefix:
+            try:
+                safe_write.make_dirs(tree_root, anchor=tmp)
+            except OSError as e:  # REF has a link, or a file, where the project root is
+                raise git_tree.GitError(f"{commit[:12]}: {e}") from None
         old_paths = _baseline_paths(paths, settings, tree_root.resolve())
         before, after, old_runs = [], [], []
         # several models share each tree's renders (an application template sees no tokenizer)

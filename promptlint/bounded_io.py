@@ -13,7 +13,7 @@ import hashlib
 import os
 import stat
 from pathlib import Path
-from typing import BinaryIO, Union
+from typing import BinaryIO, Optional, Union
 
 MAX_FILE_BYTES = 2_000_000  # templates, samples, configuration, captured prompts, editor buffers
 MAX_TOKENIZER_BYTES = 256 * 1024 * 1024  # the largest real tokenizer.json files are ~35 MB
@@ -26,19 +26,23 @@ class InputRefused(OSError):
     written to follow the file name (``f"{path}: {e}"``)."""
 
 
-def _open_regular(path: Union[str, Path]) -> int:
-    fd, mode = _open_nonblocking(path)
+def _open_regular(path: Union[str, Path], dir_fd: Optional[int] = None) -> int:
+    fd, mode = _open_nonblocking(path, dir_fd)
     if not stat.S_ISREG(mode):
         os.close(fd)
         raise InputRefused(f"not a regular file ({_kind(mode)}); promptlint reads regular files only")
     return fd
 
 
-def _open_nonblocking(path: Union[str, Path]):
+def _open_nonblocking(path: Union[str, Path], dir_fd: Optional[int] = None):
     """(descriptor, mode): opened without waiting for a FIFO's writer, the mode from the open
-    descriptor (no race with a swap after a path check)."""
+    descriptor (no race with a swap after a path check). With ``dir_fd`` (a directory reached
+    without links, promptlint.safe_write.parent_of), ``path`` is a name in it and a link is not
+    followed."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    fd = os.open(path, flags)
+    if dir_fd is not None:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, dir_fd=dir_fd)
     try:
         return fd, os.fstat(fd).st_mode
     except OSError:
@@ -72,10 +76,10 @@ def read_stream(stream: BinaryIO, limit: int = MAX_FILE_BYTES, what: str = "inpu
             raise InputRefused(f"{what} is larger than {limit:,} bytes")
 
 
-def read_bytes(path: Union[str, Path], limit: int = MAX_FILE_BYTES) -> bytes:
+def read_bytes(path: Union[str, Path], limit: int = MAX_FILE_BYTES, dir_fd: Optional[int] = None) -> bytes:
     """The file's bytes; ``InputRefused`` for a device, FIFO, socket or a file over ``limit``;
-    ``OSError`` as ``open`` raises it."""
-    fd = _open_regular(path)
+    ``OSError`` as ``open`` raises it (ELOOP for a link with ``dir_fd``)."""
+    fd = _open_regular(path, dir_fd)
     with os.fdopen(fd, "rb") as f:
         try:
             return read_stream(f, limit, "file")

@@ -10,7 +10,12 @@ and checks out files, and a Jinja include makes one file's mtime insufficient):
   there, a choice of `{% include [...] %}` or a nearer file shadowing a farther one, changes the
   resolution), and is a hit only when all of them are unchanged;
 - writes are atomic (temp file + rename), so concurrent runs never see half an entry;
-  anything unreadable is a miss; a cache that cannot be written is skipped with one warning.
+  anything unreadable is a miss; a cache that cannot be written is skipped with one warning;
+- every read, write and deletion goes through ``promptlint.safe_write`` anchored at the project
+  root: a link committed anywhere on the way (`.promptlint_cache` itself, its version folder,
+  `entries`, `entries/ab`, `manifests`) makes reads miss and writes refused (the cache is off for
+  the run, one warning); pruning and ``clean`` delete only the names the cache writes and never
+  enter a link.
 
 A run first consults the run manifest (promptlint.manifest, in this directory): a file whose
 stamps did not change is answered from it without being read or looked up here.
@@ -29,15 +34,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import tempfile
+import re
+import stat
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional
 
-from promptlint import __version__, bounded_io
+from promptlint import __version__, bounded_io, safe_write
 
 DIR_NAME = ".promptlint_cache"
 MAX_BYTES = 64 * 1024 * 1024
+GITIGNORE = "# Automatically created by promptlint.\n*\n"
 CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
     "# This file is a cache directory tag created by promptlint.\n"
@@ -85,11 +92,8 @@ def machine_secret() -> bytes:
         pass
     if len(secret) != 32:
         secret = os.urandom(32)
-        try:
-            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w") as fh:
-                fh.write(secret.hex())
+        try:  # never through a link below the user's cache directory
+            safe_write.write_text(path, secret.hex(), anchor=base, parents=True, private=True)
         except OSError:
             pass
     _SECRET.append(secret)
@@ -153,7 +157,7 @@ class Cache:
         if not self.enabled:
             return None
         try:
-            entry = json.loads(bounded_io.read_text(self.dir / "entries" / key[:2] / f"{key}.json", bounded_io.MAX_INPUT_BYTES))
+            entry = json.loads(self.read(self.dir / "entries" / key[:2] / f"{key}.json", bounded_io.MAX_INPUT_BYTES))
         except (OSError, ValueError, UnicodeDecodeError):
             return None
         if not isinstance(entry, dict) or not isinstance(entry.get("findings"), list):
@@ -181,31 +185,27 @@ class Cache:
 
     def prune(self, limit: Optional[int] = None) -> None:
         """Evict the oldest entries until the cache holds at most ``limit`` bytes (only after a run
-        that wrote, so a warm run does not list the directory)."""
+        that wrote, so a warm run does not list the directory). Only files the cache writes are
+        counted and deleted (``_written_by_cache``), and the walk never enters a link: a committed
+        `entries -> /somewhere` loses nothing."""
         if not self.enabled or not self.wrote:
             return
         limit = MAX_BYTES if limit is None else limit
         entries = []
         total = 0
-        for dirpath, _dirs, files in (w for sub in ("entries", "manifests") for w in os.walk(self.dir / sub)):
-            for name in files:
-                path = os.path.join(dirpath, name)
-                try:
-                    st = os.stat(path)
-                except OSError:
-                    continue
-                entries.append((st.st_mtime_ns, st.st_size, path))
+        for rel, st in safe_write.walk(self.dir, anchor=self.root):
+            if stat.S_ISREG(st.st_mode) and _PRUNABLE.match(rel):
+                entries.append((st.st_mtime_ns, st.st_size, rel))
                 total += st.st_size
         if total <= limit:
             return
-        for _mtime, size, path in sorted(entries):
-            try:
-                os.unlink(path)
-            except OSError:
-                continue
+        doomed = []
+        for _mtime, size, rel in sorted(entries):
+            doomed.append(rel)
             total -= size
             if total <= limit * 0.8:  # headroom, so the next runs do not prune again at once
-                return
+                break
+        safe_write.remove_all(self.dir, doomed, anchor=self.root)
 
     # ------------------------------------------------------------------ small memos
 
@@ -213,7 +213,7 @@ class Cache:
         if not self.enabled:
             return {}
         try:
-            data = json.loads(bounded_io.read_text(self.dir / self._memo_name(name), bounded_io.MAX_INPUT_BYTES))
+            data = json.loads(self.read(self.dir / self._memo_name(name), bounded_io.MAX_INPUT_BYTES))
             return data if isinstance(data, dict) else {}
         except (OSError, ValueError, UnicodeDecodeError):
             return {}
@@ -228,25 +228,24 @@ class Cache:
 
     # ------------------------------------------------------------------ io
 
+    def read(self, path: Path, limit: int) -> bytes:
+        """A file of the cache, opened with no link followed below the project root: a committed
+        link anywhere on the way makes a miss (``OSError``)."""
+        with safe_write.parent_of(path, anchor=self.root) as (dir_fd, name):
+            return bounded_io.read_bytes(name, limit, dir_fd=dir_fd)
+
     def _prepare(self) -> bool:
         if self._ready:
             return True
         top = self.dir.parent
         try:
-            top.mkdir(parents=True, exist_ok=True)
-            # a committed symlink (the directory, or its version folder) must not redirect our writes
-            expected = os.path.join(os.path.realpath(top.parent), DIR_NAME)
-            if os.path.realpath(top) == expected:
-                self.dir.mkdir(exist_ok=True)
-            if os.path.realpath(self.dir) != os.path.join(expected, self.dir.name):
-                self._disable(f"{top} is a symlink or contains one; not using it as the cache (remove it)")
-                return False
-            if not (top / ".gitignore").exists():
-                self._atomic(top / ".gitignore", "# Automatically created by promptlint.\n*\n")
-            if not (top / "CACHEDIR.TAG").exists():
-                self._atomic(top / "CACHEDIR.TAG", CACHEDIR_TAG)
+            # a committed link (the directory, its version folder, anything below) refuses the write
+            safe_write.make_dirs(self.dir, anchor=self.root)
+            for name, text in ((".gitignore", GITIGNORE), ("CACHEDIR.TAG", CACHEDIR_TAG)):
+                if safe_write.lstat(top / name, anchor=self.root) is None:
+                    safe_write.write_text(top / name, text, anchor=self.root, private=True)
         except OSError as e:
-            self._disable(f"cannot write the cache at {top} ({e.strerror or e}); continuing without it")
+            self._disable(_cannot_write(top, e))
             return False
         self._ready = True
         return True
@@ -255,34 +254,90 @@ class Cache:
         if not self._prepare():
             return
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            self._atomic(target, text)
+            safe_write.write_text(target, text, anchor=self.root, parents=True, private=True)
         except OSError as e:
-            self._disable(f"cannot write the cache at {self.dir.parent} ({e.strerror or e}); continuing without it")
-
-    @staticmethod
-    def _atomic(target: Path, text: str) -> None:
-        fd, tmp = tempfile.mkstemp(dir=str(target.parent), prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.replace(tmp, target)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+            self._disable(_cannot_write(self.dir.parent, e))
 
     def _disable(self, message: str) -> None:
         self.enabled = False
         self.warning = message
 
 
-def clean(root: Path) -> bool:
-    """Remove the cache directory under ``root``; True when there was one."""
-    target = Path(root) / DIR_NAME
-    if not target.exists():
+def _cannot_write(top: Path, e: OSError) -> str:
+    reason = str(e) if isinstance(e, safe_write.WriteRefused) else (e.strerror or str(e))
+    return f"cannot write the cache at {top} ({reason}); continuing without it"
+
+
+# What the cache writes below its version directory: entries, manifests (promptlint.manifest),
+# memos, and the temporary files of writes a killed run left. Pruning and `clean` delete these
+# names only.
+_TEMP = r"(?:\.tmp-[^/]*|%s[^/]*)" % re.escape(safe_write.TEMP_PREFIX)
+_PRUNABLE = re.compile(r"(?:entries/([0-9a-f]{2})/(?:\1[0-9a-f]{62}\.json|%s)|manifests/(?:[0-9a-f]{32}\.json|%s))\Z"
+                       % (_TEMP, _TEMP))
+_MEMO = re.compile(r"(?:[a-z][a-z-]*-[0-9a-f]{16}\.json|%s)\Z" % _TEMP)
+_VERSION = re.compile(r"[0-9][0-9A-Za-z.+-]*\Z")
+_CACHE_DIRS = re.compile(r"(?:entries|entries/[0-9a-f]{2}|manifests)\Z")
+
+
+@dataclass
+class Cleaned:
+    found: bool = False  # there was a cache directory
+    removed: int = 0  # files and directories removed
+    left: List[str] = field(default_factory=list)  # entries the cache did not write, left in place
+
+
+def clean(root: Path) -> Cleaned:
+    """Remove what the cache wrote under ``root``: its files (by name, and `.gitignore` and
+    `CACHEDIR.TAG` by content), its directories once empty; anything else, and every link, is
+    left where it is (``left``). ``WriteRefused`` when `.promptlint_cache` itself is a link or not
+    a directory."""
+    root = Path(root)
+    top = root / DIR_NAME
+    st = safe_write.lstat(top, anchor=root)
+    out = Cleaned(found=st is not None)
+    if st is None:
+        return out
+    if not stat.S_ISDIR(st.st_mode):
+        raise safe_write.WriteRefused(f"{top} is {safe_write.describe(st.st_mode)}, not a cache promptlint made; "
+                                      "not removed (remove it yourself)")
+    dirs = []
+    for rel, est in list(safe_write.walk(top, anchor=root)):
+        if stat.S_ISDIR(est.st_mode) and _cache_dir(rel):
+            dirs.append(rel)
+        elif stat.S_ISREG(est.st_mode) and _cache_file(top, rel):
+            try:
+                out.removed += safe_write.remove(top / rel, anchor=root)
+            except OSError:
+                out.left.append(rel)
+        else:
+            out.left.append(rel)
+    for rel in sorted(dirs, key=lambda r: r.count("/"), reverse=True):
+        out.removed += safe_write.remove_dir(top / rel, anchor=root)
+    out.removed += safe_write.remove_dir(top, anchor=root)
+    out.left.sort()
+    return out
+
+
+def _cache_dir(rel: str) -> bool:
+    version, _, below = rel.partition("/")
+    return _VERSION.match(version) is not None and (not below or _CACHE_DIRS.match(below) is not None)
+
+
+def _cache_file(top: Path, rel: str) -> bool:
+    version, _, below = rel.partition("/")
+    if not below:
+        return _ours_on_top(top, rel)
+    return _VERSION.match(version) is not None and (_PRUNABLE.match(below) or _MEMO.match(below)) is not None
+
+
+def _ours_on_top(top: Path, name: str) -> bool:
+    """`.gitignore` and `CACHEDIR.TAG` as the cache writes them (a file of that name with other
+    content is someone else's)."""
+    expected = {".gitignore": GITIGNORE, "CACHEDIR.TAG": CACHEDIR_TAG}.get(name)
+    if expected is None:
         return False
-    shutil.rmtree(target, ignore_errors=True)
-    return True
+    try:
+        with safe_write.parent_of(top / name, anchor=top.parent) as (dir_fd, leaf):
+            return bounded_io.read_bytes(leaf, 4096, dir_fd=dir_fd) == expected.encode("utf-8")
+    except OSError:
+        return False

@@ -71,11 +71,29 @@ def run_fixes(result, write: bool, unsafe: bool = False, settings=None) -> FixRu
         if new_text == text:
             continue
         if write:
-            with open(path, "w", encoding="utf-8", newline=newline) as fh:
-                fh.write(new_text)
+            write_source(path, new_text, newline, settings, "--fix")
         else:
             out.diffs.append(unified_diff(display, text, new_text))
     return out
+
+
+def write_source(path: Path, text: Optional[str], newline: str, settings, option: str) -> None:
+    """Write a fixed source through promptlint.safe_write (``newline``: "" keeps the text's line
+    ends, "\r\n" writes CRLF); ``text`` None only checks that it could be. A link on the way, a
+    linked or hard-linked file is refused: ``UsageError``, exit 2 (the files fixed before it stay
+    fixed)."""
+    from promptlint import safe_write
+    from promptlint.commands import UsageError
+
+    within = (settings.root,) if settings is not None and getattr(settings, "root", None) else ()
+    try:
+        if text is None:
+            safe_write.check_target(path, within=within)
+        else:
+            safe_write.write_text(path, text, within=within, newline=newline)
+    except OSError as e:
+        why = f"not written: {e}" if isinstance(e, safe_write.WriteRefused) else f"cannot write ({e.strerror or e})"
+        raise UsageError(f"{option}: {path}: {why}") from None
 
 
 def unified_diff(display: str, old: str, new: str) -> str:

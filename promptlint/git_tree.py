@@ -4,7 +4,7 @@
 tree, index or HEAD: ``git ls-tree`` lists REF's entries and ``git cat-file --batch`` streams
 their blobs. The blobs come from a pull request, so they are untrusted: each is bounded,
 paths with ``..``/``.git`` components are refused, a symlink is recreated only when its target
-stays inside the exported tree, and no file is written through a symlink (O_NOFOLLOW, O_EXCL).
+stays inside the exported tree, and no file is written through a symlink (promptlint.safe_write).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional, Tuple
 
-from promptlint import bounded_io
+from promptlint import bounded_io, safe_write
 
 MAX_BLOB_BYTES = bounded_io.MAX_TOKENIZER_BYTES  # the largest file any reader accepts
 MAX_TOTAL_BYTES = 2 * 1024 * 1024 * 1024
@@ -105,16 +105,6 @@ def _link_stays_inside(path: str, target: str) -> bool:
     return not (joined == ".." or joined.startswith("../"))
 
 
-def _no_symlink_on_the_way(dest: Path, path: str) -> bool:
-    """No directory between ``dest`` and ``path`` is a symlink (a file is never written through one)."""
-    current = dest
-    for part in path.split("/")[:-1]:
-        current = current / part
-        if current.is_symlink():
-            return False
-    return True
-
-
 def export(top: Path, commit: str, dest: Path, prefix: str = "") -> Exported:
     """Write the files under ``prefix`` (a POSIX path relative to ``top``) at ``commit`` into ``dest``."""
     out = Exported(commit)
@@ -144,11 +134,10 @@ def export(top: Path, commit: str, dest: Path, prefix: str = "") -> Exported:
         if data is None:
             out.skipped.append((path, "unreadable object"))
             continue
-        if not _no_symlink_on_the_way(dest, path):
-            out.skipped.append((path, "below a symlink"))
-            continue
         try:
-            _write(dest / path, mode, path, data, out)
+            _write(dest, path, mode, data, out)
+        except safe_write.WriteRefused:
+            out.skipped.append((path, "below a symlink"))
         except OSError as e:  # a path twice, a file where a directory is: a malformed tree
             out.skipped.append((path, e.strerror or str(e)))
     _drop_escaping_links(dest, [p for m, _, p in wanted if m == "120000"], out)
@@ -159,26 +148,30 @@ def _drop_escaping_links(dest: Path, links: List[str], out: Exported) -> None:
     """Remove the symlinks whose real target leaves ``dest``: a lexically inside target can still
     leave it through another link (``d/e -> ../..``, ``d/l -> e/../x``); once every link exists,
     ``realpath`` sees the real resolution. Removing one only makes others dangle, never escape."""
+    import stat
+
     base = os.path.realpath(dest)
     for path in links:
         link = dest / path
-        if link.is_symlink() and os.path.commonpath([base, os.path.realpath(link)]) != base:
-            link.unlink()
+        # looked up with no link followed on the way: a name below another link (a crafted tree
+        # with `a/b` both a link and a directory) was never written there
+        st = safe_write.lstat(link, anchor=dest)
+        if st is not None and stat.S_ISLNK(st.st_mode) and os.path.commonpath([base, os.path.realpath(link)]) != base:
+            safe_write.remove(link, anchor=dest, kinds=("link",))
             out.skipped.append((path, "symlink leading outside the tree"))
 
 
-def _write(target: Path, mode: str, path: str, data: bytes, out: Exported) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
+def _write(dest: Path, path: str, mode: str, data: bytes, out: Exported) -> None:
+    """One entry, through promptlint.safe_write anchored at ``dest``: no directory on the way is
+    a link (``WriteRefused``), the file is new (O_EXCL, O_NOFOLLOW)."""
     if mode == "120000":
         link = data[:MAX_LINK_BYTES].decode("utf-8", "replace")
         if len(data) > MAX_LINK_BYTES or not _link_stays_inside(path, link):
             out.skipped.append((path, "symlink leading outside the tree"))
             return
-        os.symlink(link, target)
+        safe_write.symlink(link, dest / path, anchor=dest)
         return
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-    with os.fdopen(fd, "wb") as fh:
-        fh.write(data)
+    safe_write.create(dest / path, data, anchor=dest)
     out.files += 1
 
 

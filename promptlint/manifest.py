@@ -11,8 +11,8 @@ dependencies' stamps are unchanged is answered from it without being read. A cha
 verified by content hash (a touched file with the same bytes stays warm); a changed hash is a miss,
 and the file goes through the result cache as before.
 
-Safety, as the cache's: it lives in the same directory (written through ``Cache``, which refuses a
-symlinked directory), its name and its contents are authenticated with the user's secret (a
+Safety, as the cache's: it lives in the same directory (read and written through ``Cache``, which
+follows no link below the project root), its name and its contents are authenticated with the user's secret (a
 manifest written elsewhere, committed or edited is ignored), it is read with a size bound and
 counts towards the cache's cap. Stamps taken within ``RACY_NS`` of the write are not trusted (as
 git's "racily clean" entries): a same-size rewrite within the clock's resolution keeps its mtime,
@@ -61,7 +61,7 @@ class Manifest:
 
     def _load(self) -> Dict[str, Dict]:
         try:
-            raw = bounded_io.read_bytes(self.path, MAX_BYTES + 128)
+            raw = self.cache.read(self.path, MAX_BYTES + 128)
         except (OSError, bounded_io.InputRefused):
             return {}
         mac, _, body = raw.partition(b"\n")

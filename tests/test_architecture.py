@@ -8,6 +8,8 @@
 - One rule registry: every rule file's code has exactly one implementation, registered under
   it, and every implementation a rule file with a failing and a passing case.
 - Checks see a run only through the ``Run``/``Conversation`` protocols: no private attributes.
+- One door for writes: nothing but ``promptlint.safe_write`` opens a file to write, renames, links
+  or deletes one (a scan of the source; snippets show it sees each way and leaves reads alone).
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ FORBIDDEN = [
      ("promptlint.lint", "promptlint.analyzers", "promptlint.commands", "promptlint.cli", "promptlint.report"),
      "the kernel stands below the analyzers and the driver"),
     (("promptlint.cache", "promptlint.paths", "promptlint.toml_io", "promptlint.records", "promptlint.bounded_io",
-      "promptlint.registry"),
+      "promptlint.safe_write", "promptlint.registry"),
      ("promptlint.config", "promptlint.kernel", "promptlint.lint", "promptlint.analyzers", "promptlint.discovery"),
      "leaves and the cache stand below configuration"),
     (("promptlint.commands",), ("promptlint.cli",), "cli loads the commands by name: they import nothing from it"),
@@ -313,3 +315,92 @@ def _instance_attributes(cls) -> set:
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
                 names.add(node.attr)
     return names
+
+
+# ------------------------------------------------------------------------------ one door for writes
+
+DOOR = "safe_write.py"  # promptlint.safe_write: every write, rename and deletion goes through it
+# Called by name on any receiver (Path.unlink, os.unlink, shutil.rmtree, tempfile.mkstemp...).
+WRITERS = {"unlink", "rmdir", "removedirs", "rmtree", "mkdir", "makedirs", "write_text", "write_bytes", "touch",
+           "symlink", "symlink_to", "hardlink_to", "link_to", "rename", "renames", "mkstemp", "mkdtemp",
+           "TemporaryDirectory", "NamedTemporaryFile", "TemporaryFile", "SpooledTemporaryFile", "mkfifo", "mknod",
+           "copyfile", "copy2", "copytree", "copyfileobj"}
+# Called on these modules only (a list's remove, a dict's copy, a str's replace are not writes).
+MODULE_WRITERS = {"os": {"remove", "replace", "link", "truncate"}, "shutil": {"move", "copy"}}
+OPENERS = {"open", "fdopen"}  # with a mode that writes (w, a, x, +), or one the scan cannot read
+WRITE_FLAGS = {"O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC", "O_APPEND"}
+
+
+def _mode_of(call: ast.Call):
+    for kw in call.keywords:
+        if kw.arg == "mode":
+            return kw.value
+    f = call.func
+    # open(path, mode), io.open/gzip.open/os.fdopen(x, mode); Path.open(mode)
+    module_call = isinstance(f, ast.Name) or (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name)
+                                              and f.value.id in ("io", "os", "codecs", "gzip", "bz2", "lzma"))
+    index = 1 if module_call else 0
+    return call.args[index] if len(call.args) > index else None
+
+
+def write_calls(source: str) -> list:
+    """`line: what` for each way to write, rename or delete a file in ``source``."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Name, ast.Attribute)) and (getattr(node, "id", None) or getattr(node, "attr", None)) in WRITE_FLAGS:
+            out.append(f"{node.lineno}: {getattr(node, 'id', None) or node.attr}")
+        elif isinstance(node, ast.ImportFrom) and node.module in ("os", "shutil", "tempfile", "pathlib"):
+            for alias in node.names:
+                if alias.name in WRITERS or alias.name in MODULE_WRITERS.get(node.module, ()):
+                    out.append(f"{node.lineno}: from {node.module} import {alias.name}")
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
+        receiver = f.value.id if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) else None
+        if receiver == "safe_write":
+            continue  # the door
+        if name == "touch" and node.args:
+            continue  # Path.touch takes keywords; an LRU's touch(item) is not a file
+        if name in WRITERS or name in MODULE_WRITERS.get(receiver, ()):
+            out.append(f"{node.lineno}: {name}()")
+        elif name == "replace" and isinstance(f, ast.Attribute) and len(node.args) == 1 and not node.keywords:
+            out.append(f"{node.lineno}: replace(target)")  # Path.replace; str.replace takes two arguments
+        elif name in OPENERS and not (receiver == "os" and name == "open"):  # os.open: its flags are scanned
+            mode = _mode_of(node)
+            if mode is not None and not (isinstance(mode, ast.Constant) and isinstance(mode.value, str)
+                                         and not set(mode.value) & set("wax+")):
+                out.append(f"{node.lineno}: {name}(mode={ast.unparse(mode)})")
+    return out
+
+
+def test_nothing_but_the_door_writes_renames_or_deletes_a_file():
+    found = {}
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        if path.relative_to(PACKAGE_DIR).as_posix() != DOOR:
+            calls = write_calls(path.read_text(encoding="utf-8"))
+            if calls:
+                found[path.relative_to(PACKAGE_DIR).as_posix()] = calls
+    assert found == {}, "write through promptlint.safe_write (it follows no link the repository committed)"
+    assert write_calls((PACKAGE_DIR / DOOR).read_text(encoding="utf-8"))  # the scan sees the door's own writes
+
+
+@pytest.mark.parametrize("snippet", [
+    'open(p, "w")', 'open(p, mode="a", encoding="utf-8")', 'io.open(p, "x")', 'open(p, "r+")', "open(p, m)",
+    'Path(p).open("wb")', 'os.fdopen(fd, "w")', 'gzip.open(p, "wt")', "os.open(p, os.O_WRONLY | os.O_CREAT)",
+    "os.replace(a, b)", "os.rename(a, b)", "Path(a).rename(b)", "Path(a).replace(b)", "os.unlink(p)",
+    "Path(p).unlink()", "os.remove(p)", "shutil.rmtree(p)", "shutil.move(a, b)", "shutil.copy(a, b)",
+    "os.mkdir(p)", "os.makedirs(p)", "Path(p).mkdir()", 'Path(p).write_text("x")', 'p.write_bytes(b"x")',
+    "p.touch()", "os.symlink(a, b)", "p.symlink_to(a)", "os.link(a, b)", "tempfile.mkstemp()",
+    "tempfile.TemporaryDirectory()", "tempfile.NamedTemporaryFile()", "os.rmdir(p)", "os.truncate(p, 0)",
+    "from shutil import rmtree", "from os import replace",
+])
+def test_the_write_scan_sees_every_way_to_write(snippet):
+    assert write_calls(snippet), snippet
+
+
+def test_the_write_scan_leaves_reads_alone():
+    reads = ('open(p)\nopen(p, "rb")\nopen(p, encoding="utf-8")\nPath(p).open()\ns.replace("a", "b")\n'
+             'dataclasses.replace(x, a=1)\nitems.remove(x)\nd.copy()\nos.open(p, os.O_RDONLY)\nos.fdopen(fd, "rb")\n'
+             'stack.touch(block)\nsafe_write.write_text(p, "x")\n')
+    assert write_calls(reads) == []

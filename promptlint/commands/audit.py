@@ -6,6 +6,7 @@ Standard library only at module level; the audit modules are imported in run().
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from typing import IO, Any, Dict, List, Optional, Tuple
 
@@ -97,23 +98,53 @@ def run(args: argparse.Namespace) -> int:
     printer = _FailurePrinter(ingest.MAX_SHOWN_FAILURES)
     tally = ingest.Tally(printer)
     out = sys.stdout
-    sheet_file = None
-    try:
-        if args.worksheet:
-            try:
-                sheet_file = open(args.worksheet, "w", encoding="utf-8", newline="")
-            except OSError as e:
-                raise UsageError(f"{args.worksheet}: cannot write the worksheet ({e.strerror})")
+    with contextlib.ExitStack() as stack:
+        sheet_file = stack.enter_context(_output(args.worksheet, "worksheet")) if args.worksheet else None
+        if args.plot:
+            _refuse_early(args.plot, "plot")
         sinks, js = _sinks(args, out, sheet_file)
         _stream(args, opts, auditor, summary, sinks, tally)
         result = _result(args, summary, auditor, scrapes, kv)
         result["rows"] = tally.as_dict()
         _emit(args, result, out, js)
-    finally:
-        if sheet_file is not None:
-            sheet_file.close()
     printer.finish(tally.failed)
     return 1 if tally.failed else 0
+
+
+@contextlib.contextmanager
+def _output(path: str, what: str):
+    """A file the audit writes (the worksheet, the plot), through promptlint.safe_write: never
+    through a link, and only once complete (the worksheet appears when the audit ends)."""
+    from promptlint import safe_write
+
+    in_body = False  # an OSError of the audit itself (a trace unreadable) is not the file's
+    try:
+        with safe_write.replacing(path, newline="") as f:
+            in_body = True
+            yield f
+            in_body = False
+    except OSError as e:
+        if in_body:
+            raise
+        raise _write_error(path, what, e) from None
+
+
+def _refuse_early(path: str, what: str) -> None:
+    from promptlint import safe_write
+
+    try:
+        safe_write.check_target(path)
+    except OSError as e:
+        raise _write_error(path, what, e) from None
+
+
+def _write_error(path: str, what: str, e: OSError):
+    from promptlint.commands import UsageError
+    from promptlint.safe_write import WriteRefused
+
+    if isinstance(e, WriteRefused):
+        return UsageError(f"{path}: the {what} is not written: {e}")
+    return UsageError(f"{path}: cannot write the {what} ({e.strerror or e})")
 
 
 class _FailurePrinter:
@@ -404,9 +435,6 @@ def _emit(args: argparse.Namespace, result: Dict[str, Any], out: IO[str], js) ->
         report.full(result, out, _horizon(result["index"]))
     if args.plot:
         from promptlint.audit.plot import svg
-        from promptlint.commands import UsageError
-        try:
-            with open(args.plot, "w", encoding="utf-8") as pf:
-                pf.write(svg(result))
-        except OSError as e:
-            raise UsageError(f"{args.plot}: cannot write the plot ({e.strerror})")
+
+        with _output(args.plot, "plot") as pf:
+            pf.write(svg(result))

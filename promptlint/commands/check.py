@@ -116,14 +116,36 @@ def _report_files(specs):
     return out
 
 
-def _write_file(fmt: str, path: str, result, args) -> None:
+def _report_file_error(fmt: str, path: str, e: OSError):
     from promptlint.commands import UsageError
+    from promptlint.safe_write import WriteRefused
+
+    why = f"not written: {e}" if isinstance(e, WriteRefused) else f"cannot write ({e.strerror or e}); check the path"
+    return UsageError(f"--report-file {fmt}={path}: {why}")
+
+
+def _check_report_files(report_files, root) -> None:
+    """Refuse a report path before the run does its work (a link on the way, a hard-linked or
+    special target, a missing directory); the write looks again."""
+    from promptlint import safe_write
+
+    for fmt, path in report_files:
+        try:
+            safe_write.check_target(path, within=(root,))
+        except OSError as e:
+            raise _report_file_error(fmt, path, e) from None
+
+
+def _write_file(fmt: str, path: str, result, args, root) -> None:
+    """Write the report through promptlint.safe_write: never through a link the repository
+    committed (the Action's `promptlint.sarif -> .git/config`), and complete or not at all."""
+    from promptlint import safe_write
 
     try:
-        with open(path, "w", encoding="utf-8", errors="surrogateescape") as fh:
+        with safe_write.replacing(path, within=(root,), errors="surrogateescape") as fh:
             _write(fmt, result, args, fh)
     except OSError as e:
-        raise UsageError(f"--report-file {fmt}={path}: cannot write ({e.strerror or e}); check the path") from None
+        raise _report_file_error(fmt, path, e) from None
 
 
 def _compare_with_baseline(ref: str, args, settings, result, jobs=None) -> None:
@@ -191,6 +213,7 @@ def run(args) -> int:
                 overrides = {}  # excluded: lint nothing, as ruff does
     else:
         settings = settings_from_args(args)
+    _check_report_files(report_files, settings.root)
     run_lint = lint
     if settings.tokenizers:  # every deployed model at once (promptlint.models); --baseline measures each
         from promptlint.models import lint_models as run_lint
@@ -219,7 +242,7 @@ def run(args) -> int:
             raise UsageError("--add-suppressions writes comments for the findings as they are: run it without --fix/--diff")
         from promptlint.fixes.suppressions import add_suppressions
 
-        added, skipped = add_suppressions(result)
+        added, skipped = add_suppressions(result, settings)
         n = sum(added.values())
         print(f"Added {n:,} suppression comment{'s' if n != 1 else ''} in {len(added):,} file{'s' if len(added) != 1 else ''}.")
         if skipped:
@@ -250,7 +273,7 @@ def run(args) -> int:
         _compare_with_baseline(baseline_ref, args, settings, result, jobs)
     _write(fmt, result, args)
     for report_fmt, report_path in report_files:
-        _write_file(report_fmt, report_path, result, args)
+        _write_file(report_fmt, report_path, result, args, settings.root)
     if getattr(args, "show_inferred", False):
         from promptlint.commands.samples import show_inferred
 

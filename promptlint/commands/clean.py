@@ -1,4 +1,8 @@
-"""`promptlint clean`: remove the result cache (.promptlint_cache/) of the project."""
+"""`promptlint clean`: remove the result cache (.promptlint_cache/) of the project.
+
+Only what the cache wrote is removed (promptlint.cache.clean): a link is never followed, and a file
+promptlint did not write is left where it is, with one line saying so.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +13,13 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
+    import sys
     from pathlib import Path
 
     from promptlint.cache import DIR_NAME, clean
     from promptlint.commands import UsageError
     from promptlint.config import ConfigError, find_config
+    from promptlint.safe_write import WriteRefused
 
     try:
         if args.config:
@@ -23,6 +29,18 @@ def run(args) -> int:
             root = found[0].parent if found else Path.cwd()
     except ConfigError as e:
         raise UsageError(str(e)) from None
-    removed = clean(root)
-    print(f"removed {root / DIR_NAME}" if removed else f"no cache at {root / DIR_NAME}")
+    try:
+        cleaned = clean(root)
+    except WriteRefused as e:
+        raise UsageError(str(e)) from None
+    top = root / DIR_NAME
+    if not cleaned.found:
+        print(f"no cache at {top}")
+    elif cleaned.left:
+        n = len(cleaned.left)
+        print(f"removed the cache files in {top}")
+        print(f"promptlint: note: left {n:,} entr{'ies' if n != 1 else 'y'} promptlint did not write in {top} "
+              f"(e.g. {cleaned.left[0]}); remove {'them' if n != 1 else 'it'} yourself", file=sys.stderr)
+    else:
+        print(f"removed {top}")
     return 0

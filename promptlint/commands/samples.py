@@ -103,6 +103,7 @@ def show_inferred(paths, settings, force_exclude: bool, overrides, out) -> None:
 def run(args) -> int:
     from pathlib import Path
 
+    from promptlint import safe_write
     from promptlint.commands import EXIT_OK, UsageError
     from promptlint.commands.options import settings_from_args
     from promptlint.discovery import display_path
@@ -119,6 +120,12 @@ def run(args) -> int:
         return EXIT_OK
     for path, _ in texts:  # nothing is written unless everything can be
         target, existing = default_samples_path(path), samples_path_for(path)
+        try:  # a link on the way or as the target, a hard-linked or special file: refused
+            safe_write.check_target(target, within=(settings.root,))
+        except safe_write.WriteRefused as e:
+            raise UsageError(f"not written: {e}") from None
+        except OSError as e:
+            raise UsageError(f"{display_path(target)}: cannot write ({e.strerror})") from None
         if existing is not None and existing != target:
             raise UsageError(
                 f"{display_path(existing)} exists and {display_path(target)} would be used instead of it; "
@@ -129,7 +136,9 @@ def run(args) -> int:
     for path, text in texts:
         target = default_samples_path(path)
         try:
-            target.write_text(text, encoding="utf-8")
+            safe_write.write_text(target, text, within=(settings.root,))
+        except safe_write.WriteRefused as e:
+            raise UsageError(f"not written: {e}") from None
         except OSError as e:
             raise UsageError(f"{display_path(target)}: cannot write ({e.strerror})") from None
         print(f"wrote {display_path(target)}", file=sys.stderr)

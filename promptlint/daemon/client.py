@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
+from promptlint import safe_write
 from promptlint.daemon import protocol
 
 DEFAULT_IDLE = 900.0  # seconds without a request before the daemon exits
@@ -80,7 +81,10 @@ def start(root: Path, idle: float = DEFAULT_IDLE) -> Optional[Dict[str, Any]]:
     path = protocol.socket_path(root, create=True)
     if path is None:
         return None
-    log = open(path.with_suffix(".log"), "ab")  # in the private run directory
+    try:
+        log = safe_write.open_append(path.with_suffix(".log"), anchor=path.parent)  # in the private run directory
+    except OSError:
+        return None
     try:
         subprocess.Popen(
             [sys.executable, "-m", "promptlint.daemon", str(root), str(path), str(idle)],

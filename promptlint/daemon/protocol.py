@@ -67,13 +67,17 @@ def run_dir(create: bool = False) -> Optional[Path]:
     ``create``: only starting a daemon makes it) does not exist yet."""
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     if runtime and os.path.isabs(runtime) and os.path.isdir(runtime):
-        base = Path(runtime) / "promptlint"
+        anchor = Path(runtime)
+        base = anchor / "promptlint"
     else:
         cache = os.environ.get("XDG_CACHE_HOME")
-        base = (Path(cache) if cache and os.path.isabs(cache) else Path.home() / ".cache") / "promptlint" / "run"
+        anchor = Path(cache) if cache and os.path.isabs(cache) else Path.home() / ".cache"
+        base = anchor / "promptlint" / "run"
     try:
         if create:
-            base.mkdir(mode=0o700, parents=True, exist_ok=True)
+            from promptlint import safe_write
+
+            safe_write.make_dirs(base, anchor=anchor, mode=0o700)
         st = os.lstat(base)
     except OSError:
         return None

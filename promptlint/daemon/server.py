@@ -19,6 +19,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+from promptlint import safe_write
 from promptlint.daemon import client, protocol
 from promptlint.daemon.protocol import ProtocolError
 
@@ -115,7 +116,7 @@ class Daemon:
                 probe.connect(str(self.path))
                 return False  # another daemon answers for this root
             except OSError:
-                self.path.unlink()  # stale: its daemon was killed
+                safe_write.remove(self.path, anchor=self.path.parent, kinds=("socket", "link", "file"))  # stale: its daemon was killed
             finally:
                 probe.close()
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -139,7 +140,7 @@ class Daemon:
             self.listener = None
             try:
                 if os.stat(self.path).st_ino == self.inode:  # never remove a successor's socket
-                    self.path.unlink()
+                    safe_write.remove(self.path, anchor=self.path.parent, kinds=("socket",))
             except OSError:
                 pass
 

@@ -19,8 +19,11 @@ from promptlint import bounded_io, suppress
 from promptlint.fixes import tags as jtags
 
 
-def add_suppressions(result) -> Tuple[Dict[str, int], int]:
-    """({path: comments added}, findings skipped); writes the files."""
+def add_suppressions(result, settings=None) -> Tuple[Dict[str, int], int]:
+    """({path: comments added}, findings skipped); writes the files (promptlint.fixing.write_source:
+    never through a link; a refusal is ``UsageError``)."""
+    from promptlint.fixing import write_source
+
     by_path: Dict[str, Dict[int, List[str]]] = {}
     for f in result.findings:
         if f.code == suppress.UNUSED:  # a suppression cannot silence an unused suppression
@@ -29,6 +32,7 @@ def add_suppressions(result) -> Tuple[Dict[str, int], int]:
         if f.code not in codes:
             codes.append(f.code)
     added: Dict[str, int] = {}
+    edits: List[Tuple[Path, str]] = []
     skipped = 0
     for display, lines in sorted(by_path.items()):
         path = Path(display)
@@ -43,9 +47,12 @@ def add_suppressions(result) -> Tuple[Dict[str, int], int]:
         new_text, n, missed = annotate(text, lines, suppress.is_python(display))
         skipped += missed
         if n:
-            with open(path, "w", encoding="utf-8", newline="") as fh:
-                fh.write(new_text)
+            edits.append((path, new_text))
             added[display] = n
+    for path, _ in edits:  # nothing is written unless every file can be
+        write_source(path, None, "", settings, "--add-suppressions")
+    for path, new_text in edits:
+        write_source(path, new_text, "", settings, "--add-suppressions")
     return added, skipped
 
 
