@@ -1,0 +1,224 @@
+"""Every command, and the Action's run step, over one repository a hostile pull request could produce.
+
+The repository and the verdict are in `hostile_repo.py`: no module of the repository runs, nothing
+outside it (or `.git/config`) changes, no secret of the job reaches any output, no traceback, no
+workflow command from data, and the honest template is still reported. A new command joins this
+file in the change that adds it (`test_every_command_is_covered` fails until it does).
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import shutil
+import subprocess
+import threading
+import time
+
+import pytest
+
+import hostile_repo
+from hostile_repo import SECRET, TOKEN
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None or shutil.which("bash") is None, reason="needs git and bash")
+
+COVERED = {"check", "render", "samples", "rule", "diff", "hashes", "tokenize", "audit", "clean", "server", "daemon"}
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory):
+    return hostile_repo.build(tmp_path_factory.mktemp("hostile"))
+
+
+def test_every_command_is_covered():
+    from promptlint.cli import COMMANDS
+
+    assert set(COMMANDS) == COVERED, "a new command must join the hostile-repository suite"
+
+
+@pytest.mark.parametrize("fmt", ["full", "concise", "github", "gitlab", "json", "json-lines", "sarif", "markdown"])
+def test_check_in_every_format(hostile, fmt):
+    done = hostile.run("check", "--output-format", fmt)
+    hostile.assert_safe(done.stdout, done.stderr)
+    assert done.returncode == 1, done.stderr
+    assert "support.j2" in done.stdout and "M101" in done.stdout  # the honest template is still reported
+    assert "leak_include.j2" in done.stdout  # and each leaking template is reported, not skipped
+
+
+def test_check_with_the_cache_prunes_nothing_outside(hostile):
+    for _ in range(2):  # a cold run that writes, then a warm run that reads
+        done = hostile.run("check", "--output-format", "concise")
+        hostile.assert_safe(done.stdout, done.stderr)
+        assert done.returncode == 1 and "M101" in done.stdout
+
+
+@pytest.mark.parametrize("target", ["promptlint.sarif", "report.md", "reports/new.md"])
+def test_report_files_are_never_written_through_a_link(hostile, target):
+    done = hostile.run("check", "--output-format", "concise", "--report-file", f"markdown={target}")
+    hostile.assert_safe(done.stdout, done.stderr)
+    assert done.returncode == 2 and target in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_a_tokenizer_that_panics_is_one_finding_and_the_other_files_are_reported(hostile):
+    for jobs in ("1", "2"):
+        done = hostile.run("check", "--output-format", "json", "--jobs", jobs, "prompts/support.j2", "models/evil",
+                           "prompts/mention.j2", "prompts/leak_key.j2", "prompts/leak_attr.j2")
+        hostile.assert_safe(done.stdout, done.stderr)
+        findings = json.loads(done.stdout)["findings"]
+        by_file = {}
+        for f in findings:
+            by_file.setdefault(f["path"].split("/")[-1] if "models" not in f["path"] else "evil", []).append(f["code"])
+        assert "M101" in by_file["support.j2"], findings
+        assert by_file["evil"] and all(c.startswith("E") for c in by_file["evil"]), findings
+
+
+def test_render_samples_and_rule(hostile):
+    scenario = hostile.root / "scenario.json"
+    scenario.write_text(json.dumps({"variables": {"name": "Ada"}}), encoding="utf-8")
+    for args in (["render", "--scenario", "scenario.json", "prompts/leak_include.j2"],
+                 ["render", "--scenario", "scenario.json", "prompts/leak_attr.j2"],
+                 ["render", "--scenario", "scenario.json", "models/evil"],
+                 ["samples", "prompts/leak_key.j2", "prompts/leak_include.j2", "prompts/x\n::error::pwned.j2"],
+                 ["samples", "--write", "reports/../promptlint.sarif"],
+                 ["rule", "M101"]):
+        done = hostile.run(*args)
+        hostile.assert_safe(done.stdout, done.stderr)
+        assert done.returncode in (0, 1, 2), (args, done.stderr)
+        assert done.stderr.count("\n") <= 3, (args, done.stderr)
+    scenario.unlink()
+
+
+def test_diff_hashes_and_tokenize_with_the_repository_tokenizer_end_in_bounded_time(hostile):
+    for args in (["diff", "request.txt", "request2.txt"],
+                 ["hashes", "request.txt"],
+                 ["tokenize", "request.txt"],
+                 ["diff", "--tokenizer", "models/evil", "request.txt", "request2.txt"],
+                 ["hashes", "--tokenizer", "models/evil", "request.txt"],
+                 ["tokenize", "--tokenizer", "models/evil", "request.txt"]):
+        done = hostile.run(*args, timeout=120)
+        hostile.assert_safe(done.stdout, done.stderr)
+        assert done.returncode in (0, 1, 2), (args, done.stderr)
+
+
+def test_audit_and_its_output_files(hostile):
+    done = hostile.run("audit", "traces")
+    hostile.assert_safe(done.stdout, done.stderr)
+    assert done.returncode == 0, done.stderr
+    for option, target in (("--worksheet", "reports/w.csv"), ("--plot", "promptlint.sarif")):
+        done = hostile.run("audit", option, target, "traces")
+        hostile.assert_safe(done.stdout, done.stderr)
+        assert done.returncode == 2 and target in done.stderr
+
+
+def test_clean_deletes_nothing_outside(hostile):
+    done = hostile.run("clean")
+    hostile.assert_safe(done.stdout, done.stderr)
+    assert done.returncode in (0, 1)
+    done = hostile.run("check", "--output-format", "concise")  # and the next run still works
+    hostile.assert_safe(done.stdout, done.stderr)
+    assert "M101" in done.stdout
+
+
+def test_no_daemon_from_repository_configuration_or_in_ci(hostile):
+    for env in ({}, {"PROMPTLINT_DAEMON": "1"}):
+        done = hostile.run("check", "--output-format", "concise", **env)
+        hostile.assert_safe(done.stdout, done.stderr)
+        assert "M101" in done.stdout
+        status = hostile.run("daemon", "status", **env)
+        assert "not running" in (status.stdout + status.stderr).lower() or status.returncode != 0
+    done = hostile.run("daemon", "start")
+    hostile.assert_safe(done.stdout, done.stderr)
+    status = hostile.run("daemon", "status")
+    hostile.run("daemon", "stop")
+    assert done.returncode == 2 and "CI" in done.stderr, done.stderr
+    assert "not running" in (status.stdout + status.stderr).lower()
+
+
+def test_the_language_server(hostile):
+    pytest.importorskip("pygls")
+    proc = subprocess.Popen([*hostile_repo.promptlint_command(), "server"], cwd=hostile.root, env=hostile.env(),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    inbox: "queue.Queue[dict]" = queue.Queue()
+
+    def read():
+        while True:
+            headers = {}
+            while True:
+                line = proc.stdout.readline()
+                if not line:
+                    return
+                if not line.strip():
+                    break
+                k, v = line.decode("ascii").split(":", 1)
+                headers[k.lower()] = v.strip()
+            inbox.put(json.loads(proc.stdout.read(int(headers["content-length"]))))
+
+    threading.Thread(target=read, daemon=True).start()
+
+    def send(message):
+        body = json.dumps(message).encode("utf-8")
+        proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        proc.stdin.flush()
+
+    uris = {}
+    try:
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+              "params": {"processId": None, "rootUri": hostile.root.as_uri(), "capabilities": {}}})
+        send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+        for name in ("leak_include.j2", "support.j2"):
+            path = hostile.root / "prompts" / name
+            uris[path.as_uri()] = name
+            send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+                "uri": path.as_uri(), "languageId": "jinja", "version": 1, "text": path.read_text(encoding="utf-8")}}})
+        seen, texts, deadline = {}, [], time.monotonic() + 120
+        while len(seen) < len(uris) and time.monotonic() < deadline:
+            try:
+                m = inbox.get(timeout=1)
+            except queue.Empty:
+                continue
+            texts.append(json.dumps(m))
+            if m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] in uris:
+                seen[uris[m["params"]["uri"]]] = [d.get("code") for d in m["params"]["diagnostics"]]
+        send({"jsonrpc": "2.0", "id": 2, "method": "shutdown", "params": None})
+        send({"jsonrpc": "2.0", "method": "exit", "params": None})
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    err = proc.stderr.read().decode("utf-8", "replace")
+    hostile.assert_safe("\n".join(texts), err)
+    assert "M101" in seen.get("support.j2", []), (seen, err[-1000:])
+    assert seen.get("leak_include.j2"), seen
+
+
+def test_the_actions_run_step(hostile, tmp_path):
+    yaml = pytest.importorskip("yaml")
+    import os
+    import re
+    import sys
+    from conftest import REPO
+
+    action = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
+    [step] = [s for s in action["runs"]["steps"] if s.get("id") == "run"]
+    inputs = {k: v.get("default", "") for k, v in action["inputs"].items()}
+    inputs.update(python=sys.executable, args="prompts")
+    env = {k: re.sub(r"\$\{\{(.+?)\}\}", lambda m: next((inputs.get(o.strip().split(".", 1)[1], "") for o in m.group(1).split("||")
+                                                           if o.strip().startswith("inputs.") and inputs.get(o.strip().split(".", 1)[1])), ""),
+                     str(v)) for k, v in step["env"].items()}
+    runner = tmp_path / "runner"
+    runner.mkdir()
+    files = {"GITHUB_STEP_SUMMARY": runner / "summary.md", "GITHUB_OUTPUT": runner / "output"}
+    for f in files.values():
+        f.write_text("", encoding="utf-8")
+    script = runner / "step.sh"
+    script.write_text(step["run"], encoding="utf-8")
+    full = hostile.env(**env, RUNNER_TEMP=str(runner), GITHUB_WORKSPACE=str(hostile.root), **{k: str(v) for k, v in files.items()})
+    done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=hostile.root, env=full,
+                          capture_output=True, text=True, timeout=300)
+    summary = files["GITHUB_STEP_SUMMARY"].read_text(encoding="utf-8")
+    hostile.assert_safe(done.stdout, done.stderr, summary)
+    assert "M101" in done.stdout + summary, done.stderr
+    assert SECRET not in summary and TOKEN not in summary
+    assert not re.search(r"@[A-Za-z0-9]", re.sub(r"`[^`]*`", "", summary)), "a live @mention in the summary"
+    assert not os.path.lexists(hostile.root / "promptlint.sarif") or os.path.islink(hostile.root / "promptlint.sarif")
