@@ -58,7 +58,16 @@ def main(argv: Optional[List[str]] = None) -> int:
         return EXIT_ERROR
     module = importlib.import_module(f"promptlint.commands.{args.command}")
     try:
-        if args.command == "check":  # a running daemon for this project answers for it (docs/performance.md)
+        return _run(module, args, argv)
+    finally:
+        from promptlint import bounded_io
+
+        bounded_io.unrestricted()  # the read policy of untrusted mode lasts one command (in-process callers)
+
+
+def _run(module, args, argv) -> int:
+    try:
+        if args.command == "check" and not _untrusted(args):  # a running daemon answers for this project (docs/performance.md)
             from promptlint.daemon.client import forward_check
 
             forwarded = forward_check(sys.argv[1:] if argv is None else argv, args)
@@ -82,6 +91,12 @@ def main(argv: Optional[List[str]] = None) -> int:
             file=sys.stderr,
         )
         return EXIT_ERROR
+
+
+def _untrusted(args) -> bool:
+    from promptlint.commands.options import untrusted_wanted
+
+    return untrusted_wanted(args)
 
 
 def entry() -> None:

@@ -54,6 +54,24 @@ def toplevel(start: Path) -> Path:
     return Path(os.fsdecode(out.rstrip(b"\n")))
 
 
+def tracked_files(start: Path) -> Optional[Tuple[str, frozenset]]:
+    """(the real path of the work tree holding ``start``, the real paths of the files git tracks in
+    it), or None outside a git work tree (or without git). A tracked symbolic link is left out: its
+    target counts only if git tracks the target itself (a committed `a.j2 -> .env` reads nothing)."""
+    try:
+        top = os.path.realpath(os.fsdecode(_git(start, "rev-parse", "--show-toplevel").rstrip(b"\n")))
+        listing = _git(Path(top), "ls-files", "-s", "-z", "--full-name")
+    except (GitError, OSError):
+        return None
+    files = set()
+    for record in listing.split(b"\0"):
+        meta, _, raw_path = record.partition(b"\t")
+        if not raw_path or meta.split()[:1] in ([b"120000"], [b"160000"]):  # links, submodules
+            continue
+        files.add(os.path.join(top, *os.fsdecode(raw_path).split("/")))
+    return top, frozenset(files)
+
+
 def resolve(top: Path, ref: str) -> str:
     """The commit ``ref`` names; ``auto``: the merge-base of HEAD and origin/HEAD."""
     if ref == "auto":

@@ -17,6 +17,9 @@ def add_parser(sub) -> None:
     )
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: configured templates, else .)")
     add_common_tokenizer_options(p)
+    from promptlint.commands.options import add_trust_options
+
+    add_trust_options(p)
     from promptlint.report import FORMATS  # stdlib-only module: a name table
 
     p.add_argument("--output-format", choices=list(FORMATS), default=None, help="default: full")

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
+from promptlint.render.shown import clip  # noqa: F401 - re-exported: messages quote template text through it
 from promptlint.render.sourcemap import SourceMap, SourceText
 
 
@@ -216,14 +217,6 @@ def _parse_error(e: BaseException, name: str, parse_timeout: float, env=None) ->
         return RenderError("E006", f"parsing the template exceeded the time limit of {parse_timeout:g} s", name, None)
     # a compiler bug triggered by odd input: still a per-file error
     return RenderError("E001", f"template cannot be compiled: {type(e).__name__}: {exception_text(e, env)}", name, None)
-
-
-def clip(value, limit: int = 200) -> str:
-    """A template-controlled value (an exception's text, a name) fit for a one-line message:
-    line breaks and control characters escaped, cut at ``limit`` characters."""
-    text = str(value)
-    text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text[: limit + 1])
-    return text if len(text) <= limit else text[:limit] + "…"
 
 
 _RECORDING: Dict[type, type] = {}

@@ -29,6 +29,14 @@ _TYPE_OBJECT = re.compile(r"[A-Za-z_][\w.]{0,60} object")  # Jinja's object_type
 _PY_STRING = re.compile(r"""(?<![\w'"])(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")""")
 
 
+def clip(value, limit: int = 200) -> str:
+    """A template-controlled value (an exception's text, a name) fit for a one-line message:
+    line breaks and control characters escaped, cut at ``limit`` characters."""
+    text = str(value)
+    text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text[: limit + 1])
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
 def literal_texts(env) -> FrozenSet[str]:
     """Every string constant and identifier in the templates ``env`` parsed, and the names the
     scenario declared (``declare``): the text a message may repeat as it is."""
@@ -65,8 +73,6 @@ def computed(text: str, what: str = "name") -> str:
 def shown(value, env, quote: str = "'{}'", what: str = "name") -> str:
     """``value`` as a message may show it: quoted as before when the template wrote it literally,
     else ``computed``. The one decision for include names, keys, attributes and raised messages."""
-    from promptlint.render import clip
-
     text = value if isinstance(value, str) else str(value)
     if env is not None and text in literal_texts(env):
         return quote.format(clip(text))
@@ -111,8 +117,6 @@ _REPR_QUOTING = frozenset(
 def exception_text(e: BaseException, env) -> str:
     """The text of an exception out of a template's code, fit for a message: scrubbed when its type
     quotes with repr(), else its length and hash."""
-    from promptlint.render import clip
-
     text = str(e)
     if type(e).__name__ in _REPR_QUOTING and type(e).__module__ in ("builtins", "jinja2.exceptions"):
         return clip(scrub(text, env))
@@ -123,8 +127,6 @@ def undefined_text(message, env) -> str:
     """Jinja's undefined message (``'x' is undefined``, ``'dict object' has no attribute 'k'``)
     rebuilt from its parts with the name through ``shown``."""
     from jinja2.utils import missing
-
-    from promptlint.render import clip
 
     hint, obj, name = getattr(message, "parts", (None, None, None))
     if hint is None and not hasattr(message, "parts"):  # not ours (an undefined made elsewhere)
