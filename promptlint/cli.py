@@ -50,6 +50,13 @@ def build_parser(only: Optional[str] = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    from promptlint.line_guard import guarded
+
+    with guarded():  # every line on stdout and stderr through one escaping step (promptlint/line_guard.py)
+        return _main(argv)
+
+
+def _main(argv: Optional[List[str]] = None) -> int:
     first = (sys.argv[1:] if argv is None else argv)[:1]
     parser = build_parser(first[0] if first and first[0] in COMMANDS else None)
     args = parser.parse_args(argv)
@@ -75,7 +82,9 @@ def _run(module, args, argv) -> int:
                 return forwarded
         return module.run(args)
     except UsageError as e:
-        print(f"promptlint: error: {e}", file=sys.stderr)
+        from promptlint.line_guard import one_line
+
+        print(f"promptlint: error: {one_line(e)}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("promptlint: interrupted", file=sys.stderr)
@@ -85,8 +94,10 @@ def _run(module, args, argv) -> int:
     except Exception as e:  # never a bare traceback for users; PROMPTLINT_DEBUG=1 shows it
         if os.environ.get("PROMPTLINT_DEBUG"):
             raise
+        from promptlint.line_guard import one_line
+
         print(
-            f"promptlint: internal error: {type(e).__name__}: {e} (a bug: please report it; "
+            f"promptlint: internal error: {type(e).__name__}: {one_line(e)} (a bug: please report it; "
             "PROMPTLINT_DEBUG=1 shows the traceback)",
             file=sys.stderr,
         )

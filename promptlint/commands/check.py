@@ -264,8 +264,10 @@ def run(args) -> int:
         n = len(fixed)
         where = ", ".join(f"{f.code} {f.path}:{f.line}:{f.column}" for f in fixed[:5]) + (", ..." if n > 5 else "")
         print(f"Fixed {n:,} finding{'s' if n != 1 else ''} ({where}).", file=sys.stderr if fmt == "json" else sys.stdout)
+    from promptlint.line_guard import one_line
+
     for notice in result.notices:
-        print(f"promptlint: note: {notice}", file=sys.stderr)
+        print(f"promptlint: note: {one_line(notice)}", file=sys.stderr)
     if args.exit_zero:
         return EXIT_OK
     # Notes (severity "info", e.g. an order the samples file declares pinned) never fail a run.

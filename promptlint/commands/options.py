@@ -58,6 +58,7 @@ def apply_read_policy(args, start=None) -> None:
     from promptlint import bounded_io
     from promptlint.config import find_config
     from promptlint.git_tree import tracked_files
+    from promptlint.line_guard import one_line
 
     config = Path(args.config) if getattr(args, "config", None) else None
     if config is None:
@@ -67,7 +68,7 @@ def apply_read_policy(args, start=None) -> None:
     found_files = tracked_files(root)
     if found_files is None:
         print(
-            f"promptlint: note: untrusted mode: {root} is not in a git work tree, so reads are not "
+            f"promptlint: note: untrusted mode: {one_line(root)} is not in a git work tree, so reads are not "
             "limited to tracked files (includes still stay inside the project)",
             file=sys.stderr,
         )
