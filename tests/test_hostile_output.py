@@ -76,9 +76,8 @@ def _no_canary(*texts: str) -> None:
 
 
 def _described(text: str) -> str:
-    import hashlib
-
-    return f"a computed name ({len(text)} characters, sha256 {hashlib.sha256(text.encode()).hexdigest()[:8]})"
+    """How a message names ``text`` computed by a template: its length and a keyed id (never its text)."""
+    return f"a computed name ({len(text)} characters, id "
 
 
 def _reported(out: str):
@@ -320,3 +319,17 @@ def test_reporters_open_no_file():
         calls = {n.func.id if isinstance(n.func, ast.Name) else n.func.attr for n in ast.walk(tree)
                  if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute))}
         assert not calls & {"open", "read_text", "read_bytes", "fdopen"}, (path.name, calls & {"open", "read_text"})
+
+
+def test_a_computed_name_is_identified_without_being_invertible(tmp_path, cli):
+    # one character of a file per template: a plain sha256 of each would be a lookup away
+    (tmp_path / "promptlint.toml").write_text(f'tokenizer = "{QWEN}"\n', encoding="utf-8")
+    (tmp_path / ".env").write_text("Q", encoding="utf-8")
+    for name in ("a.j2", "b.j2"):
+        (tmp_path / name).write_text(READ + "{{ {}[s[0]] }}\n", encoding="utf-8")
+    found = _reported(cli("check", "--no-cache", "--output-format", "json", cwd=tmp_path).out)
+    ids = {re.search(r"a computed name \(1 characters, id ([0-9a-f]{8})\)", found[n]["message"]).group(1)
+           for n in ("a.j2", "b.j2")}
+    import hashlib
+
+    assert len(ids) == 1 and ids != {hashlib.sha256(b"Q").hexdigest()[:8]}, ids  # one text, one id; not sha256

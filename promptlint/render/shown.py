@@ -6,7 +6,8 @@ error that follows would print it into annotations, the job log and a PR comment
 message that names something a template supplied asks ``shown``: a name written in the template
 source (a string constant or an identifier of any template this environment parsed, or an
 include choice the scenario declared) keeps today's wording; anything else appears as
-``a computed name (37 characters, sha256 1a2b3c4d)``. ``scrub`` applies the same decision to the
+``a computed name (37 characters, id 1a2b3c4d)`` (the id: a keyed hash, equal for equal text within
+a run). ``scrub`` applies the same decision to the
 Python string literals (reprs) inside an exception's text.
 """
 
@@ -14,6 +15,8 @@ from __future__ import annotations
 
 import builtins
 import hashlib
+import hmac
+import os
 import re
 from typing import FrozenSet, Iterable
 
@@ -64,10 +67,16 @@ def declare(env, names: Iterable[str]) -> None:
     env.__dict__.setdefault("_promptlint_declared", set()).update(n for n in names if isinstance(n, str))
 
 
+# The short hash is keyed with a secret of this process (forked workers share it): the same text
+# gets the same id within a run, and a template that slices a file into one-character names
+# cannot invert a plain sha256 of each slice from the log.
+_KEY = os.urandom(32)
+
+
 def computed(text: str, what: str = "name") -> str:
-    """The description of computed text: its length and a short hash, never the text."""
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    return f"a computed {what} ({len(text):,} characters, sha256 {digest})"
+    """The description of computed text: its length and a short keyed hash, never the text."""
+    digest = hmac.new(_KEY, text.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()[:8]
+    return f"a computed {what} ({len(text):,} characters, id {digest})"
 
 
 def shown(value, env, quote: str = "'{}'", what: str = "name") -> str:
