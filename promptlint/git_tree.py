@@ -38,7 +38,7 @@ def _git(top: Path, *args: str, input: Optional[bytes] = None) -> bytes:
     try:
         done = subprocess.run(["git", "-C", str(top), *args], input=input, capture_output=True, check=False)
     except FileNotFoundError:
-        raise GitError("git is not installed (needed for --baseline)") from None
+        raise GitError(f"git is not installed (needed for {'untrusted mode' if 'safe.directory=*' in args else '--baseline'})") from None
     if done.returncode != 0:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(message[-1] if message else f"git {args[0]} failed")
@@ -56,13 +56,19 @@ def toplevel(start: Path) -> Path:
 
 def tracked_files(start: Path) -> Optional[Tuple[str, frozenset]]:
     """(the real path of the work tree holding ``start``, the real paths of the files git tracks in
-    it), or None outside a git work tree (or without git). A tracked symbolic link is left out: its
-    target counts only if git tracks the target itself (a committed `a.j2 -> .env` reads nothing)."""
-    try:
-        top = os.path.realpath(os.fsdecode(_git(start, "rev-parse", "--show-toplevel").rstrip(b"\n")))
-        listing = _git(Path(top), "ls-files", "-s", "-z", "--full-name")
-    except (GitError, OSError):
+    it), or None outside any git work tree. A tracked symbolic link is left out: its target counts
+    only if git tracks the target itself (a committed `a.j2 -> .env` reads nothing). A work tree git
+    cannot list (git missing, a checkout owned by another user) is a ``GitError``, never "no
+    limit". Only the index is read: no hook, filter or fsmonitor of the repository runs."""
+    start = Path(os.path.realpath(start))
+    if not any((d / ".git").exists() for d in [start, *start.parents]):
         return None
+    safe = ("-c", "safe.directory=*", "-c", "core.fsmonitor=false")  # CI checkouts are often owned by another uid
+    try:
+        top = os.path.realpath(os.fsdecode(_git(start, *safe, "rev-parse", "--show-toplevel").rstrip(b"\n")))
+        listing = _git(Path(top), *safe, "ls-files", "-s", "-z", "--full-name")
+    except GitError as e:
+        raise GitError(f"untrusted mode reads only the files git tracks, and git cannot list them here: {e}") from None
     files = set()
     for record in listing.split(b"\0"):
         meta, _, raw_path = record.partition(b"\t")

@@ -333,3 +333,22 @@ def test_a_computed_name_is_identified_without_being_invertible(tmp_path, cli):
     import hashlib
 
     assert len(ids) == 1 and ids != {hashlib.sha256(b"Q").hexdigest()[:8]}, ids  # one text, one id; not sha256
+
+
+def test_a_tracked_link_to_an_untracked_file_reads_nothing(workspace, cli):
+    os.symlink(".env", workspace / "env_link.j2")
+    (workspace / "via_link.j2").write_text("{% include 'env_link.j2' %}\n", encoding="utf-8")
+    _git(workspace, "add", "env_link.j2", "via_link.j2")
+    _git(workspace, "commit", "-qm", "a link")
+    r = cli("check", "--no-cache", "--untrusted", "--output-format", "json", "via_link.j2", cwd=workspace)
+    _no_canary(r.out, r.err)
+    (e,) = json.loads(r.out)["errors"]
+    assert e["code"] == "E002" and "not tracked by git" in e["message"], e
+
+
+def test_untrusted_mode_fails_closed_where_git_cannot_list_the_files(tmp_path, cli):
+    (tmp_path / ".git").mkdir()  # a work tree git cannot read: never "no limit"
+    (tmp_path / "promptlint.toml").write_text("", encoding="utf-8")
+    (tmp_path / "t.j2").write_text("Hello {{ name }}\n", encoding="utf-8")
+    r = cli("check", "--no-cache", "--untrusted", "t.j2", cwd=tmp_path)
+    assert r.code == 2 and "git cannot list them" in r.err and len(r.err.strip().splitlines()) == 1, r.err

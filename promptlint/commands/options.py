@@ -65,7 +65,13 @@ def apply_read_policy(args, start=None) -> None:
         found = find_config(start or Path.cwd())
         config = found[0] if found else None
     root = (config.parent if config is not None else Path.cwd()).resolve()
-    found_files = tracked_files(root)
+    from promptlint.commands import UsageError
+    from promptlint.git_tree import GitError
+
+    try:
+        found_files = tracked_files(root)
+    except GitError as e:
+        raise UsageError(str(e)) from None
     if found_files is None:
         print(
             f"promptlint: note: untrusted mode: {one_line(root)} is not in a git work tree, so reads are not "
