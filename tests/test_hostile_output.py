@@ -38,6 +38,10 @@ TEMPLATES = {
     # Python's own exception text: a repr (KeyError) and a bare message (LookupError)
     "format_key.j2": READ + "{{ ('{' ~ s|replace('=', '') ~ '}').format() }}\n",
     "encoding.j2": READ + "{{ 'x'.encode(s) }}\n",
+    # a keyword argument Python names without repr(), quotes of its own around the text
+    "keyword.j2": READ + "{{ 'x'|truncate(**{\"' \" ~ s ~ \" '\": 1}) }}\n",
+    # `%` formatting names the character it refuses, and its code
+    "format_char.j2": READ + "{{ ('%' ~ s[-1]) % (1,) }}\n",
     # a samples file's value used as a key (the samples file is untracked, as a file CI writes)
     "from_samples.j2": "{% set d = {'a': 1} %}{{ d[key] }}\n",
     # a tracked include that works, and a literal name that stays readable
@@ -104,6 +108,9 @@ def test_no_format_prints_a_file_the_templates_read(workspace, cli, tmp_path):
     assert found["private.j2"]["code"] == "E007" and "a computed name" in found["private.j2"]["message"]
     assert found["format_key.j2"]["code"] == "E002" and "KeyError" in found["format_key.j2"]["message"]
     assert "LookupError: a computed message" in found["encoding.j2"]["message"]
+    assert "unexpected keyword argument a computed name" in found["keyword.j2"]["message"]
+    assert "format character a computed name (1 characters" in found["format_char.j2"]["message"]
+    assert "0x" not in found["format_char.j2"]["message"], found["format_char.j2"]
     assert found["from_samples.j2"]["code"] == "E004" and _described(CANARY) in found["from_samples.j2"]["message"]
     # literal names keep their wording; the tracked include renders
     assert "included template not found: no_such_part.j2" in found["literal_missing.j2"]["message"]

@@ -27,7 +27,6 @@ _TYPE_WORDS = frozenset(
        "NamedUndefined", "Namespace", "TemplateNamespace", "Markup", "LoopContext", "Macro", "Cycler", "Joiner",
        "datetime", "date", "time", "timedelta", "dict_items", "dict_keys", "dict_values", "TemplateDict"]
 )
-_TYPE_OBJECT = re.compile(r"[A-Za-z_][\w.]{0,60} object")  # Jinja's object_type_repr: "dict object"
 # a Python string literal as repr() writes one, opened after a non-word character ("can't" is no quote)
 _PY_STRING = re.compile(r"""(?<![\w'"])(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")""")
 
@@ -101,7 +100,7 @@ def scrub(message: str, env) -> str:
             inner = quoted[1:-1]
         if not isinstance(inner, str):
             inner = quoted[1:-1]
-        if inner in _TYPE_WORDS or _TYPE_OBJECT.fullmatch(inner):
+        if inner in _TYPE_WORDS:
             return quoted
         return shown(inner, env, quote=quoted[0] + "{}" + quoted[0])
 
@@ -123,10 +122,35 @@ _REPR_QUOTING = frozenset(
 )
 
 
+_CHAR_CODE = re.compile(r" \(0x[0-9a-fA-F]+\)")
+# CPython names a keyword argument it refuses without repr() ("got an unexpected keyword argument
+# 'x'"): a computed name (`f(**{text: 1})`, `x|truncate(**{text: 1})`) would carry quotes of its
+# own past ``scrub``; everything from the opening quote on is one name, the fixed wording the rest
+_KEYWORD_LAST = re.compile(r"(?P<head>\S+\(\) got (?:an unexpected keyword argument|multiple values for argument)) '(?P<name>.*)", re.S)
+_KEYWORD_FIRST = re.compile(r"'(?P<name>.*)' (?P<tail>is an invalid keyword argument for \S+\(\))", re.S)
+
+
+def _keyword_text(text: str, env):
+    """The message of a refused keyword argument, its name through ``shown``; None for any other text."""
+    m = _KEYWORD_LAST.fullmatch(text)
+    if m:
+        name = m.group("name")
+        name = name[:-1] if name.endswith("'") and name.count("'") == 1 else name  # 3.12 adds "Did you mean"
+        return f"{m.group('head')} {shown(name, env)}"
+    m = _KEYWORD_FIRST.fullmatch(text)
+    if m:
+        return f"{shown(m.group('name'), env)} {m.group('tail')}"
+    return None
+
+
 def exception_text(e: BaseException, env) -> str:
     """The text of an exception out of a template's code, fit for a message: scrubbed when its type
     quotes with repr(), else its length and hash."""
-    text = str(e)
+    text = _CHAR_CODE.sub("", str(e))  # "unsupported format character 'Q' (0x51)": the code is the character
+    if isinstance(e, TypeError):
+        keyword = _keyword_text(text, env)
+        if keyword is not None:
+            return clip(keyword)
     if type(e).__name__ in _REPR_QUOTING and type(e).__module__ in ("builtins", "jinja2.exceptions"):
         return clip(scrub(text, env))
     return computed(text, "message")
