@@ -70,7 +70,11 @@ class LineGuard:
     def write_command(self, line: str) -> None:
         """A workflow command the ``github`` reporter means to write (one line, data %-escaped)."""
         self.finish_line()
-        self.raw.write(line if line.endswith("\n") else line + "\n")
+        command, *rest = _BREAK.split(line.rstrip("\r\n"))
+        # its data is %-escaped (report/github.py); were a line break to slip through, what follows
+        # it is data, and goes through ``neutral`` like every other line
+        self.raw.write("\n".join([command] + [neutral(part) for part in rest]) + "\n")
+        self._decided = False
 
     def finish_line(self) -> None:
         """Write a held-back line start (decided as it is now)."""

@@ -276,10 +276,11 @@ def test_the_line_guard_neutralises_every_line_that_reads_as_a_command():
     g.write(":notice::d\n")  # ...until the rest arrives
     g.write_command("::notice file=x,line=1::deliberate")
     g.write("plain :: text\n")
+    g.write_command("::error file=y::data\n::error::smuggled")  # past a line break, data again
     g.finish_line()
     assert raw.getvalue() == (
         "ok\n\\::error::a\r\\  ::warning::b\r\n\\##vso[task.setvariable]c\n\\::notice::d\n"
-        "::notice file=x,line=1::deliberate\nplain :: text\n"
+        "::notice file=x,line=1::deliberate\nplain :: text\n::error file=y::data\n\\::error::smuggled\n"
     )
 
 
@@ -359,3 +360,14 @@ def test_untrusted_mode_fails_closed_where_git_cannot_list_the_files(tmp_path, c
     (tmp_path / "t.j2").write_text("Hello {{ name }}\n", encoding="utf-8")
     r = cli("check", "--no-cache", "--untrusted", "t.j2", cwd=tmp_path)
     assert r.code == 2 and "git cannot list them" in r.err and len(r.err.strip().splitlines()) == 1, r.err
+
+
+def test_in_ci_a_configuration_table_must_be_tracked(workspace, cli, monkeypatch):
+    (workspace / "promptlint.toml").write_text(f'tokenizer = "{QWEN}"\ncache-minimums = "written.json"\n',
+                                               encoding="utf-8")
+    _git(workspace, "commit", "-qam", "a table CI writes")
+    (workspace / "written.json").write_text(json.dumps({CANARY: {"models": {}}}), encoding="utf-8")
+    monkeypatch.setenv("CI", "true")
+    r = cli("check", "--no-cache", "tracked.j2", cwd=workspace)
+    assert r.code == 2 and "cache-minimums" in r.err and "not tracked by git" in r.err, r.err
+    _no_canary(r.out, r.err)
