@@ -168,6 +168,9 @@ def load_template(
     stubs = dict(jinja or {}) if includes else None
     env = make_environment(env_kind, loader=loader, clock=clock, stubs=stubs, classify=classify)
     env.loaded_template_names = []
+    from promptlint.render.shown import declare
+
+    declare(env, [name])  # the file's own name: a message may name it (an import's "does not export")
     _remember_names(env)
     env.promptlint_resolved = {}
     env.code_generator_class = _recording_generator(env.code_generator_class)
