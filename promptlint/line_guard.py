@@ -6,8 +6,8 @@ name or a configuration value from a pull request that carries a line break woul
 line (``x.j2\\n::error::pwned``), in any output format and in any note or error on stderr.
 
 ``cli.main`` puts a ``LineGuard`` around ``sys.stdout`` and ``sys.stderr`` for the whole command, so
-every ``print`` goes through it: a line (split where the runner splits: LF, CR, CRLF, and the other
-Unicode line breaks) that would read as a command gets a leading backslash. The ``github``
+every ``print`` goes through it: a line (split where the runner splits: LF, CR, CRLF) that would
+read as a command gets a leading backslash. The ``github``
 reporter writes its own workflow commands through ``write_command`` (their data already
 %-escaped: one line each); nothing else can. Bytes written to ``.buffer`` (the language server's
 JSON-RPC frames) do not pass here; JSON output never starts a line with ``::`` anyway.
@@ -20,7 +20,9 @@ from typing import TextIO
 
 # a line the CI would read as a command, once leading whitespace is trimmed
 _COMMAND = re.compile(r"[ \t\f\v]*(?:::|##\[|##vso\[)")
-_BREAK = re.compile("\r\n|[\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+# where a runner splits its output into lines (.NET's ReadLine: CR, LF, CRLF); not the other Unicode
+# breaks, which JSON output may carry raw inside a string, where a backslash would break it
+_BREAK = re.compile("\r\n|[\r\n]")
 _PREFIXES = ("::", "##[", "##vso[")
 NEUTRAL = "\\"  # what a neutralised line starts with
 

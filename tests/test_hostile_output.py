@@ -229,7 +229,7 @@ PWNED = "\n::error::pwned"
 WELL_FORMED = re.compile(
     r"::(error|warning|notice) file=[^:,\r\n]*,line=\d+,col=\d+,endLine=\d+,endColumn=\d+,title=promptlint \([A-Z]+\d+\)::[^\r\n]*"
 )
-RUNNER_BREAKS = re.compile("\r\n|[\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+RUNNER_BREAKS = re.compile("\r\n|[\r\n]")  # .NET's ReadLine, as the runner reads a step's output
 
 
 def _command_lines(text: str):
@@ -247,6 +247,8 @@ def test_no_output_line_is_a_workflow_command_unless_the_github_reporter_wrote_i
     (root / f"t{PWNED}.j2").write_text("Today is {{ now }}.\nYou are a helpful assistant.\n{{ question }}\n",
                                        encoding="utf-8")
     (root / "inc.j2").write_text("{% include 'x\\n::error::pwned.j2' %}\n", encoding="utf-8")
+    # a line separator JSON keeps raw inside a string: no runner splits there, and JSON stays JSON
+    (root / "u\u2028::error::pwned.j2").write_text("Today is {{ now }}.\nYou are a helpful assistant.\n", encoding="utf-8")
     for fmt in FORMATS:
         r = cli("check", "--no-cache", "--output-format", fmt, cwd=root)
         assert r.code == 1, (fmt, r.err)
@@ -257,6 +259,10 @@ def test_no_output_line_is_a_workflow_command_unless_the_github_reporter_wrote_i
         else:
             assert commands == [], (fmt, commands)
         assert "pwned" in r.out + r.err  # the text is there, as data
+        if fmt in ("json", "sarif", "gitlab"):
+            json.loads(r.out)
+        elif fmt == "json-lines":
+            [json.loads(line) for line in r.out.split("\n") if line]
     # a configuration value with the command: the exit-2 error is one line
     (root / "promptlint.toml").write_text('tokenizer = "x\\n::error::pwned"\n', encoding="utf-8")
     r = cli("check", "--no-cache", cwd=root)
