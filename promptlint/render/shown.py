@@ -5,10 +5,11 @@ the text as an include name, a mapping key, an attribute name or a `raise_except
 error that follows would print it into annotations, the job log and a PR comment. So every
 message that names something a template supplied asks ``shown``: a name written in the template
 source (a string constant or an identifier of any template this environment parsed, or an
-include choice the scenario declared) keeps today's wording; anything else appears as
-``a computed name (37 characters, id 1a2b3c4d)`` (the id: a keyed hash, equal for equal text within
-a run). ``scrub`` applies the same decision to the
-Python string literals (reprs) inside an exception's text.
+include choice the scenario declared, or the file's own name) keeps today's wording; anything
+else appears as ``a computed name (37 characters, id 1a2b3c4d)`` (the id: a keyed hash, equal for
+equal text within a run). ``scrub`` applies the same decision to the Python string literals
+(reprs) inside an exception's text; ``exception_text`` describes, unshown, the text of exception
+types that name data without repr().
 """
 
 from __future__ import annotations
