@@ -23,6 +23,7 @@ _COMMAND = re.compile(r"[ \t\f\v]*(?:::|##\[|##vso\[)")
 # where a runner splits its output into lines (.NET's ReadLine: CR, LF, CRLF); not the other Unicode
 # breaks, which JSON output may carry raw inside a string, where a backslash would break it
 _BREAK = re.compile("\r\n|[\r\n]")
+_AFTER_BREAK = re.compile(r"(?<=[\r\n])(?=[ \t\f\v]*(?:::|##\[|##vso\[))")  # a line start that reads as a command
 _PREFIXES = ("::", "##[", "##vso[")
 NEUTRAL = "\\"  # what a neutralised line starts with
 
@@ -49,24 +50,18 @@ class LineGuard:
     def write(self, text: str) -> int:
         if not text:
             return 0
-        parts = _BREAK.split(text)
-        breaks = _BREAK.findall(text)
-        out = []
-        for i, part in enumerate(parts):
-            if not self._decided:
-                head = self._pending + part
-                if i == len(parts) - 1 and _undecided(head):
-                    self._pending = head  # wait for the rest of the line
-                    break
-                out.append(neutral(head))
-                self._pending, self._decided = "", True
-            else:
-                out.append(part)
-            if i < len(breaks):
-                out.append(breaks[i])
-                self._decided = False
-        if out:
-            self.raw.write("".join(out))
+        data, at_start = self._pending + text, not self._decided
+        self._pending = ""
+        cut = max(data.rfind("\n"), data.rfind("\r")) + 1  # where the last (unfinished) line starts
+        if (cut > 0 or at_start) and _undecided(data[cut:]):
+            data, self._pending = data[:cut], data[cut:]  # wait for the rest of that line
+        if data:
+            # one pass, and none at all without `::`/`##` (output can be megabytes of JSON)
+            out = _AFTER_BREAK.sub(lambda _: NEUTRAL, data) if "::" in data or "##" in data else data
+            if at_start and _COMMAND.match(data):
+                out = NEUTRAL + out
+            self.raw.write(out)
+            self._decided = not data.endswith(("\n", "\r"))
         return len(text)
 
     def write_command(self, line: str) -> None:
