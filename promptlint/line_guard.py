@@ -23,7 +23,7 @@ _COMMAND = re.compile(r"[ \t\f\v]*(?:::|##\[|##vso\[)")
 # where a runner splits its output into lines (.NET's ReadLine: CR, LF, CRLF); not the other Unicode
 # breaks, which JSON output may carry raw inside a string, where a backslash would break it
 _BREAK = re.compile("\r\n|[\r\n]")
-_AFTER_BREAK = re.compile(r"(?<=[\r\n])(?=[ \t\f\v]*(?:::|##\[|##vso\[))")  # a line start that reads as a command
+_AFTER_BREAK = re.compile(r"([\r\n])(?=[ \t\f\v]*(?:::|##\[|##vso\[))")  # a break, then a line that reads as a command
 _PREFIXES = ("::", "##[", "##vso[")
 NEUTRAL = "\\"  # what a neutralised line starts with
 
@@ -57,7 +57,7 @@ class LineGuard:
             data, self._pending = data[:cut], data[cut:]  # wait for the rest of that line
         if data:
             # one pass, and none at all without `::`/`##` (output can be megabytes of JSON)
-            out = _AFTER_BREAK.sub(lambda _: NEUTRAL, data) if "::" in data or "##" in data else data
+            out = _AFTER_BREAK.sub(lambda m: m.group(1) + NEUTRAL, data) if "::" in data or "##" in data else data
             if at_start and _COMMAND.match(data):
                 out = NEUTRAL + out
             self.raw.write(out)
