@@ -50,24 +50,23 @@ def apply_read_policy(args, start=None) -> None:
     """In untrusted mode, limit every read inside the repository to the files git tracks
     (``bounded_io.limit_to_tracked``) before the configuration's tables, the templates, their
     includes and samples files are read; outside a git work tree, say once that nothing is limited.
-    Exempt: the configuration file, promptlint's cache, a tokenizer named on the command line."""
+    Exempt: the configuration file, promptlint's cache, a tokenizer or scenario file named on the
+    command line. A work tree git cannot list is a ``UsageError`` (never "no limit")."""
     import os
     import sys
     from pathlib import Path
 
     from promptlint import bounded_io
+    from promptlint.commands import UsageError
     from promptlint.config import find_config
-    from promptlint.git_tree import tracked_files
+    from promptlint.git_tree import GitError, tracked_files
     from promptlint.line_guard import one_line
 
     config = Path(args.config) if getattr(args, "config", None) else None
     if config is None:
         found = find_config(start or Path.cwd())
         config = found[0] if found else None
-    root = (config.parent if config is not None else Path.cwd()).resolve()
-    from promptlint.commands import UsageError
-    from promptlint.git_tree import GitError
-
+    root = (config.parent if config is not None else Path.cwd()).resolve()  # where load_settings puts the root
     try:
         found_files = tracked_files(root)
     except GitError as e:
