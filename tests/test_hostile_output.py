@@ -377,3 +377,22 @@ def test_in_ci_a_configuration_table_must_be_tracked(workspace, cli, monkeypatch
     r = cli("check", "--no-cache", "tracked.j2", cwd=workspace)
     assert r.code == 2 and "cache-minimums" in r.err and "not tracked by git" in r.err, r.err
     _no_canary(r.out, r.err)
+
+
+def test_a_chat_template_cannot_raise_a_samples_file_value_into_the_output(workspace, cli, monkeypatch):
+    (workspace / "chat.jinja").write_text(
+        '{{ raise_exception(messages[0]["content"]) }}{% for m in messages %}{{ m.role }}{{ m.content }}{% endfor %}',
+        encoding="utf-8")
+    _git(workspace, "add", "chat.jinja")
+    _git(workspace, "commit", "-qm", "a chat template")
+    # the conversation comes from a samples file CI wrote beside it
+    (workspace / "chat.samples.toml").write_text(f'[[messages]]\nrole = "user"\ncontent = "{CANARY}"\n',
+                                                 encoding="utf-8")
+    r = cli("check", "--no-cache", "--output-format", "json", "chat.jinja", cwd=workspace)
+    _no_canary(r.out, r.err)
+    (e,) = json.loads(r.out)["errors"]
+    assert e["message"].startswith(f"render failed: a computed message ({len(CANARY)} characters"), e
+    monkeypatch.setenv("CI", "true")  # in CI the untracked samples file is not read at all
+    r = cli("check", "--no-cache", "--output-format", "json", "chat.jinja", cwd=workspace)
+    _no_canary(r.out, r.err)
+    assert f"({len(CANARY)} characters" not in r.out, r.out
