@@ -26,6 +26,56 @@ class InputRefused(OSError):
     written to follow the file name (``f"{path}: {e}"``)."""
 
 
+class NotTracked(InputRefused):
+    """A file of the repository that git does not track, in untrusted mode (``limit_to_tracked``)."""
+
+
+NOT_TRACKED = "not tracked by git; refused in untrusted mode (files CI writes into the workspace are not read)"
+
+
+class _Tracked:
+    """Untrusted mode: inside the repository ``top`` only the files git tracks (real paths) are read,
+    and what ``exempt`` names (promptlint's own cache, a tokenizer the user named on the command line)."""
+
+    def __init__(self, top: str, files, exempt=()):
+        self.top = top
+        self.files = frozenset(files)
+        self.exempt = tuple(exempt)
+
+    def allows(self, path: Union[str, Path]) -> bool:
+        real = os.path.realpath(path)
+        if not _under(real, self.top) or real in self.files:
+            return True
+        return any(real == e or _under(real, e) for e in self.exempt)
+
+
+def _under(real: str, directory: str) -> bool:
+    try:
+        return os.path.commonpath([real, directory]) == directory
+    except ValueError:  # different drives (Windows)
+        return False
+
+
+_POLICY = [None]  # the process's read policy: set once per run, inherited by forked workers
+
+
+def limit_to_tracked(top: Union[str, Path], files, exempt=()) -> None:
+    """From now on, a read of a file inside ``top`` that is not in ``files`` (real paths of the
+    files git tracks) raises ``NotTracked``; ``exempt`` (real paths: files or directories) stay readable."""
+    _POLICY[0] = _Tracked(os.path.realpath(top), files, [os.path.realpath(e) for e in exempt])
+
+
+def unrestricted() -> None:
+    """Drop the read policy (the end of a run in a process that serves several: tests, the daemon)."""
+    _POLICY[0] = None
+
+
+def readable(path: Union[str, Path]) -> bool:
+    """Whether the read policy lets ``path`` be read (a directory walk skips what it refuses)."""
+    policy = _POLICY[0]
+    return policy is None or policy.allows(path)
+
+
 def _open_regular(path: Union[str, Path], dir_fd: Optional[int] = None) -> int:
     fd, mode = _open_nonblocking(path, dir_fd)
     if not stat.S_ISREG(mode):
@@ -39,6 +89,8 @@ def _open_nonblocking(path: Union[str, Path], dir_fd: Optional[int] = None):
     descriptor (no race with a swap after a path check). With ``dir_fd`` (a directory reached
     without links, promptlint.safe_write.parent_of), ``path`` is a name in it and a link is not
     followed."""
+    if dir_fd is None and not readable(path):  # dir_fd reads are the cache's own files
+        raise NotTracked(NOT_TRACKED)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     if dir_fd is not None:
         flags |= getattr(os, "O_NOFOLLOW", 0)
@@ -141,9 +193,10 @@ def sha256_file(path: Union[str, Path], limit: int = MAX_TOKENIZER_BYTES) -> str
 
 def is_regular_file(path: Union[str, Path]) -> bool:
     """True for a regular file (after symlinks); never opens it, never raises (``Path.is_file``
-    raises for a name too long, ENAMETOOLONG, or a directory that cannot be searched)."""
+    raises for a name too long, ENAMETOOLONG, or a directory that cannot be searched). A file the
+    read policy refuses (untracked, in untrusted mode) is not one: lookups do not see it."""
     try:
-        return stat.S_ISREG(os.stat(path).st_mode)
+        return stat.S_ISREG(os.stat(path).st_mode) and readable(path)
     except (OSError, ValueError):
         return False
 

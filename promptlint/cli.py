@@ -73,6 +73,13 @@ def build_parser(only: Optional[str] = None) -> argparse.ArgumentParser:
 
 
 def main(argv: Optional[List[str]] = None) -> int:
+    from promptlint.line_guard import guarded
+
+    with guarded():  # every line on stdout and stderr through one escaping step (promptlint/line_guard.py)
+        return _main(argv)
+
+
+def _main(argv: Optional[List[str]] = None) -> int:
     first = (sys.argv[1:] if argv is None else argv)[:1]
     parser = build_parser(first[0] if first and first[0] in COMMANDS else None)
     args, extra = parser.parse_known_args(argv)
@@ -84,7 +91,16 @@ def main(argv: Optional[List[str]] = None) -> int:
         return EXIT_ERROR
     module = importlib.import_module(f"promptlint.commands.{args.command}")
     try:
-        if args.command == "check":  # a running daemon for this project answers for it (docs/performance.md)
+        return _run(module, args, argv)
+    finally:
+        from promptlint import bounded_io
+
+        bounded_io.unrestricted()  # the read policy of untrusted mode lasts one command (in-process callers)
+
+
+def _run(module, args, argv) -> int:
+    try:
+        if args.command == "check" and not _untrusted(args):  # a running daemon answers for this project (docs/performance.md)
             from promptlint.daemon.client import forward_check
 
             forwarded = forward_check(sys.argv[1:] if argv is None else argv, args)
@@ -92,7 +108,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                 return forwarded
         return module.run(args)
     except UsageError as e:
-        print(f"promptlint: error: {e}", file=sys.stderr)
+        from promptlint.line_guard import one_line
+
+        print(f"promptlint: error: {one_line(e)}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("promptlint: interrupted", file=sys.stderr)
@@ -102,12 +120,20 @@ def main(argv: Optional[List[str]] = None) -> int:
     except Exception as e:  # never a bare traceback for users; PROMPTLINT_DEBUG=1 shows it
         if os.environ.get("PROMPTLINT_DEBUG"):
             raise
+        from promptlint.line_guard import one_line
+
         print(
-            f"promptlint: internal error: {type(e).__name__}: {e} (a bug: please report it; "
+            f"promptlint: internal error: {type(e).__name__}: {one_line(e)} (a bug: please report it; "
             "PROMPTLINT_DEBUG=1 shows the traceback)",
             file=sys.stderr,
         )
         return EXIT_ERROR
+
+
+def _untrusted(args) -> bool:
+    from promptlint.commands.options import untrusted_wanted
+
+    return untrusted_wanted(args)
 
 
 def entry() -> None:

@@ -138,7 +138,9 @@ def load_cache_minimums(override: Optional[Union[str, Path]] = None) -> Dict[str
 def _minimum_models(path: Path, provider: str, block: Any) -> Dict[str, int]:
     if provider not in TABLE_PROVIDERS or not isinstance(block, dict):
         raise CacheTableError(
-            f"{path}: {provider!r} is not a provider block; use keys {', '.join(TABLE_PROVIDERS)} with an object each"
+            # an unknown key is not echoed: the file's text stays out of the message
+            f"{path}: {provider + ' is not a provider block' if provider in TABLE_PROVIDERS else 'a key is not a provider'}"
+            f"; use keys {', '.join(TABLE_PROVIDERS)} with an object each"
         )
     models = block.get("models", {})
     if not isinstance(models, dict) or not all(

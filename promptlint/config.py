@@ -46,6 +46,7 @@ class Settings:
     # tokenizers: every deployed model, (name, resolved path, sha256 pin, block size, engine); empty: one tokenizer
     tokenizers: Tuple[Tuple[str, str, Optional[str], Optional[int], Optional[str]], ...] = ()
     cost: Optional[Any] = None  # [cost]: a promptlint.cost.CostModel (applied after linting: not in the cache key)
+    untrusted: bool = False  # read only files git tracks (commands/options.py): part of the cache key
     config_path: Optional[Path] = None  # the file the settings came from
     root: Path = field(default_factory=Path.cwd)  # the config file's directory (or cwd)
 
@@ -95,7 +96,7 @@ def settings_from(path: Path, data: Dict[str, Any], use_cache: bool = False) -> 
     if "tokenizer" in data:
         kw["tokenizer"] = str(safe_resolve(root / data["tokenizer"]))
     if "cache-minimums" in data:
-        kw["cache_minimums"] = _cache_minimums(path, root / data["cache-minimums"])
+        kw["cache_minimums"] = _cache_minimums(path, project_file(path, root, "cache-minimums", data["cache-minimums"]))
     if "tokenizers" in data:
         kw["tokenizers"] = _tokenizers(path, data, root)
     if "cost" in data:
@@ -188,11 +189,33 @@ def _cost(config: Path, table: Dict[str, Any], root: Path):
     if not ("provider" in table or explicit or "prefill-tokens-per-second" in table):
         raise ConfigError(f"{config}: cost: say what a token costs: `provider` (and `model`), `price-per-mtok` and "
                           "`cached-price-per-mtok`, or `prefill-tokens-per-second` for a self-hosted engine")
-    prices = str(safe_resolve(root / table["price-table"])) if "price-table" in table else None
+    prices = str(project_file(config, root, "cost.price-table", table["price-table"])) if "price-table" in table else None
     try:
         return model_from(table, prices)
     except CostConfigError as e:
         raise ConfigError(f"{config}: cost: {e}") from None
+
+
+def project_file(config: Path, root: Path, key: str, value: str) -> Path:
+    """The resolved path of a table the configuration names, confined to the project like every other
+    read: a path whose real path leaves ``root`` (or enters version-control metadata) is a
+    configuration error naming the key, with nothing read (the file's keys would reach the message)."""
+    import os
+
+    from promptlint.paths import vcs_metadata
+
+    resolved = safe_resolve(root / value)
+    real, top = os.path.realpath(resolved), os.path.realpath(root)
+    try:
+        outside = os.path.commonpath([real, top]) != top
+    except ValueError:  # another drive
+        outside = True
+    if outside or vcs_metadata(real, [top]):
+        raise ConfigError(
+            f"{config}: `{key}` names a file outside the project ({top}) or in version-control metadata; "
+            "tables are read from files inside the project only (nothing was read)"
+        )
+    return resolved
 
 
 def _cache_minimums(config: Path, table: Path) -> str:

@@ -29,7 +29,7 @@ def merged(
     try:
         user = json.loads(bounded_io.read_text(path))
     except OSError as e:
-        raise error(f"{path}: cannot read {what} ({e.strerror}); check the path") from None
+        raise error(f"{path}: cannot read {what} ({e.strerror or e}); check the path") from None
     except (ValueError, UnicodeDecodeError):
         raise error(f"{path}: not valid JSON; {what} is a JSON object per provider") from None
     if not isinstance(user, dict):

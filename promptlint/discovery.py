@@ -63,7 +63,7 @@ def discover(
         p = Path(raw)
         if p.is_dir():
             for f in _walk(p, kinds, problems):
-                if (f.is_dir() or kinds.walk_takes(f)) and not _matches(relative(f, root), exclude):
+                if (f.is_dir() or kinds.walk_takes(f) and readable(f)) and not _matches(relative(f, root), exclude):
                     files.append(f)
         elif p.exists() or p.is_symlink():  # devices and FIFOs too: the reader refuses them by name
             if force_exclude and _matches(relative(p, root), exclude):
@@ -72,6 +72,13 @@ def discover(
         else:
             problems.append((raw, f"no such file or directory: {raw}"))
     return _unique(files), problems
+
+
+def readable(path: Path) -> bool:
+    """Whether the read policy lets a walk take ``path`` (untrusted mode: files git tracks only)."""
+    from promptlint.bounded_io import readable as allowed
+
+    return allowed(path)
 
 
 def _walk(directory: Path, kinds: FileKinds, problems: List[Tuple[str, str]]) -> Iterable[Path]:

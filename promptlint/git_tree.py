@@ -38,7 +38,7 @@ def _git(top: Path, *args: str, input: Optional[bytes] = None) -> bytes:
     try:
         done = subprocess.run(["git", "-C", str(top), *args], input=input, capture_output=True, check=False)
     except FileNotFoundError:
-        raise GitError("git is not installed (needed for --baseline)") from None
+        raise GitError(f"git is not installed (needed for {'untrusted mode' if 'safe.directory=*' in args else '--baseline'})") from None
     if done.returncode != 0:
         message = done.stderr.decode("utf-8", "replace").strip().splitlines()
         raise GitError(message[-1] if message else f"git {args[0]} failed")
@@ -52,6 +52,30 @@ def toplevel(start: Path) -> Path:
     except GitError:
         raise GitError(f"{start} is not inside a git work tree; --baseline compares against a git revision") from None
     return Path(os.fsdecode(out.rstrip(b"\n")))
+
+
+def tracked_files(start: Path) -> Optional[Tuple[str, frozenset]]:
+    """(the real path of the work tree holding ``start``, the real paths of the files git tracks in
+    it), or None outside any git work tree. A tracked symbolic link is left out: its target counts
+    only if git tracks the target itself (a committed `a.j2 -> .env` reads nothing). A work tree git
+    cannot list (git missing, a checkout owned by another user) is a ``GitError``, never "no
+    limit". Only the index is read: no hook, filter or fsmonitor of the repository runs."""
+    start = Path(os.path.realpath(start))
+    if not any((d / ".git").exists() for d in [start, *start.parents]):
+        return None
+    safe = ("-c", "safe.directory=*", "-c", "core.fsmonitor=false")  # CI checkouts are often owned by another uid
+    try:
+        top = os.path.realpath(os.fsdecode(_git(start, *safe, "rev-parse", "--show-toplevel").rstrip(b"\n")))
+        listing = _git(Path(top), *safe, "ls-files", "-s", "-z", "--full-name")
+    except GitError as e:
+        raise GitError(f"untrusted mode reads only the files git tracks, and git cannot list them here: {e}") from None
+    files = set()
+    for record in listing.split(b"\0"):
+        meta, _, raw_path = record.partition(b"\t")
+        if not raw_path or meta.split()[:1] in ([b"120000"], [b"160000"]):  # links, submodules
+            continue
+        files.add(os.path.join(top, *os.fsdecode(raw_path).split("/")))
+    return top, frozenset(files)
 
 
 def resolve(top: Path, ref: str) -> str:

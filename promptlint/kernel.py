@@ -198,6 +198,8 @@ def read_source_bytes(path: Path) -> Union[bytes, Finding]:
     """The file's bytes (at most MAX_FILE_BYTES, regular files only), or an E005 finding."""
     try:
         return bounded_io.read_bytes(path, MAX_FILE_BYTES)
+    except bounded_io.NotTracked as e:
+        return file_error(str(path), "E002", str(e))
     except bounded_io.InputRefused as e:
         return file_error(str(path), "E005", str(e))
     except OSError as e:

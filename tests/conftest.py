@@ -32,7 +32,7 @@ def _hermetic(_sealed_basetemp, tmp_path_factory, monkeypatch):
     home = tmp_path_factory.mktemp("cwd")
     monkeypatch.chdir(home)
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".user-cache"))
-    for name in ("PROMPTLINT_DEBUG", "PROMPTLINT_DAEMON", "NO_COLOR", "FORCE_COLOR"):
+    for name in ("PROMPTLINT_DEBUG", "PROMPTLINT_DAEMON", "NO_COLOR", "FORCE_COLOR", "CI", "GITHUB_ACTIONS"):
         monkeypatch.delenv(name, raising=False)
     from promptlint import cache
 

@@ -46,7 +46,8 @@ def run_step(step_id: str, given: dict, github: dict, cwd: Path, runner_temp: Pa
         f.write_text("", encoding="utf-8")
     script = runner_temp / "step.sh"
     script.write_text(step["run"], encoding="utf-8")
-    full_env = dict(os.environ, **env, RUNNER_TEMP=str(runner_temp), GITHUB_WORKSPACE=str(cwd),
+    # GITHUB_ACTIONS and CI as the runner sets them: promptlint runs in untrusted mode (tracked files only)
+    full_env = dict(os.environ, **env, GITHUB_ACTIONS="true", CI="true", RUNNER_TEMP=str(runner_temp), GITHUB_WORKSPACE=str(cwd),
                     PYTHONPATH=str(REPO), **{k: str(v) for k, v in files.items()})
     # as the runner runs a `shell: bash` step
     done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=cwd, env=full_env,
@@ -66,6 +67,8 @@ def test_the_action_annotates_the_costliest_first_summarises_everything_and_fail
         (root / "prompts" / f"t{i:02d}.j2").write_text("Time: {{ timestamp }}\n" + HEAD + extra + "Question: {{ question }}\n",
                                                       encoding="utf-8")
         (root / "prompts" / f"t{i:02d}.samples.toml").write_text(samples, encoding="utf-8")
+    git(root, "add", "-A")  # the pull request's checkout: its files are tracked
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "the pull request")
     runner_temp = tmp_path / "runner"
     runner_temp.mkdir()
     github = {"event": {"pull_request": {"base": {"sha": base_sha}}}, "action_path": str(REPO)}

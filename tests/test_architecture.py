@@ -47,7 +47,7 @@ FORBIDDEN = [
      ("promptlint.lint", "promptlint.analyzers", "promptlint.commands", "promptlint.cli", "promptlint.report"),
      "the kernel stands below the analyzers and the driver"),
     (("promptlint.cache", "promptlint.paths", "promptlint.toml_io", "promptlint.records", "promptlint.bounded_io",
-      "promptlint.safe_write", "promptlint.registry"),
+      "promptlint.safe_write", "promptlint.registry", "promptlint.line_guard"),
      ("promptlint.config", "promptlint.kernel", "promptlint.lint", "promptlint.analyzers", "promptlint.discovery"),
      "leaves and the cache stand below configuration"),
     (("promptlint.commands",), ("promptlint.cli",), "cli loads the commands by name: they import nothing from it"),

@@ -155,9 +155,11 @@ class _FailurePrinter:
         self.n = 0
 
     def __call__(self, where: str, message: str) -> None:
+        from promptlint.line_guard import one_line
+
         self.n += 1
         if self.n <= self.shown:
-            print(f"promptlint: error: {where}: {message} (row not audited)", file=sys.stderr)
+            print(f"promptlint: error: {one_line(where)}: {one_line(message)} (row not audited)", file=sys.stderr)
 
     def finish(self, failed: int) -> None:
         if failed > self.shown:

@@ -17,6 +17,9 @@ def add_parser(sub) -> None:
     )
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or directories (default: configured templates, else .)")
     add_common_tokenizer_options(p)
+    from promptlint.commands.options import add_trust_options
+
+    add_trust_options(p)
     from promptlint.report import FORMATS  # stdlib-only module: a name table
 
     p.add_argument("--output-format", choices=list(FORMATS), default=None, help="default: full")
@@ -284,8 +287,10 @@ def run(args) -> int:
         n = len(fixed)
         where = ", ".join(f"{f.code} {f.path}:{f.line}:{f.column}" for f in fixed[:5]) + (", ..." if n > 5 else "")
         print(f"Fixed {n:,} finding{'s' if n != 1 else ''} ({where}).", file=sys.stderr if fmt == "json" else sys.stdout)
+    from promptlint.line_guard import one_line
+
     for notice in result.notices:
-        print(f"promptlint: note: {notice}", file=sys.stderr)
+        print(f"promptlint: note: {one_line(notice)}", file=sys.stderr)
     if args.exit_zero:
         return EXIT_OK
     # Notes (severity "info", e.g. an order the samples file declares pinned) never fail a run.

@@ -24,6 +24,70 @@ def add_chat_options(p: argparse.ArgumentParser, serving: bool = True) -> None:
         p.add_argument("--serving", choices=["chat", "completions"], help="chat endpoint (default) or a pre-rendered prompt sent to completions")
 
 
+def add_trust_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_mutually_exclusive_group()
+    g.add_argument(
+        "--untrusted", action="store_true",
+        help="read only the files git tracks (templates, includes, samples files): files CI wrote into the "
+        "workspace stay unread; the default when CI or GITHUB_ACTIONS is set",
+    )
+    g.add_argument("--trusted", action="store_true", help="read untracked files too, even when CI is set")
+
+
+def untrusted_wanted(args, environ=None) -> bool:
+    """Untrusted mode: `--untrusted`, or CI (`CI`/`GITHUB_ACTIONS` set to a true-ish value) without `--trusted`."""
+    import os
+
+    if getattr(args, "untrusted", False):
+        return True
+    if getattr(args, "trusted", False):
+        return False
+    environ = os.environ if environ is None else environ
+    return any((environ.get(k) or "").strip().lower() not in ("", "0", "false", "no", "off") for k in ("CI", "GITHUB_ACTIONS"))
+
+
+def apply_read_policy(args, start=None) -> None:
+    """In untrusted mode, limit every read inside the repository to the files git tracks
+    (``bounded_io.limit_to_tracked``) before the configuration's tables, the templates, their
+    includes and samples files are read; outside a git work tree, say once that nothing is limited.
+    Exempt: the configuration file, promptlint's cache, a tokenizer or scenario file named on the
+    command line. A work tree git cannot list is a ``UsageError`` (never "no limit")."""
+    import os
+    import sys
+    from pathlib import Path
+
+    from promptlint import bounded_io
+    from promptlint.commands import UsageError
+    from promptlint.config import find_config
+    from promptlint.git_tree import GitError, tracked_files
+    from promptlint.line_guard import one_line
+
+    config = Path(args.config) if getattr(args, "config", None) else None
+    if config is None:
+        found = find_config(start or Path.cwd())
+        config = found[0] if found else None
+    root = (config.parent if config is not None else Path.cwd()).resolve()  # where load_settings puts the root
+    try:
+        found_files = tracked_files(root)
+    except GitError as e:
+        raise UsageError(str(e)) from None
+    if found_files is None:
+        print(
+            f"promptlint: note: untrusted mode: {one_line(root)} is not in a git work tree, so reads are not "
+            "limited to tracked files (includes still stay inside the project)",
+            file=sys.stderr,
+        )
+        return
+    top, files = found_files
+    exempt = [root / ".promptlint_cache"]  # promptlint's own entries
+    if config is not None:
+        exempt.append(config)
+    for named in ("tokenizer", "scenario"):  # files the user named on the command line are trusted
+        if getattr(args, named, None):
+            exempt.append(os.path.abspath(getattr(args, named)))
+    bounded_io.limit_to_tracked(top, files, exempt)
+
+
 def settings_from_args(args, start=None):
     from pathlib import Path
 
@@ -49,6 +113,10 @@ def settings_from_args(args, start=None):
             if getattr(args, key, None) is not None:
                 overrides[key] = getattr(args, key)
         use_cache = not getattr(args, "no_cache", False)
-        return load_settings(args.config, start or (first if first and first.exists() else None), overrides, use_cache)
+        begin = start or (first if first and first.exists() else None)
+        if hasattr(args, "untrusted") and untrusted_wanted(args):
+            overrides["untrusted"] = True  # a cached result of a trusted run may have read untracked files
+            apply_read_policy(args, begin)
+        return load_settings(args.config, begin, overrides, use_cache)
     except ConfigError as e:
         raise UsageError(str(e)) from None

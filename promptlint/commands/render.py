@@ -28,6 +28,9 @@ def add_parser(sub) -> None:
     p.add_argument("--config", metavar="FILE", help="use this pyproject.toml or promptlint.toml")
     p.add_argument("--model", metavar="NAME", help="with `tokenizers` configured: the model whose tokenizer to use (default: the first)")
     add_chat_options(p)
+    from promptlint.commands.options import add_trust_options
+
+    add_trust_options(p)
     p.add_argument("--template-env", choices=["jinja2", "transformers"], help="Jinja environment for application templates")
     p.add_argument(
         "--engine", choices=["vllm", "sglang", "llamacpp"], default="vllm",

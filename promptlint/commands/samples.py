@@ -23,6 +23,9 @@ def add_parser(sub) -> None:
     p.add_argument("--force", action="store_true", help="with --write: replace an existing <stem>.samples.toml")
     p.add_argument("--template-env", choices=["jinja2", "transformers"], help="Jinja environment for application templates")
     p.add_argument("--config", metavar="FILE", help="use this pyproject.toml or promptlint.toml")
+    from promptlint.commands.options import add_trust_options
+
+    add_trust_options(p)
 
 
 def inferred_samples(path, settings, text=None) -> str:

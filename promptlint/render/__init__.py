@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
+from promptlint.render.shown import clip  # noqa: F401 - re-exported: messages quote template text through it
 from promptlint.render.sourcemap import SourceMap, SourceText
 
 
@@ -100,6 +101,12 @@ class LoadedTemplate:
             return frozenset(meta.find_undeclared_variables(self.env.parse(self.source_of(self.name) or "")))
         return frozenset(p for p in resolved if p not in self.env.globals)
 
+    def declare_names(self, names) -> None:
+        """Names an error may show as they are (an include input's declared file names): see render/shown.py."""
+        from promptlint.render.shown import declare
+
+        declare(self.env, names)
+
     def dependencies(self) -> List[Path]:
         """Every path an include/import/extends name was looked up at, found or not, in lookup order:
         a file appearing at any of them changes how the template resolves (cache key)."""
@@ -161,6 +168,9 @@ def load_template(
     stubs = dict(jinja or {}) if includes else None
     env = make_environment(env_kind, loader=loader, clock=clock, stubs=stubs, classify=classify)
     env.loaded_template_names = []
+    from promptlint.render.shown import declare
+
+    declare(env, [name])  # the file's own name: a message may name it (an import's "does not export")
     _remember_names(env)
     env.promptlint_resolved = {}
     env.code_generator_class = _recording_generator(env.code_generator_class)
@@ -179,13 +189,15 @@ def load_template(
                 env.loaded_template_names.append(name)
                 template = env.template_class.from_code(env, env.compile(source, name), env.make_globals(None), None)
     except (Exception, DeadlineExceeded) as e:
-        raise _parse_error(e, name, parse_timeout) from None
+        raise _parse_error(e, name, parse_timeout, env) from None
     return LoadedTemplate(path, name, env, template, clock, source)
 
 
-def _parse_error(e: BaseException, name: str, parse_timeout: float) -> "RenderError":
+def _parse_error(e: BaseException, name: str, parse_timeout: float, env=None) -> "RenderError":
     """The per-file finding for what parsing or compiling a template raised."""
     from jinja2.exceptions import TemplateNotFound, TemplateSyntaxError
+
+    from promptlint.render.shown import exception_text, shown
 
     from promptlint.render.loader import IncludeRefused
     from promptlint.render.sandbox import TemplateTooLarge
@@ -193,7 +205,7 @@ def _parse_error(e: BaseException, name: str, parse_timeout: float) -> "RenderEr
     if isinstance(e, TemplateSyntaxError):
         return RenderError("E001", f"template syntax error: {clip(e.message)}", e.name or name, e.lineno)
     if isinstance(e, TemplateNotFound):
-        return RenderError("E002", f"template not found: {clip(e.name)}", name, None)
+        return RenderError("E002", f"template not found: {shown(e.name, env, '{}')}", name, None)
     if isinstance(e, IncludeRefused):
         return RenderError(e.code, e.message, name, None)
     if isinstance(e, TemplateTooLarge):
@@ -207,15 +219,7 @@ def _parse_error(e: BaseException, name: str, parse_timeout: float) -> "RenderEr
     if not isinstance(e, Exception):  # DeadlineExceeded
         return RenderError("E006", f"parsing the template exceeded the time limit of {parse_timeout:g} s", name, None)
     # a compiler bug triggered by odd input: still a per-file error
-    return RenderError("E001", f"template cannot be compiled: {type(e).__name__}: {clip(e)}", name, None)
-
-
-def clip(value, limit: int = 200) -> str:
-    """A template-controlled value (an exception's text, a name) fit for a one-line message:
-    line breaks and control characters escaped, cut at ``limit`` characters."""
-    text = str(value)
-    text = "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text[: limit + 1])
-    return text if len(text) <= limit else text[:limit] + "…"
+    return RenderError("E001", f"template cannot be compiled: {type(e).__name__}: {exception_text(e, env)}", name, None)
 
 
 _RECORDING: Dict[type, type] = {}
@@ -245,10 +249,11 @@ def _remember_names(env) -> None:
     def load(name, globals):
         if env.loader is None:  # a chat template: transformers has no loader either
             from promptlint.render.loader import IncludeRefused
+            from promptlint.render.shown import shown
 
             raise IncludeRefused(
                 "E002",
-                f"chat templates cannot include, import or extend other templates (`{clip(name)}`): "
+                f"chat templates cannot include, import or extend other templates ({shown(name, env, '`{}`')}): "
                 "transformers renders them from a string, without a loader",
             )
         if name not in env.loaded_template_names:
@@ -299,7 +304,7 @@ def render(loaded: LoadedTemplate, variables: dict, limits: Limits = Limits(), c
                 if time.monotonic() > deadline:
                     raise DeadlineExceeded()
     except BaseException as e:  # noqa: B036 - DeadlineExceeded is a BaseException on purpose
-        error = _as_render_error(e, tuple(last), limits)
+        error = _as_render_error(e, tuple(last), limits, loaded.env)
         if isinstance(error, RenderError) and error.code == "E006":
             loaded.limit_error = error
         raise error from None
@@ -309,39 +314,44 @@ def render(loaded: LoadedTemplate, variables: dict, limits: Limits = Limits(), c
     return Rendered(text, sm)
 
 
-def _as_render_error(e: BaseException, last, limits: Limits) -> BaseException:
-    """The RenderError (E-finding) for an exception out of a render; other BaseExceptions pass."""
+def _as_render_error(e: BaseException, last, limits: Limits, env=None) -> BaseException:
+    """The RenderError (E-finding) for an exception out of a render; other BaseExceptions pass.
+    Whatever the template computed is named through ``render/shown.py`` (by length and hash)."""
     from jinja2.exceptions import TemplateError, TemplateNotFound, TemplateSyntaxError, UndefinedError
     from jinja2.sandbox import SecurityError
 
+    from promptlint.render.environments import TemplateRaised
     from promptlint.render.loader import IncludeRefused
     from promptlint.render.sandbox import DeadlineExceeded, TemplateTooLarge, ValueTooLarge
+    from promptlint.render.shown import exception_text, scrub, shown, undefined_text
 
     if isinstance(e, RenderError):
         return e
     if isinstance(e, DeadlineExceeded):
         return RenderError("E006", f"render exceeded the time limit of {limits.timeout_s:g} s", *_error_where(e, last))
     if isinstance(e, ValueTooLarge):
-        return RenderError("E006", f"render exceeded the size limit: {e.message}", *_error_where(e, last))
+        return RenderError("E006", f"render exceeded the size limit: {clip(scrub(e.message, env))}", *_error_where(e, last))
     if isinstance(e, TemplateTooLarge):  # an include compiled during the render
         return RenderError("E006", e.message, *_error_where(e, last))
     if isinstance(e, IncludeRefused):
         return RenderError(e.code, e.message, *_error_where(e, last))
     if isinstance(e, SecurityError):
-        return RenderError("E007", f"unsafe template construct refused by the sandbox: {clip(e)}", *_error_where(e, last))
+        return RenderError("E007", f"unsafe template construct refused by the sandbox: {clip(scrub(str(e), env))}", *_error_where(e, last))
     if isinstance(e, UndefinedError):
         if "has no attribute" in (e.message or ""):  # a value of the wrong type (a list where a mapping is used)
             # inferred or declared: `promptlint samples` shows the value, a samples file corrects it
             hint = "give it a value of the right type in the template's samples file (`promptlint samples FILE` prints the inferred one)"
         else:
             hint = "declare it in the samples file"
-        return RenderError("E004", f"undefined variable: {clip(e.message)}; {hint}", *_error_where(e, last))
+        return RenderError("E004", f"undefined variable: {undefined_text(e.message, env)}; {hint}", *_error_where(e, last))
     if isinstance(e, TemplateSyntaxError):
         return RenderError("E001", f"template syntax error: {clip(e.message)}", e.name or last[0], e.lineno)
     if isinstance(e, TemplateNotFound):
-        return RenderError("E002", f"render failed: included template not found: {clip(e.name)}", *_error_where(e, last))
+        return RenderError("E002", f"render failed: included template not found: {shown(e.name, env, '{}')}", *_error_where(e, last))
+    if isinstance(e, TemplateRaised):  # the template's raise_exception(message)
+        return RenderError("E002", f"render failed: {shown(e.message or '', env, '{}', 'message')}", *_error_where(e, last))
     if isinstance(e, TemplateError):
-        return RenderError("E002", f"render failed: {clip(e)}", *_error_where(e, last))
+        return RenderError("E002", f"render failed: {clip(scrub(str(e), env))}", *_error_where(e, last))
     if isinstance(e, RecursionError):
         return RenderError(
             "E006",
@@ -351,7 +361,7 @@ def _as_render_error(e: BaseException, last, limits: Limits) -> BaseException:
     if isinstance(e, MemoryError):
         return RenderError("E006", "render ran out of memory", last[0], last[1])
     if isinstance(e, Exception):  # the template's own runtime error (TypeError in a filter, ...)
-        return RenderError("E002", f"render failed: {type(e).__name__}: {clip(e)}", *_error_where(e, last))
+        return RenderError("E002", f"render failed: {type(e).__name__}: {exception_text(e, env)}", *_error_where(e, last))
     return e  # KeyboardInterrupt, SystemExit: not the template's fault
 
 

@@ -31,7 +31,26 @@ from promptlint.render.trace import TracedTemplate
 ENVIRONMENTS = ("jinja2", "transformers", "transformers4")
 
 
-class LintUndefined(Undefined):
+class UndefinedText(str):
+    """Jinja's undefined message, with the parts it was made of: the render error rebuilds it
+    naming a computed key or attribute by length and hash (render/shown.py), not its text."""
+
+    parts: tuple = (None, None, None)  # (hint, obj, name)
+
+
+class NamedUndefined(Undefined):
+    """Jinja's ``Undefined``, its failure message carrying what it names (``UndefinedText``)."""
+
+    __slots__ = ()
+
+    @property
+    def _undefined_message(self) -> str:
+        text = UndefinedText(Undefined._undefined_message.fget(self))
+        text.parts = (self._undefined_hint, self._undefined_obj, self._undefined_name)
+        return text
+
+
+class LintUndefined(NamedUndefined):
     """Undefined that fails loudly when printed or iterated, but may be tested.
 
     Printing an undefined value would silently drop text from the render and
@@ -203,8 +222,12 @@ class ParsedTrees:
 PARSED = ParsedTrees()
 
 
+class TemplateRaised(TemplateError):
+    """What a template's ``raise_exception(message)`` raised: its message is template-controlled."""
+
+
 def raise_exception(message):
-    raise TemplateError(message)
+    raise TemplateRaised(message)
 
 
 class TemplateDict:
@@ -253,6 +276,7 @@ def make_environment(
     if kind in ("transformers", "transformers4"):
         env = LintEnvironment(
             loader=loader,
+            undefined=NamedUndefined,
             trim_blocks=True,
             lstrip_blocks=True,
             extensions=[GenerationTag, "jinja2.ext.loopcontrols"],

@@ -74,6 +74,8 @@ def read_confined(
         )
     try:
         return bounded_io.read_bytes(real, limit)
+    except bounded_io.NotTracked as e:
+        raise FileRefused("E002", f"{what} is {e}") from None
     except bounded_io.InputRefused as e:
         if "larger than" in str(e):
             raise FileRefused("E005", too_large or f"{what} is larger than {limit:,} bytes") from None

@@ -63,12 +63,14 @@ class ConfinedLoader(BaseLoader):
             return self.overrides[template], None, lambda: True
         known = self._read.get(template)
         if known is None:
-            known = self._read[template] = self._load(template)
+            known = self._read[template] = self._load(template, environment)
         return known[0], known[1], lambda: True  # a load never sees a file change mid-run
 
-    def _load(self, template: str) -> Tuple[str, str]:
+    def _load(self, template: str, environment=None) -> Tuple[str, str]:
+        from promptlint.render.shown import shown
+
         pieces = split_template_path(template)  # `..` is refused (TemplateNotFound)
-        what = f"`{template}`"
+        what = shown(template, environment, "`{}`")  # a computed name by length and hash
         for searchpath in self.search_paths:
             # posixpath, as Jinja: no "drive:" or UNC segment can leave the search path
             candidate = os.path.normpath(posixpath.join(searchpath, *pieces))

@@ -57,5 +57,8 @@ def costliest_first(f):
 
 def write(result, stream, evidence: bool = False) -> None:
     root = repo_root("GITHUB_WORKSPACE")
+    # a workflow command on purpose: stdout's line guard (promptlint/line_guard.py) neutralises
+    # every other line that starts with `::`; a report file has no guard and takes plain lines
+    command = getattr(stream, "write_command", None) or stream.write
     for f in sorted(result.errors + result.findings, key=costliest_first):
-        stream.write(annotation(f, root) + "\n")
+        command(annotation(f, root) + "\n")

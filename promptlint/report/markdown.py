@@ -4,7 +4,10 @@ GitLab-flavoured Markdown: pipe tables, <details>).
 With ``--baseline``: a table of the templates whose blocks per request changed (before → after,
 prefill tokens lost per request), the unchanged ones collapsed. Then the costliest findings with
 their first divergent token, and every other finding in a collapsed <details>. Text from the
-linted files is escaped: a template cannot inject markup into the comment.
+linted files is escaped: a template cannot inject markup into the comment, nor mention anyone
+(`@user`, `@org/team`) or reference an issue (`#12`): a word joiner (U+2060) follows each `@` and
+`#` in plain text (code spans are never linked). The report stays under ``CAP`` bytes (GitHub
+drops a step summary over 1 MiB whole): rows past it are left out, counted in a last line.
 """
 
 from __future__ import annotations
@@ -15,13 +18,16 @@ from promptlint.report.github import costliest_first
 from promptlint.report.style import shown
 
 TOP = 10  # findings shown before the <details>
+CAP = 900 * 1024  # bytes: GitHub refuses a step summary over 1 MiB (the whole of it)
+_JOINER = "\u2060"  # WORD JOINER: invisible, and `@\u2060name` is no mention (`#\u206012` no reference)
 ANNOTATIONS_PER_LEVEL = 10  # GitHub shows at most 10 error and 10 warning annotations per step
 _PUNCT = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|~&])")
 
 
 def text(s: str) -> str:
     """Plain text in a table cell: every Markdown-significant character escaped, on one line."""
-    return _PUNCT.sub(r"\\\1", shown(" ".join(str(s).split())))
+    escaped = _PUNCT.sub(r"\\\1", shown(" ".join(str(s).split())))
+    return escaped.replace("@", "@" + _JOINER).replace("#", "#" + _JOINER)
 
 
 def code(s: str) -> str:
@@ -36,8 +42,12 @@ def _row(cells) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def _table(header, align, rows) -> list:
-    return [_row(header), _row(align), *(_row(r) for r in rows)]
+class _FindingRow(str):
+    """A table line that shows one finding (the cap counts the ones it leaves out)."""
+
+
+def _table(header, align, rows, kind=str) -> list:
+    return [_row(header), _row(align), *(kind(_row(r)) for r in rows)]
 
 
 def _plural(n: int, word: str) -> str:
@@ -157,11 +167,11 @@ def _findings_section(result, with_baseline: bool) -> list:
         header, align = header + ["Tokens per request", "Cost"], align + ["---:", "---:"]
     if with_baseline:
         header, align = header + ["Baseline"], align + ["---"]
-    out += _table(header, align, _finding_rows(items[:TOP], with_baseline, priced, models)) + [""]
+    out += _table(header, align, _finding_rows(items[:TOP], with_baseline, priced, models), _FindingRow) + [""]
     rest = items[TOP:]
     if rest:
         out += ["<details>", f"<summary>{_plural(len(rest), 'more finding')}</summary>", ""]
-        out += _table(header, align, _finding_rows(rest, with_baseline, priced, models)) + ["", "</details>", ""]
+        out += _table(header, align, _finding_rows(rest, with_baseline, priced, models), _FindingRow) + ["", "</details>", ""]
     left = _left_out(items)
     if left:
         out += [f"GitHub shows at most {ANNOTATIONS_PER_LEVEL} error and {ANNOTATIONS_PER_LEVEL} warning annotations per "
@@ -183,4 +193,30 @@ def write(result, stream, evidence: bool = False) -> None:
     if baseline is not None:
         lines += _baseline_section(baseline)
     lines += _findings_section(result, baseline is not None)
-    stream.write("\n".join(lines).rstrip("\n") + "\n")
+    stream.write("\n".join(capped(lines)).rstrip("\n") + "\n")
+
+
+def _size(line: str) -> int:
+    return len(line.encode("utf-8", "replace")) + 1
+
+
+def capped(lines: list, cap: int = CAP) -> list:
+    """``lines``, or as many as fit in ``cap`` bytes with every <details> they open closed and a last
+    line counting the findings left out."""
+    if sum(map(_size, lines)) <= cap:
+        return lines
+    budget = cap - 1024  # room for the closing tags and the last line
+    out, used, opened = [], 0, 0
+    for i, line in enumerate(lines):
+        if used + _size(line) > budget:
+            break
+        out.append(line)
+        used += _size(line)
+        opened += (line == "<details>") - (line == "</details>")
+    left = sum(1 for line in lines[i:] if isinstance(line, _FindingRow))
+    out.append("")
+    for _ in range(max(opened, 0)):
+        out += ["</details>", ""]
+    out.append(f"**{_plural(left, 'more finding')}** not shown: this report is capped at {cap // 1024:,} KiB "
+               "(GitHub drops a step summary over 1 MiB); the other output formats have them all.")
+    return out

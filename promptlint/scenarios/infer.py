@@ -143,6 +143,8 @@ def template_scenario(loaded, text: str, samples=None) -> Scenario:
     from promptlint.scenarios.includes import resolve
 
     scenario.unresolved_includes = resolve(scenario, asts, loaded.path, dict(scenario.include_choices))
+    # file names the samples file (or the template) declares for an include input: an error may name them
+    loaded.declare_names(o for options in scenario.include_choices.values() for o in options)
     add_volatile_stubs(scenario, loaded.env)
     return scenario
 
