@@ -167,22 +167,47 @@ def note_parses(n: int) -> None:
     _PARSES[0] += n
 
 
-_KEEP = [False]  # a resident process (the daemon) keeps what it parsed: warmth is its purpose
+# A resident process (the daemon) keeps the tokenizers it parsed for its next request, within a
+# budget: at most RESIDENT_COUNT of them and RESIDENT_BYTES of tokenizer.json text between them
+# (a parsed tokenizer takes roughly ten times its JSON's size), the least recently used going first.
+RESIDENT_COUNT = 4
+RESIDENT_BYTES = 32 * 1024 * 1024
+_KEEP = [False]
+_SIZES: Dict[str, int] = {}  # sha256 -> length of the parsed JSON text, for the byte budget
 
 
 def keep_loaded() -> None:
-    """From now on release() keeps every parsed tokenizer (the daemon calls it once)."""
+    """From now on release() keeps parsed tokenizers within the resident budget (the daemon calls it once)."""
     _KEEP[0] = True
+
+
+def held_count() -> int:
+    """How many parsed tokenizers this process holds (the daemon reports it)."""
+    return len(_PARSED)
 
 
 def release(sha256: str) -> None:
     """Forget the parsed tokenizer of this content (the driver calls it when no remaining file needs it);
-    objects already handed out stay usable, the memory goes when they do. No-op after keep_loaded()."""
+    objects already handed out stay usable, the memory goes when they do. After keep_loaded() it
+    stays held, and only the least recently used beyond the budget go."""
     if _KEEP[0]:
+        _evict()
         return
+    _forget(sha256)
+
+
+def _forget(sha256: str) -> None:
     _PARSED.pop(sha256, None)
+    _SIZES.pop(sha256, None)
     for key in [k for k in _LOADED if k[0] == sha256]:
         del _LOADED[key]
+
+
+def _evict(keep: Optional[str] = None) -> None:
+    """Drop the least recently used parsed tokenizers (never ``keep``) until the budget holds."""
+    while len(_PARSED) > 1 and (len(_PARSED) > RESIDENT_COUNT or sum(_SIZES.values()) > RESIDENT_BYTES):
+        oldest = next(s for s in _PARSED if s != keep)
+        _forget(oldest)
 
 
 def _embedded_json() -> bytes:
@@ -229,9 +254,15 @@ def load(spec: TokenizerSpec) -> LoadedTokenizer:
 
 
 def _parsed(sha: str, spec: TokenizerSpec, text):
-    if sha not in _PARSED:
-        _PARSED[sha] = _from_str(text(), spec)
+    if sha in _PARSED:
+        _PARSED[sha] = _PARSED.pop(sha)  # most recently used last (dicts keep insertion order)
+    else:
+        source = text()
+        _PARSED[sha] = _from_str(source, spec)
+        _SIZES[sha] = len(source)
         _PARSES[0] += 1
+        if _KEEP[0]:
+            _evict(keep=sha)
     return _PARSED[sha]
 
 

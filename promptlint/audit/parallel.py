@@ -101,9 +101,9 @@ class LocalPool(InProcess):
             if self.defer > 0:
                 self.defer -= 1
                 return _Done(parse_batch(self.opts, name, batch))
-            import multiprocessing
+            from promptlint import interpreters
 
-            ctx = multiprocessing.get_context("spawn" if _threads_started() else None)
+            ctx = interpreters.context("spawn" if _threads_started() else None)
             d = self.opts.deriver
             if ctx.get_start_method() == "fork" and d is not None and hasattr(d, "load"):
                 d.load()  # once, here: forked workers inherit the loaded tokenizer and template
