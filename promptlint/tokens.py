@@ -169,11 +169,12 @@ def note_parses(n: int) -> None:
 
 # A resident process (the daemon) keeps the tokenizers it parsed for its next request, within a
 # budget: at most RESIDENT_COUNT of them and RESIDENT_BYTES of tokenizer.json text between them
-# (a parsed tokenizer takes roughly ten times its JSON's size), the least recently used going first.
+# (a parsed tokenizer takes 12-19 times its JSON's size: ~400 MB at most), the least recently used
+# going first.
 RESIDENT_COUNT = 4
-RESIDENT_BYTES = 32 * 1024 * 1024
+RESIDENT_BYTES = 24 * 1024 * 1024
 _KEEP = [False]
-_SIZES: Dict[str, int] = {}  # sha256 -> length of the parsed JSON text, for the byte budget
+_SIZES: Dict[str, int] = {}  # sha256 -> bytes of the parsed tokenizer.json, for the byte budget
 
 
 def keep_loaded() -> None:
@@ -240,7 +241,7 @@ def load(spec: TokenizerSpec) -> LoadedTokenizer:
         key = (sha, None, None, ())
         if key not in _LOADED:
             _LOADED[key] = LoadedTokenizer(spec, sha, _parsed(sha, spec, lambda: _embedded_json().decode("utf-8")))
-        return _LOADED[key]
+        return _used(sha, _LOADED[key])
     sha = cached_sha256(spec.path)
     check_pin(spec, sha)
     config = spec.config_path
@@ -250,16 +251,21 @@ def load(spec: TokenizerSpec) -> LoadedTokenizer:
         tok = LoadedTokenizer(spec, sha, _parsed(sha, spec, lambda: _read_tokenizer(spec.path)))
         tok.special_tokens = _special_tokens(config)
         _LOADED[key] = tok
-    return _LOADED[key]
+    return _used(sha, _LOADED[key])
+
+
+def _used(sha: str, tok: LoadedTokenizer) -> LoadedTokenizer:
+    """Mark the parse of ``sha`` most recently used (dicts keep insertion order: the oldest go first)."""
+    if sha in _PARSED:
+        _PARSED[sha] = _PARSED.pop(sha)
+    return tok
 
 
 def _parsed(sha: str, spec: TokenizerSpec, text):
-    if sha in _PARSED:
-        _PARSED[sha] = _PARSED.pop(sha)  # most recently used last (dicts keep insertion order)
-    else:
+    if sha not in _PARSED:
         source = text()
         _PARSED[sha] = _from_str(source, spec)
-        _SIZES[sha] = len(source)
+        _SIZES[sha] = len(source.encode("utf-8"))  # the file's size, as the budget is stated
         _PARSES[0] += 1
         if _KEEP[0]:
             _evict(keep=sha)

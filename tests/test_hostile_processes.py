@@ -351,14 +351,15 @@ def test_a_daemon_whose_dependency_changed_answers_stale_and_exits(daemons, proj
 
 def test_the_daemon_holds_tokenizers_within_its_budget(daemons, python, tmp_path):
     """Five model directories with five different tokenizer contents, linted through one daemon: all five
-    are parsed, the daemon keeps the four most recent (the documented budget: 4 tokenizers, 32 MiB
+    are parsed, the daemon keeps the four most recent (the documented budget: 4 tokenizers, 24 MiB
     of tokenizer.json between them)."""
     root = tmp_path / "models_project"
-    sources = [DATA / "tokenizers" / n / "tokenizer.json" for n in ("mistral-v3-spm", "deepseek-v3", "qwen2.5", "mistral-nemo-tekken")]
+    sources = [DATA / "tokenizers" / n / "tokenizer.json" for n in ("mistral-v3-spm", "deepseek-v3", "mistral-nemo-tekken")]
     texts = [p.read_text(encoding="utf-8") for p in sources]
-    texts.append(json.dumps(json.loads(texts[0]), indent=1))  # the same tokenizer in other bytes: a fifth content
+    for indent in (1, 2):  # the same tokenizer in other bytes: another content to parse
+        texts.append(json.dumps(json.loads(texts[0]), indent=indent))
     assert len({t.encode() for t in texts}) == 5
-    assert sum(len(t) for t in texts) < 32 * 1024 * 1024  # the count is what binds here
+    assert sum(len(t.encode()) for t in texts) < 24 * 1024 * 1024  # the count is what binds here
     chat = "{% for m in messages %}[{{ m.role }}] {{ m.content }}\n{% endfor %}"
     for i, text in enumerate(texts):
         d = root / "models" / f"m{i}"
@@ -371,6 +372,27 @@ def test_the_daemon_holds_tokenizers_within_its_budget(daemons, python, tmp_path
     running = status(daemons, python, root)
     assert running["requests"] == 1 and running["parses"] == 5
     assert running.get("tokenizers_held") == 4
+
+
+def test_the_resident_byte_budget_drops_the_least_recently_used(monkeypatch):
+    """In a resident process (keep_loaded), three large tokenizers (12.1 + 8.0 + 7.3 MB of JSON) exceed
+    24 MiB: the least recently used goes, and a tokenizer used again moves to the back of the line."""
+    from promptlint import tokens
+
+    for name, value in (("_KEEP", [True]), ("_PARSED", {}), ("_LOADED", {}), ("_SIZES", {})):
+        monkeypatch.setattr(tokens, name, value)
+    path = {n: DATA / "tokenizers" / n / "tokenizer.json" for n in ("gpt-oss-o200k-harmony", "qwen2.5", "mistral-nemo-tekken", "mistral-v3-spm")}
+    sha = {n: tokens.cached_sha256(p) for n, p in path.items()}
+    for n in ("gpt-oss-o200k-harmony", "qwen2.5"):
+        tokens.load(tokens.resolve(str(path[n])))
+        tokens.release(sha[n])  # what the driver does after the last file that needs it
+    assert tokens.held_count() == 2  # 20.1 MB: within the budget, both kept
+    tokens.load(tokens.resolve(str(path["gpt-oss-o200k-harmony"])))  # used again: now the most recent
+    tokens.load(tokens.resolve(str(path["mistral-nemo-tekken"])))  # 27.4 MB > 24 MiB: qwen2.5 goes
+    assert set(tokens._PARSED) == {sha["gpt-oss-o200k-harmony"], sha["mistral-nemo-tekken"]}
+    assert {k[0] for k in tokens._LOADED} == set(tokens._PARSED)
+    tokens.load(tokens.resolve(str(path["mistral-v3-spm"])))  # 1.5 MB more: 20.9 MB, three held
+    assert tokens.held_count() == 3
 
 
 # --- multiprocessing and the package's source -------------------------------------------------
