@@ -423,11 +423,17 @@ def test_spawned_workers_import_nothing_from_the_working_directory(tmp_path, pyt
 
 
 def _interpreter_starts(path: Path) -> list:
-    """Calls in a module that start an interpreter: multiprocessing contexts/pools/processes, or a
-    subprocess whose argv mentions sys.executable."""
+    """What in a module can start an interpreter: multiprocessing (imported, or its contexts, pools
+    and processes called), a subprocess or exec whose argv mentions sys.executable, and
+    sys.executable itself (the interpreter's path is only ever wanted to start it)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found = []
     for node in ast.walk(tree):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            found += [f"import {n}" for n in names if n.split(".")[0] == "multiprocessing"]
+        if isinstance(node, ast.Attribute) and ast.unparse(node) == "sys.executable":
+            found.append("sys.executable")
         if not isinstance(node, ast.Call):
             continue
         text = ast.unparse(node.func)
@@ -444,7 +450,10 @@ def test_every_interpreter_start_in_the_package_goes_through_one_door():
     """Structural: only promptlint/interpreters.py starts Python itself (`command`, `context`), so a new
     feature that starts a process takes the isolated way or fails here."""
     starts = {str(p.relative_to(REPO)): _interpreter_starts(p) for p in (REPO / "promptlint").rglob("*.py")}
+    # the daemon's identity records which interpreter it runs on (it starts nothing)
+    assert starts.pop("promptlint/daemon/identity.py") == ["sys.executable"]
     assert {k: v for k, v in starts.items() if v and k != "promptlint/interpreters.py"} == {}
-    assert _interpreter_starts(REPO / "promptlint" / "interpreters.py") == ["multiprocessing.get_context"]
+    assert sorted(set(starts["promptlint/interpreters.py"])) == ["import multiprocessing", "multiprocessing.get_context",
+                                                                 "sys.executable"]
     hook = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     assert [h["entry"].split()[0] for h in hook] == ["promptlint"]  # the console script: its bin/ on sys.path, not the cwd
