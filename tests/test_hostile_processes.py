@@ -4,7 +4,8 @@ promptlint or its Action starts, and the daemon answers only for its own install
 A workspace full of shadow modules (`shlex.py`, `json.py`, `pip/`, `promptlint/`, `jinja2/`,
 `tokenizers.py`, `multiprocessing/`, ...), each writing a canary file when imported, is linted by
 the Action's steps (action.yml, run with bash as the runner runs them), by the daemon started
-with the user-level switch, and by multiprocessing's spawn start; no canary may appear. The daemon
+with the user-level switch, by multiprocessing's spawn start and by `audit --ray`'s Ray workers;
+no canary may appear. The daemon
 is a user-level choice (a repository's `daemon = true` starts nothing; CI never has one), and a
 client is answered only by a daemon of its own installation, which exits when its dependencies
 change and holds tokenizers within its budget. Every daemon a test starts is stopped by its pid
@@ -420,6 +421,29 @@ def test_spawned_workers_import_nothing_from_the_working_directory(tmp_path, pyt
                        env={k: v for k, v in os.environ.items() if not k.startswith("PYTHON")})
     assert "CURVES []" in r.stdout, r.stderr
     assert ran(canaries) == []
+
+
+def test_ray_workers_import_nothing_from_the_working_directory(tmp_path, python):
+    """`audit --ray` on a local Ray: Ray puts the driver's working directory first on every worker's
+    sys.path unless the job has a working_dir; the workers must not import the workspace's modules."""
+    pytest.importorskip("ray", reason="Ray comes with the fleet extra")
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    canaries = tmp_path / "canaries"
+    plant(workspace, canaries)
+    shutil.copy(REPO / "examples" / "audit" / "trace.jsonl", workspace / "trace.jsonl")
+    script = tmp_path / "bin" / "audit_on_ray.py"
+    script.parent.mkdir()
+    script.write_text(
+        "import sys\nfrom promptlint.cli import main\n"
+        "if __name__ == '__main__':\n"
+        "    sys.exit(main(['audit', 'trace.jsonl', '--ray', '--workers', '1', '--output-format', 'json']))\n",
+        encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "RAY_"))}
+    r = subprocess.run([str(python), str(script)], cwd=workspace, capture_output=True, text=True, timeout=300, env=env)
+    assert ran(canaries) == []
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["requests"][0]["request_id"] == "req-000"
 
 
 def _interpreter_starts(path: Path) -> list:
