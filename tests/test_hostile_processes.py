@@ -258,6 +258,20 @@ def test_no_daemon_in_ci(daemons, python, project, ci):
     assert status(daemons, python, root)["requests"] == 1
 
 
+@pytest.mark.parametrize("text, says", [('daemon = "yes"\n', "`daemon` must be true or false"),
+                                        ("daemon = [\n", "invalid TOML (")])
+def test_a_bad_user_configuration_is_one_warning_and_no_daemon(cli, tmp_path, monkeypatch, text, says):
+    user = Path(os.environ["XDG_CONFIG_HOME"]) / "promptlint" / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text(text, encoding="utf-8")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "run"))
+    (tmp_path / "run").mkdir(mode=0o700)
+    r = cli("check", cwd=tmp_path)
+    assert r.code == 0 and "(0 files)" in r.out
+    assert len(r.err.splitlines()) == 1 and r.err.startswith(f"promptlint: warning: {user}: {says}")
+    assert r.err.endswith("; the daemon stays off\n") and not (tmp_path / "run" / "promptlint").exists()
+
+
 def other_installation(tmp_path: Path) -> Path:
     """A second installation: a copy of the package with another version."""
     source = tmp_path / "other-src"

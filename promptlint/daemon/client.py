@@ -55,14 +55,16 @@ def user_wants_daemon() -> bool:
     where = _printable(str(path))
     try:
         value = toml_loads(bounded_io.read_text(path, 1 << 16)).get("daemon", False)
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        reason = _printable(str(e).splitlines()[0] if str(e) else type(e).__name__)
-        print(f"promptlint: warning: {where}: cannot read it ({reason}); the daemon stays off", file=sys.stderr)
-        return False
-    if not isinstance(value, bool):
-        print(f"promptlint: warning: {where}: `daemon` must be true or false; the daemon stays off", file=sys.stderr)
-        return False
-    return value
+    except (OSError, UnicodeDecodeError) as e:
+        problem = f"cannot read it ({_printable(getattr(e, 'strerror', None) or type(e).__name__)})"
+    except ValueError as e:
+        problem = f"invalid TOML ({_printable(str(e).splitlines()[0] if str(e) else 'unreadable')}); fix it"
+    else:
+        if isinstance(value, bool):
+            return value
+        problem = "`daemon` must be true or false"
+    print(f"promptlint: warning: {where}: {problem}; the daemon stays off", file=sys.stderr)
+    return False
 
 
 def project(cwd: Optional[Path] = None) -> Tuple[Path, Optional[Path]]:
