@@ -33,7 +33,7 @@ def run(args) -> int:
     running = client.status(root)
     if args.action == "status":
         if not running:
-            print(f"No daemon running for {root}.")
+            print(f"Daemon not running for {root}.")
             return EXIT_FINDINGS
         print(f"Daemon running for {running['root']}: pid {running['pid']}, {running['requests']} requests, "
               f"{running.get('parses', 0)} tokenizer parses, {running.get('tokenizers_held', 0)} tokenizers held, up {running['uptime']} s, idle timeout {running['idle_timeout']} s.")
@@ -43,7 +43,7 @@ def run(args) -> int:
             client.stop(root)
             print(f"Daemon stopped (pid {running['pid']}).")
         elif args.action == "stop":
-            print(f"No daemon running for {root}.")
+            print(f"Daemon not running for {root}.")
         if args.action == "stop":
             return EXIT_OK
     elif running:
