@@ -226,6 +226,11 @@ def test_the_daemon_started_by_the_user_imports_nothing_from_the_workspace(daemo
     assert running["requests"] == 1  # ... and the daemon answered, in the workspace
     # -I dropped no part of the installation: the daemon runs the client's own promptlint
     assert running["identity"]["promptlint"] == str((REPO / "promptlint").resolve())
+    import jinja2
+    import tokenizers
+
+    assert running["identity"]["jinja2"]["version"] == jinja2.__version__
+    assert running["identity"]["tokenizers"]["version"] == tokenizers.__version__
     assert Path(f"/proc/{running['pid']}/cwd").resolve() == daemons["runtime"].resolve()  # started outside the project
 
 
