@@ -62,7 +62,8 @@ def run(units: Sequence[object], analyse_unit: Callable[[object], object], worke
     """Yield (unit index, what ``analyse_unit(unit)`` returned) as units finish, in any order.
     Units a dead worker did not return are analysed here afterwards."""
     import concurrent.futures as cf
-    import multiprocessing
+
+    from promptlint import interpreters
 
     _WORK.update(unit=analyse_unit, units=units)  # before the first submit: that is when the pool forks
     # Rust's thread pool does not survive a fork: the workers encode on their own thread (one
@@ -70,7 +71,7 @@ def run(units: Sequence[object], analyse_unit: Callable[[object], object], worke
     saved = os.environ.get("TOKENIZERS_PARALLELISM")
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
     done = set()
-    pool = cf.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))
+    pool = cf.ProcessPoolExecutor(workers, mp_context=interpreters.context("fork"))  # fork: no interpreter start
     try:
         futures = {pool.submit(_call, k): k for k in range(len(units))}
         try:

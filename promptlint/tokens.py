@@ -167,22 +167,48 @@ def note_parses(n: int) -> None:
     _PARSES[0] += n
 
 
-_KEEP = [False]  # a resident process (the daemon) keeps what it parsed: warmth is its purpose
+# A resident process (the daemon) keeps the tokenizers it parsed for its next request, within a
+# budget: at most RESIDENT_COUNT of them and RESIDENT_BYTES of tokenizer.json text between them
+# (a parsed tokenizer takes 12-19 times its JSON's size: ~400 MB at most), the least recently used
+# going first.
+RESIDENT_COUNT = 4
+RESIDENT_BYTES = 24 * 1024 * 1024
+_KEEP = [False]
+_SIZES: Dict[str, int] = {}  # sha256 -> bytes of the parsed tokenizer.json, for the byte budget
 
 
 def keep_loaded() -> None:
-    """From now on release() keeps every parsed tokenizer (the daemon calls it once)."""
+    """From now on release() keeps parsed tokenizers within the resident budget (the daemon calls it once)."""
     _KEEP[0] = True
+
+
+def held_count() -> int:
+    """How many parsed tokenizers this process holds (the daemon reports it)."""
+    return len(_PARSED)
 
 
 def release(sha256: str) -> None:
     """Forget the parsed tokenizer of this content (the driver calls it when no remaining file needs it);
-    objects already handed out stay usable, the memory goes when they do. No-op after keep_loaded()."""
+    objects already handed out stay usable, the memory goes when they do. After keep_loaded() it
+    stays held, and only the least recently used beyond the budget go."""
     if _KEEP[0]:
+        _evict()
         return
+    _forget(sha256)
+
+
+def _forget(sha256: str) -> None:
     _PARSED.pop(sha256, None)
+    _SIZES.pop(sha256, None)
     for key in [k for k in _LOADED if k[0] == sha256]:
         del _LOADED[key]
+
+
+def _evict(keep: Optional[str] = None) -> None:
+    """Drop the least recently used parsed tokenizers (never ``keep``) until the budget holds."""
+    while len(_PARSED) > 1 and (len(_PARSED) > RESIDENT_COUNT or sum(_SIZES.values()) > RESIDENT_BYTES):
+        oldest = next(s for s in _PARSED if s != keep)
+        _forget(oldest)
 
 
 def _embedded_json() -> bytes:
@@ -215,7 +241,7 @@ def load(spec: TokenizerSpec) -> LoadedTokenizer:
         key = (sha, None, None, ())
         if key not in _LOADED:
             _LOADED[key] = LoadedTokenizer(spec, sha, _parsed(sha, spec, lambda: _embedded_json().decode("utf-8")))
-        return _LOADED[key]
+        return _used(sha, _LOADED[key])
     sha = cached_sha256(spec.path)
     check_pin(spec, sha)
     config = spec.config_path
@@ -225,13 +251,24 @@ def load(spec: TokenizerSpec) -> LoadedTokenizer:
         tok = LoadedTokenizer(spec, sha, _parsed(sha, spec, lambda: _read_tokenizer(spec.path)))
         tok.special_tokens = _special_tokens(config)
         _LOADED[key] = tok
-    return _LOADED[key]
+    return _used(sha, _LOADED[key])
+
+
+def _used(sha: str, tok: LoadedTokenizer) -> LoadedTokenizer:
+    """Mark the parse of ``sha`` most recently used (dicts keep insertion order: the oldest go first)."""
+    if sha in _PARSED:
+        _PARSED[sha] = _PARSED.pop(sha)
+    return tok
 
 
 def _parsed(sha: str, spec: TokenizerSpec, text):
     if sha not in _PARSED:
-        _PARSED[sha] = _from_str(text(), spec)
+        source = text()
+        _PARSED[sha] = _from_str(source, spec)
+        _SIZES[sha] = len(source.encode("utf-8"))  # the file's size, as the budget is stated
         _PARSES[0] += 1
+        if _KEEP[0]:
+            _evict(keep=sha)
     return _PARSED[sha]
 
 

@@ -27,11 +27,13 @@ def _sealed_basetemp(tmp_path_factory):
 @pytest.fixture(autouse=True)
 def _hermetic(_sealed_basetemp, tmp_path_factory, monkeypatch):
     """Every test starts in a directory of its own (never the checkout, so no `.promptlint_cache/`
-    lands there), with its own user cache directory (the cache's machine secret) and none of the
-    variables that change promptlint's behaviour."""
+    lands there), with its own user cache and configuration directories (the cache's machine
+    secret; the user-level daemon switch) and none of the variables that change promptlint's
+    behaviour."""
     home = tmp_path_factory.mktemp("cwd")
     monkeypatch.chdir(home)
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".user-cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".user-config"))  # never the user's own config.toml (daemon = true)
     for name in ("PROMPTLINT_DEBUG", "PROMPTLINT_DAEMON", "NO_COLOR", "FORCE_COLOR", "CI", "GITHUB_ACTIONS"):
         monkeypatch.delenv(name, raising=False)
     from promptlint import cache

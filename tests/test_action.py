@@ -1,6 +1,8 @@
 """The composite GitHub Action (action.yml), run locally: its `run:` script with the inputs and
 the `github` context substituted as the runner does, GITHUB_STEP_SUMMARY/GITHUB_OUTPUT pointed
-at temp files, against a real git repository whose pull request moves timestamps first."""
+at temp files, against a real git repository whose pull request moves timestamps first. The
+Action runs python isolated (-I: no PYTHONPATH), so its `python` input is an installation of this
+checkout (tests/installation.py)."""
 
 from __future__ import annotations
 
@@ -9,11 +11,11 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+import installation
 from conftest import REPO
 from test_baseline import CLEAN, HEAD, STAMP_FIRST, git, repo
 
@@ -21,6 +23,11 @@ yaml = pytest.importorskip("yaml")
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None or shutil.which("git") is None, reason="needs bash and git")
 
 ACTION = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def python(tmp_path_factory):
+    return str(installation.make(tmp_path_factory.mktemp("inst") / "venv"))
 
 
 def expression(expr: str, inputs: dict, github: dict) -> str:
@@ -48,7 +55,7 @@ def run_step(step_id: str, given: dict, github: dict, cwd: Path, runner_temp: Pa
     script.write_text(step["run"], encoding="utf-8")
     # GITHUB_ACTIONS and CI as the runner sets them: promptlint runs in untrusted mode (tracked files only)
     full_env = dict(os.environ, **env, GITHUB_ACTIONS="true", CI="true", RUNNER_TEMP=str(runner_temp), GITHUB_WORKSPACE=str(cwd),
-                    PYTHONPATH=str(REPO), **{k: str(v) for k, v in files.items()})
+                    **{k: str(v) for k, v in files.items()})
     # as the runner runs a `shell: bash` step
     done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=cwd, env=full_env,
                           capture_output=True, text=True)
@@ -56,7 +63,7 @@ def run_step(step_id: str, given: dict, github: dict, cwd: Path, runner_temp: Pa
     return done, files["GITHUB_STEP_SUMMARY"].read_text(encoding="utf-8"), outputs
 
 
-def test_the_action_annotates_the_costliest_first_summarises_everything_and_fails_on_the_regression(tmp_path):
+def test_the_action_annotates_the_costliest_first_summarises_everything_and_fails_on_the_regression(tmp_path, python):
     root = repo(tmp_path, CLEAN)
     base_sha = git(root, "rev-parse", "HEAD").strip()
     samples = (root / "prompts" / "support.samples.toml").read_text(encoding="utf-8")
@@ -72,7 +79,7 @@ def test_the_action_annotates_the_costliest_first_summarises_everything_and_fail
     runner_temp = tmp_path / "runner"
     runner_temp.mkdir()
     github = {"event": {"pull_request": {"base": {"sha": base_sha}}}, "action_path": str(REPO)}
-    done, summary, outputs = run_step("run", {"python": sys.executable, "sarif": str(tmp_path / "out.sarif"), "args": "--select M101"}, github,
+    done, summary, outputs = run_step("run", {"python": python, "sarif": str(tmp_path / "out.sarif"), "args": "--select M101"}, github,
                                       root, runner_temp)
     assert done.returncode == 1, done.stderr
     assert outputs == {"exit-code": "1", "sarif": str(tmp_path / "out.sarif")}
@@ -89,21 +96,21 @@ def test_the_action_annotates_the_costliest_first_summarises_everything_and_fail
     assert len(sarif["runs"][0]["results"]) == 12
 
 
-def test_outside_a_pull_request_there_is_no_baseline_and_a_clean_tree_passes(tmp_path):
+def test_outside_a_pull_request_there_is_no_baseline_and_a_clean_tree_passes(tmp_path, python):
     root = repo(tmp_path, CLEAN)
     runner_temp = tmp_path / "runner"
     runner_temp.mkdir()
-    done, summary, outputs = run_step("run", {"python": sys.executable, "args": "prompts 'prompts/support.j2'"},
+    done, summary, outputs = run_step("run", {"python": python, "args": "prompts 'prompts/support.j2'"},
                                       {"event": {}, "action_path": str(REPO)}, root, runner_temp)
     assert done.returncode == 0, done.stderr
     assert outputs["exit-code"] == "0" and "Baseline" not in summary and "No findings (1 file checked)." in summary
 
 
-def test_an_unbalanced_quote_in_args_is_a_clear_error(tmp_path):
+def test_an_unbalanced_quote_in_args_is_a_clear_error(tmp_path, python):
     root = repo(tmp_path, CLEAN)
     runner_temp = tmp_path / "runner"
     runner_temp.mkdir()
-    done, _, _ = run_step("run", {"python": sys.executable, "args": "'prompts"}, {"event": {}}, root, runner_temp)
+    done, _, _ = run_step("run", {"python": python, "args": "'prompts"}, {"event": {}}, root, runner_temp)
     assert done.returncode == 2 and "cannot be split" in done.stdout
 
 

@@ -32,8 +32,9 @@ def env(tmp_path):
     os.chmod(runtime, 0o700)
     root = tmp_path / "examples"
     shutil.copytree(REPO / "examples", root)
-    e = dict(os.environ, PYTHONPATH=str(REPO), XDG_RUNTIME_DIR=runtime)
-    e.pop("PROMPTLINT_DAEMON", None)
+    e = dict(os.environ, PYTHONPATH=str(REPO), XDG_RUNTIME_DIR=runtime, XDG_CONFIG_HOME=str(tmp_path / "user-config"))
+    for name in ("PROMPTLINT_DAEMON", "CI", "GITHUB_ACTIONS"):  # the daemon is never used in CI
+        e.pop(name, None)
     state = {"root": root, "env": e, "pids": set()}
     yield state
     run(state, "daemon", "stop")
@@ -145,7 +146,7 @@ def test_a_malformed_check_header_is_refused_not_run(env):
     assert status(env)[1] == 0
 
 
-def test_default_never_starts_a_daemon_and_env_or_config_does(env):
+def test_default_never_starts_a_daemon_and_the_user_level_switches_do(env):
     run(env, "check")
     assert status(env) is None
     direct = run(env, "check", "--no-daemon")
@@ -154,10 +155,26 @@ def test_default_never_starts_a_daemon_and_env_or_config_does(env):
     assert requests == 1
     run(env, "daemon", "stop")
     assert gone(pid) and status(env) is None
-    config = env["root"] / "pyproject.toml"
-    config.write_text(config.read_text() + "daemon = true\n")
+    assert run(env, "check", "--daemon") == direct  # the flag
+    pid, requests = status(env)
+    assert requests == 1
+    run(env, "daemon", "stop")
+    assert gone(pid) and status(env) is None
+    user_config = Path(env["env"]["XDG_CONFIG_HOME"]) / "promptlint" / "config.toml"
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text("daemon = true\n", encoding="utf-8")  # the user's own configuration file
     assert run(env, "check") == direct
     assert status(env)[1] == 1
+
+
+def test_a_projects_daemon_setting_is_ignored_with_a_note(env):
+    direct = run(env, "check", "--no-daemon")
+    config = env["root"] / "pyproject.toml"
+    config.write_text(config.read_text() + "daemon = true\n")
+    rc, out, err = run(env, "check")
+    assert (rc, out) == direct[:2] and status(env) is None
+    assert err.count(b"note:") == 1 and b"`daemon = true` in a project's configuration is ignored" in err
+    assert b"PROMPTLINT_DAEMON=1" in err and b"check --daemon" in err
 
 
 def test_killed_daemon_falls_back_and_is_replaced(env):
@@ -196,12 +213,12 @@ def test_changed_configuration_is_picked_up(env):
     first = run(env, "check", "--output-format", "concise")
     assert b" M202 " in first[1]
     config = env["root"] / "pyproject.toml"
-    config.write_text(config.read_text() + 'ignore = ["M202"]\ndaemon = true\n')
-    after = run(env, "check", "--output-format", "concise")
+    config.write_text(config.read_text() + 'ignore = ["M202"]\n')
+    after = run(env, "check", "--output-format", "concise", extra={"PROMPTLINT_DAEMON": "1"})
     assert after == run(env, "check", "--no-daemon", "--output-format", "concise")
     assert b" M202 " not in after[1] and b" M101 " in after[1]
     assert gone(pid)  # the old daemon exited on the change ...
-    new_pid, requests = status(env)  # ... and `daemon = true` started a fresh one that answered
+    new_pid, requests = status(env)  # ... and PROMPTLINT_DAEMON=1 started a fresh one that answered
     assert new_pid != pid and requests == 1
 
 

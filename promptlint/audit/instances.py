@@ -81,10 +81,11 @@ class LocalPartitions:
     instance always go to the same process, in order)."""
 
     def __init__(self, n: int, stack_limit: int, curve_limit: int) -> None:
-        import multiprocessing
         import threading
 
-        ctx = multiprocessing.get_context("spawn" if threading.active_count() > 1 else None)
+        from promptlint import interpreters
+
+        ctx = interpreters.context("spawn" if threading.active_count() > 1 else None)
         self.conns, self.procs = [], []
         for _ in range(n):
             here, there = ctx.Pipe()

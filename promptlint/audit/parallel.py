@@ -101,9 +101,9 @@ class LocalPool(InProcess):
             if self.defer > 0:
                 self.defer -= 1
                 return _Done(parse_batch(self.opts, name, batch))
-            import multiprocessing
+            from promptlint import interpreters
 
-            ctx = multiprocessing.get_context("spawn" if _threads_started() else None)
+            ctx = interpreters.context("spawn" if _threads_started() else None)
             d = self.opts.deriver
             if ctx.get_start_method() == "fork" and d is not None and hasattr(d, "load"):
                 d.load()  # once, here: forked workers inherit the loaded tokenizer and template
@@ -145,15 +145,22 @@ class RayPool(InProcess):
         self.started = not ray.is_initialized()
         if self.started:
             import os
+            import tempfile
 
             kw: dict = {"include_dashboard": False, "logging_level": "ERROR", "log_to_driver": False}
             try:
-                if address:
-                    ray.init(address=address, **kw)
-                elif os.environ.get("RAY_ADDRESS"):
-                    ray.init(**kw)  # a submitted job: its cluster
+                if not address and os.environ.get("RAY_ADDRESS"):
+                    ray.init(**kw)  # a submitted job: its cluster and its own runtime environment
                 else:
-                    ray.init(num_cpus=workers or None, **kw)
+                    # Ray puts the driver's working directory (a pull request's checkout, in CI) first on
+                    # every worker's sys.path unless the job has a working_dir: an empty one keeps the
+                    # checkout's modules out of the workers (promptlint.interpreters, for our own starts).
+                    with tempfile.TemporaryDirectory(prefix="promptlint-ray-") as empty:
+                        kw["runtime_env"] = {"working_dir": empty}
+                        if address:
+                            ray.init(address=address, **kw)
+                        else:
+                            ray.init(num_cpus=workers or None, **kw)
             except Exception as e:  # Ray raises ConnectionError, ValueError, RuntimeError, ...
                 where = f"at {address}" if address else "locally"
                 raise RayError(f"--ray: cannot start or reach Ray {where} ({type(e).__name__}: "

@@ -49,6 +49,9 @@ def add_parser(sub) -> None:
     )
     p.add_argument("--evidence", action="store_true", help="put both renders of each comparison into the JSON output")
     p.add_argument("--force-exclude", action="store_true", help="apply `exclude` to paths given explicitly too")
+    p.add_argument("--daemon", action="store_true",
+                   help="forward to this project's daemon, starting one if none runs (or PROMPTLINT_DAEMON=1, or `daemon = true` "
+                   "in ~/.config/promptlint/config.toml); never in CI")
     p.add_argument("--no-daemon", action="store_true", help="run in this process even when a daemon is running (or PROMPTLINT_DAEMON=0)")
     p.add_argument("--no-cache", action="store_true", help="ignore and do not write the result cache (.promptlint_cache/)")
     p.add_argument(

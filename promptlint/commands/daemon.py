@@ -8,7 +8,8 @@ def add_parser(sub) -> None:
         "daemon",
         help="start, stop or inspect the warm daemon that answers `check` for this project",
         description="One daemon per project root (the closest configuration file's directory, else the current "
-        "directory) keeps tokenizers and modules loaded; `promptlint check` forwards to it when it runs.",
+        "directory) and installation keeps tokenizers and modules loaded; `promptlint check` forwards to it when it "
+        "runs. Never in CI (CI or GITHUB_ACTIONS set).",
     )
     p.add_argument("action", choices=["start", "stop", "status", "restart"])
     p.add_argument("--idle-timeout", type=float, default=None, metavar="SECONDS",
@@ -22,6 +23,8 @@ def run(args) -> int:
     from promptlint.daemon import client, protocol
 
     root, _ = client.project()
+    if args.action in ("start", "restart") and client.in_ci():
+        raise UsageError("no daemon in CI (CI or GITHUB_ACTIONS is set): `promptlint check` runs in its own process there")
     if args.action in ("start", "restart") and protocol.socket_path(root, create=True) is None:
         raise UsageError("no private directory for the daemon's socket (set XDG_RUNTIME_DIR to a directory only you can enter)")
     idle = client.DEFAULT_IDLE if args.idle_timeout is None else args.idle_timeout
@@ -30,17 +33,17 @@ def run(args) -> int:
     running = client.status(root)
     if args.action == "status":
         if not running:
-            print(f"No daemon running for {root}.")
+            print(f"Daemon not running for {root}.")
             return EXIT_FINDINGS
         print(f"Daemon running for {running['root']}: pid {running['pid']}, {running['requests']} requests, "
-              f"{running.get('parses', 0)} tokenizer parses, up {running['uptime']} s, idle timeout {running['idle_timeout']} s.")
+              f"{running.get('parses', 0)} tokenizer parses, {running.get('tokenizers_held', 0)} tokenizers held, up {running['uptime']} s, idle timeout {running['idle_timeout']} s.")
         return EXIT_OK
     if args.action in ("stop", "restart"):
         if running:
             client.stop(root)
             print(f"Daemon stopped (pid {running['pid']}).")
         elif args.action == "stop":
-            print(f"No daemon running for {root}.")
+            print(f"Daemon not running for {root}.")
         if args.action == "stop":
             return EXIT_OK
     elif running:

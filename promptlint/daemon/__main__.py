@@ -1,4 +1,5 @@
-"""`python -m promptlint.daemon ROOT SOCKET IDLE_SECONDS`: the daemon process (see server.py)."""
+"""`promptlint.daemon ROOT SOCKET IDLE_SECONDS` run as the main module: the daemon process (see
+server.py). The client starts it isolated (`python -I`, promptlint.interpreters.command)."""
 
 import sys
 

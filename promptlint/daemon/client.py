@@ -1,4 +1,14 @@
-"""The client side: find this project's daemon, forward a `check` to it, start one when asked.
+"""The client side: find this installation's daemon for the project, forward a `check` to it,
+start one when the user asked for it.
+
+Who may use a daemon is the user's choice alone, never the repository's: `check --daemon`,
+PROMPTLINT_DAEMON=1, or `daemon = true` in the user's own configuration file
+(``$XDG_CONFIG_HOME/promptlint/config.toml``, default ``~/.config``) start one; a running one
+(`promptlint daemon start`) answers. A project configuration's `daemon = true` is ignored with a
+note (a pull request could otherwise start a process that outlives the job), and in CI (`CI` or
+`GITHUB_ACTIONS` set) no daemon is started or used. The daemon is started isolated
+(promptlint.interpreters) from outside the project, and a reply counts only when it comes from a
+daemon of this installation (daemon/identity.py).
 
 Imports only the standard library and promptlint's leaves plus `config.find_config` (TOML, no
 jsonschema): a forwarded check never pays for jinja2, tokenizers or jsonschema.
@@ -16,16 +26,51 @@ from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
 from promptlint import safe_write
-from promptlint.daemon import protocol
+from promptlint.daemon import identity, protocol
 
 DEFAULT_IDLE = 900.0  # seconds without a request before the daemon exits
 START_WAIT = 30.0  # bounded wait for a starting daemon to answer
 IN_DAEMON = False  # set by the server: a request it runs is never forwarded again
+_NOTED = [False]
 
 
-def project(cwd: Optional[Path] = None) -> Tuple[Path, bool]:
-    """(root, wants a daemon): the closest configuration file's directory (else cwd), and whether
-    it says `daemon = true`. A configuration that does not parse counts as no: the in-process run
+def in_ci() -> bool:
+    """`CI` or `GITHUB_ACTIONS` set to anything but empty, "false" or "0"."""
+    return any(os.environ.get(name, "").strip().lower() not in ("", "false", "0") for name in ("CI", "GITHUB_ACTIONS"))
+
+
+def user_config_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME", "")
+    return (Path(base) if os.path.isabs(base) else Path.home() / ".config") / "promptlint" / "config.toml"
+
+
+def user_wants_daemon() -> bool:
+    """`daemon = true` in the user's configuration file (not a project's). A file that cannot be
+    read or says something else gets one warning and counts as no."""
+    from promptlint import bounded_io
+    from promptlint.toml_io import toml_loads
+
+    path = user_config_path()
+    if not path.exists():
+        return False
+    where = _printable(str(path))
+    try:
+        value = toml_loads(bounded_io.read_text(path, 1 << 16)).get("daemon", False)
+    except (OSError, UnicodeDecodeError) as e:
+        problem = f"cannot read it ({_printable(getattr(e, 'strerror', None) or type(e).__name__)})"
+    except ValueError as e:
+        problem = f"invalid TOML ({_printable(str(e).splitlines()[0] if str(e) else 'unreadable')}); fix it"
+    else:
+        if isinstance(value, bool):
+            return value
+        problem = "`daemon` must be true or false"
+    print(f"promptlint: warning: {where}: {problem}; the daemon stays off", file=sys.stderr)
+    return False
+
+
+def project(cwd: Optional[Path] = None) -> Tuple[Path, Optional[Path]]:
+    """(root, the configuration file when it says `daemon = true`): the closest configuration file's
+    directory (else cwd). A configuration that does not parse counts as none: the in-process run
     reports it."""
     from promptlint.config import find_config
 
@@ -35,8 +80,23 @@ def project(cwd: Optional[Path] = None) -> Tuple[Path, bool]:
     except Exception:
         found = None
     if not found:
-        return cwd, False
-    return found[0].parent.resolve(), found[1].get("daemon") is True
+        return cwd, None
+    return found[0].parent.resolve(), found[0] if found[1].get("daemon") is True else None
+
+
+def note_project_setting(config: Path) -> None:
+    """One note per process: the project's `daemon = true` is ignored, and how to turn it on."""
+    if _NOTED[0]:
+        return
+    _NOTED[0] = True
+    print(f"promptlint: note: {_printable(str(config))}: `daemon = true` in a project's configuration is ignored "
+          f"(a repository cannot start processes); turn the daemon on for yourself with PROMPTLINT_DAEMON=1, "
+          f"`daemon = true` in {_printable(str(user_config_path()))}, or `check --daemon`", file=sys.stderr)
+
+
+def _printable(text: str) -> str:
+    """Control characters (a newline in a directory name) escaped: the note stays one line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def connect(root: Path, timeout: float = 5.0) -> Optional[socket.socket]:
@@ -77,7 +137,12 @@ def status(root: Path) -> Optional[Dict[str, Any]]:
 
 
 def start(root: Path, idle: float = DEFAULT_IDLE) -> Optional[Dict[str, Any]]:
-    """Start a daemon for ``root`` (detached) and wait, bounded, until it answers; its status."""
+    """Start a daemon for ``root`` (detached) and wait, bounded, until it answers; its status.
+
+    The interpreter runs isolated, in the private run directory, importing promptlint from where
+    this process did (interpreters.command): nothing under the project is ever on its path."""
+    from promptlint import interpreters
+
     path = protocol.socket_path(root, create=True)
     if path is None:
         return None
@@ -87,8 +152,8 @@ def start(root: Path, idle: float = DEFAULT_IDLE) -> Optional[Dict[str, Any]]:
         return None
     try:
         subprocess.Popen(
-            [sys.executable, "-m", "promptlint.daemon", str(root), str(path), str(idle)],
-            cwd=str(root), stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True,
+            interpreters.command("promptlint.daemon", [str(root), str(path), str(idle)]),
+            cwd=str(path.parent), stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, close_fds=True,
         )
     finally:
         log.close()
@@ -137,17 +202,25 @@ def _read_stdin() -> bytes:
 
 def forward_check(argv, args) -> Optional[int]:
     """Run ``promptlint check`` in this project's daemon and print its reply; None to run in-process
-    (no daemon answered, or --no-daemon / PROMPTLINT_DAEMON=0)."""
-    env = os.environ.get("PROMPTLINT_DAEMON", "")
-    if IN_DAEMON or getattr(args, "no_daemon", False) or env == "0":
+    (no daemon of this installation answered; --no-daemon, PROMPTLINT_DAEMON=0, or CI)."""
+    if IN_DAEMON:
         return None
-    root, wanted = project()
-    autostart = env == "1" or (env == "" and wanted)
+    root, configured = project()
+    if configured is not None:
+        note_project_setting(configured)
+    env = os.environ.get("PROMPTLINT_DAEMON", "")
+    if getattr(args, "no_daemon", False) or env == "0" or in_ci():
+        return None
+    path = protocol.socket_path(root)
+    autostart = getattr(args, "daemon", False) or env == "1" or user_wants_daemon()
+    if not autostart and (path is None or not path.exists()):
+        return None  # the common case: nothing running, nothing to start
     body = b""
     if getattr(args, "stdin_filename", None):
         body = _read_stdin()
         # If the daemon does not answer after all, the in-process run reads the same bytes.
         sys.stdin = io.TextIOWrapper(io.BytesIO(body), encoding="utf-8")
+    mine = identity.identity()
     header = {
         "op": "check",
         "argv": list(argv),
@@ -155,15 +228,16 @@ def forward_check(argv, args) -> Optional[int]:
         "env": dict(os.environ),
         "stdout": _stream_info(sys.stdout),
         "stderr": _stream_info(sys.stderr),
+        "identity": mine,
     }
     for attempt in range(2):
         got = request(root, header, body)
-        if got is None or got[0].get("restart"):  # none running, or it exited to reload itself
+        if got is None or got[0].get("stale") or got[0].get("restart"):  # none running, or it exited to reload
             if not autostart or attempt or start(root) is None:
                 return None
             continue
         reply, out, err = got
-        if "rc" not in reply:  # refused (cwd outside its root): run here
+        if "rc" not in reply or reply.get("identity") != mine:  # refused, or not this installation's: run here
             return None
         for stream, data in ((sys.stdout, out), (sys.stderr, err)):
             stream.flush()

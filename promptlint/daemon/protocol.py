@@ -88,10 +88,14 @@ def run_dir(create: bool = False) -> Optional[Path]:
 
 
 def socket_path(root: Path, create: bool = False) -> Optional[Path]:
+    """One socket per project root and installation (identity.installation_key): a client of another
+    virtualenv or pre-commit environment never connects to this installation's daemon."""
+    from promptlint.daemon.identity import installation_key
+
     base = run_dir(create)
     if base is None:
         return None
-    name = hashlib.sha256(os.fsencode(str(root))).hexdigest()[:24]
+    name = hashlib.sha256(os.fsencode(str(root)) + b"\0" + installation_key().encode()).hexdigest()[:24]
     path = base / f"{name}.sock"
     return path if len(os.fsencode(str(path))) < 100 else None  # sun_path holds 108 bytes
 

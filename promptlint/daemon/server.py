@@ -4,8 +4,14 @@ settings, so the reply is byte for byte what the client would have printed.
 
 Requests run one at a time (a run owns the process's cwd, environment and standard streams); a
 second client waits in the listen queue. The daemon exits when idle, when asked, and when
-promptlint's code, the project's configuration or its tokenizer changed since it started — the
-client then runs in-process (or starts a fresh daemon).
+promptlint's code, jinja2 or tokenizers (daemon/identity.py), the project's configuration or its
+tokenizer changed since it started: per request (it answers "stale", and the client runs
+in-process or starts a fresh daemon) and between requests (checked every `RECHECK` seconds). It
+answers only a client of its own installation. It holds the tokenizers it parsed within the
+resident budget of `tokens.keep_loaded`.
+
+It was started isolated (``python -I``, promptlint.interpreters) in its private run directory;
+during a request its working directory is the client's, but nothing there is on ``sys.path``.
 """
 
 from __future__ import annotations
@@ -20,10 +26,11 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from promptlint import safe_write
-from promptlint.daemon import client, protocol
+from promptlint.daemon import client, identity, protocol
 from promptlint.daemon.protocol import ProtocolError
 
 REQUEST_TIMEOUT = 60.0  # a client that connects must send its request within this
+RECHECK = 30.0  # between requests, how often the daemon looks whether its installation changed
 
 
 def _stat(path: Path) -> Optional[Tuple[int, int, int]]:
@@ -35,9 +42,9 @@ def _stat(path: Path) -> Optional[Tuple[int, int, int]]:
 
 
 def stamp(root: Path) -> Tuple:
-    """What the daemon's loaded state depends on: promptlint's code, every configuration file that
-    could apply under ``root`` (one appearing counts too), and the configured tokenizer file."""
-    from promptlint import cache
+    """What the daemon's loaded state depends on in the project (its installation: identity.py):
+    every configuration file that could apply under ``root`` (one appearing counts too), and the
+    configured tokenizer file."""
     from promptlint.config import find_config
 
     configs = [(str(d / n), _stat(d / n)) for d in (root, *root.parents) for n in ("promptlint.toml", "pyproject.toml")]
@@ -49,7 +56,7 @@ def stamp(root: Path) -> Tuple:
     if found and isinstance(found[1].get("tokenizer"), str):
         path = found[0].parent / found[1]["tokenizer"]
         tokenizer = _stat(path / "tokenizer.json" if path.is_dir() else path)
-    return cache.code_stamp(fresh=True), tuple(configs), tokenizer
+    return tuple(configs), tokenizer
 
 
 class _Stream(io.TextIOWrapper):
@@ -107,6 +114,8 @@ class Daemon:
         self.started = time.time()
         self.requests = 0
         self.stamp = stamp(root)
+        self.identity = identity.identity()
+        self.last = time.monotonic()
         self.listener: Optional[socket.socket] = None
 
     def bind(self) -> bool:
@@ -146,17 +155,23 @@ class Daemon:
 
     def serve(self) -> None:
         assert self.listener is not None
-        self.listener.settimeout(self.idle)
+        self.listener.settimeout(min(self.idle, RECHECK))
         while self.listener is not None:
             try:
                 conn, _ = self.listener.accept()
             except socket.timeout:
-                return  # idle
+                if time.monotonic() - self.last >= self.idle or self.stale():
+                    return  # idle, or its installation changed under it: no request will be answered
+                continue
             with conn:
                 try:
                     self.handle(conn)
                 except (OSError, ProtocolError) as e:
                     print(f"promptlint daemon: dropped a request: {e}", file=sys.stderr, flush=True)
+            self.last = time.monotonic()
+
+    def stale(self) -> bool:
+        return identity.identity() != self.identity
 
     def handle(self, conn: socket.socket) -> None:
         uid = protocol.peer_uid(conn)
@@ -179,22 +194,30 @@ class Daemon:
             if not isinstance(header.get("cwd"), str) or not _inside(header["cwd"], self.root):
                 protocol.send_json(conn, {"refused": f"{header.get('cwd')!r} is outside {self.root}"})
                 return
-            if stamp(self.root) != self.stamp:
+            if self.stale():
                 self.close()  # gone before the client starts a successor
+                protocol.send_json(conn, {"stale": "promptlint, jinja2 or tokenizers changed since the daemon started"})
+                return
+            if stamp(self.root) != self.stamp:
+                self.close()
                 protocol.send_json(conn, {"restart": True})
+                return
+            if header.get("identity") != self.identity:
+                protocol.send_json(conn, {"refused": "a client of another installation of promptlint"})
                 return
             conn.settimeout(None)
             rc, out, err = run_check(header, body)
             self.requests += 1
-            protocol.send_json(conn, {"rc": rc}, out, err)
+            protocol.send_json(conn, {"rc": rc, "identity": self.identity}, out, err)
         else:
             protocol.send_json(conn, {"refused": f"unknown op {op!r}"})
 
     def status(self) -> Dict[str, Any]:
-        from promptlint.tokens import parse_count
+        from promptlint.tokens import held_count, parse_count
 
         return {"pid": os.getpid(), "root": str(self.root), "uptime": round(time.time() - self.started, 1),
-                "requests": self.requests, "idle_timeout": self.idle, "parses": parse_count()}
+                "requests": self.requests, "idle_timeout": self.idle, "parses": parse_count(),
+                "tokenizers_held": held_count(), "identity": self.identity}
 
 
 def main(argv: List[str]) -> int:
@@ -210,7 +233,7 @@ def main(argv: List[str]) -> int:
 
         from promptlint import parallel
 
-        tokens.keep_loaded()  # multi-file runs release tokenizers; the daemon holds them for the next request
+        tokens.keep_loaded()  # multi-file runs release tokenizers; the daemon holds some (LRU) for the next request
         parallel.disable()  # and analyses in its own process, where they are
 
         daemon.serve()
