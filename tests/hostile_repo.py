@@ -193,12 +193,9 @@ def build(tmp_path: Path) -> Hostile:
     os.symlink(outside / "manifests", cache / "manifests")
     os.symlink(outside / "victim.bin", root / "promptlint.sarif")
     os.symlink(outside / "tree", root / "reports")
-    # a trace whose rows are fine, for audit
+    # a trace whose rows are fine, for audit (the example application's)
     (root / "traces").mkdir()
-    (root / "traces" / "t.jsonl").write_text("".join(
-        json.dumps({"request_id": f"r{i}", "arrival_time": i, "prompt_token_ids": [1, 2, 3] * 40 + [i]}) + "\n"
-        for i in range(4)), encoding="utf-8")
-
+    shutil.copy(Path(__file__).parent.parent / "examples" / "audit" / "trace.jsonl", root / "traces" / "t.jsonl")
     os.symlink(".git/config", root / "report.md")
     git(root, "init", "-q")
     git(root, "add", "-A", "-f")

@@ -120,7 +120,7 @@ def test_the_install_step_installs_the_requested_version_or_the_action_itself():
     assert ACTION["runs"]["using"] == "composite" and set(ACTION["outputs"]) == {"exit-code", "sarif"}
 
 
-def test_a_committed_link_as_the_sarif_file_is_refused_and_not_named_as_the_output(tmp_path):
+def test_a_committed_link_as_the_sarif_file_is_refused_and_not_named_as_the_output(tmp_path, python):
     """The pull request commits `promptlint.sarif -> .git/config`: the step fails with exit 2,
     .git/config is unchanged, and the `sarif` output names no file (the upload has nothing)."""
     root = repo(tmp_path, CLEAN)
@@ -128,7 +128,7 @@ def test_a_committed_link_as_the_sarif_file_is_refused_and_not_named_as_the_outp
     os.symlink(".git/config", root / "promptlint.sarif")
     runner_temp = tmp_path / "runner"
     runner_temp.mkdir()
-    done, _, outputs = run_step("run", {"python": sys.executable, "args": "prompts"}, {"event": {}, "action_path": str(REPO)},
+    done, _, outputs = run_step("run", {"python": python, "args": "prompts"}, {"event": {}, "action_path": str(REPO)},
                                 root, runner_temp)
     assert done.returncode == 2 and "promptlint.sarif is a symlink" in done.stderr, done.stderr
     assert outputs == {"exit-code": "2", "sarif": ""}

@@ -192,20 +192,27 @@ def test_the_language_server(hostile):
     assert seen.get("leak_include.j2"), seen
 
 
-def test_the_actions_run_step(hostile, tmp_path):
+def run_action_step(hostile, tmp_path, **given):
+    """The Action's run step as the runner runs it: inputs substituted, GitHub's env files in a
+    runner temp directory, the workspace as working directory, CI's environment."""
     yaml = pytest.importorskip("yaml")
-    import os
     import re
-    import sys
+    import installation
     from conftest import REPO
 
     action = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
     [step] = [s for s in action["runs"]["steps"] if s.get("id") == "run"]
     inputs = {k: v.get("default", "") for k, v in action["inputs"].items()}
-    inputs.update(python=sys.executable, args="prompts")
-    env = {k: re.sub(r"\$\{\{(.+?)\}\}", lambda m: next((inputs.get(o.strip().split(".", 1)[1], "") for o in m.group(1).split("||")
-                                                           if o.strip().startswith("inputs.") and inputs.get(o.strip().split(".", 1)[1])), ""),
-                     str(v)) for k, v in step["env"].items()}
+    inputs.update(python=str(installation.make(tmp_path / "venv")), args="prompts", **given)
+
+    def expression(expr):
+        for operand in expr.split("||"):
+            scope, _, name = operand.strip().partition(".")
+            if scope == "inputs" and inputs.get(name):
+                return str(inputs[name])
+        return ""
+
+    env = {k: re.sub(r"\$\{\{(.+?)\}\}", lambda m: expression(m.group(1)), str(v)) for k, v in step["env"].items()}
     runner = tmp_path / "runner"
     runner.mkdir()
     files = {"GITHUB_STEP_SUMMARY": runner / "summary.md", "GITHUB_OUTPUT": runner / "output"}
@@ -216,9 +223,19 @@ def test_the_actions_run_step(hostile, tmp_path):
     full = hostile.env(**env, RUNNER_TEMP=str(runner), GITHUB_WORKSPACE=str(hostile.root), **{k: str(v) for k, v in files.items()})
     done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=hostile.root, env=full,
                           capture_output=True, text=True, timeout=300)
-    summary = files["GITHUB_STEP_SUMMARY"].read_text(encoding="utf-8")
-    hostile.assert_safe(done.stdout, done.stderr, summary)
-    assert "M101" in done.stdout + summary, done.stderr
-    assert SECRET not in summary and TOKEN not in summary
+    return done, files["GITHUB_STEP_SUMMARY"].read_text(encoding="utf-8"), runner
+
+
+def test_the_actions_run_step(hostile, tmp_path):
+    import re
+
+    done, summary, runner = run_action_step(hostile, tmp_path, sarif=str(tmp_path / "out.sarif"))
+    hostile.assert_safe(done.stdout, done.stderr, summary, (tmp_path / "out.sarif").read_text(encoding="utf-8"))
+    assert done.returncode == 1 and "M101" in done.stdout and "M101" in summary, done.stderr
     assert not re.search(r"@[A-Za-z0-9]", re.sub(r"`[^`]*`", "", summary)), "a live @mention in the summary"
-    assert not os.path.lexists(hostile.root / "promptlint.sarif") or os.path.islink(hostile.root / "promptlint.sarif")
+
+
+def test_the_actions_run_step_refuses_a_committed_sarif_link(hostile, tmp_path):
+    done, summary, _ = run_action_step(hostile, tmp_path)  # the default sarif path: the committed link
+    hostile.assert_safe(done.stdout, done.stderr, summary)
+    assert done.returncode == 2 and "promptlint.sarif is a symlink" in done.stderr, done.stderr

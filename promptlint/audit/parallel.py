@@ -145,7 +145,7 @@ class RayPool(InProcess):
         self.started = not ray.is_initialized()
         if self.started:
             import os
-            import tempfile
+            from promptlint import safe_write
 
             kw: dict = {"include_dashboard": False, "logging_level": "ERROR", "log_to_driver": False}
             try:
@@ -155,8 +155,8 @@ class RayPool(InProcess):
                     # Ray puts the driver's working directory (a pull request's checkout, in CI) first on
                     # every worker's sys.path unless the job has a working_dir: an empty one keeps the
                     # checkout's modules out of the workers (promptlint.interpreters, for our own starts).
-                    with tempfile.TemporaryDirectory(prefix="promptlint-ray-") as empty:
-                        kw["runtime_env"] = {"working_dir": empty}
+                    with safe_write.temporary_directory("promptlint-ray-") as empty:
+                        kw["runtime_env"] = {"working_dir": str(empty)}
                         if address:
                             ray.init(address=address, **kw)
                         else:
