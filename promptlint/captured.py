@@ -49,6 +49,7 @@ class Settings:
     approximate_chat: bool = False  # diff: a chat body without a chat template gets the approximate framing
     _loaded: Any = field(default=None, repr=False)
     _noticed: bool = field(default=False, repr=False)
+    _notes: set = field(default_factory=set, repr=False)  # rendering notes printed in this run (once each)
 
     @property
     def has_tokenizer(self) -> bool:
@@ -287,8 +288,8 @@ def _approximate_chat_request(path: str, body: dict, settings: Settings) -> str:
         text = chat_framing.render(body)
     except chat_framing.BodyError as e:
         raise InputError(f"{path}: not a usable chat-completions request body: {e}") from None
-    if not settings.quiet and "chat-completions" not in _NOTED:
-        _NOTED.add("chat-completions")
+    if not settings.quiet and "chat-completions" not in settings._notes:
+        settings._notes.add("chat-completions")
         print(f"promptlint: note: {path}: a chat-completions request body and no chat template: rendered in an "
               "approximate ChatML framing (docs/operators.md); pass --chat-template for the model's exact prompt",
               file=sys.stderr)
@@ -324,7 +325,6 @@ def _request_from_body(body: dict):
 _BEDROCK_KEYS = ("toolConfig", "inferenceConfig", "modelId", "additionalModelRequestFields")
 _BEDROCK_BLOCKS = ("text", "cachePoint", "toolUse", "toolResult", "image", "document", "guardContent", "reasoningContent")
 _GEMINI_ALIASES = {"system_instruction": "systemInstruction", "config": "generationConfig"}
-_NOTED: set = set()  # providers whose rendering note was printed (once per run)
 _PROVIDER_NAMES = {
     "anthropic": "an Anthropic Messages", "bedrock": "a Bedrock Converse", "openai-responses": "an OpenAI Responses",
     "gemini": "a Gemini generateContent",
@@ -376,8 +376,8 @@ def _load_sdk_request(path: str, body: dict, provider: str, settings: Settings) 
         return layout.from_json(value) if value is not None else None
 
     text = layout.render_text(layout.build("bedrock" if provider == "bedrock" else provider, get))
-    if not settings.quiet and provider not in _NOTED:
-        _NOTED.add(provider)
+    if not settings.quiet and provider not in settings._notes:  # per run, not per process (the daemon serves many)
+        settings._notes.add(provider)
         print(f"promptlint: note: {path}: {_PROVIDER_NAMES[provider]} request body, rendered as its text in cache-prefix "
               "order (tools, system, messages; blank lines between blocks), not through a chat template",
               file=sys.stderr)

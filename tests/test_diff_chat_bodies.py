@@ -122,8 +122,10 @@ def test_full_output_says_approximate_and_names_the_field(cli, tmp_path):
 def test_a_body_with_a_bad_field_is_one_line(cli, tmp_path):
     bad = variant_with(lambda b: b["messages"][1].update(role=7))
     r = run_diff(cli, tmp_path, BODY, bad)
-    assert r.code == 2 and r.err.count("\n") == 1 and "Traceback" not in r.err
-    assert "b.json: not a usable chat-completions request body: `messages[1].role` must be a string" in r.err
+    assert r.code == 2 and "Traceback" not in r.err
+    *notes, error = r.err.splitlines()
+    assert all(n.startswith("promptlint: note: ") for n in notes)  # A (well formed) was read first
+    assert error.endswith("b.json: not a usable chat-completions request body: `messages[1].role` must be a string")
 
 
 def test_hashes_still_needs_the_chat_template(cli, tmp_path):
@@ -132,3 +134,16 @@ def test_hashes_still_needs_the_chat_template(cli, tmp_path):
     p.write_text(json.dumps(BODY), encoding="utf-8")
     r = cli("hashes", p, "--tokenizer", QWEN)
     assert r.code == 2 and "needs the chat template: pass --chat-template" in r.err
+
+
+@pytest.mark.parametrize("body, note", [
+    (BODY, "approximate ChatML framing"),
+    ({"model": "claude-sonnet-4-5", "system": SYSTEM, "messages": [{"role": "user", "content": "hi"}]},
+     "an Anthropic Messages request body, rendered as its text"),
+])
+def test_the_rendering_note_is_said_in_every_run(cli, tmp_path, body, note):
+    """Once per run, not once per process: a second run in the same process (the daemon, an
+    editor integration) says it again."""
+    for _ in range(2):
+        r = run_diff(cli, tmp_path, body, body)
+        assert r.code == 0 and r.err.count(note) == 1, r.err
