@@ -1,11 +1,11 @@
-"""`check --baseline REF`: the working tree against a git revision, template by template.
+"""`check --baseline REF`: the working tree against a git revision, prompt by prompt.
 
 REF's files under the project root are exported from git objects into a temporary directory
 (``git_tree``: never a checkout over the user's tree), linted there with the working tree's
-settings and tokenizer (no result cache: the directory is gone afterwards), and every template,
-chat template and scenario is measured in both trees (``per_request``: eligible blocks per
-request). The result pairs the measurements (``measurements.compare``) and marks each current
-finding "existing" or "new".
+settings and tokenizer (no result cache: the directory is gone afterwards), and every file is
+measured in both trees by its analyzer's ``measure`` (every template, chat template scenario and
+prompt a Python module sends: eligible blocks per request). The result pairs the measurements
+(``measurements.compare``) and marks each current finding "existing" or "new".
 """
 
 from __future__ import annotations
@@ -38,9 +38,7 @@ def measure_tree(paths: Sequence[str], settings: Settings, force_exclude: bool, 
         if not_read(path, settings.root):
             continue
         analyzer = analyzers.analyzer_for(path) or importlib.import_module("promptlint.analyzers.jinja_template")  # as lint does
-        measure = getattr(analyzer, "measure", None)
-        if measure is None:
-            continue  # Python sources: not measured per request (docs/output-formats.md)
+        measure = analyzer.measure  # every analyzer has one (analyzers.REQUIRED)
         text = "" if path.is_dir() else kernel.read_source(path)
         if not isinstance(text, str):
             out.append(Measurement(relative(path, settings.root), "base", error=f"{text.code} {text.message}"))

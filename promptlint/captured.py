@@ -6,8 +6,10 @@ there is one). A file is one of
 - a rendered prompt (any text, read byte-exact: no newline translation),
 - a JSON array of token ids (what vLLM logs as ``prompt_token_ids``),
 - a completions request body, ``{"prompt": "..."}`` or ``{"prompt": [ids...]}``,
-- a chat-completions request body, ``{"messages": [...], "tools": [...]}``: that needs the
-  chat-template renderer (``_render_chat_request`` is the seam where it plugs in);
+- a chat-completions request body, ``{"messages": [...], "tools": [...]}``: rendered through the
+  chat template (``_render_chat_request``); without one, `diff` (``approximate_chat``) renders it
+  in the documented approximate framing (``promptlint.chat_framing``) and keeps the body, so the
+  two bodies are compared field by field too (``promptlint.request_fields``);
 - a hosted-API request body (Anthropic Messages, Bedrock Converse, OpenAI Responses, Gemini):
   no chat template is public, so it renders as its text in the order the provider builds the
   cached prefix (tools -> system -> messages; ``promptlint.pysource.layout``).
@@ -44,8 +46,10 @@ class Settings:
     engine: str = "vllm"  # whose tokenization text inputs get (llamacpp differs; hosted APIs: the pinned tokenizer)
     transformers: int = 5
     quiet: bool = False
+    approximate_chat: bool = False  # diff: a chat body without a chat template gets the approximate framing
     _loaded: Any = field(default=None, repr=False)
     _noticed: bool = field(default=False, repr=False)
+    _notes: set = field(default_factory=set, repr=False)  # rendering notes printed in this run (once each)
 
     @property
     def has_tokenizer(self) -> bool:
@@ -80,6 +84,8 @@ class Side:
     ids: List[int]
     text: Optional[str] = None
     offsets: Optional[List[Tuple[int, int]]] = None
+    body: Optional[dict] = None  # a chat-completions request body, as read
+    framing: Optional[str] = None  # how that body became text without a chat template (chat_framing.NAME)
 
 
 def read_input(path: str) -> str:
@@ -201,8 +207,14 @@ def _encode_text(path: str, text: str, settings: Settings, kind: str = "text") -
 
 def _load_request(path: str, body: dict, settings: Settings) -> Side:
     if "messages" in body:
-        text = _render_chat_request(path, body, settings)
-        return _encode_text(path, text, settings, kind="request")
+        framing = None
+        if _chat_template_of(settings) is None and settings.approximate_chat:
+            text, framing = _approximate_chat_request(path, body, settings), _framing_name()
+        else:
+            text = _render_chat_request(path, body, settings)
+        side = _encode_text(path, text, settings, kind="request")
+        side.body, side.framing = body, framing
+        return side
     prompt = body["prompt"]
     if isinstance(prompt, list) and len(prompt) == 1 and not isinstance(prompt[0], int):
         prompt = prompt[0]  # the OpenAI API accepts a batch of one
@@ -227,7 +239,7 @@ def _render_chat_request(path: str, body: dict, settings: Settings) -> str:
     from promptlint.chat.source import SourceError, load_source
     from promptlint.render import Limits, RenderError
 
-    target = settings.chat_template or (settings.tokenizer if settings.tokenizer and Path(settings.tokenizer).is_dir() else None)
+    target = _chat_template_of(settings)
     if target is None:
         raise InputError(
             f"{path}: a request body with `messages` needs the chat template: pass --chat-template "
@@ -253,6 +265,35 @@ def _render_chat_request(path: str, body: dict, settings: Settings) -> str:
     except RecursionError:
         raise InputError(f"{path}: the request body is nested too deeply to render") from None
     return rendered.text
+
+
+def _chat_template_of(settings: Settings) -> Optional[str]:
+    """Where the chat template comes from: --chat-template, else --tokenizer when it is a model directory."""
+    from pathlib import Path
+
+    return settings.chat_template or (settings.tokenizer if settings.tokenizer and Path(settings.tokenizer).is_dir() else None)
+
+
+def _framing_name() -> str:
+    from promptlint import chat_framing
+
+    return chat_framing.NAME
+
+
+def _approximate_chat_request(path: str, body: dict, settings: Settings) -> str:
+    """The body in the approximate chat framing, with a one-line note on stderr (once per run)."""
+    from promptlint import chat_framing
+
+    try:
+        text = chat_framing.render(body)
+    except chat_framing.BodyError as e:
+        raise InputError(f"{path}: not a usable chat-completions request body: {e}") from None
+    if not settings.quiet and "chat-completions" not in settings._notes:
+        settings._notes.add("chat-completions")
+        print(f"promptlint: note: {path}: a chat-completions request body and no chat template: rendered in an "
+              "approximate ChatML framing (docs/operators.md); pass --chat-template for the model's exact prompt",
+              file=sys.stderr)
+    return text
 
 
 def _request_from_body(body: dict):
@@ -284,7 +325,6 @@ def _request_from_body(body: dict):
 _BEDROCK_KEYS = ("toolConfig", "inferenceConfig", "modelId", "additionalModelRequestFields")
 _BEDROCK_BLOCKS = ("text", "cachePoint", "toolUse", "toolResult", "image", "document", "guardContent", "reasoningContent")
 _GEMINI_ALIASES = {"system_instruction": "systemInstruction", "config": "generationConfig"}
-_NOTED: set = set()  # providers whose rendering note was printed (once per run)
 _PROVIDER_NAMES = {
     "anthropic": "an Anthropic Messages", "bedrock": "a Bedrock Converse", "openai-responses": "an OpenAI Responses",
     "gemini": "a Gemini generateContent",
@@ -336,8 +376,8 @@ def _load_sdk_request(path: str, body: dict, provider: str, settings: Settings) 
         return layout.from_json(value) if value is not None else None
 
     text = layout.render_text(layout.build("bedrock" if provider == "bedrock" else provider, get))
-    if not settings.quiet and provider not in _NOTED:
-        _NOTED.add(provider)
+    if not settings.quiet and provider not in settings._notes:  # per run, not per process (the daemon serves many)
+        settings._notes.add(provider)
         print(f"promptlint: note: {path}: {_PROVIDER_NAMES[provider]} request body, rendered as its text in cache-prefix "
               "order (tools, system, messages; blank lines between blocks), not through a chat template",
               file=sys.stderr)

@@ -34,40 +34,20 @@ def apply_fixes(result, write: bool, unsafe: bool = False, settings=None) -> Tup
 
 def run_fixes(result, write: bool, unsafe: bool = False, settings=None) -> FixRun:
     """Fix every file of ``result``; templates need ``settings`` (to re-check as the run did)."""
-    from promptlint.analyzers import analyzer_for
-    from promptlint.fixes import SAFE, safety
-
     by_path: Dict[str, List[Finding]] = {}
     for f in result.findings:
         by_path.setdefault(f.path, []).append(f)
     out = FixRun()
     for display, findings in sorted(by_path.items()):
         path = Path(display)
-        analyzer = analyzer_for(path)
-        read = _read(path) if analyzer is not None else None
+        read = _read(path)
         if read is None:
             continue
         text, newline = read
-        if analyzer.__name__.endswith((".jinja_template", ".chat_template")) and settings is not None:
-            from promptlint.fixes import chat, templates
-
-            fix_text = chat.fix_text if analyzer.__name__.endswith(".chat_template") else templates.fix_text
-            new_text, outcomes = fix_text(path, display, text, findings, settings, unsafe)
-            by_finding = {(o.code, o.line, o.column): o for o in outcomes}
-            for f in findings:
-                o = by_finding.get((f.code, f.line, f.column))
-                if o is not None and o.applied:
-                    out.fixed.append(f)
-                elif o is not None and o.safety != SAFE and not unsafe:
-                    out.unsafe_available.append(f)
-            out.outcomes += [o for o in outcomes if o.applied or o.safety == SAFE or unsafe]
-        elif hasattr(analyzer, "fix"):
-            kind = "python" if display.endswith((".py", ".pyi")) else "template"
-            allowed = [f for f in findings if safety(f.code, kind) == SAFE or (unsafe and safety(f.code, kind))]
-            new_text, done = analyzer.fix(path, text, display, allowed) if allowed else (text, [])
-            out.fixed.extend(done)
-        else:
-            continue
+        new_text, fixed = fix_source(path, display, text, findings, settings, unsafe)
+        out.fixed += fixed.fixed
+        out.outcomes += fixed.outcomes
+        out.unsafe_available += fixed.unsafe_available
         if new_text == text:
             continue
         if write:
@@ -75,6 +55,41 @@ def run_fixes(result, write: bool, unsafe: bool = False, settings=None) -> FixRu
         else:
             out.diffs.append(unified_diff(display, text, new_text))
     return out
+
+
+def fix_source(path: Path, display: str, text: str, findings: List[Finding], settings, unsafe: bool = False) -> Tuple[str, FixRun]:
+    """One source's text with its fixes applied (``findings``: that file's, as linted) and what
+    was fixed; writes nothing. `check --fix` and the language server's `source.fixAll` share it."""
+    from promptlint.analyzers import analyzer_for
+    from promptlint.fixes import SAFE, safety
+
+    out = FixRun()
+    analyzer = analyzer_for(path)
+    if analyzer is None:
+        return text, out
+    if analyzer.__name__.endswith((".jinja_template", ".chat_template")):
+        if settings is None:
+            return text, out
+        from promptlint.fixes import chat, templates
+
+        fix_text = chat.fix_text if analyzer.__name__.endswith(".chat_template") else templates.fix_text
+        new_text, outcomes = fix_text(path, display, text, findings, settings, unsafe)
+        by_finding = {(o.code, o.line, o.column): o for o in outcomes}
+        for f in findings:
+            o = by_finding.get((f.code, f.line, f.column))
+            if o is not None and o.applied:
+                out.fixed.append(f)
+            elif o is not None and o.safety != SAFE and not unsafe:
+                out.unsafe_available.append(f)
+        out.outcomes += [o for o in outcomes if o.applied or o.safety == SAFE or unsafe]
+        return new_text, out
+    if hasattr(analyzer, "fix"):
+        kind = "python" if display.endswith((".py", ".pyi")) else "template"
+        allowed = [f for f in findings if safety(f.code, kind) == SAFE or (unsafe and safety(f.code, kind))]
+        new_text, done = analyzer.fix(path, text, display, allowed) if allowed else (text, [])
+        out.fixed.extend(done)
+        return new_text, out
+    return text, out
 
 
 def write_source(path: Path, text: Optional[str], newline: str, settings, option: str) -> None:

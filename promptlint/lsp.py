@@ -7,7 +7,9 @@ promptlint's 1-based code-point columns to the negotiated LSP encoding (UTF-16 u
 client offers UTF-8/UTF-32). A quick fix inserts `{# promptlint: ignore[CODE] #}` (or
 `# promptlint: ignore[CODE]` in Python files) at the end of the line; a template finding with a
 fix gets it as a code action too (the same proven fix as `check --fix`, promptlint/fixes), the
-blocks it wins back in its title, unsafe ones marked so.
+blocks it wins back in its title, unsafe ones marked so. ``source.fixAll`` applies every safe fix
+of the document at once (``fixing.fix_source``, what `check --fix` applies to the file). Every
+diagnostic links to its rule's documentation (``codeDescription``, ``rule_doc_href``).
 """
 
 from __future__ import annotations
@@ -77,17 +79,43 @@ def to_position(lines: List[str], line: int, column: int, encoding: str) -> type
     return types.Position(line=i, character=units(text[: max(column - 1, 0)], encoding))
 
 
+def rule_doc_href(code: str) -> Optional[str]:
+    """An absolute URI of rule ``code``'s documentation, for ``codeDescription.href``: its page
+    (docs/rules/CODE.md) when promptlint runs from a checkout that has it, else the rule file the
+    package ships (promptlint/_rules/CODE.toml: the same summary and sections); None for a code
+    without a rule file. The project publishes no web address for its docs (docs/editors.md)."""
+    return _doc_hrefs().get(code)
+
+
+_HREFS: Dict[str, str] = {}
+
+
+def _doc_hrefs() -> Dict[str, str]:
+    if not _HREFS:
+        from promptlint import registry
+
+        pages = registry.rules_dir().parent / "docs" / "rules"
+        for code, rule in registry.all_rules().items():
+            page = pages / f"{code}.md"
+            target = page if page.is_file() else rule.path
+            if target is not None and target.is_file():
+                _HREFS[code] = target.resolve().as_uri()
+    return _HREFS
+
+
 def to_diagnostic(f, lines: List[str], encoding: str) -> types.Diagnostic:
     start = to_position(lines, f.line, f.column, encoding)
     end = to_position(lines, f.end_line, f.end_column, encoding)
     if (end.line, end.character) < (start.line, start.character):
         end = start
     message = f.message + "".join(f"\nmodel {m.describe()}" for m in f.models) + (f"\nhelp: {f.help}" if f.help else "")
+    href = rule_doc_href(f.code)
     return types.Diagnostic(
         range=types.Range(start=start, end=end),
         message=message,
         severity=SEVERITY.get(f.severity, types.DiagnosticSeverity.Warning),
         code=f.code,
+        code_description=types.CodeDescription(href=href) if href else None,
         source=SOURCE,
         data={"name": f.name},
     )
@@ -341,6 +369,43 @@ def fix_actions(ls: "PromptlintServer", uri: str, text: str, diags: List[types.D
     return actions
 
 
+def fix_all_action(ls: "PromptlintServer", uri: str, text: str) -> Optional[types.CodeAction]:
+    """``source.fixAll``: every safe fix of the document (templates proven by re-checking, Python
+    codemods), as `check --fix` would apply them to the file; None when there is nothing to fix."""
+    from promptlint.fixing import fix_source
+
+    fs = to_fs_path(uri)
+    if fs is None:
+        return None
+    path = Path(fs)
+    key = str(path.resolve())
+    cached = ls.last_findings.get(key)
+    if cached is None or cached[0] != text:
+        ls.diagnostics(path, text)
+        cached = ls.last_findings.get(key, (text, []))
+    findings = cached[1]
+    if not findings:
+        return None
+    new_text, done = fix_source(path, findings[0].path, text, findings, ls.settings_for(path), unsafe=False)
+    if new_text == text or not done.fixed:
+        return None
+    lines = text.split("\n")
+    whole = types.Range(start=types.Position(line=0, character=0),
+                        end=types.Position(line=len(lines) - 1, character=units(lines[-1], ls.encoding)))
+    codes = ", ".join(sorted({f.code for f in done.fixed}))
+    n = len(done.fixed)
+    return types.CodeAction(
+        title=f"Fix all safe promptlint fixes: {n} finding{'s' if n != 1 else ''} ({codes})",
+        kind=types.CodeActionKind.SourceFixAll,
+        edit=types.WorkspaceEdit(changes={uri: [types.TextEdit(range=whole, new_text=new_text)]}),
+    )
+
+
+def _wanted(only: Optional[List[str]], kind: str) -> bool:
+    """Does the client's ``context.only`` ask for actions of ``kind`` (a kind covers its sub-kinds)?"""
+    return only is None or any(kind == k or kind.startswith(k + ".") for k in only)
+
+
 def build_server(options: Options) -> PromptlintServer:
     server = PromptlintServer(options)
 
@@ -368,22 +433,33 @@ def build_server(options: Options) -> PromptlintServer:
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll]),
     )
     def code_action(ls: PromptlintServer, params: types.CodeActionParams):
         uri = params.text_document.uri
         doc = ls.open_document(uri)
         if doc is None:  # never opened: no diagnostics of ours to act on
             return []
-        lines = doc.source.splitlines()
+        only = params.context.only
         actions = []
-        try:
-            actions += fix_actions(ls, uri, doc.source, params.context.diagnostics)
-        except Exception as e:  # a fix that fails must not cost the editor its suppression quick fix
-            log.exception("fix failed")
-            ls.log(f"promptlint: no fix offered: {type(e).__name__}: {e}")
-        for diag in params.context.diagnostics:
-            action = suppression_action(uri, lines, diag, ls.encoding)
+        if _wanted(only, types.CodeActionKind.QuickFix):
+            lines = doc.source.splitlines()
+            try:
+                actions += fix_actions(ls, uri, doc.source, params.context.diagnostics)
+            except Exception as e:  # a fix that fails must not cost the editor its suppression quick fix
+                log.exception("fix failed")
+                ls.log(f"promptlint: no fix offered: {type(e).__name__}: {e}")
+            for diag in params.context.diagnostics:
+                action = suppression_action(uri, lines, diag, ls.encoding)
+                if action is not None:
+                    actions.append(action)
+        if _wanted(only, types.CodeActionKind.SourceFixAll):
+            try:
+                action = fix_all_action(ls, uri, doc.source)
+            except Exception as e:  # a failing fix costs the editor this action, not the others
+                log.exception("fix all failed")
+                ls.log(f"promptlint: no fix-all offered: {type(e).__name__}: {e}")
+                action = None
             if action is not None:
                 actions.append(action)
         return actions

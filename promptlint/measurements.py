@@ -11,7 +11,7 @@ request's length, the second request can reuse ``floor(min(S, P - 1) / B)`` bloc
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 STATUSES = ("regression", "improvement", "unchanged", "new", "removed")
@@ -133,6 +133,7 @@ class Baseline:
 def compare(before: List[Measurement], after: List[Measurement], models: Sequence[str] = ()) -> List[TemplateDelta]:
     """Pair the two trees' measurements by (path, template, scenario, model): regressions first,
     the largest loss first, then path order (a template's models in ``models``' order)."""
+    before, after = _spread_file_errors(before, after), _spread_file_errors(after, before)
     old = {m.key: m for m in before}
     new = {m.key: m for m in after}
     deltas = [TemplateDelta(old.get(k), new.get(k)) for k in sorted(set(old) | set(new))]
@@ -144,6 +145,24 @@ def compare(before: List[Measurement], after: List[Measurement], models: Sequenc
         return (rank[d.status], -(d.lost_tokens or 0), path, template, scenario, order.get(model, -1), model)
 
     return sorted(deltas, key=key)
+
+
+def _spread_file_errors(rows: List[Measurement], other: List[Measurement]) -> List[Measurement]:
+    """A file that cannot be read, parsed or loaded is one error row with no name; it stands for
+    every prompt the other tree measured in that file (a Python module that no longer parses
+    loses each of its prompts: regressions, not "new" and "removed")."""
+    named: Dict[Tuple[str, str], List[Measurement]] = {}
+    for m in other:
+        named.setdefault((m.path, m.model or ""), []).append(m)
+    keys, other_keys = {m.key for m in rows}, {o.key for o in other}
+    out: List[Measurement] = []
+    for m in rows:
+        stands_for = [o for o in named.get((m.path, m.model or ""), []) if o.key not in keys]
+        if m.error is None or m.template is not None or m.key in other_keys or not stands_for:
+            out.append(m)
+            continue
+        out += [replace(m, template=o.template, scenario=o.scenario) for o in stands_for]
+    return out
 
 
 def finding_key(f, root_relative: str, loose: bool) -> Tuple:

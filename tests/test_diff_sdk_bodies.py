@@ -138,9 +138,11 @@ def test_malformed_anthropic_body_is_one_line_error(tmp_path, capsys):
     assert "bad.json: `system` must be a string or an array of content blocks" in err
 
 
-def test_openai_chat_body_still_needs_the_chat_template(tmp_path, capsys):
+def test_openai_chat_body_is_not_read_as_a_hosted_body(tmp_path, capsys):
+    """A Chat Completions body takes the chat-completions path (its approximate framing without a
+    chat template, docs/operators.md), not a hosted API's cache-order rendering."""
     p = tmp_path / "chat.json"
     p.write_text(json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}]}), encoding="utf-8")
-    rc = main(["diff", str(p), str(p), "--tokenizer", str(QWEN)])
-    _, err = capsys.readouterr()
-    assert rc == 2 and "needs the chat template" in err
+    rc = main(["diff", str(p), str(p), "--tokenizer", str(QWEN), "--output-format", "json"])
+    out, err = capsys.readouterr()
+    assert rc == 0 and json.loads(out)["chat_framing"]["name"] == "chatml" and "request body, rendered" not in err

@@ -356,3 +356,86 @@ def test_malformed_params_are_one_line_in_the_log_and_the_session_goes_on(tmp_pa
     assert c.proc.returncode == 0
     stderr = c.proc.stderr.read().decode("utf-8", "replace")
     assert "Traceback" not in stderr and "Unable to deserialize message: ValueError: Position.line" in stderr, stderr
+
+
+# ------------------------------------------------------------------ source.fixAll and rule links
+
+
+def _rule_case(code, name):
+    from promptlint import registry
+
+    return next(c for c in registry.get(code).cases if c["name"] == name)
+
+
+def _apply(text, edit):
+    """A whole-document edit, as the client applies it (the range starts at 0:0 and covers the text)."""
+    assert edit["range"]["start"] == {"line": 0, "character": 0}
+    last = text.split("\n")
+    assert edit["range"]["end"] == {"line": len(last) - 1, "character": len(last[-1].encode("utf-16-le")) // 2}
+    return edit["newText"]
+
+
+def test_fix_all_applies_the_safe_fixes_of_a_python_builder(client, tmp_path):
+    case = _rule_case("M201", "python-json-dumps-into-system-prompt")
+    uri = open_doc(client, tmp_path / "app.py", case["python"], language="python")
+    diags = client.diagnostics(uri, version=1)
+    assert [d["code"] for d in diags] == ["M201"]
+    # every diagnostic links to its rule's page (this checkout's docs/rules/)
+    assert diags[0]["codeDescription"] == {"href": (REPO / "docs" / "rules" / "M201.md").as_uri()}
+    whole = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
+    actions = client.request("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": whole,
+                                                         "context": {"diagnostics": [], "only": ["source.fixAll"]}})["result"]
+    assert [a["kind"] for a in actions] == ["source.fixAll"]
+    assert actions[0]["title"] == "Fix all safe promptlint fixes: 1 finding (M201)"
+    (edit,) = actions[0]["edit"]["changes"][uri]
+    fixed = _apply(case["python"], edit)
+    assert fixed == case["fixed"]
+    # "source" covers its sub-kinds; "quickfix" alone leaves fixAll out
+    broad = client.request("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": whole,
+                                                       "context": {"diagnostics": [], "only": ["source"]}})["result"]
+    assert [a["kind"] for a in broad] == ["source.fixAll"]
+    quick = client.request("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": diags[0]["range"],
+                                                       "context": {"diagnostics": diags, "only": ["quickfix"]}})["result"]
+    assert quick and all(a["kind"] == "quickfix" for a in quick)
+    change(client, uri, fixed, 2)
+    assert client.diagnostics(uri, version=2) == []
+
+
+def test_fix_all_leaves_unsafe_fixes_alone(client, tmp_path):
+    """M101's template fix changes the text the model sees: a quick fix of its own, never part of fixAll."""
+    uri = open_doc(client, tmp_path / "prompts" / "support.j2", BAD)
+    (d,) = client.diagnostics(uri, version=1)
+    assert d["codeDescription"] == {"href": (REPO / "docs" / "rules" / "M101.md").as_uri()}
+    actions = client.request("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": d["range"],
+                                                         "context": {"diagnostics": [d], "only": ["source.fixAll"]}})["result"]
+    assert actions == []
+
+
+def test_the_server_announces_fix_all(tmp_path):
+    c = Client("--tokenizer", QWEN, cwd=tmp_path)
+    try:
+        init = c.request("initialize", {"processId": os.getpid(), "rootUri": tmp_path.as_uri(), "capabilities": {}})
+        kinds = init["result"]["capabilities"]["codeActionProvider"]["codeActionKinds"]
+        assert kinds == ["quickfix", "source.fixAll"]
+    finally:
+        c.close()
+
+
+def test_rule_links_fall_back_to_the_shipped_rule_file(tmp_path, monkeypatch):
+    """An installed wheel has the rule files (promptlint/_rules/CODE.toml) but no docs/rules/ pages:
+    the link is the rule file, which holds the same summary and sections."""
+    import shutil
+
+    from promptlint import lsp, registry
+
+    shipped = tmp_path / "site-packages" / "promptlint" / "_rules"
+    shutil.copytree(registry.rules_dir(), shipped)
+    monkeypatch.setattr(registry, "rules_dir", lambda: shipped)
+    registry.all_rules.cache_clear()
+    monkeypatch.setattr(lsp, "_HREFS", {})
+    try:
+        assert lsp.rule_doc_href("M106") == (shipped / "M106.toml").resolve().as_uri()
+        assert lsp.rule_doc_href("NOPE") is None
+        assert set(lsp._doc_hrefs()) == set(registry.all_rules())  # every code has a link
+    finally:
+        registry.all_rules.cache_clear()

@@ -3,10 +3,13 @@
 Each analyzer module declares the files it handles, ``FILES = Files(...)`` (suffixes, names
 and a cheap byte prefilter: what a directory walk takes), optionally ``DIRECTORY`` (a
 directory it lints as one target), ``handles(path)`` (what an explicit path is linted as) and
-``lint_file(path, text, ctx)``, and optionally ``measure(path, text, ctx)`` (its eligible blocks
-per request, for ``check --baseline``: a list of ``measurements.Measurement``). Discovery is given this module and asks it (``walk_takes``,
-``owned_directory``); it never imports an analyzer. The first analyzer whose ``handles``
-accepts a path lints it; modules are imported on first use.
+``lint_file(path, text, ctx)`` and ``measure(path, text, ctx)`` (the eligible blocks per request
+of every prompt the file holds, for ``check --baseline``: a list of ``measurements.Measurement``;
+an empty list when the kind of file holds no prompt). ``measure`` is required like ``lint_file``
+(``modules`` refuses an analyzer without it), so the baseline comparison covers every kind of
+source ``check`` analyses, including the next one. Discovery is given this module and asks it
+(``walk_takes``, ``owned_directory``); it never imports an analyzer. The first analyzer whose
+``handles`` accepts a path lints it; modules are imported on first use.
 """
 
 from __future__ import annotations
@@ -23,8 +26,22 @@ ANALYZERS = [
 ]
 
 
+REQUIRED = ("FILES", "handles", "lint_file", "measure")
+
+
+class AnalyzerContractError(TypeError):
+    """An analyzer module lacks part of the contract above (a programming error, not bad input)."""
+
+
 def modules() -> List:
-    return [importlib.import_module(name) for name in ANALYZERS]
+    out = []
+    for name in ANALYZERS:
+        module = importlib.import_module(name)
+        missing = [attr for attr in REQUIRED if not hasattr(module, attr)]
+        if missing:
+            raise AnalyzerContractError(f"{name}: an analyzer must declare {', '.join(missing)} (promptlint/analyzers/__init__.py)")
+        out.append(module)
+    return out
 
 
 def analyzer_for(path: Path) -> Optional[object]:

@@ -40,3 +40,9 @@ def lint_file(path: Path, text: str, ctx: kernel.Context) -> List[Finding]:
             out.append(kernel.finding(
                 "M701", display, m701.message(m.group(0).strip()), i, m.start() + 1, i, m.end() + 1, help=m701.help_text()))
     return out
+
+
+def measure(path: Path, text: str, ctx: kernel.Context) -> list:
+    """No rows: a launch flag is not a prompt, it turns the engine's cache off for every prompt
+    (M701), so ``check --baseline`` compares its findings, not blocks per request."""
+    return []

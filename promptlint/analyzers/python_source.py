@@ -106,6 +106,31 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     return findings
 
 
+def measure(path: Path, text: str, ctx: Context) -> list:
+    """Each prompt the module sends, its eligible blocks per request (``check --baseline``;
+    pysource.per_request); a file that does not parse is one row with its E008."""
+    from promptlint import per_request as rows
+    from promptlint.compare import engine_profile
+    from promptlint.pysource import breakpoints, per_request
+    from promptlint.pysource.rules import HazardScan
+    from promptlint.scenarios.names import name_patterns
+
+    display = ctx.display(path)
+    profile = engine_profile(ctx.settings.engine, ctx.settings.block_size)
+    text = _split_bom(text)[1]
+    parsed = parse(path, text, display)
+    if parsed.error is not None:
+        return [rows.failed(display, parsed.error.code, parsed.error.message, profile.block_size)]
+    scan = HazardScan(text, parsed.tree, name_patterns().kind_of)
+    scan.run()
+    if not scan.sent:
+        return []
+    encode = _encoder(ctx.tokenizer(), {})
+    table = breakpoints.tables(ctx)
+    return [per_request.measure(s, name, display, encode, profile, table)
+            for s, name in zip(scan.sent, per_request.names(scan.sent, scan.index))]
+
+
 # ----------------------------------------------------------------------------- records
 
 

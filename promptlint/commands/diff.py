@@ -116,6 +116,7 @@ def run(args) -> int:
         raise UsageError(str(e)) from None
 
     settings = settings_from_args(args)
+    settings.approximate_chat = True  # chat-completions bodies without a template: docs/operators.md
     try:
         base = load_side(args.base, settings)
         variant = load_side(args.variant, settings)
@@ -191,7 +192,29 @@ def build_report(base, variant, profiles, engine, tok, context, settings) -> dic
         "eligible_tokens": sel["eligible_tokens"],
         "cause": cause,
         "profiles": fig,
+        "chat_framing": _framing(base, variant),
+        "request_fields": _request_fields(base, variant),
     }
+
+
+def _framing(base, variant):
+    """How chat-completions bodies became text without a chat template (null when none did)."""
+    sides = [label for label, side in (("base", base), ("variant", variant)) if side.framing]
+    if not sides:
+        return None
+    return {"name": base.framing or variant.framing, "approximate": True, "sides": sides,
+            "docs": "docs/operators.md#chat-completions-bodies-without-a-chat-template"}
+
+
+def _request_fields(base, variant):
+    """Two chat-completions bodies compared field by field (null unless both sides are one)."""
+    from promptlint import request_fields
+
+    if base.body is None or variant.body is None:
+        return None
+    differences = request_fields.compare(base.body, variant.body)
+    return {"identical": not differences, "first_difference": differences[0].to_dict() if differences else None,
+            "differences": [d.to_dict() for d in differences]}
 
 
 def _first_divergence(base, variant, S, tok, context):
@@ -268,6 +291,30 @@ def _show_run(tokens) -> str:
     return " ".join(_show(t["text"]) if t["text"] is not None else str(t["id"]) for t in tokens)
 
 
+_FIELDS_SHOWN = 10
+
+
+def _format_fields(fields) -> list:
+    if fields is None:
+        return []
+    if fields["identical"]:
+        return ["", "request fields: the two bodies are identical"]
+    n = len(fields["differences"])
+    out = ["", f"request fields: {n} field{' differs' if n == 1 else 's differ'}; first: {_describe(fields['first_difference'])}"]
+    for d in fields["differences"][1:_FIELDS_SHOWN]:
+        out.append(f"  {_describe(d)}")
+    if len(fields["differences"]) > _FIELDS_SHOWN:
+        out.append(f"  … and {len(fields['differences']) - _FIELDS_SHOWN} more (--output-format json lists every one)")
+    return out
+
+
+def _describe(d: dict) -> str:
+    where = f"message {d['message']}, " if d["message"] is not None else f"tool {d['tool']}, " if d["tool"] is not None else ""
+    values = "" if d["base"] is None and d["variant"] is None else f": {_show(d['base'])} vs {_show(d['variant'])}"
+    prompt = "" if d["in_prompt"] else " (not in the prompt)"
+    return f"{d['path']} ({where}{d['field']}){prompt}: {d['what']}{values}"
+
+
 def format_full(r: dict) -> str:
     lines = []
     for label in ("base", "variant"):
@@ -277,6 +324,10 @@ def format_full(r: dict) -> str:
         t = r["tokenizer"]
         approx = " (approximate: pass --tokenizer)" if t["approximate"] else ""
         lines.append(f"tokenizer: {t['name']}{approx}, serving {r['serving']} (add_special_tokens={str(r['add_special_tokens']).lower()})")
+    if r.get("chat_framing"):
+        lines.append(f"chat framing: approximate ({r['chat_framing']['name']}, no chat template given; "
+                     "docs/operators.md): pass --chat-template for the model's exact prompt")
+    lines += _format_fields(r.get("request_fields"))
     lines.append("")
     f = r["first_divergent_token"]
     if f is None:

@@ -23,17 +23,20 @@ def hole_values(hole: Hole) -> Tuple[str, str]:
     return base, volatile_variant(base, hole.sub)
 
 
-def prompt_text(prompt: List[Part], changed: Optional[Hole] = None, per_request_variant: bool = False) -> str:
-    """The prompt's text with sample values in its holes (``changed``: that hole's second value)."""
+def prompt_text(prompt: List[Part], changed: Optional[Hole] = None, per_request_variant: bool = False,
+                next_request: bool = False) -> str:
+    """The prompt's text with sample values in its holes (``changed``: that hole's second value;
+    ``next_request``: every volatile and per-request hole's second value, the request after it)."""
     from promptlint.scenarios import PER_REQUEST_SAMPLES
 
+    per_request_variant = per_request_variant or next_request
     out = []
     for p in prompt:
         if isinstance(p, str):
             out.append(p)
         elif p.kind == "volatile":
             base, variant = hole_values(p)
-            out.append(variant if changed is not None and p.node is changed.node else base)
+            out.append(variant if next_request or changed is not None and p.node is changed.node else base)
         elif p.kind == "per-request":
             out.append(PER_REQUEST_SAMPLES[1 if per_request_variant else 0])
         else:

@@ -57,6 +57,19 @@ class Candidate:
     measure: Optional[Callable] = None  # M106/M703: (tokenizer, encode, ctx) -> Measured or None (pysource.breakpoints)
 
 
+@dataclass
+class SentPrompt:
+    """One prompt the module sends (an LLM call's request, or a message dict): what ``check
+    --baseline`` measures per request (pysource.per_request). ``scope``: the enclosing function
+    (None: module level); ``callee``: the call's text, or "message" for a message dict."""
+
+    scope: Optional[ast.AST]
+    callee: str
+    node: ast.AST  # the call or the dict: source order among prompts of the same name
+    request: "layout.Layout"
+    model: Optional[str] = None
+
+
 class HazardScan:
     """One module's hazards at prompt sinks, as candidate findings (``run``)."""
 
@@ -67,6 +80,7 @@ class HazardScan:
         self.candidates: Dict[Tuple[str, int, int], Candidate] = {}
         self.seen_dicts: set = set()
         self.claimed: set = set()  # volatile values already judged in the LLM request that sends them
+        self.sent: List[SentPrompt] = []  # every prompt found, in source order of its sink
 
     def add(self, c: Candidate) -> None:
         key = (c.code, getattr(c.node, "lineno", 0), getattr(c.node, "col_offset", 0))
@@ -103,6 +117,7 @@ class HazardScan:
                 if content is not None:
                     request = layout.Layout("chat")
                     request.add(layout.block_text(content), "message content", "messages")
+                    self.sent.append(SentPrompt(scope, "message", d, request))
                     self.prompt_hazards(request, f"the message at line {d.lineno}", "messages")
         for s in self.index.strings:
             m = m701.FLAG.search(s.value)
@@ -148,6 +163,7 @@ class HazardScan:
             if val is not None and (suffix != "generate" or key == "prompts"):
                 self.collection_hazards(val, where, "prompt parts", key)
         if request.blocks:
+            self.sent.append(SentPrompt(scope, self.flow.text_of(call.func, 50), call, request, model))
             self.prompt_hazards(request, where, suffix, call, model)
         for key in sorted(sinks.TOOLS_KWARGS):
             val = get(key)
