@@ -48,14 +48,16 @@ def run_step(step_id: str, given: dict, github: dict, cwd: Path, runner_temp: Pa
     inputs.update(given)
     [step] = [s for s in ACTION["runs"]["steps"] if s.get("id") == step_id]
     env = {k: re.sub(r"\$\{\{(.+?)\}\}", lambda m: expression(m.group(1), inputs, github), str(v)) for k, v in step["env"].items()}
+    if "PROMPTLINT_VENV" in env and inputs.get("python"):  # the set-up step's output: the installation's venv
+        env["PROMPTLINT_VENV"] = str(Path(inputs["python"]).parent.parent)
     files = {name: runner_temp / name.lower() for name in ("GITHUB_STEP_SUMMARY", "GITHUB_OUTPUT")}
     for f in files.values():
         f.write_text("", encoding="utf-8")
     script = runner_temp / "step.sh"
     script.write_text(step["run"], encoding="utf-8")
     # GITHUB_ACTIONS and CI as the runner sets them: promptlint runs in untrusted mode (tracked files only)
-    full_env = dict(os.environ, **env, GITHUB_ACTIONS="true", CI="true", RUNNER_TEMP=str(runner_temp), GITHUB_WORKSPACE=str(cwd),
-                    **{k: str(v) for k, v in files.items()})
+    full_env = dict(os.environ, GITHUB_ACTIONS="true", CI="true")
+    full_env.update(env, RUNNER_TEMP=str(runner_temp), GITHUB_WORKSPACE=str(cwd), **{k: str(v) for k, v in files.items()})
     # as the runner runs a `shell: bash` step
     done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=cwd, env=full_env,
                           capture_output=True, text=True)
@@ -82,7 +84,9 @@ def test_the_action_annotates_the_costliest_first_summarises_everything_and_fail
     done, summary, outputs = run_step("run", {"python": python, "sarif": str(tmp_path / "out.sarif"), "args": "--select M101"}, github,
                                       root, runner_temp)
     assert done.returncode == 1, done.stderr
-    assert outputs == {"exit-code": "1", "sarif": str(tmp_path / "out.sarif")}
+    # 12 findings, all new since the base (support.j2 was clean there, t00-t10 did not exist); one regression
+    assert outputs == {"exit-code": "1", "sarif": str(tmp_path / "out.sarif"), "markdown": str(runner_temp / "promptlint-report.md"),
+                       "findings": "12", "new-findings": "12", "regressions": "1"}
     annotations = [l for l in done.stdout.splitlines() if l.startswith("::")]
     files = [re.search(r"file=([^,]+)", a).group(1) for a in annotations]
     assert len(annotations) == 12 and all(a.startswith("::warning ") for a in annotations)
@@ -117,19 +121,22 @@ def test_an_unbalanced_quote_in_args_is_a_clear_error(tmp_path, python):
 def test_the_install_step_installs_the_requested_version_or_the_action_itself():
     [install] = [s for s in ACTION["runs"]["steps"] if s["name"] == "Install promptlint"]
     assert "promptlint-kv==$PROMPTLINT_VERSION" in install["run"] and "$PROMPTLINT_ACTION_PATH" in install["run"]
-    assert ACTION["runs"]["using"] == "composite" and set(ACTION["outputs"]) == {"exit-code", "sarif"}
+    assert ACTION["runs"]["using"] == "composite"
+    assert set(ACTION["outputs"]) == {"exit-code", "sarif", "markdown", "findings", "new-findings", "regressions"}
 
 
-def test_a_committed_link_as_the_sarif_file_is_refused_and_not_named_as_the_output(tmp_path, python):
-    """The pull request commits `promptlint.sarif -> .git/config`: the step fails with exit 2,
-    .git/config is unchanged, and the `sarif` output names no file (the upload has nothing)."""
+def test_reports_go_under_the_runner_temp_never_through_a_committed_file(tmp_path, python):
+    """The pull request commits `promptlint.sarif -> .git/config` (the default sarif name): the Action
+    writes its reports under the runner's temporary directory, so the link is never touched."""
     root = repo(tmp_path, CLEAN)
     config = (root / ".git" / "config").read_bytes()
     os.symlink(".git/config", root / "promptlint.sarif")
     runner_temp = tmp_path / "runner"
     runner_temp.mkdir()
-    done, _, outputs = run_step("run", {"python": python, "args": "prompts"}, {"event": {}, "action_path": str(REPO)},
-                                root, runner_temp)
-    assert done.returncode == 2 and "promptlint.sarif is a symlink" in done.stderr, done.stderr
-    assert outputs == {"exit-code": "2", "sarif": ""}
-    assert (root / ".git" / "config").read_bytes() == config
+    done, summary, outputs = run_step("run", {"python": python, "args": "prompts"}, {"event": {}, "action_path": str(REPO)},
+                                      root, runner_temp)
+    assert done.returncode == 0, done.stderr
+    assert outputs["sarif"] == str(runner_temp / "promptlint.sarif") and outputs["findings"] == "0"
+    assert json.loads((runner_temp / "promptlint.sarif").read_text(encoding="utf-8"))["runs"][0]["results"] == []
+    assert (root / ".git" / "config").read_bytes() == config and os.readlink(root / "promptlint.sarif") == ".git/config"
+    assert sorted(p.name for p in root.iterdir()) == sorted([".git", "prompts", "promptlint.toml", "tokenizer.json", "promptlint.sarif"])

@@ -92,10 +92,13 @@ def run_step(name: str, env: dict, cwd: Path, runner: Path):
 
 
 def test_every_python_the_action_starts_is_isolated():
-    """Structural: each interpreter start in action.yml carries -I (a new step cannot forget it unseen)."""
-    starts = [line for s in ACTION["runs"]["steps"] for line in s["run"].splitlines() if "$PROMPTLINT_PYTHON" in line]
-    assert len(starts) == 4
-    assert all(re.search(r'"\$PROMPTLINT_PYTHON" -I ', line) for line in starts), starts
+    """Structural: each interpreter start in action.yml carries -I (a new step cannot forget it unseen):
+    the interpreter that makes the venv ($py, $PROMPTLINT_PYTHON) and the venv's own ($vpy)."""
+    scripts = "\n".join(s.get("run", "") for s in ACTION["runs"]["steps"])
+    # an interpreter in command position: not an assignment (py="$X"), not a test ([ -x "$vpy" ])
+    starts = [m.group(1) for m in re.finditer(r'(?<![=\w])(?<!-x )(?<!-z )"\$\{?(?:py|vpy|PROMPTLINT_PYTHON)\b[^"]*"[ \t]+(\S+)', scripts)]
+    assert len(starts) >= 7, starts
+    assert set(starts) == {"-I"}, starts
 
 
 def test_the_run_step_imports_nothing_from_the_workspace(tmp_path, python):
@@ -108,7 +111,7 @@ def test_the_run_step_imports_nothing_from_the_workspace(tmp_path, python):
     runner.mkdir()
     env = {"PROMPTLINT_ARGS": "--select M101 'prompts/support.j2'", "PROMPTLINT_BASELINE": base, "PROMPTLINT_FAIL_ON": "",
            "PROMPTLINT_ANNOTATIONS": "true", "PROMPTLINT_SARIF": str(tmp_path / "out.sarif"), "PROMPTLINT_SUMMARY": "true",
-           "PROMPTLINT_PYTHON": str(python)}
+           "PROMPTLINT_VENV": str(Path(python).parent.parent)}
     done, summary, outputs = run_step("Run promptlint", env, root, runner)
     assert ran(canaries) == []
     assert done.returncode == 1, done.stderr  # the real promptlint ran: the regression is found

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import queue
+from pathlib import Path
 import shutil
 import subprocess
 import threading
@@ -213,6 +214,7 @@ def run_action_step(hostile, tmp_path, **given):
         return ""
 
     env = {k: re.sub(r"\$\{\{(.+?)\}\}", lambda m: expression(m.group(1)), str(v)) for k, v in step["env"].items()}
+    env["PROMPTLINT_VENV"] = str(Path(inputs["python"]).parent.parent)  # the set-up step's output
     runner = tmp_path / "runner"
     runner.mkdir()
     files = {"GITHUB_STEP_SUMMARY": runner / "summary.md", "GITHUB_OUTPUT": runner / "output"}
@@ -235,7 +237,8 @@ def test_the_actions_run_step(hostile, tmp_path):
     assert not re.search(r"@[A-Za-z0-9]", re.sub(r"`[^`]*`", "", summary)), "a live @mention in the summary"
 
 
-def test_the_actions_run_step_refuses_a_committed_sarif_link(hostile, tmp_path):
-    done, summary, _ = run_action_step(hostile, tmp_path)  # the default sarif path: the committed link
+def test_the_actions_run_step_never_touches_the_committed_sarif_link(hostile, tmp_path):
+    done, summary, runner = run_action_step(hostile, tmp_path)  # the default sarif name: a committed link in the workspace
     hostile.assert_safe(done.stdout, done.stderr, summary)
-    assert done.returncode == 2 and "promptlint.sarif is a symlink" in done.stderr, done.stderr
+    assert done.returncode == 1 and "M101" in done.stdout, done.stderr
+    assert (runner / "promptlint.sarif").is_file() and (hostile.root / "promptlint.sarif").is_symlink()
