@@ -82,12 +82,19 @@ def _fix_cell(f) -> str:
     return "; ".join(parts) or "—"
 
 
-def tokenizer_label(sha256) -> str:
-    """A tokenizer's label: its sha256's first 12 digits, or the embedded one's whole name."""
-    if not sha256:
-        return "embedded"
-    sha256 = str(sha256)
-    return code(sha256 if sha256.startswith("embedded:") else sha256[:12])
+def tokenizer_label(sha256, embedded_name=None) -> str:
+    """A tokenizer's label: the first 12 digits of its sha256; the embedded one by its whole name
+    (``embedded_name``), with its digits when the run loaded it (a warm run only names it)."""
+    sha256 = str(sha256 or "")
+    if sha256.startswith("embedded:"):
+        return code(sha256[len("embedded:"):])
+    if embedded_name:
+        return code(embedded_name) + (f" ({code(sha256[:12])})" if sha256 else "")
+    return code(sha256[:12]) if sha256 else "embedded"
+
+
+def _embedded_name(spec):
+    return spec.display if spec is not None and spec.embedded else None
 
 
 def _row(cells) -> str:
@@ -237,10 +244,10 @@ def write(result, stream, evidence: bool = False) -> None:
     if getattr(result, "models", None):  # `tokenizers`: every deployed model
         lines.append("Models: " + ", ".join(
             f"{text(m['name'])} ({text(m['engine'])}, blocks of {m['block_size']} tokens; tokenizer "
-            + tokenizer_label(m['sha256']) + ")" for m in result.models) + ".")
+            + tokenizer_label(m['sha256'], None if m.get('path') else "embedded") + ")" for m in result.models) + ".")
     else:
         lines.append(f"{text(result.engine)}, blocks of {result.block_size} tokens; tokenizer "
-                     + tokenizer_label(result.tokenizer_sha256) + ".")
+                     + tokenizer_label(result.tokenizer_sha256, _embedded_name(result.tokenizer)) + ".")
     lines.append("")
     if baseline is not None:
         lines += _baseline_section(baseline)
