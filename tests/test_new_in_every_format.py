@@ -239,3 +239,20 @@ def test_rdjson_report_file_is_the_same_document(repo, check):
     assert r.code == 1, r.err
     written = json.loads((out / "promptlint.rdjson").read_text(encoding="utf-8"))
     assert written == json.loads(check(repo, "rdjson").out)
+
+
+def test_a_messages_code_spans_cannot_break_the_table_or_inject_markup():
+    markdown_it = pytest.importorskip("markdown_it")
+    from promptlint.report.markdown import prose
+
+    hostile = "`a|b <img src=x>` then <b>bold</b> @user #12 `x``y` and `@org/team` `unclosed | end"
+    row = f"| head |\n| --- |\n| {prose(hostile)} |\n"
+    tokens = markdown_it.MarkdownIt("commonmark").enable("table").parse(row)
+    [cell] = [t for t in tokens if t.type == "inline"][1:]  # one cell: no pipe escaped the span
+    kinds = [c.type for c in cell.children]
+    assert "html_inline" not in kinds
+    spans = [c.content for c in cell.children if c.type == "code_inline"]
+    assert spans == ["a|b <img src=x>", "x``y", "@org/team"]
+    plain = "".join(c.content for c in cell.children if c.type == "text")
+    # outside code spans: no mention, no issue reference, the tag and the stray backtick as text
+    assert "@\u2060user" in plain and "#\u206012" in plain and "<b>bold</b>" in plain and "`unclosed | end" in plain

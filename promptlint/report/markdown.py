@@ -45,7 +45,8 @@ def code(s: str) -> str:
     return f"{fence}{pad}{s.replace('|', chr(92) + '|')}{pad}{fence}"
 
 
-_SPAN = re.compile(r"(`+)(.+?)\1(?!`)")
+# a code span as CommonMark reads one: a backtick run closed by a run of the same length
+_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 
 
 def prose(s: str) -> str:
