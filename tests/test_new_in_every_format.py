@@ -195,6 +195,18 @@ def test_markdown_has_fix_lines_rule_links_code_spans_and_the_new_mark(repo, che
     assert "| move `request_id` after the shared material; unsafe fix: `promptlint check --fix --unsafe-fixes` |" in new
     assert "| Rule | Where | Message | Fix | First divergent token | Blocks lost | Baseline |" in r.out
     assert "### 2 findings (1 new)" in r.out
+    # the Action's default: only the new finding is annotated, and the report says so
+    assert "1 existing finding above has no annotation: with a baseline only new findings are annotated" in r.out
+    assert "existing finding above" not in check(repo, "markdown", "--annotate", "all").out
+
+
+def test_json_lines_and_gitlab_mark_the_new_finding(repo, check):
+    rows = [json.loads(l) for l in check(repo, "json-lines").out.splitlines()]
+    assert {(f["path"], f["line"], f["column"], f["end_column"]): f["baseline"] for f in rows} == {NEW: "new", OLD: "existing"}
+    issues = json.loads(check(repo, "gitlab").out)
+    marked = {(i["location"]["path"], i["location"]["positions"]["begin"]["column"]): i["description"] for i in issues}
+    assert marked[NEW[0], NEW[2]].startswith("M101 [new] `request_id` changes")
+    assert marked[OLD[0], OLD[2]].startswith("M101 `timestamp` changes")
 
 
 def test_markdown_names_the_embedded_tokenizer_in_full_cold_and_warm(tmp_path, cli):

@@ -99,7 +99,7 @@ def _write(fmt: str, result, args, stream=None) -> None:
     from promptlint.report import get
 
     stream = stream or sys.stdout
-    if fmt == "github":  # --annotate: which findings get an annotation
+    if fmt in ("github", "markdown"):  # --annotate: which findings get an annotation (markdown counts the rest)
         get(fmt).write(result, stream, evidence=args.evidence, annotate=getattr(args, "annotate", None))
         return
     if fmt not in _JSON_FORMATS:

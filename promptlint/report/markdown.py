@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from promptlint.report.github import costliest_first
+from promptlint.report.new_marks import annotate_default, annotated
 from promptlint.report.style import shown
 
 TOP = 10  # findings shown before the <details>
@@ -210,7 +211,7 @@ def _left_out(findings) -> int:
     return sum(max(0, n - ANNOTATIONS_PER_LEVEL) for level, n in counts.items() if level in ("error", "warning"))
 
 
-def _findings_section(result, with_baseline: bool) -> list:
+def _findings_section(result, with_baseline: bool, annotate=None) -> list:
     items = sorted(result.errors + result.findings, key=costliest_first)  # the order of the annotations
     if not items:
         return [f"No findings ({_plural(result.files, 'file')} checked)."]
@@ -232,14 +233,20 @@ def _findings_section(result, with_baseline: bool) -> list:
     if rest:
         out += ["<details>", f"<summary>{_plural(len(rest), 'more finding')}</summary>", ""]
         out += _table(header, align, _finding_rows(rest, with_baseline, priced, models), _FindingRow) + ["", "</details>", ""]
-    left = _left_out(items)
+    annotated_items = annotated(items, annotate_default(result, annotate))  # what the `github` format annotates
+    left = _left_out(annotated_items)
     if left:
         out += [f"GitHub shows at most {ANNOTATIONS_PER_LEVEL} error and {ANNOTATIONS_PER_LEVEL} warning annotations per "
                 f"step: {_plural(left, 'finding')} above {'has' if left == 1 else 'have'} no annotation.", ""]
+    existing = len(items) - len(annotated_items)
+    if existing:
+        out += [f"{_plural(existing, 'existing finding')} above {'has' if existing == 1 else 'have'} no annotation: "
+                "with a baseline only new findings are annotated (`--annotate all` annotates every one).", ""]
     return out
 
 
-def write(result, stream, evidence: bool = False) -> None:
+def write(result, stream, evidence: bool = False, annotate=None) -> None:
+    """``annotate``: the run's --annotate, so the report counts the findings left without an annotation."""
     baseline = getattr(result, "baseline", None)
     lines = ["## promptlint: prompt-cache report", ""]
     if getattr(result, "models", None):  # `tokenizers`: every deployed model
@@ -252,7 +259,7 @@ def write(result, stream, evidence: bool = False) -> None:
     lines.append("")
     if baseline is not None:
         lines += _baseline_section(baseline)
-    lines += _findings_section(result, baseline is not None)
+    lines += _findings_section(result, baseline is not None, annotate)
     stream.write("\n".join(capped(lines)).rstrip("\n") + "\n")
 
 
