@@ -9,8 +9,9 @@ columns in Unicode code points, end column exclusive), a level, a stable
 template stored in tokenizer_config.json gets the JSON file's region; the message says where
 in the template. With ``--baseline`` each result has a `baselineState`: `new`, or `unchanged`
 for a finding the baseline has too. Findings of the baseline that are gone are counted in the
-run's properties, not listed as `absent` results: GitHub code scanning does not read
-`baselineState`, and would open an alert for each at its old place.
+run's properties, not listed as `absent` results: `baselineState` is not among the SARIF
+properties GitHub code scanning documents reading, so an uploaded `absent` result would open an
+alert at a place the change fixed.
 """
 
 from __future__ import annotations
@@ -26,9 +27,7 @@ from promptlint.report.locations import fingerprints, in_file, message_suffix, r
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 FINGERPRINT_KEY = "promptlint/v1"
-
-
-BASELINE_STATES = {"new": "new", "existing": "unchanged"}
+BASELINE_STATES = {"new": "new", "existing": "unchanged"}  # a finding's baseline mark -> baselineState
 
 
 def _rule(rule) -> dict:
