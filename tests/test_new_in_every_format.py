@@ -268,3 +268,18 @@ def test_a_messages_code_spans_cannot_break_the_table_or_inject_markup():
     plain = "".join(c.content for c in cell.children if c.type == "text")
     # outside code spans: no mention, no issue reference, the tag and the stray backtick as text
     assert "@\u2060user" in plain and "#\u206012" in plain and "<b>bold</b>" in plain and "`unclosed | end" in plain
+
+
+def test_rdjson_byte_columns_on_a_long_line_cut_around_the_finding(tmp_path, cli):
+    # 300 non-ASCII characters before the variable: the finding keeps only ~160 characters of
+    # the line around it, and the byte column must still count every byte before it
+    line = "Contexte: " + "é€" * 150 + " {{ request_id }} fin."
+    template = line + "\n" + RULES + "\nQuestion: {{ question }}\n"
+    (tmp_path / "long.j2").write_text(template, encoding="utf-8")
+    r = cli("check", "--no-cache", "--output-format", "rdjson", "long.j2", cwd=tmp_path)
+    assert r.code == 1, r.err
+    [d] = [d for d in json.loads(r.out)["diagnostics"] if d["code"]["value"] == "M101"]
+    before = line[: line.index("{{ request_id }}")].encode("utf-8")
+    assert len(line) > 300 and len(before) > 2 * len(line[: line.index("{{")])  # the premise: bytes differ a lot
+    assert d["location"]["range"] == {"start": {"line": 1, "column": len(before) + 1},
+                                      "end": {"line": 1, "column": len(before) + len(b"{{ request_id }}") + 1}}
