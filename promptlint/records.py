@@ -65,6 +65,7 @@ class SourceLine:
     text: str
     start_column: int = 1  # the line's column of text[0] (> 1: the start was cut)
     cut_end: bool = False  # the end of the line was cut
+    start_byte: int = 0  # UTF-8 bytes of the line before text[0] (rdjson's byte columns)
 
     @classmethod
     def of(cls, source: str, line: int, column: int = 1) -> Optional["SourceLine"]:
@@ -88,7 +89,15 @@ class SourceLine:
         if len(text) <= SNIPPET_WIDTH:
             return cls(text)
         start = max(0, min(column - 1 - _SNIPPET_BEFORE, len(text) - SNIPPET_WIDTH))
-        return cls(text[start : start + SNIPPET_WIDTH], start + 1, start + SNIPPET_WIDTH < len(text))
+        return cls(text[start : start + SNIPPET_WIDTH], start + 1, start + SNIPPET_WIDTH < len(text),
+                   len(text[:start].encode("utf-8", "surrogatepass")))
+
+    def byte_column(self, column: int) -> Optional[int]:
+        """The 1-based UTF-8 byte column of code-point ``column``; None when it falls outside the kept part."""
+        i = column - self.start_column
+        if i < 0 or i > len(self.text):
+            return None
+        return self.start_byte + len(self.text[:i].encode("utf-8", "surrogatepass")) + 1
 
     def span(self, column: int, end_column: Optional[int] = None) -> str:
         """The text from ``column`` to ``end_column`` (exclusive; whole line when None) within the kept part."""

@@ -17,6 +17,12 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+# Where each rule's documentation lives: the one form every format and the language server link
+# to (docs/output-formats.md, "Rule documentation links"). Until the project publishes its docs at a
+# stable address this is the path in promptlint's repository (docs/rules/ is generated from rules/);
+# an absolute URL here would make every link absolute, SARIF's `helpUri` included.
+DOCS_URL = "docs/rules/{code}.md"
+
 DOC_SECTIONS = (
     ("what-it-does", "What it does"),
     ("why-it-matters", "Why it matters"),
@@ -52,6 +58,10 @@ class Rule:
         """The summary's first sentence (``rule --all``, SARIF's shortDescription)."""
         return self.summary.split(". ")[0].rstrip(".") if self.summary else self.name
 
+    @property
+    def doc_url(self) -> str:
+        return doc_url(self.code)
+
     def markdown(self) -> str:
         """The rule's documentation under ruff's headings (docs/rules/<CODE>.md)."""
         lines = [
@@ -67,6 +77,19 @@ class Rule:
             if text:
                 lines += [f"## {title}", "", text, ""]
         return "\n".join(lines).rstrip() + "\n"
+
+
+def doc_url(code: str) -> str:
+    """The link to rule ``code``'s documentation (``DOCS_URL``)."""
+    return DOCS_URL.format(code=code)
+
+
+def is_absolute_url(url: str) -> bool:
+    """An absolute URI (a scheme and a host): what SARIF's `helpUri` must be, and GitHub's upload checks."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return bool(parts.scheme and parts.netloc)
 
 
 def rules_dir() -> Path:

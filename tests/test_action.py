@@ -95,7 +95,7 @@ def test_the_action_annotates_the_costliest_first_summarises_everything_and_fail
     assert files == [f"prompts/t{i:02d}.j2" for i in range(10, 0, -1)] + ["prompts/support.j2", "prompts/t00.j2"]
     assert "2 findings above have no annotation" in summary
     assert "🔴 regression" in summary and "prompts/support.j2" in summary
-    assert summary.count("M101") == 12  # every finding is in the summary
+    assert summary.count("| [`M101`](") == 12  # every finding is in the summary
     sarif = json.loads((tmp_path / "out.sarif").read_text(encoding="utf-8"))
     assert len(sarif["runs"][0]["results"]) == 12
 

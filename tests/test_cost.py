@@ -83,9 +83,9 @@ def test_markdown_shows_the_cost_columns(tmp_path, cli):
     assert baseline_table[0][-1] == "Cost"
     row = doc["baseline"]["templates"][0]
     assert baseline_table[1][-1] == f"${row['lost_tokens'] * R * 1.5 / 1e6:,.2f}/day"
-    assert findings_table[0][5:7] == ["Tokens per request", "Cost"]
+    assert findings_table[0][6:8] == ["Tokens per request", "Cost"]
     m101 = doc["findings"][0]
-    assert findings_table[1][5:7] == [f"{m101['lost_tokens']:,}", f"${m101['lost_tokens'] * R * 1.5 / 1e6:,.2f}/day"]
+    assert findings_table[1][6:8] == [f"{m101['lost_tokens']:,}", f"${m101['lost_tokens'] * R * 1.5 / 1e6:,.2f}/day"]
 
 
 def test_without_the_table_nothing_changes(tmp_path, cli):

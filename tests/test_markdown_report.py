@@ -57,8 +57,11 @@ def test_baseline_table_and_findings_table(tmp_path, cli, qwen):
     assert findings[0][:2] == ["Rule", "Where"] and findings[0][-1] == "Baseline"
     [row] = findings[1:]
     assert row[0] == "M101" and row[1] == "prompts/support.j2:1:7" and row[-1] == "new"
-    assert row[3] == token
-    assert row[2].startswith("`timestamp` changes on every request")  # escaped backticks render as text
+    assert row[4] == token
+    # the message's `timestamp` is a code span (its backticks are markup, not text shown literally)
+    assert row[2].startswith("timestamp changes on every request") and "`" not in row[2]
+    assert row[3] == "move timestamp after the shared material, or make it coarser (date, not time); " \
+                     "unsafe fix: promptlint check --fix --unsafe-fixes"
 
 
 def test_more_findings_than_the_top_go_into_details_and_names_cannot_break_the_table(tmp_path, cli):
@@ -74,7 +77,7 @@ def test_more_findings_than_the_top_go_into_details_and_names_cannot_break_the_t
     assert len(top) - 1 == 10 and len(rest) - 1 == 3  # 13 M101 findings: 10 shown, 3 collapsed
     assert details(r.out) == 1
     wheres = [row[1] for row in top[1:] + rest[1:]]
-    assert "prompts/a|b <i>.j2:1:7" in wheres and all(len(row) == 5 for row in top + rest)
+    assert "prompts/a|b <i>.j2:1:7" in wheres and all(len(row) == 6 for row in top + rest)
     assert "3 findings above have no annotation" in r.out  # 13 warnings, GitHub annotates 10
 
 

@@ -44,6 +44,11 @@ def add_parser(sub) -> None:
         "or any finding (default: regression with --baseline, else any)",
     )
     p.add_argument(
+        "--annotate", choices=["all", "new"], default=None,
+        help="github format: annotate every finding, or only the findings the baseline does not have "
+        "(default: new with --baseline, else all)",
+    )
+    p.add_argument(
         "--report-file", metavar="FORMAT=PATH", action="append", default=[],
         help="also write the report in FORMAT to PATH (repeatable; e.g. sarif=promptlint.sarif)",
     )
@@ -78,7 +83,7 @@ def add_parser(sub) -> None:
     )
 
 
-_JSON_FORMATS = ("json", "json-lines", "sarif", "gitlab")
+_JSON_FORMATS = ("json", "json-lines", "sarif", "gitlab", "rdjson")
 _HUMAN_FORMATS = ("full", "concise")  # the formats a person reads in a terminal: a progress bar may go with them
 
 
@@ -97,6 +102,9 @@ def _write(fmt: str, result, args, stream=None) -> None:
     from promptlint.report import get
 
     stream = stream or sys.stdout
+    if fmt in ("github", "markdown"):  # --annotate: which findings get an annotation (markdown counts the rest)
+        get(fmt).write(result, stream, evidence=args.evidence, annotate=getattr(args, "annotate", None))
+        return
     if fmt not in _JSON_FORMATS:
         get(fmt).write(result, stream, evidence=args.evidence)
         return
@@ -186,6 +194,8 @@ def run(args) -> int:
     fail_on = getattr(args, "fail_on", None) or ("regression" if baseline_ref else "any")
     if fail_on != "any" and not baseline_ref:
         raise UsageError(f"--fail-on {fail_on} compares with a baseline: add --baseline REF")
+    if getattr(args, "annotate", None) == "new" and not baseline_ref:
+        raise UsageError("--annotate new annotates the findings a baseline does not have: add --baseline REF")
     report_files = _report_files(getattr(args, "report_file", []) or [])
     from promptlint import parallel
 

@@ -17,6 +17,7 @@ FORMATS = {
     "gitlab": "promptlint.report.gitlab",
     "sarif": "promptlint.report.sarif",
     "markdown": "promptlint.report.markdown",
+    "rdjson": "promptlint.report.rdjson",
 }
 
 

@@ -1,14 +1,21 @@
-"""`concise`: one line per finding, `path:line:col: CODE message`."""
+"""`concise`: one line per finding, `path:line:col: CODE message`; with ``--baseline`` a new
+finding reads `CODE [new] message`, and the baseline's summary lines follow the findings."""
 
 from __future__ import annotations
 
 
 def line(f) -> str:
+    from promptlint.report.new_marks import mark
     from promptlint.report.style import shown_path
 
-    return f"{shown_path(f.path)}:{f.line}:{f.column}: {f.code} {f.message}"
+    return f"{shown_path(f.path)}:{f.line}:{f.column}: {f.code}{mark(f)} {f.message}"
 
 
 def write(result, stream, evidence: bool = False) -> None:
     for f in sorted(result.errors + result.findings, key=lambda f: f.sort_key):
         stream.write(line(f) + "\n")
+    if getattr(result, "baseline", None) is not None:  # why the run passes or fails
+        from promptlint.report.full import baseline_lines
+        from promptlint.report.new_marks import counts_line
+
+        stream.write("\n".join(baseline_lines(result.baseline) + [counts_line(result)]) + "\n")

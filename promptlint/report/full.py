@@ -6,6 +6,7 @@ stdin, not the file on disk), cut around the finding when the line is long.
 
 from __future__ import annotations
 
+from promptlint.report.new_marks import NEW_MARK, counts_line, is_new
 from promptlint.report.style import Style, shown_path, use_color
 
 
@@ -32,7 +33,8 @@ def _tok(text: str) -> str:
 
 
 def format_finding(f, style) -> str:
-    head = f"{style(f'{shown_path(f.path)}:{f.line}:{f.column}:', 'bold')} {style(f.code, 'red' if f.severity == 'error' else 'yellow', 'bold')} {f.message}"
+    new = " " + style(NEW_MARK, 'green', 'bold') if is_new(f) else ""  # check --baseline: not at the baseline
+    head = f"{style(f'{shown_path(f.path)}:{f.line}:{f.column}:', 'bold')} {style(f.code, 'red' if f.severity == 'error' else 'yellow', 'bold')}{new} {f.message}"
     out = [head]
     out += ["  " + l for l in _excerpt(f, style)]
     t, a = f.first_divergent_token, f.arithmetic
@@ -82,14 +84,14 @@ def baseline_lines(b) -> list:
         name = m.path + (f" ({m.template})" if m.template else "") + f" [{m.scenario}]" + (f" on {m.model}" if m.model else "")
         lost = f"; {d.lost_tokens:,} prefill tokens lost per request" if d.lost_tokens else ""
         cost = f"; {d.cost.describe()}" if d.cost is not None and d.lost_tokens else ""
-        out.append(f"  {name}: {blocks(d.before)} -> {blocks(d.after)} blocks per request, {d.status}{lost}{cost}")
+        out.append(f"  {shown_path(name)}: {blocks(d.before)} -> {blocks(d.after)} blocks per request, {d.status}{lost}{cost}")
     return out
 
 
 def write(result, stream, evidence: bool = False) -> None:
     style = Style(use_color(stream))
     for f in sorted(result.errors + result.findings, key=lambda f: f.sort_key):
-        stream.write(format_finding(f, style) + ("  (new since the baseline)\n" if f.baseline == "new" else "") + "\n\n")
+        stream.write(format_finding(f, style) + "\n\n")
     if getattr(result, "baseline", None) is not None:
-        stream.write("\n".join(baseline_lines(result.baseline)) + "\n")
+        stream.write("\n".join(baseline_lines(result.baseline) + [counts_line(result)]) + "\n")
     stream.write(summary(result) + "\n")

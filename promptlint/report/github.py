@@ -7,11 +7,18 @@ property values also `:` and `,`. Severity: error -> error, warning -> warning,
 info -> notice. Costliest first (GitHub shows 10 error and 10 warning annotations per step). Paths are relative to $GITHUB_WORKSPACE (else the git work tree). A template
 stored in tokenizer_config.json is annotated at the JSON file's line and column; the message
 says where in the template.
+
+With ``--baseline``: a new finding's title and message say `new`; only new findings are
+annotated unless ``--annotate all``; after the annotations, plain log lines give the baseline's
+summary (the regressions that fail the step) and how many existing findings were not annotated.
 """
 
 from __future__ import annotations
 
+from typing import Optional
+
 from promptlint.report.locations import in_file, message_suffix, relative_to, repo_root
+from promptlint.report.new_marks import annotate_default, annotated, counts_line, mark
 from promptlint.report.style import shown
 
 LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
@@ -36,9 +43,9 @@ def annotation(f, root) -> str:
         ("col", str(column)),
         ("endLine", str(end_line)),
         ("endColumn", str(end_column)),
-        ("title", f"promptlint ({f.code})"),
+        ("title", f"promptlint ({f.code}" + (f", {f.baseline})" if f.baseline else ")")),
     ]
-    message = f"{f.code} {f.message}{message_suffix(f)}"
+    message = f"{f.code}{mark(f)} {f.message}{message_suffix(f)}"
     for m in f.models:  # `tokenizers`: each deployed model it hits
         message += f"\nmodel {m.describe()}"
     if f.cost is not None:  # [tool.promptlint.cost]
@@ -55,10 +62,23 @@ def costliest_first(f):
     return (not f.code.startswith("E"), -(f.arithmetic.lost_tokens if f.arithmetic is not None else 0), f.sort_key)
 
 
-def write(result, stream, evidence: bool = False) -> None:
+def write(result, stream, evidence: bool = False, annotate: Optional[str] = None) -> None:
+    """``annotate``: "all" or "new" (--annotate; default: "new" with a baseline, else "all")."""
     root = repo_root("GITHUB_WORKSPACE")
     # a workflow command on purpose: stdout's line guard (promptlint/line_guard.py) neutralises
     # every other line that starts with `::`; a report file has no guard and takes plain lines
     command = getattr(stream, "write_command", None) or stream.write
-    for f in sorted(result.errors + result.findings, key=costliest_first):
+    items = sorted(result.errors + result.findings, key=costliest_first)
+    shown = annotated(items, annotate_default(result, annotate))
+    for f in shown:
         command(annotation(f, root) + "\n")
+    if getattr(result, "baseline", None) is None:
+        return
+    from promptlint.report.full import baseline_lines
+
+    # plain log lines (never commands): why the step passes or fails
+    lines = baseline_lines(result.baseline) + [counts_line(result)]
+    left = len(items) - len(shown)
+    if left:
+        lines.append(f"{left:,} existing finding{'s' if left != 1 else ''} not annotated (--annotate all annotates them).")
+    stream.write("\n".join(lines) + "\n")

@@ -3,6 +3,8 @@
 Paths are relative to $CI_PROJECT_DIR (else the git work tree); fingerprints are the
 same stable hashes as SARIF's partialFingerprints. A template stored in tokenizer_config.json
 is placed at the JSON file's line and column; the description says where in the template.
+With ``--baseline`` a new finding's description reads `CODE [new] message` (GitLab compares
+fingerprints with the target branch's report itself; the mark says what promptlint's baseline saw).
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import json
 
 from promptlint.report.locations import fingerprints, in_file, message_suffix, relative_to, repo_root
+from promptlint.report.new_marks import mark
 
 SEVERITY = {"error": "major", "warning": "minor", "info": "info"}
 
@@ -19,7 +22,7 @@ def issue(f, root, fingerprint: str) -> dict:
     return {
         "type": "issue",
         "check_name": f.code,
-        "description": f"{f.code} {f.message}{message_suffix(f)}",
+        "description": f"{f.code}{mark(f)} {f.message}{message_suffix(f)}",
         "categories": ["Performance"] if f.code.startswith("M") else ["Bug Risk"],
         "severity": SEVERITY.get(f.severity, "minor"),
         "fingerprint": fingerprint,

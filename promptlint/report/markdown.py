@@ -6,8 +6,11 @@ prefill tokens lost per request), the unchanged ones collapsed. Then the costlie
 their first divergent token, and every other finding in a collapsed <details>. Text from the
 linted files is escaped: a template cannot inject markup into the comment, nor mention anyone
 (`@user`, `@org/team`) or reference an issue (`#12`): a word joiner (U+2060) follows each `@` and
-`#` in plain text (code spans are never linked). The report stays under ``CAP`` bytes (GitHub
-drops a step summary over 1 MiB whole): rows past it are left out, counted in a last line.
+`#` in plain text (code spans are never linked). A message's own `code` spans stay code spans.
+Each finding links its rule's documentation (promptlint.registry.doc_url) and has a `Fix` cell:
+the rule's advice, and the `check --fix` command when the rule has a fix for that kind of file.
+The report stays under ``CAP`` bytes (GitHub drops a step summary over 1 MiB whole): rows past it
+are left out, counted in a last line.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import re
 
 from promptlint.report.github import costliest_first
+from promptlint.report.new_marks import annotate_default, annotated
 from promptlint.report.style import shown
 
 TOP = 10  # findings shown before the <details>
@@ -26,7 +30,11 @@ _PUNCT = re.compile(r"([\\`*_{}\[\]<>()#+\-.!|~&])")
 
 def text(s: str) -> str:
     """Plain text in a table cell: every Markdown-significant character escaped, on one line."""
-    escaped = _PUNCT.sub(r"\\\1", shown(" ".join(str(s).split())))
+    return _escaped(" ".join(str(s).split()))
+
+
+def _escaped(s: str) -> str:
+    escaped = _PUNCT.sub(r"\\\1", shown(s))
     return escaped.replace("@", "@" + _JOINER).replace("#", "#" + _JOINER)
 
 
@@ -36,6 +44,59 @@ def code(s: str) -> str:
     fence = "`" * (max((len(r) for r in re.findall(r"`+", s)), default=0) + 1)
     pad = " " if s.startswith("`") or s.endswith("`") else ""
     return f"{fence}{pad}{s.replace('|', chr(92) + '|')}{pad}{fence}"
+
+
+# a code span as CommonMark reads one: a backtick run closed by a run of the same length
+_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+
+
+def prose(s: str) -> str:
+    """A message in a table cell: its `code` spans as code spans, the rest as escaped ``text``
+    (escaping the backticks instead would show them literally, `\\``, around plain words)."""
+    s = " ".join(str(s).split())
+    out, pos = [], 0
+    for m in _SPAN.finditer(s):
+        out += [_escaped(s[pos:m.start()]), code(m.group(2))]
+        pos = m.end()
+    out.append(_escaped(s[pos:]))
+    return "".join(out)
+
+
+def rule_link(rule_code: str) -> str:
+    """The rule code as a link to its documentation (the one link form: promptlint.registry)."""
+    from promptlint import registry
+
+    return f"[{code(rule_code)}]({registry.doc_url(rule_code)})" if rule_code in registry.known_codes() else code(rule_code)
+
+
+def _fix_cell(f) -> str:
+    """The rule's advice for this finding, and the command that applies its fix when there is one."""
+    from promptlint import registry
+
+    rule = registry.lookup(f.code)
+    # the kind of source a fix is declared for, as `check --fix` decides it (promptlint.fixing)
+    kind = "python" if f.path.endswith((".py", ".pyi")) else "template"
+    safety = rule.fix_safety(kind) if rule is not None and f.stored_at is None else None
+    command = {"safe": code("promptlint check --fix"), "unsafe": code("promptlint check --fix --unsafe-fixes")}.get(safety)
+    parts = [prose(f.help)] if f.help else []
+    if command:
+        parts.append(f"{'safe' if safety == 'safe' else 'unsafe'} fix: {command}")
+    return "; ".join(parts) or "—"
+
+
+def tokenizer_label(sha256, embedded_name=None) -> str:
+    """A tokenizer's label: the first 12 digits of its sha256; the embedded one by its whole name
+    (``embedded_name``), with its digits when the run loaded it (a warm run only names it)."""
+    sha256 = str(sha256 or "")
+    if sha256.startswith("embedded:"):
+        return code(sha256[len("embedded:"):])
+    if embedded_name:
+        return code(embedded_name) + (f" ({code(sha256[:12])})" if sha256 else "")
+    return code(sha256[:12]) if sha256 else "embedded"
+
+
+def _embedded_name(spec):
+    return spec.display if spec is not None and spec.embedded else None
 
 
 def _row(cells) -> str:
@@ -131,13 +192,13 @@ def _finding_rows(findings, with_baseline: bool, priced: bool = False, models: b
         t, a = f.first_divergent_token, f.arithmetic
         token = "—" if t is None else f"#{t.index:,}: {code(repr(t.base_text))} vs {code(repr(t.variant_text))}"
         lost = "—" if a is None else f"{a.lost_blocks:,} of {a.ideal_eligible_blocks:,}"
-        row = [code(f.code), code(f"{f.path}:{f.line}:{f.column}"), text(f.message), token, lost]
+        row = [rule_link(f.code), code(f"{f.path}:{f.line}:{f.column}"), prose(f.message), _fix_cell(f), token, lost]
         if models:
             row.append("; ".join(_model_cell(m) for m in f.models) or "—")
         if priced:
             row += ["—" if f.cost is None else f"{f.cost.tokens_per_request:,}", _money(f.cost)]
         if with_baseline:
-            row.append(text(f.baseline or ""))
+            row.append("**new**" if f.baseline == "new" else text(f.baseline or ""))
         rows.append(row)
     return rows
 
@@ -150,7 +211,7 @@ def _left_out(findings) -> int:
     return sum(max(0, n - ANNOTATIONS_PER_LEVEL) for level, n in counts.items() if level in ("error", "warning"))
 
 
-def _findings_section(result, with_baseline: bool) -> list:
+def _findings_section(result, with_baseline: bool, annotate=None) -> list:
     items = sorted(result.errors + result.findings, key=costliest_first)  # the order of the annotations
     if not items:
         return [f"No findings ({_plural(result.files, 'file')} checked)."]
@@ -159,8 +220,8 @@ def _findings_section(result, with_baseline: bool) -> list:
     out = [head, "", f"In {_plural(len({f.path for f in items}), 'file')} of {result.files:,} checked; costliest first.", ""]
     priced = any(f.cost is not None for f in items)
     models = any(f.models for f in items)
-    header = ["Rule", "Where", "Message", "First divergent token", "Blocks lost"]
-    align = ["---"] * 3 + ["---", "---:"]
+    header = ["Rule", "Where", "Message", "Fix", "First divergent token", "Blocks lost"]
+    align = ["---"] * 4 + ["---", "---:"]
     if models:  # `tokenizers`: each model's first divergent token and blocks lost
         header, align = header + ["Models"], align + ["---"]
     if priced:
@@ -172,27 +233,33 @@ def _findings_section(result, with_baseline: bool) -> list:
     if rest:
         out += ["<details>", f"<summary>{_plural(len(rest), 'more finding')}</summary>", ""]
         out += _table(header, align, _finding_rows(rest, with_baseline, priced, models), _FindingRow) + ["", "</details>", ""]
-    left = _left_out(items)
+    annotated_items = annotated(items, annotate_default(result, annotate))  # what the `github` format annotates
+    left = _left_out(annotated_items)
     if left:
         out += [f"GitHub shows at most {ANNOTATIONS_PER_LEVEL} error and {ANNOTATIONS_PER_LEVEL} warning annotations per "
                 f"step: {_plural(left, 'finding')} above {'has' if left == 1 else 'have'} no annotation.", ""]
+    existing = len(items) - len(annotated_items)
+    if existing:
+        out += [f"{_plural(existing, 'existing finding')} above {'has' if existing == 1 else 'have'} no annotation: "
+                "with a baseline only new findings are annotated (`--annotate all` annotates every one).", ""]
     return out
 
 
-def write(result, stream, evidence: bool = False) -> None:
+def write(result, stream, evidence: bool = False, annotate=None) -> None:
+    """``annotate``: the run's --annotate, so the report counts the findings left without an annotation."""
     baseline = getattr(result, "baseline", None)
     lines = ["## promptlint: prompt-cache report", ""]
     if getattr(result, "models", None):  # `tokenizers`: every deployed model
         lines.append("Models: " + ", ".join(
             f"{text(m['name'])} ({text(m['engine'])}, blocks of {m['block_size']} tokens; tokenizer "
-            + (code(str(m['sha256'])[:12]) if m['sha256'] else "embedded") + ")" for m in result.models) + ".")
+            + tokenizer_label(m['sha256'], None if m.get('path') else "embedded") + ")" for m in result.models) + ".")
     else:
         lines.append(f"{text(result.engine)}, blocks of {result.block_size} tokens; tokenizer "
-                     + (code(result.tokenizer_sha256[:12]) if result.tokenizer_sha256 else "embedded") + ".")
+                     + tokenizer_label(result.tokenizer_sha256, _embedded_name(result.tokenizer)) + ".")
     lines.append("")
     if baseline is not None:
         lines += _baseline_section(baseline)
-    lines += _findings_section(result, baseline is not None)
+    lines += _findings_section(result, baseline is not None, annotate)
     stream.write("\n".join(capped(lines)).rstrip("\n") + "\n")
 
 

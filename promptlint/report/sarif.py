@@ -1,11 +1,17 @@
 """`sarif`: SARIF 2.1.0 for GitHub code scanning (and any SARIF viewer).
 
-Every rule ships with its documentation as `help.markdown`; each result has a
+Every rule ships with its documentation as `help.text`/`help.markdown`, and `helpUri` when
+the rule documentation link (promptlint.registry.DOCS_URL) is an absolute URL: SARIF requires
+one there and GitHub's upload rejects anything else. Each result has a
 repository-relative `artifactLocation.uri` (base `%SRCROOT%`), a region (1-based,
 columns in Unicode code points, end column exclusive), a level, a stable
 `partialFingerprints["promptlint/v1"]`, and the token arithmetic in `properties`. A
 template stored in tokenizer_config.json gets the JSON file's region; the message says where
-in the template.
+in the template. With ``--baseline`` each result has a `baselineState`: `new`, or `unchanged`
+for a finding the baseline has too. Findings of the baseline that are gone are counted in the
+run's properties, not listed as `absent` results: `baselineState` is not among the SARIF
+properties GitHub code scanning documents reading, so an uploaded `absent` result would open an
+alert at a place the change fixed.
 """
 
 from __future__ import annotations
@@ -21,12 +27,16 @@ from promptlint.report.locations import fingerprints, in_file, message_suffix, r
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 FINGERPRINT_KEY = "promptlint/v1"
+BASELINE_STATES = {"new": "new", "existing": "unchanged"}  # a finding's baseline mark -> baselineState
 
 
 def _rule(rule) -> dict:
-    markdown = rule.markdown()
+    from promptlint.registry import is_absolute_url
+
+    url = rule.doc_url
+    markdown = rule.markdown() + f"\nDocumentation: {url} (`promptlint rule {rule.code}` prints it).\n"
     short = rule.short_summary
-    return {
+    out = {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": short},
@@ -35,6 +45,9 @@ def _rule(rule) -> dict:
         "defaultConfiguration": {"level": LEVELS.get(rule.severity, "warning")},
         "properties": {"tags": ["promptlint", f"miss-class/{rule.miss_class}"], "precision": "high"},
     }
+    if is_absolute_url(url):
+        out["helpUri"] = url
+    return out
 
 
 def _location(f, root: Path) -> dict:
@@ -62,6 +75,16 @@ def _properties(f) -> dict:
     return {k: v for k, v in f.to_dict().items() if k not in _NOT_PROPERTIES}
 
 
+def _baseline_properties(result) -> dict:
+    """check --baseline: the revision compared with and the findings by state (`fixed`: gone since)."""
+    b = getattr(result, "baseline", None)
+    if b is None:
+        return {}
+    marks = [f.baseline for f in result.errors + result.findings]
+    return {"baseline": {"ref": b.ref, "commit": b.commit, "new": marks.count("new"),
+                         "unchanged": marks.count("existing"), "fixed": b.fixed_findings}}
+
+
 def document(result) -> dict:
     from promptlint import registry
 
@@ -83,6 +106,8 @@ def document(result) -> dict:
         }
         if f.code in index:
             entry["ruleIndex"] = index[f.code]
+        if f.baseline in BASELINE_STATES:  # check --baseline
+            entry["baselineState"] = BASELINE_STATES[f.baseline]
         results.append(entry)
     run = {
         "tool": {
@@ -106,7 +131,8 @@ def document(result) -> dict:
         ],
         "results": results,
         "properties": {"engine": result.engine, "tokenizer_sha256": result.tokenizer_sha256,
-                       **({"models": result.models} if getattr(result, "models", None) else {})},
+                       **({"models": result.models} if getattr(result, "models", None) else {}),
+                       **_baseline_properties(result)},
     }
     return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
 
