@@ -173,7 +173,8 @@ def build(tmp_path: Path) -> Hostile:
         (prompts / name).write_text(text, encoding="utf-8")
     (prompts / "x\n::error::pwned.j2").write_text("Hello {{ name }}\n", encoding="utf-8")
     (prompts / "@octo-org.j2").write_text("Hello {{ name }}\n", encoding="utf-8")
-    (root / "request.txt").write_text("You are a helpful assistant.\n" * 8, encoding="utf-8")
+    # the run of a's makes the model directory's tokenizer panic ("retry-limit-in-match over")
+    (root / "request.txt").write_text("You are a helpful assistant.\n" * 8 + "a" * 300 + "!\n", encoding="utf-8")
     (root / "request2.txt").write_text("You are a helpful assistant.\n" * 7 + "Today is Monday.\n", encoding="utf-8")
 
     model = root / "models" / "evil"
