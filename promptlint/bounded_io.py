@@ -80,7 +80,7 @@ def _open_regular(path: Union[str, Path], dir_fd: Optional[int] = None) -> int:
     fd, mode = _open_nonblocking(path, dir_fd)
     if not stat.S_ISREG(mode):
         os.close(fd)
-        raise InputRefused(f"not a regular file ({_kind(mode)}); promptlint reads regular files only")
+        raise InputRefused(f"not a regular file ({kind(mode)}); promptlint reads regular files only")
     return fd
 
 
@@ -102,7 +102,12 @@ def _open_nonblocking(path: Union[str, Path], dir_fd: Optional[int] = None):
         raise
 
 
-def _kind(mode: int) -> str:
+def kind(mode: int) -> str:
+    """What a file of this mode is, in words ("a directory", "a FIFO", ...), for messages."""
+    if stat.S_ISLNK(mode):
+        return "a symlink"
+    if stat.S_ISREG(mode):
+        return "a regular file"
     if stat.S_ISDIR(mode):
         return "a directory"
     if stat.S_ISFIFO(mode):
@@ -148,7 +153,7 @@ def open_stream(path: Union[str, Path]) -> BinaryIO:
     fd, mode = _open_nonblocking(path)
     try:
         if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
-            raise OSError(errno.EINVAL, f"{_kind(mode)}, not a file or a pipe", str(path))
+            raise OSError(errno.EINVAL, f"{kind(mode)}, not a file or a pipe", str(path))
         if getattr(os, "O_NONBLOCK", 0):  # POSIX: reads wait for a pipe's writer again
             import fcntl
 

@@ -335,12 +335,7 @@ def fix_actions(ls: "PromptlintServer", uri: str, text: str, diags: List[types.D
                                 or (analyzer.__name__.endswith(".chat_template") and path.suffix != ".json")):
         return []
     fix_text = chat.fix_text if analyzer.__name__.endswith(".chat_template") else templates.fix_text
-    key = str(path.resolve())
-    cached = ls.last_findings.get(key)
-    if cached is None or cached[0] != text:
-        ls.diagnostics(path, text)
-        cached = ls.last_findings.get(key, (text, []))
-    findings = cached[1]
+    findings = _findings_of(ls, path, text)
     settings = ls.settings_for(path)
     lines = text.split("\n")
     whole = types.Range(start=types.Position(line=0, character=0),
@@ -369,6 +364,16 @@ def fix_actions(ls: "PromptlintServer", uri: str, text: str, diags: List[types.D
     return actions
 
 
+def _findings_of(ls: "PromptlintServer", path: Path, text: str) -> list:
+    """The findings of ``text`` as ``path``: the last diagnostics' when they were for this text, else fresh."""
+    key = str(path.resolve())
+    cached = ls.last_findings.get(key)
+    if cached is None or cached[0] != text:
+        ls.diagnostics(path, text)
+        cached = ls.last_findings.get(key, (text, []))
+    return cached[1]
+
+
 def fix_all_action(ls: "PromptlintServer", uri: str, text: str) -> Optional[types.CodeAction]:
     """``source.fixAll``: every safe fix of the document (templates proven by re-checking, Python
     codemods), as `check --fix` would apply them to the file; None when there is nothing to fix."""
@@ -378,12 +383,7 @@ def fix_all_action(ls: "PromptlintServer", uri: str, text: str) -> Optional[type
     if fs is None:
         return None
     path = Path(fs)
-    key = str(path.resolve())
-    cached = ls.last_findings.get(key)
-    if cached is None or cached[0] != text:
-        ls.diagnostics(path, text)
-        cached = ls.last_findings.get(key, (text, []))
-    findings = cached[1]
+    findings = _findings_of(ls, path, text)
     if not findings:
         return None
     new_text, done = fix_source(path, findings[0].path, text, findings, ls.settings_for(path), unsafe=False)

@@ -115,19 +115,9 @@ def _refusal(path: str, st: Optional[os.stat_result], anchor: str, final: bool, 
 
 
 def describe(mode: int) -> str:
-    if stat.S_ISLNK(mode):
-        return "a symlink"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISREG(mode):
-        return "a regular file"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "not a file"
+    from promptlint.bounded_io import kind
+
+    return kind(mode)
 
 
 def _open_dirs(anchor: str, parts: Sequence[str], create: bool, mode: int = 0o777, relative: bool = False) -> _Dir:
