@@ -209,11 +209,101 @@ class _Run:
 
         items, sha = unit
         parses = parse_count()
-        results = [self.one(item) for item in items]
-        if sha is not None:
-            release(sha)
+        results = [found for _, found in self.group(items, sha)]
         return _UnitResult(results, parse_count() - parses, self.ctx.tokenizer.used, self.cache.wrote, self.cache.warning,
                            os.getpid())
+
+
+    def group(self, items: List[_Todo], sha: Optional[str]):
+        """Yield (item, (findings, notices, seen)) for files sharing one tokenizer (``sha``: a model
+        directory's, released after them; None: the run's). A directory tokenizer with unvetted
+        regexes is parsed and run only in a forked child under the per-file deadline
+        (promptlint.deadline_child): a regex that backtracks without end or panics costs the
+        files of its directory an E-finding each, never the run."""
+        try:
+            if sha is not None and self._needs_deadline(items[0], sha):
+                yield from self._in_child(items)
+            else:
+                for item in items:
+                    yield item, self.one(item)
+        finally:
+            if sha is not None:
+                release(sha)
+
+    def _needs_deadline(self, item: _Todo, sha: str) -> bool:
+        from dataclasses import replace
+
+        from promptlint.tokens import needs_deadline, resolve
+
+        directory = analyzers.tokenizer_dir(self.files[item.i])
+        return directory is not None and needs_deadline(replace(resolve(str(directory)), vet=True), sha)
+
+    def _in_child(self, items: List[_Todo]):
+        from promptlint import deadline_child
+        from promptlint.tokens import allow_unvetted, note_parses, parse_count
+
+        deadline = self.ctx.settings.analysis_timeout + CHILD_GRACE_S
+        if not deadline_child.available():  # no fork: in this process, where loading it is refused (an E-finding)
+            for item in items:
+                yield item, self.one(item)
+            return
+
+        def setup() -> None:
+            os.environ["TOKENIZERS_PARALLELISM"] = "false"  # no thread pool in a forked child
+            devnull = os.open(os.devnull, os.O_WRONLY)  # a Rust panic prints its message and backtrace to fd 2:
+            os.dup2(devnull, 2)  # the child's answer says what happened, in one line
+            os.close(devnull)
+            allow_unvetted()
+
+        start = parse_count()
+
+        def finish():
+            return parse_count() - start, self.ctx.tokenizer.used, self.cache.wrote, self.cache.warning
+
+        answers = deadline_child.run(items, self.one, deadline, setup, finish)
+        try:
+            while True:
+                try:
+                    k, value = next(answers)
+                except StopIteration as stop:
+                    tail = stop.value
+                    break
+                yield items[k], self._answer(items[k], value, deadline)
+        finally:
+            answers.close()
+        if tail is not None:
+            parses, used, wrote, warning = tail
+            note_parses(parses)
+            self.ctx.tokenizer.used = self.ctx.tokenizer.used or used
+            self.cache.wrote = self.cache.wrote or wrote
+            self.cache.warning = self.cache.warning or warning
+
+    def _answer(self, item: _Todo, value, deadline: float):
+        """A child's answer for one file; a deadline, a death or a failure is that file's E-finding."""
+        from promptlint import deadline_child
+
+        path = self.files[item.i]
+        display = self.ctx.display(path)
+        tokenizer = self.ctx.display(analyzers.tokenizer_dir(path) / "tokenizer.json")
+        if isinstance(value, deadline_child.Expired):
+            message = (f"not analysed: the model directory's own tokenizer ({tokenizer}) did not finish within {deadline:g} s; "
+                       "its regex patterns are not among the known tokenizer families' and can backtrack without end. "
+                       "Fix or replace that tokenizer.json, or configure a vetted tokenizer (`tokenizer` with "
+                       "`tokenizer-sha256`)")
+            return [kernel.file_error(display, "E006", message)], [], {}
+        if isinstance(value, deadline_child.Died):
+            message = (f"not analysed: the process running the model directory's own tokenizer ({tokenizer}), whose regex "
+                       f"patterns are not among the known tokenizer families', ended ({value.how}); fix or replace that "
+                       "tokenizer.json, or configure a vetted tokenizer")
+            return [kernel.file_error(display, "E002", message)], [], {}
+        if isinstance(value, deadline_child.Failed):
+            message = (f"internal error while analysing this file ({value.kind}); a bug: please report it "
+                       "(PROMPTLINT_DEBUG=1 shows the traceback)")
+            return [kernel.file_error(display, "E002", message)], [], {}
+        return value
+
+
+CHILD_GRACE_S = 5.0  # a child's deadline per file: the analysis budget, plus time to parse and start
 
 
 def _analyse(todo: List[_Todo], plan: _Plan, run: _Run, jobs: Optional[int]):
@@ -236,10 +326,7 @@ def _analyse(todo: List[_Todo], plan: _Plan, run: _Run, jobs: Optional[int]):
     workers = parallel.workers_for(len(groups.get(None, ())) + len(groups) - (None in groups), len(todo), jobs)
     if not workers:
         for sha, items in groups.items():
-            for item in items:
-                yield item, run.one(item)
-            if sha is not None:
-                release(sha)
+            yield from run.group(items, sha)
         return
     mine = groups.pop(None, [])
     mine = [mine[k] for k in parallel.heaviest_first([str(run.files[item.i]) for item in mine])]
@@ -408,19 +495,31 @@ def _analysed(path: Path, ctx: kernel.Context, text, cache, settings_key, tok_sh
     """One file's analysis; a bug that input from a pull request triggers costs that file, not the run."""
     import os
 
-    from promptlint.tokens import PromptNotText, TokenizerError
+    from promptlint.tokens import BudgetExceeded, PromptNotText, TokenizerCrashed, TokenizerError, TokenizerUnvetted, native_panic
 
     try:
         return _cached_lint_file(path, ctx, text, cache, settings_key, tok_sha, evidence, seen, analyse)
     except TokenizerError:
         raise  # the tokenizer is the run's, not the file's: exit 2
-    except PromptNotText as e:  # what this file renders, not the tokenizer
+    except (PromptNotText, TokenizerCrashed, TokenizerUnvetted) as e:  # what this file renders, or its directory's tokenizer
         return [kernel.file_error(ctx.display(path), "E002", str(e))], text
-    except (Exception, RecursionError) as e:
+    except BudgetExceeded as e:
+        return [kernel.file_error(ctx.display(path), "E006", str(e))], text
+    except (KeyboardInterrupt, SystemExit, GeneratorExit):
+        raise
+    except BaseException as e:  # a bug, or a native library's panic (a BaseException): it costs this file, not the run
         if os.environ.get("PROMPTLINT_DEBUG"):
             raise
-        message = (f"internal error while analysing this file ({type(e).__name__}); a bug: please report it "
-                   "(PROMPTLINT_DEBUG=1 shows the traceback)")
+        if type(e).__name__ == "DeadlineExceeded":  # a render deadline that fired after its guard: still the limit
+            message = f"the analysis ran past `render-timeout` ({ctx.settings.render_timeout:g} s)"
+            return [kernel.file_error(ctx.display(path), "E006", message)], text
+        if native_panic(e):
+            first = str(e).strip().splitlines()
+            message = (f"a native library crashed while analysing this file ({type(e).__name__}: "
+                       f"{first[0][:120] if first else 'no message'}); check the tokenizer it uses, or exclude the file")
+        else:
+            message = (f"internal error while analysing this file ({type(e).__name__}); a bug: please report it "
+                       "(PROMPTLINT_DEBUG=1 shows the traceback)")
         return [kernel.file_error(ctx.display(path), "E002", message)], text
 
 
@@ -465,13 +564,29 @@ def _cached_lint_file(
         return None, text
     ctx.deps = []
     start = len(ctx.notices)
-    findings = lint_file(path, ctx, text)
+    findings = _within_budget(path, ctx, text)
     # renders are stored only for a run that reports them (--evidence): they can be megabytes
     deps = cache.put(key, [f.to_dict(evidence=evidence, internal=True) for f in findings], ctx.deps, evidence=evidence,
                      notices=ctx.notices[start:])
     if seen is not None and deps is not None:
         seen.update(sha=sha256_bytes(content), deps=deps)
     return findings, text
+
+
+def _within_budget(path: Path, ctx: kernel.Context, text: Optional[str]) -> List[Finding]:
+    """lint_file under the per-file budget (`analysis-timeout`, `max-encoded-tokens`): past it the
+    file's findings are one E006, also when a check swallowed the exception (the budget's state
+    is sticky)."""
+    from promptlint.tokens import BudgetExceeded, budget
+
+    with budget(ctx.settings.analysis_timeout, ctx.settings.max_encoded_tokens) as spent:
+        try:
+            findings = lint_file(path, ctx, text)
+        except BudgetExceeded:
+            findings = []
+    if spent.exceeded is not None:
+        return [kernel.file_error(ctx.display(path), "E006", spent.exceeded)]
+    return findings
 
 
 _NEIGHBOURS = ("tokenizer_config.json", "chat_template.jinja", "tokenizer.json")
