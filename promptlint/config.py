@@ -44,7 +44,7 @@ class Settings:
     # per file: the whole analysis (every render, tokenization and check) — a render under max-output can
     # still be tokenized dozens of times; a directory's unvetted tokenizer is killed at this deadline
     analysis_timeout: float = 60.0
-    max_encoded_tokens: int = 20_000_000
+    max_encoded_tokens: int = 2_000_000
     jinja: Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...] = ()  # [jinja]: role -> ((name, stub kind), ...)
     cache_minimums: Optional[str] = None  # resolved path of a JSON file merged over the hosted-API minimums table
     # tokenizers: every deployed model, (name, resolved path, sha256 pin, block size, engine); empty: one tokenizer
