@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import os
+import posixpath
 import tempfile
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
@@ -60,6 +61,33 @@ def measure_tree(paths: Sequence[str], settings: Settings, force_exclude: bool, 
     return out
 
 
+# What no reader of a lint run opens: model weights, archives, media, columnar data, binaries.
+_NEVER_READ = frozenset((
+    ".safetensors", ".bin", ".gguf", ".ggml", ".pt", ".pth", ".ckpt", ".onnx", ".h5", ".npy", ".npz", ".pkl",
+    ".zip", ".gz", ".tgz", ".tar", ".xz", ".zst", ".bz2", ".7z",
+    ".png", ".jpg", ".jpeg", ".gif", ".webp", ".ico", ".pdf", ".mp3", ".mp4", ".wav", ".mov",
+    ".parquet", ".pq", ".arrow", ".feather", ".db", ".sqlite",
+    ".so", ".dylib", ".dll", ".exe", ".pyc", ".o", ".a", ".class", ".jar", ".whl",
+))
+_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")  # read up to the tokenizer cap
+
+
+def readable_by_lint(path: str, size: int) -> Optional[str]:
+    """Why REF's file at ``path`` is not exported (None: it is): only what a lint run can open --
+    templates, their includes and samples files, configuration and Python sources up to the
+    source cap, a model directory's tokenizer files up to the tokenizer cap -- so a base tree full
+    of data or weights costs neither its bytes on disk nor their reading."""
+    from promptlint import bounded_io
+
+    name = posixpath.basename(path)
+    if posixpath.splitext(name)[1].lower() in _NEVER_READ:
+        return "not a file a lint run reads"
+    limit = bounded_io.MAX_TOKENIZER_BYTES if name in _TOKENIZER_FILES else bounded_io.MAX_FILE_BYTES
+    if size > limit:
+        return f"larger than {limit:,} bytes: no reader of it takes it"
+    return None
+
+
 def _baseline_paths(paths: Sequence[str], settings: Settings, tree_root: Path) -> Optional[List[str]]:
     """What to lint in the exported tree: the command line's paths (default: the working
     directory) moved into it; ``[]`` when the configured ``templates`` apply; None when no path
@@ -88,7 +116,7 @@ def compare_with(ref: str, paths: Sequence[str], settings: Settings, result, for
     prefix = "" if root == top.resolve() else root.relative_to(top.resolve()).as_posix()
     models: List[Tuple[Optional[str], Settings]] = model_settings(settings) if settings.tokenizers else [(None, settings)]
     with tempfile.TemporaryDirectory(prefix="promptlint-baseline-") as tmp:
-        exported = git_tree.export(top, commit, Path(tmp), prefix)
+        exported = git_tree.export(top, commit, Path(tmp), prefix, keep=readable_by_lint)
         tree_root = Path(tmp) / prefix if prefix else Path(tmp)
         tree_root.mkdir(parents=True, exist_ok=True)
         old_paths = _baseline_paths(paths, settings, tree_root.resolve())
