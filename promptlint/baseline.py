@@ -25,7 +25,7 @@ from promptlint.discovery import discover
 from promptlint.measurements import Baseline, Measurement, compare, mark_findings
 from promptlint.models import merge, model_settings
 from promptlint.paths import not_read, relative
-from promptlint.tokens import PromptNotText, TokenizerError
+from promptlint.tokens import BudgetExceeded, PromptNotText, TokenizerCrashed, TokenizerError, TokenizerUnvetted, budget
 
 FAIL_ON = ("regression", "new-finding", "any")
 
@@ -48,10 +48,15 @@ def measure_tree(paths: Sequence[str], settings: Settings, force_exclude: bool, 
             out.append(Measurement(relative(path, settings.root), "base", error=f"{text.code} {text.message}"))
             continue
         try:
-            found = measure(path, text, ctx)
-        except PromptNotText as e:  # the file renders what no tokenizer takes
+            with budget(settings.analysis_timeout, settings.max_encoded_tokens):  # as lint analyses it
+                found = measure(path, text, ctx)
+        except (PromptNotText, TokenizerCrashed, TokenizerUnvetted) as e:  # what it renders, or its directory's tokenizer
             found = [Measurement(relative(path, settings.root), "base", error=f"E002 {e}")]
-        except Exception as e:  # noqa: BLE001 - a bug on one file costs that file's figure, not the run
+        except BudgetExceeded as e:
+            found = [Measurement(relative(path, settings.root), "base", error=f"E006 {e}")]
+        except (KeyboardInterrupt, SystemExit, GeneratorExit):
+            raise
+        except BaseException as e:  # noqa: BLE001 - a bug or a native panic on one file costs that file's figure, not the run
             if os.environ.get("PROMPTLINT_DEBUG"):
                 raise
             found = [Measurement(relative(path, settings.root), "base", error=f"E002 internal error ({type(e).__name__})")]
