@@ -216,13 +216,15 @@ class _Run:
 
     def group(self, items: List[_Todo], sha: Optional[str]):
         """Yield (item, (findings, notices, seen)) for files sharing one tokenizer (``sha``: a model
-        directory's, released after them; None: the run's). A directory tokenizer with unvetted
-        regexes is parsed and run only in a forked child under the per-file deadline
-        (promptlint.deadline_child): a regex that backtracks without end or panics costs the
-        files of its directory an E-finding each, never the run."""
+        directory's, released after them; None: the run's). An unpinned tokenizer with unvetted
+        regexes (a directory's own, or a configured one without its pin) is parsed and run only
+        in a forked child under the per-file deadline (promptlint.deadline_child): a regex that
+        backtracks without end or panics costs the files that use it an E-finding each, never
+        the run."""
         try:
-            if sha is not None and self._needs_deadline(items[0], sha):
-                yield from self._in_child(items)
+            tokenizer = self._unvetted(items[0], sha)
+            if tokenizer is not None:
+                yield from self._in_child(items, tokenizer)
             else:
                 for item in items:
                     yield item, self.one(item)
@@ -230,15 +232,22 @@ class _Run:
             if sha is not None:
                 release(sha)
 
-    def _needs_deadline(self, item: _Todo, sha: str) -> bool:
+    def _unvetted(self, item: _Todo, sha: Optional[str]) -> Optional[str]:
+        """The display name of the group's tokenizer when it may run only under a deadline, else None."""
         from dataclasses import replace
 
         from promptlint.tokens import needs_deadline, resolve
 
+        if sha is None:  # the run's own: unpinned and unvetted (kernel.tokenizer_spec marks it)
+            spec = self.ctx.tokenizer.spec
+            return spec.display if self.tok_sha and needs_deadline(spec, self.tok_sha) else None
         directory = analyzers.tokenizer_dir(self.files[item.i])
-        return directory is not None and needs_deadline(replace(resolve(str(directory)), vet=True), sha)
+        if directory is None:
+            return None
+        spec = replace(resolve(str(directory)), vet=True)
+        return self.ctx.display(spec.path) if needs_deadline(spec, sha) else None
 
-    def _in_child(self, items: List[_Todo]):
+    def _in_child(self, items: List[_Todo], tokenizer: str):
         from promptlint import deadline_child
         from promptlint.tokens import allow_unvetted, note_parses, parse_count
 
@@ -268,7 +277,7 @@ class _Run:
                 except StopIteration as stop:
                     tail = stop.value
                     break
-                yield items[k], self._answer(items[k], value, deadline)
+                yield items[k], self._answer(items[k], value, deadline, tokenizer)
         finally:
             answers.close()
         if tail is not None:
@@ -278,23 +287,20 @@ class _Run:
             self.cache.wrote = self.cache.wrote or wrote
             self.cache.warning = self.cache.warning or warning
 
-    def _answer(self, item: _Todo, value, deadline: float):
+    def _answer(self, item: _Todo, value, deadline: float, tokenizer: str):
         """A child's answer for one file; a deadline, a death or a failure is that file's E-finding."""
         from promptlint import deadline_child
 
-        path = self.files[item.i]
-        display = self.ctx.display(path)
-        tokenizer = self.ctx.display(analyzers.tokenizer_dir(path) / "tokenizer.json")
+        display = self.ctx.display(self.files[item.i])
         if isinstance(value, deadline_child.Expired):
-            message = (f"not analysed: the model directory's own tokenizer ({tokenizer}) did not finish within {deadline:g} s; "
-                       "its regex patterns are not among the known tokenizer families' and can backtrack without end. "
-                       "Fix or replace that tokenizer.json, or configure a vetted tokenizer (`tokenizer` with "
-                       "`tokenizer-sha256`)")
+            message = (f"not analysed: the unpinned tokenizer {tokenizer} did not finish within {deadline:g} s; its regex "
+                       "patterns are not among the known tokenizer families' and can backtrack without end. Fix or replace "
+                       "that tokenizer.json, or pin a tokenizer you trust (`tokenizer` with `tokenizer-sha256`)")
             return [kernel.file_error(display, "E006", message)], [], {}
         if isinstance(value, deadline_child.Died):
-            message = (f"not analysed: the process running the model directory's own tokenizer ({tokenizer}), whose regex "
-                       f"patterns are not among the known tokenizer families', ended ({value.how}); fix or replace that "
-                       "tokenizer.json, or configure a vetted tokenizer")
+            message = (f"not analysed: the process running the unpinned tokenizer {tokenizer}, whose regex patterns are not "
+                       f"among the known tokenizer families', ended ({value.how}); fix or replace that tokenizer.json, or "
+                       "pin a tokenizer you trust (`tokenizer` with `tokenizer-sha256`)")
             return [kernel.file_error(display, "E002", message)], [], {}
         if isinstance(value, deadline_child.Failed):
             message = (f"internal error while analysing this file ({value.kind}); a bug: please report it "
@@ -332,8 +338,8 @@ def _analyse(todo: List[_Todo], plan: _Plan, run: _Run, jobs: Optional[int]):
     mine = [mine[k] for k in parallel.heaviest_first([str(run.files[item.i]) for item in mine])]
     chunks = [(chunk, None) for chunk in parallel.chunks(mine, workers)]
     units = [(items, sha) for sha, items in groups.items()] + chunks  # whole directory groups first: the longest
-    if chunks:
-        run.ctx.tokenizer.preload()  # before the fork: the workers share its memory
+    if chunks and mine and run._unvetted(mine[0], None) is None:
+        run.ctx.tokenizer.preload()  # before the fork: the workers share its memory (never an unvetted one: a child parses it)
     for k, out in parallel.run(units, run.unit, workers):
         _merge(run, out)
         yield from zip(units[k][0], out.results)

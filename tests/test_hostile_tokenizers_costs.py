@@ -143,6 +143,27 @@ def test_a_pinned_tokenizer_that_panics_in_this_process_is_one_finding_per_file(
     assert "plain.j2" not in found and doc["files"] == 6  # reported: analysed, nothing found
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_configured_unpinned_tokenizer_is_run_where_a_deadline_stops_it(tmp_path, jobs):
+    """`tokenizer = ...` without its pin may come from the pull request too: with unvetted regexes
+    it runs in a child, so a panic is each file's E002 and the Rust message stays in the child."""
+    root = tmp_path / "p"
+    root.mkdir()
+    _model_dir(root / "vendor", "tok", PANIC_REGEX, 100)
+    (root / "promptlint.toml").write_text('tokenizer = "vendor/tok/tokenizer.json"\nexclude = ["vendor/**"]\n',
+                                          encoding="utf-8")
+    for i in range(4):
+        (root / f"t{i}.j2").write_text("a" * 80 + "b {{ name }}\n{# file %d #}" % i, encoding="utf-8")
+    (root / "plain.j2").write_text("Hello {{ name }}\n", encoding="utf-8")
+    r = _check(root, "--jobs", jobs)
+    _no_crash_text(r)
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    found = _by_path(doc)
+    assert {path: codes for path, codes in found.items()} == {f"t{i}.j2": ["E002"] for i in range(4)}
+    assert doc["files"] == 5
+
+
 def test_thirty_chat_templates_with_distinct_special_tokens_hold_a_bounded_memory(tmp_path):
     root = tmp_path / "p"
     for i in range(30):

@@ -119,12 +119,15 @@ def _copy(provider: Callable, key: Tuple[str, ...]):
 
     from tokenizers import AddedToken, Tokenizer
 
+    from promptlint.tokens import not_charged
+
     base = provider()
-    if base.sha256 not in _BASE_JSON:
-        _BASE_JSON.clear()
-        _BASE_JSON[base.sha256] = base._tok.to_str()
-    copy = Tokenizer.from_str(_BASE_JSON[base.sha256])
-    copy.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in key])
+    with not_charged():  # a parse, shared by every template with these texts: not one file's analysis
+        if base.sha256 not in _BASE_JSON:
+            _BASE_JSON.clear()
+            _BASE_JSON[base.sha256] = base._tok.to_str()
+        copy = Tokenizer.from_str(_BASE_JSON[base.sha256])
+        copy.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in key])
     _COPIES[key] = replace(base, _tok=copy, _added=None)
     while len(_COPIES) > MAX_COPIES:
         _COPIES.popitem(last=False)
