@@ -107,7 +107,7 @@ def _child(items, work, write_fd: int, setup, finish) -> None:
 
 def _failed(e: BaseException) -> Failed:
     text = str(e).strip().splitlines()
-    return Failed(type(e).__name__, text[0][:300] if text else "")
+    return Failed(type(e).__name__, text[0][:2000] if text else "")
 
 
 def _send(fd: int, message) -> None:

@@ -302,6 +302,10 @@ class _Run:
                        f"among the known tokenizer families', ended ({value.how}); fix or replace that tokenizer.json, or "
                        "pin a tokenizer you trust (`tokenizer` with `tokenizer-sha256`)")
             return [kernel.file_error(display, "E002", message)], [], {}
+        if isinstance(value, deadline_child.Failed) and value.kind == "TokenizerError":
+            from promptlint.tokens import TokenizerError
+
+            raise TokenizerError(value.message)  # the run's tokenizer cannot be used: exit 2, as in this process
         if isinstance(value, deadline_child.Failed):
             message = (f"internal error while analysing this file ({value.kind}); a bug: please report it "
                        "(PROMPTLINT_DEBUG=1 shows the traceback)")
