@@ -54,13 +54,14 @@ def available() -> bool:
 
 
 def run(items: Sequence[Any], work: Callable[[Any], Any], deadline_s: float, setup: Optional[Callable[[], None]] = None,
-        finish: Optional[Callable[[], Any]] = None) -> Generator[Tuple[int, Any], None, Any]:
-    """Yield ``(index, result)`` for every item, in order; see the module docstring."""
+        finish: Optional[Callable[[], Any]] = None, quiet: bool = False) -> Generator[Tuple[int, Any], None, Any]:
+    """Yield ``(index, result)`` for every item, in order; see the module docstring. ``quiet``:
+    nothing the child's native code writes to stderr reaches the user's."""
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns into the caller's code
         os.close(read_fd)
-        _child(items, work, write_fd, setup, finish)
+        _child(items, work, write_fd, setup, finish, quiet)
     os.close(write_fd)
     reader = _Frames(read_fd)
     done = 0
@@ -84,10 +85,14 @@ def run(items: Sequence[Any], work: Callable[[Any], Any], deadline_s: float, set
         _reap(pid)
 
 
-def _child(items, work, write_fd: int, setup, finish) -> None:
+def _child(items, work, write_fd: int, setup, finish, quiet: bool) -> None:
     code = 0
     try:
         signal.signal(signal.SIGINT, signal.SIG_DFL)  # ^C ends the child with the parent, no traceback
+        if quiet:  # stderr becomes a descriptor that takes no writes (they fail; nothing is opened for writing)
+            devnull = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(devnull, 2)
+            os.close(devnull)
         if setup is not None:
             setup()
         for item in items:

@@ -259,9 +259,6 @@ class _Run:
 
         def setup() -> None:
             os.environ["TOKENIZERS_PARALLELISM"] = "false"  # no thread pool in a forked child
-            devnull = os.open(os.devnull, os.O_WRONLY)  # a Rust panic prints its message and backtrace to fd 2:
-            os.dup2(devnull, 2)  # the child's answer says what happened, in one line
-            os.close(devnull)
             allow_unvetted()
 
         start = parse_count()
@@ -269,7 +266,8 @@ class _Run:
         def finish():
             return parse_count() - start, self.ctx.tokenizer.used, self.cache.wrote, self.cache.warning
 
-        answers = deadline_child.run(items, self.one, deadline, setup, finish)
+        # quiet: a Rust panic prints its message and backtrace to fd 2; the answer says it in one line
+        answers = deadline_child.run(items, self.one, deadline, setup, finish, quiet=True)
         try:
             while True:
                 try:
