@@ -192,6 +192,7 @@ class _Run:
     def __init__(self, files, ctx, cache, settings_key, tok_sha, evidence):
         self.files, self.ctx, self.cache = files, ctx, cache
         self.settings_key, self.tok_sha, self.evidence = settings_key, tok_sha, evidence
+        self.expired = 0  # unvetted tokenizers this process stopped at their deadline (EXPIRED_RUNS: no more are run)
 
     def one(self, item: _Todo, analyse: bool = True):
         ctx = self.ctx
@@ -256,6 +257,10 @@ class _Run:
             for item in items:
                 yield item, self.one(item)
             return
+        if self.expired >= EXPIRED_RUNS:  # many hostile tokenizers cost the run a few deadlines, not one each
+            for item in items:
+                yield item, self._answer(item, deadline_child.Expired(0.0), deadline, tokenizer)
+            return
 
         def setup() -> None:
             os.environ["TOKENIZERS_PARALLELISM"] = "false"  # no thread pool in a forked child
@@ -268,6 +273,7 @@ class _Run:
 
         # quiet: a Rust panic prints its message and backtrace to fd 2; the answer says it in one line
         answers = deadline_child.run(items, self.one, deadline, setup, finish, quiet=True)
+        stopped = False
         try:
             while True:
                 try:
@@ -275,6 +281,9 @@ class _Run:
                 except StopIteration as stop:
                     tail = stop.value
                     break
+                if isinstance(value, deadline_child.Expired) and not stopped:
+                    stopped = True
+                    self.expired += 1
                 yield items[k], self._answer(items[k], value, deadline, tokenizer)
         finally:
             answers.close()
@@ -291,9 +300,11 @@ class _Run:
 
         display = self.ctx.display(self.files[item.i])
         if isinstance(value, deadline_child.Expired):
-            message = (f"not analysed: the unpinned tokenizer {tokenizer} did not finish within {deadline:g} s; its regex "
-                       "patterns are not among the known tokenizer families' and can backtrack without end. Fix or replace "
-                       "that tokenizer.json, or pin a tokenizer you trust (`tokenizer` with `tokenizer-sha256`)")
+            what = (f"did not finish within {deadline:g} s" if value.seconds else
+                    f"was not run: {EXPIRED_RUNS} unvetted tokenizers of this run already ran out of time")
+            message = (f"not analysed: the unpinned tokenizer {tokenizer} {what}; its regex patterns are not among the known "
+                       "tokenizer families' and can backtrack without end. Fix or replace that tokenizer.json, or pin a "
+                       "tokenizer you trust (`tokenizer` with `tokenizer-sha256`)")
             return [kernel.file_error(display, "E006", message)], [], {}
         if isinstance(value, deadline_child.Died):
             message = (f"not analysed: the process running the unpinned tokenizer {tokenizer}, whose regex patterns are not "
@@ -312,6 +323,7 @@ class _Run:
 
 
 CHILD_GRACE_S = 5.0  # a child's deadline per file: the analysis budget, plus time to parse and start
+EXPIRED_RUNS = 2  # unvetted tokenizers a process stops at their deadline before it runs no more of them
 
 
 def _analyse(todo: List[_Todo], plan: _Plan, run: _Run, jobs: Optional[int]):

@@ -97,6 +97,26 @@ def test_a_backtracking_regex_in_a_model_directory_ends_as_one_finding_and_the_r
     assert found["prompts/support.j2"] == ["M101"]
 
 
+def test_many_backtracking_tokenizers_cost_the_run_a_few_deadlines(tmp_path):
+    """Each hostile tokenizer is a different file: after two of them ran out of time, the others
+    are not run (an E006 each, saying so), so the run's time does not grow with their number."""
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "promptlint.toml").write_text("analysis-timeout = 1\n", encoding="utf-8")
+    for i in range(4):
+        _model_dir(root, f"slow-{i}", SLOW_REGEX + "|z{%d}" % (i + 1), 3000)  # distinct contents: four tokenizers
+    _app_template(root)
+    r = _check(root, "--jobs", "1")
+    assert r.returncode == 1, r.stderr
+    _no_crash_text(r)
+    doc = json.loads(r.stdout)
+    messages = {f["path"]: f["message"] for f in doc["errors"]}
+    assert sorted(messages) == [f"slow-{i}" for i in range(4)]
+    assert sum("did not finish within 6 s" in m for m in messages.values()) == 2
+    assert sum("was not run: 2 unvetted tokenizers of this run already ran out of time" in m for m in messages.values()) == 2
+    assert _by_path(doc)["prompts/support.j2"] == ["M101"]
+
+
 def _panic_project(root: Path) -> Path:
     root.mkdir()
     _model_dir(root, "panic-model", PANIC_REGEX, 100)
