@@ -409,7 +409,7 @@ def _plan(files: List[Path], settings: Settings, cache) -> _Plan:
     tokenizer.json by content: copies, symlinks, hard links), groups in order of first appearance,
     so that a run holds one directory tokenizer at a time, not all of them. A configured tokenizer
     is every file's: nothing to plan."""
-    if settings.tokenizer or len(files) < 2:
+    if settings.tokenizer or not files:  # (one file is planned too: its directory's tokenizer may need a deadline)
         return _Plan(list(range(len(files))))
     dirs = [None if not_read(path, settings.root) else analyzers.tokenizer_dir(path) for path in files]
     wanted = [d / "tokenizer.json" for d in dirs if d is not None]

@@ -117,6 +117,18 @@ def test_many_backtracking_tokenizers_cost_the_run_a_few_deadlines(tmp_path):
     assert _by_path(doc)["prompts/support.j2"] == ["M101"]
 
 
+def test_a_model_directory_linted_alone_runs_its_unvetted_tokenizer_in_the_child(tmp_path):
+    """One path, one model directory: planned like many (its tokenizer needs the deadline)."""
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "promptlint.toml").write_text("# the project root\n", encoding="utf-8")
+    _model_dir(root, "panic-model", PANIC_REGEX, 100)
+    r = _check(root, "--jobs", "1", "panic-model")
+    _no_crash_text(r)
+    [error] = json.loads(r.stdout)["errors"]
+    assert error["code"] == "E002" and "PanicException" in error["message"]
+
+
 def _panic_project(root: Path) -> Path:
     root.mkdir()
     _model_dir(root, "panic-model", PANIC_REGEX, 100)
@@ -221,8 +233,16 @@ def test_a_parquet_trace_that_decodes_to_gigabytes_is_refused_in_one_line(tmp_pa
     def cap_memory():  # today's reader would take 3 GB: fail fast instead of starving the machine
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
-    r = subprocess.run([sys.executable, "-m", "promptlint", "audit", str(bomb)], capture_output=True, text=True,
-                       timeout=120, preexec_fn=cap_memory)
+    proc = subprocess.Popen([sys.executable, "-m", "promptlint", "audit", str(bomb)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, preexec_fn=cap_memory, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=120)
+    finally:  # and its parse workers, if any are left
+        try:
+            os.killpg(proc.pid, 9)
+        except ProcessLookupError:
+            pass
+    r = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
     assert r.returncode == 2, r.stderr
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and str(bomb) in lines[0] and "67,108,864 bytes" in lines[0], r.stderr
