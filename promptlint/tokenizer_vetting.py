@@ -14,7 +14,8 @@ to vet. Standard library only.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List
+import re
+from typing import List
 
 # Collected from the tokenizers of the model families promptlint is tested against
 # (tests/data/tokenizers and the shared corpus): GPT-2, cl100k / Llama 3, o200k (gpt-oss),
@@ -40,34 +41,36 @@ KNOWN_PATTERNS = frozenset({
     "|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
 })
 
-_SKIP = ("model", "added_tokens")  # vocabularies and merges: data, never run as patterns
+# A "Regex" key however it is spelled (JSON lets any letter be a \\u escape), then its value. Inside a
+# JSON string a quote is always escaped, so a match whose opening quote is not escaped is an object
+# key named "Regex", at any depth: found without parsing the vocabulary (most of the megabytes).
+_REGEX_KEY = re.compile(r'"(?:R|\\u0052)(?:e|\\u0065)(?:g|\\u0067)(?:e|\\u0065)(?:x|\\u0078)"\s*:\s*')
 
 
-def patterns(tokenizer: Dict[str, Any]) -> List[str]:
-    """Every ``{"Regex": ...}`` pattern of a parsed tokenizer.json (outside its vocabulary)."""
+def patterns(text: str) -> List[str]:
+    """Every ``{"Regex": ...}`` pattern of a tokenizer.json text (a value that is neither a string
+    nor a vocabulary id is kept as its repr: never a known pattern)."""
+    decoder = json.JSONDecoder()
     found: List[str] = []
-    stack: List[Any] = [v for k, v in tokenizer.items() if k not in _SKIP] if isinstance(tokenizer, dict) else []
-    while stack:  # iterative: a deeply nested JSON must not exhaust the recursion limit here
-        node = stack.pop()
-        if isinstance(node, dict):
-            for key, value in node.items():
-                if key == "Regex":
-                    found.append(value if isinstance(value, str) else repr(value))
-                else:
-                    stack.append(value)
-        elif isinstance(node, list):
-            stack.extend(node)
+    for match in _REGEX_KEY.finditer(text):
+        at = match.start()
+        while at > 0 and text[at - 1] == "\\":  # the backslashes right before the quote
+            at -= 1
+        if (match.start() - at) % 2:  # an escaped quote: inside a string (a vocabulary entry such as `"Regex`)
+            continue
+        try:
+            value, _ = decoder.raw_decode(text, match.end())
+        except (ValueError, RecursionError):
+            value = text[match.end():match.end() + 80]  # unreadable here: unknown, so never vetted
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            continue  # a vocabulary's token `Regex` and its id: a pattern is a string, nothing else parses
+        found.append(value if isinstance(value, str) else repr(value))
     return found
 
 
 def unknown_patterns(text: str) -> List[str]:
-    """The patterns of a tokenizer.json text that are not known ones (empty: vetted). A text that
-    is not JSON has nothing to vet here: parsing it fails with its own message."""
-    try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
-        return []
-    return sorted({p for p in patterns(data) if p not in KNOWN_PATTERNS})
+    """The patterns of a tokenizer.json text that are not known ones (empty: vetted)."""
+    return sorted({p for p in patterns(text) if p not in KNOWN_PATTERNS})
 
 
 def describe(unknown: List[str]) -> str:
