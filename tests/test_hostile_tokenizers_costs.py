@@ -323,3 +323,19 @@ def test_the_baseline_exports_only_what_a_lint_run_reads(tmp_path, cli, monkeypa
     r = cli("check", "--no-cache", "--output-format", "json", "--baseline", "HEAD", cwd=root)
     assert r.code == 0, r.err  # the M101 of support.j2 exists at the baseline too: no regression
     assert exported == ["promptlint.toml", "prompts/header.txt", "prompts/support.j2", "prompts/support.samples.toml"]
+
+
+def test_the_known_families_are_vetted_and_a_pattern_cannot_hide():
+    """Every real tokenizer in tests/data is vetted as it is; a pattern is found however its key
+    is spelled (a JSON escape) and at any depth; a vocabulary's own token `Regex` is no pattern."""
+    from promptlint import tokens
+    from promptlint.tokenizer_vetting import unknown_patterns
+
+    data = Path(__file__).parent / "data" / "tokenizers"
+    for path in sorted(data.glob("*/tokenizer.json")):
+        assert unknown_patterns(path.read_text(encoding="utf-8")) == [], path
+    assert unknown_patterns(tokens._embedded_json().decode("utf-8")) == []
+    hidden = ('{"normalizer": {"type": "Sequence", "normalizers": [{"type": "Replace", "pattern": '
+              '{"\\u0052eg\\u0065x": "(a+)+$"}, "content": ""}]}, "model": {"vocab": {"Regex": 7, "\\"Regex": 8}}}')
+    assert json.loads(hidden)["normalizer"]["normalizers"][0]["pattern"] == {"Regex": "(a+)+$"}
+    assert unknown_patterns(hidden) == ["(a+)+$"]
