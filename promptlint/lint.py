@@ -214,7 +214,6 @@ class _Run:
         return _UnitResult(results, parse_count() - parses, self.ctx.tokenizer.used, self.cache.wrote, self.cache.warning,
                            os.getpid())
 
-
     def group(self, items: List[_Todo], sha: Optional[str]):
         """Yield (item, (findings, notices, seen)) for files sharing one tokenizer (``sha``: a model
         directory's, released after them; None: the run's). An unpinned tokenizer with unvetted

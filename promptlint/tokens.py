@@ -23,8 +23,9 @@ class TokenizerError(Exception):
 
 
 class TokenizerUnvetted(Exception):
-    """A model directory's own tokenizer.json has regexes outside the known families' and this
-    process may not run them (promptlint.tokenizer_vetting); the file's problem (an E-finding)."""
+    """An unpinned tokenizer (a model directory's own tokenizer.json, or a configured one without its
+    pin) has regexes outside the known families' and this process may not run them
+    (promptlint.tokenizer_vetting); the file's problem (an E-finding)."""
 
 
 class TokenizerCrashed(Exception):
@@ -63,7 +64,7 @@ class TokenizerSpec:
     path: Optional[Path]  # tokenizer.json, or None for the embedded default
     sha256: Optional[str]  # expected sha256 (pin), if any
     config_path: Optional[Path] = None  # tokenizer_config.json beside it, if any
-    vet: bool = False  # untrusted (a model directory's own): unknown regexes only where a deadline can stop them
+    vet: bool = False  # untrusted (a directory's own, or unpinned): unknown regexes only where a deadline can stop them
 
     @property
     def embedded(self) -> bool:
