@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import os
+import posixpath
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
@@ -23,7 +24,7 @@ from promptlint.discovery import discover
 from promptlint.measurements import Baseline, Measurement, compare, mark_findings
 from promptlint.models import merge, model_settings
 from promptlint.paths import not_read, relative
-from promptlint.tokens import PromptNotText, TokenizerError
+from promptlint.tokens import BudgetExceeded, PromptNotText, TokenizerCrashed, TokenizerError, TokenizerUnvetted, budget
 
 FAIL_ON = ("regression", "new-finding", "any")
 
@@ -44,10 +45,15 @@ def measure_tree(paths: Sequence[str], settings: Settings, force_exclude: bool, 
             out.append(Measurement(relative(path, settings.root), "base", error=f"{text.code} {text.message}"))
             continue
         try:
-            found = measure(path, text, ctx)
-        except PromptNotText as e:  # the file renders what no tokenizer takes
+            with budget(settings.analysis_timeout, settings.max_encoded_tokens):  # as lint analyses it
+                found = measure(path, text, ctx)
+        except (PromptNotText, TokenizerCrashed, TokenizerUnvetted) as e:  # what it renders, or its directory's tokenizer
             found = [Measurement(relative(path, settings.root), "base", error=f"E002 {e}")]
-        except Exception as e:  # noqa: BLE001 - a bug on one file costs that file's figure, not the run
+        except BudgetExceeded as e:
+            found = [Measurement(relative(path, settings.root), "base", error=f"E006 {e}")]
+        except (KeyboardInterrupt, SystemExit, GeneratorExit):
+            raise
+        except BaseException as e:  # noqa: BLE001 - a bug or a native panic on one file costs that file's figure, not the run
             if os.environ.get("PROMPTLINT_DEBUG"):
                 raise
             found = [Measurement(relative(path, settings.root), "base", error=f"E002 internal error ({type(e).__name__})")]
@@ -55,6 +61,33 @@ def measure_tree(paths: Sequence[str], settings: Settings, force_exclude: bool, 
             m.path = relative(path, settings.root)
         out.extend(found)
     return out
+
+
+# What no reader of a lint run opens: model weights, archives, media, columnar data, binaries.
+_NEVER_READ = frozenset((
+    ".safetensors", ".bin", ".gguf", ".ggml", ".pt", ".pth", ".ckpt", ".onnx", ".h5", ".npy", ".npz", ".pkl",
+    ".zip", ".gz", ".tgz", ".tar", ".xz", ".zst", ".bz2", ".7z",
+    ".png", ".jpg", ".jpeg", ".gif", ".webp", ".ico", ".pdf", ".mp3", ".mp4", ".wav", ".mov",
+    ".parquet", ".pq", ".arrow", ".feather", ".db", ".sqlite",
+    ".so", ".dylib", ".dll", ".exe", ".pyc", ".o", ".a", ".class", ".jar", ".whl",
+))
+_TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")  # read up to the tokenizer cap
+
+
+def readable_by_lint(path: str, size: int) -> Optional[str]:
+    """Why REF's file at ``path`` is not exported (None: it is): only what a lint run can open --
+    templates, their includes and samples files, configuration and Python sources up to the
+    source cap, a model directory's tokenizer files up to the tokenizer cap -- so a base tree full
+    of data or weights costs neither its bytes on disk nor their reading."""
+    from promptlint import bounded_io
+
+    name = posixpath.basename(path)
+    if posixpath.splitext(name)[1].lower() in _NEVER_READ:
+        return "not a file a lint run reads"
+    limit = bounded_io.MAX_TOKENIZER_BYTES if name in _TOKENIZER_FILES else bounded_io.MAX_FILE_BYTES
+    if size > limit:
+        return f"larger than {limit:,} bytes: no reader of it takes it"
+    return None
 
 
 def _baseline_paths(paths: Sequence[str], settings: Settings, tree_root: Path) -> Optional[List[str]]:
@@ -85,7 +118,7 @@ def compare_with(ref: str, paths: Sequence[str], settings: Settings, result, for
     prefix = "" if root == top.resolve() else root.relative_to(top.resolve()).as_posix()
     models: List[Tuple[Optional[str], Settings]] = model_settings(settings) if settings.tokenizers else [(None, settings)]
     with safe_write.temporary_directory("promptlint-baseline-") as tmp:
-        exported = git_tree.export(top, commit, tmp, prefix)
+        exported = git_tree.export(top, commit, tmp, prefix, keep=readable_by_lint)
         tree_root = tmp / prefix if prefix else tmp
         if prefix:
             try:

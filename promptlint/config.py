@@ -41,6 +41,10 @@ class Settings:
     render_timeout: float = 2.0
     max_output: int = 1_000_000
     max_recursion: int = 200  # template nesting levels per render (macros calling themselves)
+    # per file: the whole analysis (every render, tokenization and check) — a render under max-output can
+    # still be tokenized dozens of times; a directory's unvetted tokenizer is killed at this deadline
+    analysis_timeout: float = 60.0
+    max_encoded_tokens: int = 2_000_000
     jinja: Tuple[Tuple[str, Tuple[Tuple[str, str], ...]], ...] = ()  # [jinja]: role -> ((name, stub kind), ...)
     cache_minimums: Optional[str] = None  # resolved path of a JSON file merged over the hosted-API minimums table
     # tokenizers: every deployed model, (name, resolved path, sha256 pin, block size, engine); empty: one tokenizer
@@ -109,6 +113,8 @@ def settings_from(path: Path, data: Dict[str, Any], use_cache: bool = False) -> 
         "render-timeout": "render_timeout",
         "max-output": "max_output",
         "max-recursion": "max_recursion",
+        "analysis-timeout": "analysis_timeout",
+        "max-encoded-tokens": "max_encoded_tokens",
         "frontend": "frontend",
         "transformers": "transformers",
         "serving": "serving",
@@ -132,11 +138,11 @@ def _check_values(path: Path, data: Dict[str, Any]) -> None:
     and globs that leave the project (`../../**/*`, `/etc/*`)."""
     import math
 
-    for key in ("render-timeout",):
+    for key in ("render-timeout", "analysis-timeout"):
         value = data.get(key)
         if isinstance(value, float) and not math.isfinite(value):
             raise ConfigError(f"{path}: `{key}` must be a finite number of seconds, not {value}")
-    for key in ("block-size", "max-output", "max-recursion"):
+    for key in ("block-size", "max-output", "max-recursion", "max-encoded-tokens"):
         value = data.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
             raise ConfigError(f"{path}: `{key}` must be a whole number (write {key} = 16, not {value!r})")

@@ -14,7 +14,7 @@ import posixpath
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Callable, Iterator, List, Optional, Tuple
 
 from promptlint import bounded_io, safe_write
 
@@ -129,8 +129,10 @@ def _link_stays_inside(path: str, target: str) -> bool:
     return not (joined == ".." or joined.startswith("../"))
 
 
-def export(top: Path, commit: str, dest: Path, prefix: str = "") -> Exported:
-    """Write the files under ``prefix`` (a POSIX path relative to ``top``) at ``commit`` into ``dest``."""
+def export(top: Path, commit: str, dest: Path, prefix: str = "",
+           keep: Optional[Callable[[str, int], Optional[str]]] = None) -> Exported:
+    """Write the files under ``prefix`` (a POSIX path relative to ``top``) at ``commit`` into ``dest``;
+    ``keep(path, size)``: why a file is not wanted (None: it is), asked before its blob is read."""
     out = Exported(commit)
     wanted: List[Tuple[str, str, str]] = []  # (mode, oid, path)
     total = 0
@@ -145,6 +147,8 @@ def export(top: Path, commit: str, dest: Path, prefix: str = "") -> Exported:
             out.skipped.append((path, f"mode {mode}"))
         elif size is None or size > MAX_BLOB_BYTES:
             out.skipped.append((path, "larger than any file promptlint reads"))
+        elif keep is not None and (unwanted := keep(path, size)) is not None:
+            out.skipped.append((path, unwanted))
         else:
             total += size
             if total > MAX_TOTAL_BYTES:
@@ -199,12 +203,12 @@ def _write(dest: Path, path: str, mode: str, data: bytes, out: Exported) -> None
     out.files += 1
 
 
-def _cat_blobs(top: Path, oids: List[str]) -> List[Optional[bytes]]:
-    """The content of each blob, in order (None for a missing or non-blob object); each object's
-    size is read from its header and bounded before its bytes are read."""
+def _cat_blobs(top: Path, oids: List[str]) -> Iterator[Optional[bytes]]:
+    """The content of each blob, in order (None for a missing or non-blob object), one at a time
+    (written before the next is read: never the whole tree in memory); each object's size is read
+    from its header and bounded before its bytes are read."""
     proc = subprocess.Popen(["git", "-C", str(top), "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL)
-    results: List[Optional[bytes]] = []
     try:
         assert proc.stdin is not None and proc.stdout is not None
         for oid in oids:
@@ -212,16 +216,17 @@ def _cat_blobs(top: Path, oids: List[str]) -> List[Optional[bytes]]:
             proc.stdin.flush()
             header = proc.stdout.readline(256).split()
             if len(header) != 3 or not header[2].isdigit():
-                results.append(None)  # "<oid> missing"
+                yield None  # "<oid> missing"
                 continue
             size = int(header[2])
             if size > MAX_BLOB_BYTES:
                 raise GitError(f"object {oid[:12]} is larger than git ls-tree said; the repository is inconsistent")
             data = proc.stdout.read(size)
             proc.stdout.read(1)  # the newline after each object
-            results.append(data if header[1] == b"blob" and len(data) == size else None)
+            yield data if header[1] == b"blob" and len(data) == size else None
     finally:
         if proc.stdin:
             proc.stdin.close()
+        if proc.stdout:
+            proc.stdout.close()
         proc.wait()
-    return results

@@ -61,7 +61,12 @@ class TokenizerProvider:
 
 
 def tokenizer_spec(settings: Settings) -> TokenizerSpec:
-    return resolve(settings.tokenizer, settings.tokenizer_sha256)
+    """The run's tokenizer; an unpinned one is vetted before it runs in this process (the
+    configuration naming it may come from a pull request: tokens.needs_deadline)."""
+    from dataclasses import replace
+
+    spec = resolve(settings.tokenizer, settings.tokenizer_sha256)
+    return replace(spec, vet=True) if spec.path is not None and not spec.sha256 else spec
 
 
 def tokenizer_sha(spec: TokenizerSpec, cache) -> str:

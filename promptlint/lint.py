@@ -192,6 +192,7 @@ class _Run:
     def __init__(self, files, ctx, cache, settings_key, tok_sha, evidence):
         self.files, self.ctx, self.cache = files, ctx, cache
         self.settings_key, self.tok_sha, self.evidence = settings_key, tok_sha, evidence
+        self.expired = 0  # unvetted tokenizers this process stopped at their deadline (EXPIRED_RUNS: no more are run)
 
     def one(self, item: _Todo, analyse: bool = True):
         ctx = self.ctx
@@ -209,11 +210,119 @@ class _Run:
 
         items, sha = unit
         parses = parse_count()
-        results = [self.one(item) for item in items]
-        if sha is not None:
-            release(sha)
+        results = [found for _, found in self.group(items, sha)]
         return _UnitResult(results, parse_count() - parses, self.ctx.tokenizer.used, self.cache.wrote, self.cache.warning,
                            os.getpid())
+
+    def group(self, items: List[_Todo], sha: Optional[str]):
+        """Yield (item, (findings, notices, seen)) for files sharing one tokenizer (``sha``: a model
+        directory's, released after them; None: the run's). An unpinned tokenizer with unvetted
+        regexes (a directory's own, or a configured one without its pin) is parsed and run only
+        in a forked child under the per-file deadline (promptlint.deadline_child): a regex that
+        backtracks without end or panics costs the files that use it an E-finding each, never
+        the run."""
+        try:
+            tokenizer = self._unvetted(items[0], sha)
+            if tokenizer is not None:
+                yield from self._in_child(items, tokenizer)
+            else:
+                for item in items:
+                    yield item, self.one(item)
+        finally:
+            if sha is not None:
+                release(sha)
+
+    def _unvetted(self, item: _Todo, sha: Optional[str]) -> Optional[str]:
+        """The display name of the group's tokenizer when it may run only under a deadline, else None."""
+        from dataclasses import replace
+
+        from promptlint.tokens import needs_deadline, resolve
+
+        if sha is None:  # the run's own: unpinned and unvetted (kernel.tokenizer_spec marks it)
+            spec = self.ctx.tokenizer.spec
+            return spec.display if self.tok_sha and needs_deadline(spec, self.tok_sha) else None
+        directory = analyzers.tokenizer_dir(self.files[item.i])
+        if directory is None:
+            return None
+        spec = replace(resolve(str(directory)), vet=True)
+        return self.ctx.display(spec.path) if needs_deadline(spec, sha) else None
+
+    def _in_child(self, items: List[_Todo], tokenizer: str):
+        from promptlint import deadline_child
+        from promptlint.tokens import allow_unvetted, note_parses, parse_count
+
+        deadline = self.ctx.settings.analysis_timeout + CHILD_GRACE_S
+        if not deadline_child.available():  # no fork: in this process, where loading it is refused (an E-finding)
+            for item in items:
+                yield item, self.one(item)
+            return
+        if self.expired >= EXPIRED_RUNS:  # many hostile tokenizers cost the run a few deadlines, not one each
+            for item in items:
+                yield item, self._answer(item, deadline_child.Expired(0.0), deadline, tokenizer)
+            return
+
+        def setup() -> None:
+            os.environ["TOKENIZERS_PARALLELISM"] = "false"  # no thread pool in a forked child
+            allow_unvetted()
+
+        start = parse_count()
+
+        def finish():
+            return parse_count() - start, self.ctx.tokenizer.used, self.cache.wrote, self.cache.warning
+
+        # quiet: a Rust panic prints its message and backtrace to fd 2; the answer says it in one line
+        answers = deadline_child.run(items, self.one, deadline, setup, finish, quiet=True)
+        stopped = False
+        try:
+            while True:
+                try:
+                    k, value = next(answers)
+                except StopIteration as stop:
+                    tail = stop.value
+                    break
+                if isinstance(value, deadline_child.Expired) and not stopped:
+                    stopped = True
+                    self.expired += 1
+                yield items[k], self._answer(items[k], value, deadline, tokenizer)
+        finally:
+            answers.close()
+        if tail is not None:
+            parses, used, wrote, warning = tail
+            note_parses(parses)
+            self.ctx.tokenizer.used = self.ctx.tokenizer.used or used
+            self.cache.wrote = self.cache.wrote or wrote
+            self.cache.warning = self.cache.warning or warning
+
+    def _answer(self, item: _Todo, value, deadline: float, tokenizer: str):
+        """A child's answer for one file; a deadline, a death or a failure is that file's E-finding."""
+        from promptlint import deadline_child
+
+        display = self.ctx.display(self.files[item.i])
+        if isinstance(value, deadline_child.Expired):
+            what = (f"did not finish within {deadline:g} s" if value.seconds else
+                    f"was not run: {EXPIRED_RUNS} unvetted tokenizers of this run already ran out of time")
+            message = (f"not analysed: the unpinned tokenizer {tokenizer} {what}; its regex patterns are not among the known "
+                       "tokenizer families' and can backtrack without end. Fix or replace that tokenizer.json, or pin a "
+                       "tokenizer you trust (`tokenizer` with `tokenizer-sha256`)")
+            return [kernel.file_error(display, "E006", message)], [], {}
+        if isinstance(value, deadline_child.Died):
+            message = (f"not analysed: the process running the unpinned tokenizer {tokenizer}, whose regex patterns are not "
+                       f"among the known tokenizer families', ended ({value.how}); fix or replace that tokenizer.json, or "
+                       "pin a tokenizer you trust (`tokenizer` with `tokenizer-sha256`)")
+            return [kernel.file_error(display, "E002", message)], [], {}
+        if isinstance(value, deadline_child.Failed) and value.kind == "TokenizerError":
+            from promptlint.tokens import TokenizerError
+
+            raise TokenizerError(value.message)  # the run's tokenizer cannot be used: exit 2, as in this process
+        if isinstance(value, deadline_child.Failed):
+            message = (f"internal error while analysing this file ({value.kind}); a bug: please report it "
+                       "(PROMPTLINT_DEBUG=1 shows the traceback)")
+            return [kernel.file_error(display, "E002", message)], [], {}
+        return value
+
+
+CHILD_GRACE_S = 5.0  # a child's deadline per file: the analysis budget, plus time to parse and start
+EXPIRED_RUNS = 2  # unvetted tokenizers a process stops at their deadline before it runs no more of them
 
 
 def _analyse(todo: List[_Todo], plan: _Plan, run: _Run, jobs: Optional[int]):
@@ -236,17 +345,14 @@ def _analyse(todo: List[_Todo], plan: _Plan, run: _Run, jobs: Optional[int]):
     workers = parallel.workers_for(len(groups.get(None, ())) + len(groups) - (None in groups), len(todo), jobs)
     if not workers:
         for sha, items in groups.items():
-            for item in items:
-                yield item, run.one(item)
-            if sha is not None:
-                release(sha)
+            yield from run.group(items, sha)
         return
     mine = groups.pop(None, [])
     mine = [mine[k] for k in parallel.heaviest_first([str(run.files[item.i]) for item in mine])]
     chunks = [(chunk, None) for chunk in parallel.chunks(mine, workers)]
     units = [(items, sha) for sha, items in groups.items()] + chunks  # whole directory groups first: the longest
-    if chunks:
-        run.ctx.tokenizer.preload()  # before the fork: the workers share its memory
+    if chunks and mine and run._unvetted(mine[0], None) is None:
+        run.ctx.tokenizer.preload()  # before the fork: the workers share its memory (never an unvetted one: a child parses it)
     for k, out in parallel.run(units, run.unit, workers):
         _merge(run, out)
         yield from zip(units[k][0], out.results)
@@ -302,7 +408,7 @@ def _plan(files: List[Path], settings: Settings, cache) -> _Plan:
     tokenizer.json by content: copies, symlinks, hard links), groups in order of first appearance,
     so that a run holds one directory tokenizer at a time, not all of them. A configured tokenizer
     is every file's: nothing to plan."""
-    if settings.tokenizer or len(files) < 2:
+    if settings.tokenizer or not files:  # (one file is planned too: its directory's tokenizer may need a deadline)
         return _Plan(list(range(len(files))))
     dirs = [None if not_read(path, settings.root) else analyzers.tokenizer_dir(path) for path in files]
     wanted = [d / "tokenizer.json" for d in dirs if d is not None]
@@ -408,19 +514,31 @@ def _analysed(path: Path, ctx: kernel.Context, text, cache, settings_key, tok_sh
     """One file's analysis; a bug that input from a pull request triggers costs that file, not the run."""
     import os
 
-    from promptlint.tokens import PromptNotText, TokenizerError
+    from promptlint.tokens import BudgetExceeded, PromptNotText, TokenizerCrashed, TokenizerError, TokenizerUnvetted, native_panic
 
     try:
         return _cached_lint_file(path, ctx, text, cache, settings_key, tok_sha, evidence, seen, analyse)
     except TokenizerError:
         raise  # the tokenizer is the run's, not the file's: exit 2
-    except PromptNotText as e:  # what this file renders, not the tokenizer
+    except (PromptNotText, TokenizerCrashed, TokenizerUnvetted) as e:  # what this file renders, or its directory's tokenizer
         return [kernel.file_error(ctx.display(path), "E002", str(e))], text
-    except (Exception, RecursionError) as e:
+    except BudgetExceeded as e:
+        return [kernel.file_error(ctx.display(path), "E006", str(e))], text
+    except (KeyboardInterrupt, SystemExit, GeneratorExit):
+        raise
+    except BaseException as e:  # a bug, or a native library's panic (a BaseException): it costs this file, not the run
         if os.environ.get("PROMPTLINT_DEBUG"):
             raise
-        message = (f"internal error while analysing this file ({type(e).__name__}); a bug: please report it "
-                   "(PROMPTLINT_DEBUG=1 shows the traceback)")
+        if type(e).__name__ == "DeadlineExceeded":  # a render deadline that fired after its guard: still the limit
+            message = f"the analysis ran past `render-timeout` ({ctx.settings.render_timeout:g} s)"
+            return [kernel.file_error(ctx.display(path), "E006", message)], text
+        if native_panic(e):
+            first = str(e).strip().splitlines()
+            message = (f"a native library crashed while analysing this file ({type(e).__name__}: "
+                       f"{first[0][:120] if first else 'no message'}); check the tokenizer it uses, or exclude the file")
+        else:
+            message = (f"internal error while analysing this file ({type(e).__name__}); a bug: please report it "
+                       "(PROMPTLINT_DEBUG=1 shows the traceback)")
         return [kernel.file_error(ctx.display(path), "E002", message)], text
 
 
@@ -465,13 +583,29 @@ def _cached_lint_file(
         return None, text
     ctx.deps = []
     start = len(ctx.notices)
-    findings = lint_file(path, ctx, text)
+    findings = _within_budget(path, ctx, text)
     # renders are stored only for a run that reports them (--evidence): they can be megabytes
     deps = cache.put(key, [f.to_dict(evidence=evidence, internal=True) for f in findings], ctx.deps, evidence=evidence,
                      notices=ctx.notices[start:])
     if seen is not None and deps is not None:
         seen.update(sha=sha256_bytes(content), deps=deps)
     return findings, text
+
+
+def _within_budget(path: Path, ctx: kernel.Context, text: Optional[str]) -> List[Finding]:
+    """lint_file under the per-file budget (`analysis-timeout`, `max-encoded-tokens`): past it the
+    file's findings are one E006, also when a check swallowed the exception (the budget's state
+    is sticky)."""
+    from promptlint.tokens import BudgetExceeded, budget
+
+    with budget(ctx.settings.analysis_timeout, ctx.settings.max_encoded_tokens) as spent:
+        try:
+            findings = lint_file(path, ctx, text)
+        except BudgetExceeded:
+            findings = []
+    if spent.exceeded is not None:
+        return [kernel.file_error(ctx.display(path), "E006", spent.exceeded)]
+    return findings
 
 
 _NEIGHBOURS = ("tokenizer_config.json", "chat_template.jinja", "tokenizer.json")

@@ -101,6 +101,14 @@ def _call(k: int):
         return ("ok", _WORK["unit"](_WORK["units"][k]))
     except TokenizerError as e:
         return ("tokenizer", str(e))
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # never the exception itself: a native panic does not pickle (PicklingError)
+        return ("failed", f"{type(e).__name__} in a worker process")
+
+
+class WorkerFailed(Exception):
+    """A unit failed in a worker outside any one file's analysis (a bug); picklable by construction."""
 
 
 def _unwrap(reply):
@@ -109,6 +117,8 @@ def _unwrap(reply):
         return value
     from promptlint.tokens import TokenizerError
 
+    if kind == "failed":
+        raise WorkerFailed(value)
     raise TokenizerError(value)
 
 

@@ -22,6 +22,21 @@ class TokenizerError(Exception):
     """A tokenizer problem that stops the run (exit code 2)."""
 
 
+class TokenizerUnvetted(Exception):
+    """An unpinned tokenizer (a model directory's own tokenizer.json, or a configured one without its
+    pin) has regexes outside the known families' and this process may not run them
+    (promptlint.tokenizer_vetting); the file's problem (an E-finding)."""
+
+
+class TokenizerCrashed(Exception):
+    """The tokenizer's native code panicked on this file's prompt (a Rust ``PanicException``, a
+    ``BaseException`` that no ``except Exception`` would stop); the file's problem (an E-finding)."""
+
+
+class BudgetExceeded(Exception):
+    """The file's analysis went over its budget of time or tokens encoded (an E006 finding)."""
+
+
 class PromptNotText(Exception):
     """A rendered prompt no tokenizer (and no server) takes: a lone surrogate, which a `\\ud800`
     escape in a samples or tokenizer_config.json string, or `"%c"|format(0xd800)` in a template,
@@ -49,6 +64,7 @@ class TokenizerSpec:
     path: Optional[Path]  # tokenizer.json, or None for the embedded default
     sha256: Optional[str]  # expected sha256 (pin), if any
     config_path: Optional[Path] = None  # tokenizer_config.json beside it, if any
+    vet: bool = False  # untrusted (a directory's own, or unpinned): unknown regexes only where a deadline can stop them
 
     @property
     def embedded(self) -> bool:
@@ -117,6 +133,9 @@ class LoadedTokenizer:
             enc = self._tok.encode(text, add_special_tokens=add_special_tokens)
         except Exception as e:  # tokenizers raises plain Exception ("Missing [UNK] token ...")
             raise _not_text([text]) or self._cannot_encode(e) from None
+        except BaseException as e:
+            raise self._crashed(e) from None
+        _charge(len(enc.ids))
         return Encoding(list(enc.ids), [tuple(o) for o in enc.offsets])
 
     def encode_batch(self, texts: List[str], add_special_tokens: bool = False) -> List[Encoding]:
@@ -125,7 +144,21 @@ class LoadedTokenizer:
             encs = self._tok.encode_batch(texts, add_special_tokens=add_special_tokens)
         except Exception as e:
             raise _not_text(texts) or self._cannot_encode(e) from None
+        except BaseException as e:
+            raise self._crashed(e) from None
+        _charge(sum(len(e.ids) for e in encs))
         return [Encoding(list(e.ids), [tuple(o) for o in e.offsets]) for e in encs]
+
+    def _crashed(self, e: BaseException) -> BaseException:
+        """A native panic as the file's error; anything else (^C, a render deadline) as it was."""
+        if not native_panic(e):
+            return e
+        first = str(e).strip().splitlines()
+        return TokenizerCrashed(
+            f"{self.spec.display}: the tokenizer crashed on this file's prompt ({type(e).__name__}: "
+            f"{first[0][:120] if first else 'no message'}); its pre-tokenizer or normalizer regex cannot handle "
+            "the text: fix the tokenizer.json or configure a vetted tokenizer"
+        )
 
     def _cannot_encode(self, e: Exception) -> "TokenizerError":
         return TokenizerError(
@@ -155,6 +188,85 @@ _PARSED: Dict[str, object] = {}
 _LOADED: Dict[Tuple[str, Optional[str], Optional[str], Tuple[int, ...]], LoadedTokenizer] = {}
 _PARSES = [0]  # parses so far in this process (tests assert sharing with it: parse_count())
 _EMBEDDED_SHA256: List[str] = []
+
+
+def native_panic(e: BaseException) -> bool:
+    """A panic of native (Rust, pyo3) code: a ``BaseException`` that is not Python's own
+    (^C, exit, a generator closing) nor promptlint's render deadline, which is an Exception's
+    sibling on purpose (promptlint.render.sandbox.DeadlineExceeded)."""
+    if isinstance(e, (Exception, KeyboardInterrupt, SystemExit, GeneratorExit)):
+        return False
+    return type(e).__name__ != "DeadlineExceeded"
+
+
+# ------------------------------------------------------------------ the per-file analysis budget
+
+
+class _Budget:
+    def __init__(self, seconds: float, max_tokens: int):
+        import time
+
+        self.deadline = time.monotonic() + seconds
+        self.seconds, self.max_tokens = seconds, max_tokens
+        self.tokens = 0
+        self.exceeded: Optional[str] = None  # sticky: a check that swallowed the exception cannot hide it
+
+
+_BUDGET: List[Optional[_Budget]] = [None]
+
+
+class budget:
+    """``with budget(seconds, max_tokens) as b:`` around one file's analysis: every encode through a
+    LoadedTokenizer counts its tokens, and past either bound raises BudgetExceeded (and records it
+    in ``b.exceeded``, which the driver reads afterwards)."""
+
+    def __init__(self, seconds: float, max_tokens: int):
+        self.state = _Budget(seconds, max_tokens)
+
+    def __enter__(self) -> _Budget:
+        self.saved = _BUDGET[0]
+        _BUDGET[0] = self.state
+        return self.state
+
+    def __exit__(self, *exc) -> bool:
+        _BUDGET[0] = self.saved
+        return False
+
+
+class not_charged:
+    """``with not_charged():`` around work done for the run, not the file (parsing a tokenizer,
+    copying one): its time does not count against the current file's budget."""
+
+    def __enter__(self):
+        import time
+
+        self.start = time.monotonic()
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        import time
+
+        b = _BUDGET[0]
+        if b is not None:
+            b.deadline += time.monotonic() - self.start
+        return False
+
+
+def _charge(tokens: int) -> None:
+    b = _BUDGET[0]
+    if b is None:
+        return
+    import time
+
+    b.tokens += tokens
+    if b.exceeded is None and b.tokens > b.max_tokens:
+        b.exceeded = (f"the analysis encoded more than {b.max_tokens:,} tokens (`max-encoded-tokens`); the template renders "
+                      "more text than a prompt layout needs to show its hazards: lint it with smaller samples")
+    elif b.exceeded is None and time.monotonic() > b.deadline:
+        b.exceeded = (f"the analysis took longer than {b.seconds:g} s (`analysis-timeout`); lint it with smaller samples "
+                      "or raise the limit")
+    if b.exceeded is not None:
+        raise BudgetExceeded(b.exceeded)
 
 
 def parse_count() -> int:
@@ -248,7 +360,7 @@ def load(spec: TokenizerSpec) -> LoadedTokenizer:
     # a LoadedTokenizer per file named (its error messages name it) and per config file; the parse is shared
     key = (sha, str(spec.path.absolute()), None if config is None else str(config.absolute()), _stamp_of(config))
     if key not in _LOADED:
-        tok = LoadedTokenizer(spec, sha, _parsed(sha, spec, lambda: _read_tokenizer(spec.path)))
+        tok = LoadedTokenizer(spec, sha, _parsed(sha, spec, lambda: _vetted_text(spec, sha)))
         tok.special_tokens = _special_tokens(config)
         _LOADED[key] = tok
     return _used(sha, _LOADED[key])
@@ -263,13 +375,58 @@ def _used(sha: str, tok: LoadedTokenizer) -> LoadedTokenizer:
 
 def _parsed(sha: str, spec: TokenizerSpec, text):
     if sha not in _PARSED:
-        source = text()
-        _PARSED[sha] = _from_str(source, spec)
+        with not_charged():  # once per run: not the first file's cost
+            source = text()
+            _PARSED[sha] = _from_str(source, spec)
         _SIZES[sha] = len(source.encode("utf-8"))  # the file's size, as the budget is stated
         _PARSES[0] += 1
         if _KEEP[0]:
             _evict(keep=sha)
     return _PARSED[sha]
+
+
+# ------------------------------------------------------------------ untrusted tokenizers
+
+_VETTING: Dict[str, List[str]] = {}  # sha256 -> its unvetted patterns (empty: vetted)
+_UNVETTED_ALLOWED = [False]
+
+
+def allow_unvetted() -> None:
+    """This process may parse and run unvetted tokenizers: a child under a deadline calls it
+    (promptlint.deadline_child via promptlint.lint), never the process that reports."""
+    _UNVETTED_ALLOWED[0] = True
+
+
+def needs_deadline(spec: TokenizerSpec, sha: str) -> bool:
+    """Whether ``spec``'s tokenizer may be run only where a deadline can stop it: an untrusted,
+    unpinned tokenizer.json with regexes outside the known families' (promptlint.tokenizer_vetting)."""
+    return bool(spec.vet and spec.path is not None and not spec.sha256 and _unvetted(spec.path, sha))
+
+
+def _unvetted(path: Path, sha: str, text: Optional[str] = None) -> List[str]:
+    from promptlint.tokenizer_vetting import unknown_patterns
+
+    if sha not in _VETTING:
+        try:
+            _VETTING[sha] = unknown_patterns(text if text is not None else _read_tokenizer(path))
+        except TokenizerError:
+            return []  # unreadable: loading it says why
+    return _VETTING[sha]
+
+
+def _vetted_text(spec: TokenizerSpec, sha: str) -> str:
+    text = _read_tokenizer(spec.path)
+    if spec.vet and not spec.sha256 and not _UNVETTED_ALLOWED[0]:
+        unknown = _unvetted(spec.path, sha, text)
+        if unknown:
+            from promptlint.tokenizer_vetting import describe
+
+            raise TokenizerUnvetted(
+                f"{spec.display}: this unpinned tokenizer has {describe(unknown)}, which could hang or crash this "
+                "process; `check` runs it in a separate process with a deadline. To use it here, pin it "
+                "(`tokenizer` with `tokenizer-sha256`), or use a tokenizer of a known family"
+            )
+    return text
 
 
 def _read_tokenizer(path: Path) -> str:

@@ -42,7 +42,10 @@ def handles(path: Path) -> bool:
 
 
 def _tokenizer_for(source, ctx: Context):
-    """The model directory's own tokenizer unless one is configured."""
+    """The model directory's own tokenizer unless one is configured: untrusted (a pull request can
+    commit it), so its regexes are vetted before it runs here (tokens.needs_deadline)."""
+    from dataclasses import replace
+
     from promptlint.tokens import resolve
 
     if ctx.settings.tokenizer:
@@ -50,7 +53,7 @@ def _tokenizer_for(source, ctx: Context):
     directory = tokenizer_dir(source.model_dir or source.path)
     if directory is None:
         return ctx.tokenizer
-    return TokenizerProvider(resolve(str(directory)))
+    return TokenizerProvider(replace(resolve(str(directory)), vet=True))
 
 
 def tokenizer_dir(path: Path) -> Optional[Path]:

@@ -107,25 +107,117 @@ def _measured(lines: Iterator[Tuple[int, Any]], progress: Optional[Any]) -> Iter
         yield n, line
 
 
+# A Parquet row is capped like a JSONL line, by its decoded size, measured before it becomes
+# Python objects: a dictionary-encoded column repeats one stored value on every row (a 9 KB file
+# once decoded past 3 GB), and a compressed page expands by its codec's ratio. The dictionaries
+# are kept as they are stored (``read_dictionary``) and each batch's row sizes computed on them;
+# a file whose decoded rows pass MAX_EXPANSION times its size (at least the line cap) is refused.
+PARQUET_BATCH_ROWS = 64
+MAX_EXPANSION = 1000
+
+
 def _parquet_rows(shard: Shard, progress: Optional[Any]) -> Iterator[Tuple[int, Any]]:
     pq = require_pyarrow()
     import pyarrow as pa
 
+    from promptlint.jsonl import MAX_LINE_BYTES, LineError
+
     try:
-        pf = pq.ParquetFile(shard.path)
+        schema = pq.ParquetFile(shard.path).schema
+        pf = pq.ParquetFile(shard.path, read_dictionary=_byte_array_columns(schema))
     except (OSError, pa.ArrowException) as e:
         raise SourceError(f"{shard.name}: cannot read the Parquet file ({e}); check that it is Parquet")
+    cap = max(MAX_LINE_BYTES, MAX_EXPANSION * shard.size)
+    decoded = 0
     n = 0
     per_row = shard.size / max(1, pf.metadata.num_rows)
     try:
-        for batch in pf.iter_batches(batch_size=1024):
-            for row in batch.to_pylist():
-                n += 1
-                if progress is not None:
-                    progress(per_row)
-                yield n, _present(row)
+        for group in range(pf.metadata.num_row_groups):
+            meta = pf.metadata.row_group(group)
+            stored = sum(meta.column(i).total_uncompressed_size for i in range(meta.num_columns))
+            if decoded + stored > cap:  # its pages alone (dictionaries included) would pass the cap
+                raise _bomb(shard, cap)
+            for batch in pf.iter_batches(batch_size=PARQUET_BATCH_ROWS, row_groups=[group]):
+                sizes = _row_sizes(batch)
+                kept = sum(size for size in sizes if size <= MAX_LINE_BYTES)
+                decoded += kept
+                if decoded > cap:
+                    raise _bomb(shard, cap)
+                whole = batch.to_pylist() if kept <= MAX_LINE_BYTES else None  # else a row at a time
+                for i, size in enumerate(sizes):
+                    n += 1
+                    if progress is not None:
+                        progress(per_row)
+                    if size > MAX_LINE_BYTES:
+                        yield n, LineError(f"row larger than {MAX_LINE_BYTES:,} bytes decoded; split the record")
+                        continue
+                    row = whole[i] if whole is not None else batch.slice(i, 1).to_pylist()[0]
+                    yield n, _present(row)
     except (OSError, pa.ArrowException) as e:
         raise SourceError(f"{shard.name}: row {n + 1}: cannot read the Parquet file ({e})")
+
+
+def _bomb(shard: Shard, cap: int) -> SourceError:
+    from promptlint.jsonl import MAX_LINE_BYTES
+
+    return SourceError(f"{shard.name}: its rows decode to more than {cap:,} bytes (the cap: {MAX_EXPANSION:,} times the "
+                       f"file's size, at least {MAX_LINE_BYTES:,}); a column's values are repeated or compressed far beyond "
+                       "any trace: not read further")
+
+
+def _byte_array_columns(schema) -> List[str]:
+    """The columns whose values are byte strings (what a dictionary page can repeat), read as stored."""
+    return [schema.column(i).path for i in range(len(schema))
+            if schema.column(i).physical_type == "BYTE_ARRAY"]
+
+
+def _row_sizes(batch) -> List[int]:
+    """Each row's size once decoded (bytes of its strings, widths of its numbers), computed on the
+    stored form: a dictionary value's length counts on every row that refers to it."""
+    import numpy as np
+
+    total = np.zeros(batch.num_rows, dtype=np.int64)
+    for column in batch.columns:
+        total += _sizes(column)
+    return total.tolist()
+
+
+def _sizes(arr) -> Any:
+    """Per element of ``arr``, its decoded size in bytes (a numpy int64 array)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    t = arr.type
+    if pa.types.is_dictionary(t):
+        per_value = _sizes(arr.dictionary)
+        indices = pc.fill_null(arr.indices, 0).to_numpy(zero_copy_only=False).astype(np.int64)
+        out = per_value[indices] if len(per_value) else np.zeros(len(arr), dtype=np.int64)
+        return np.where(arr.is_null().to_numpy(zero_copy_only=False), 0, out)
+    if pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_large_string(t) or pa.types.is_large_binary(t):
+        return pc.fill_null(pc.binary_length(arr), 0).to_numpy(zero_copy_only=False).astype(np.int64)
+    if pa.types.is_map(t):  # (keys and items are not sliced with the array: cut them by its offsets)
+        first, last = arr.offsets[0].as_py(), arr.offsets[-1].as_py()
+        return _per_parent(arr, _sizes(arr.keys.slice(first, last - first)) + _sizes(arr.items.slice(first, last - first)))
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return _per_parent(arr, _sizes(arr.flatten()))
+    if pa.types.is_struct(t):
+        out = np.zeros(len(arr), dtype=np.int64)
+        for child in arr.flatten():
+            out += _sizes(child)
+        return out
+    width = getattr(t, "bit_width", 64) if pa.types.is_primitive(t) else 64
+    return np.full(len(arr), max(1, width // 8), dtype=np.int64)
+
+
+def _per_parent(arr, child_sizes) -> Any:
+    """Sum the sizes of a list's (or map's) values per row, by its offsets (pyarrow's
+    list_parent_indices aborts the process on a map)."""
+    import numpy as np
+
+    lengths = np.diff(arr.offsets.to_numpy(zero_copy_only=False).astype(np.int64))
+    parents = np.repeat(np.arange(len(arr)), lengths)
+    return np.bincount(parents, weights=child_sizes, minlength=len(arr)).astype(np.int64)[: len(arr)]
 
 
 def _present(row: Any) -> Any:

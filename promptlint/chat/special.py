@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import OrderedDict
 from typing import Callable, Dict, Iterable, List, Tuple
 
 # added special tokens by well-known text, per role, when the post-processor does not say
@@ -86,7 +87,13 @@ def template_special_texts(source) -> List[str]:
     return sorted({t for t in texts if t})
 
 
-_COPIES: Dict[Tuple[str, ...], object] = {}
+# Copies of the embedded tokenizer with a template's special texts added, by that set of texts:
+# templates sharing a set share a copy, and at most MAX_COPIES are kept (least recently used
+# goes first), so many templates with distinct texts cost time per file, not memory per file
+# (each copy is a full parse, ~25 MB).
+MAX_COPIES = 4
+_COPIES: "OrderedDict[Tuple[str, ...], object]" = OrderedDict()
+_BASE_JSON: Dict[str, str] = {}  # the embedded tokenizer's serialization, by its sha256: made once
 
 
 def atomic(provider: Callable, texts: Iterable[str]) -> Callable:
@@ -94,20 +101,34 @@ def atomic(provider: Callable, texts: Iterable[str]) -> Callable:
     key = tuple(sorted(set(texts)))
     if not key:
         return provider
+    held: List[object] = []  # this file's copy stays usable even if another file's evicts it from the cache
 
     def load():
-        if key not in _COPIES:
-            from dataclasses import replace
-
-            from tokenizers import AddedToken, Tokenizer
-
-            base = provider()
-            copy = Tokenizer.from_str(base._tok.to_str())
-            copy.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in key])
-            _COPIES[key] = replace(base, _tok=copy, _added=None)
-        return _COPIES[key]
+        if not held:
+            held.append(_copy(provider, key))
+        return held[0]
 
     return load
 
 
+def _copy(provider: Callable, key: Tuple[str, ...]):
+    if key in _COPIES:
+        _COPIES.move_to_end(key)
+        return _COPIES[key]
+    from dataclasses import replace
 
+    from tokenizers import AddedToken, Tokenizer
+
+    from promptlint.tokens import not_charged
+
+    base = provider()
+    with not_charged():  # a parse, shared by every template with these texts: not one file's analysis
+        if base.sha256 not in _BASE_JSON:
+            _BASE_JSON.clear()
+            _BASE_JSON[base.sha256] = base._tok.to_str()
+        copy = Tokenizer.from_str(_BASE_JSON[base.sha256])
+        copy.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in key])
+    _COPIES[key] = replace(base, _tok=copy, _added=None)
+    while len(_COPIES) > MAX_COPIES:
+        _COPIES.popitem(last=False)
+    return _COPIES[key]

@@ -83,7 +83,7 @@ def run(args) -> int:
 
     from promptlint.commands import EXIT_OK, UsageError
     from promptlint.render import Limits, RenderError
-    from promptlint.tokens import PromptNotText, TokenizerError, load
+    from promptlint.tokens import PromptNotText, TokenizerCrashed, TokenizerError, TokenizerUnvetted, load
 
     settings = _settings(args)
     target = Path(args.target)
@@ -104,14 +104,14 @@ def run(args) -> int:
         raise UsageError(f"{where}{e.code} {e.message}") from None
     except SourceError as e:
         raise UsageError(f"{e.path}: {e.message}") from None
-    except TokenizerError as e:
+    except (TokenizerError, TokenizerUnvetted) as e:
         raise UsageError(str(e)) from None
     from promptlint.engine_tokenize import engine_encoder
 
     tokenizer = engine_encoder(tokenizer, args.engine)
     try:
         encoding = tokenizer.encode(text, add_special_tokens=add_special_tokens)
-    except PromptNotText as e:
+    except (PromptNotText, TokenizerCrashed) as e:
         raise UsageError(f"{target}: E002 {e}") from None
     if args.output_format == "json":
         import json
@@ -135,8 +135,10 @@ def _tokenizer_spec(settings, source_dir):
 
     if settings.tokenizer:
         return resolve(settings.tokenizer, settings.tokenizer_sha256)
-    if source_dir is not None:
-        return resolve(str(source_dir))
+    if source_dir is not None:  # the directory's own tokenizer: untrusted, vetted before it runs (tokens.needs_deadline)
+        from dataclasses import replace
+
+        return replace(resolve(str(source_dir)), vet=True)
     return resolve(None)
 
 
