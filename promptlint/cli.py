@@ -117,17 +117,31 @@ def _run(module, args, argv) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
-    except Exception as e:  # never a bare traceback for users; PROMPTLINT_DEBUG=1 shows it
+    except (SystemExit, GeneratorExit):
+        raise
+    except BaseException as e:  # never a bare traceback for users (a native panic is a BaseException); PROMPTLINT_DEBUG=1 shows it
         if os.environ.get("PROMPTLINT_DEBUG"):
             raise
         from promptlint.line_guard import one_line
 
+        if _input_error(e):  # a tokenizer that cannot be used or crashed on its input: the input's fault
+            print(f"promptlint: error: {one_line(e)}", file=sys.stderr)
+            return EXIT_ERROR
         print(
             f"promptlint: internal error: {type(e).__name__}: {one_line(e)} (a bug: please report it; "
             "PROMPTLINT_DEBUG=1 shows the traceback)",
             file=sys.stderr,
         )
         return EXIT_ERROR
+
+
+def _input_error(e: BaseException) -> bool:
+    """A tokenizer the command was given that cannot be used, or that crashed on the input (its
+    module is loaded when one was raised, so this imports nothing)."""
+    tokens = sys.modules.get("promptlint.tokens")
+    if tokens is not None and isinstance(e, (tokens.TokenizerError, tokens.TokenizerCrashed, tokens.TokenizerUnvetted)):
+        return True
+    return type(e).__name__ == "PanicException"  # pyo3's, from a tokenizer called directly
 
 
 def _untrusted(args) -> bool:
