@@ -194,6 +194,19 @@ def test_the_language_server(hostile):
     assert seen.get("leak_include.j2"), seen
 
 
+def workspace_listing(root):
+    """Every entry of the workspace (links as links) with its size and mtime: what a step may not change."""
+    import os
+
+    out = {}
+    for dirpath, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        for name in dirs + files:
+            st = os.lstat(os.path.join(dirpath, name))
+            out[os.path.relpath(os.path.join(dirpath, name), root)] = (st.st_mode, st.st_size, st.st_mtime_ns)
+    return out
+
+
 def run_action_step(hostile, tmp_path, **given):
     """The Action's run step as the runner runs it: inputs substituted, GitHub's env files in a
     runner temp directory, the workspace as working directory, CI's environment."""
@@ -224,8 +237,10 @@ def run_action_step(hostile, tmp_path, **given):
     script = runner / "step.sh"
     script.write_text(step["run"], encoding="utf-8")
     full = hostile.env(**env, RUNNER_TEMP=str(runner), GITHUB_WORKSPACE=str(hostile.root), **{k: str(v) for k, v in files.items()})
+    before = workspace_listing(hostile.root)
     done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)], cwd=hostile.root, env=full,
                           capture_output=True, text=True, timeout=300)
+    assert workspace_listing(hostile.root) == before, "the Action wrote into the workspace"
     return done, files["GITHUB_STEP_SUMMARY"].read_text(encoding="utf-8"), runner
 
 
