@@ -534,6 +534,10 @@ class Flow:
             default = _default_of(func, name)
             if default is not None:
                 vals.append(self.ev(default, None, None, depth + 1))
+        ann = _annotation_of(func, name)
+        if ann is not None and _is_set_type(ann):  # `names: set[str]`: whatever the callers pass has no order
+            vals.append(Val(unordered=(ann, f"the parameter `{name}` annotated `{ast.unparse(ann)}`")))
+            vals[-1].add(self.opaque(node, name, name))
         if not vals:
             return self.opaque(node, name, name)
         return merge(vals)
@@ -829,9 +833,42 @@ def _record_fields(node: ast.Call, name: Optional[str], method: Optional[str]) -
         arg = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "text"), None)
         return {"text": arg} if arg is not None else None
     last = (name or "").rsplit(".", 1)[-1]
+    if last.endswith("Message") and last[:1].isupper() and node.args and not isinstance(node.args[0], ast.Starred):
+        # LangChain SystemMessage("...") / HumanMessage("..."): the content is the first argument
+        fields = {k.arg: k.value for k in node.keywords if k.arg}
+        fields.setdefault("content", node.args[0])
+        return fields
     if not last[:1].isupper() or not any(k.arg for k in node.keywords):
         return None
     return {k.arg: k.value for k in node.keywords if k.arg}
+
+
+def _annotation_of(func, name: str) -> Optional[ast.AST]:
+    a = func.args
+    for arg in a.posonlyargs + a.args + a.kwonlyargs:
+        if arg.arg == name:
+            return arg.annotation
+    return None
+
+
+SET_TYPES = {"set", "frozenset", "Set", "FrozenSet", "AbstractSet", "MutableSet", "KeysView"}
+
+
+def _is_set_type(ann: ast.AST) -> bool:
+    """``set[str]``, ``typing.Set[str]``, ``frozenset``, ``Optional[set[str]]``, ``set[str] | None``, ``"set[str]"``."""
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        try:
+            ann = ast.parse(ann.value, mode="eval").body
+        except SyntaxError:
+            return False
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        return _is_set_type(ann.left) or _is_set_type(ann.right)
+    if isinstance(ann, ast.Subscript):
+        head = sinks.dotted(ann.value) or ""
+        if head.rsplit(".", 1)[-1] == "Optional":
+            return _is_set_type(ann.slice)
+        return head.rsplit(".", 1)[-1] in SET_TYPES
+    return (sinks.dotted(ann) or "").rsplit(".", 1)[-1] in SET_TYPES
 
 
 def _names_in(target: ast.AST) -> List[str]:

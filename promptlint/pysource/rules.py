@@ -95,7 +95,7 @@ class HazardScan:
         salt_names: Dict[int, set] = {}
         for call, scope in self.index.calls:
             name = self.flow.name_of(call.func)
-            m = sinks.llm_call(name)
+            m = sinks.llm_call(name) or self.framework_call(call, scope, name)
             if m is not None:
                 self.llm_call(call, scope, name, m[0], m[1])
             self.double_bos(call, scope, name)
@@ -135,6 +135,9 @@ class HazardScan:
         for kw in call.keywords:
             if kw.arg:
                 args[kw.arg] = kw.value
+        if suffix == "agent":  # the agent's prompt is the request's system prompt
+            args = {sinks.AGENT_PROMPT_KWARGS.get(k, k): v for k, v in args.items()
+                    if k in sinks.AGENT_PROMPT_KWARGS or k in sinks.TOOLS_KWARGS}
         where = f"`{self.flow.text_of(call.func, 50)}(...)` at line {call.lineno}"
         get = self._request_fields(call, scope, args)
         provider = sinks.PROVIDER_OF_SUFFIX.get(suffix, "chat")
@@ -177,6 +180,45 @@ class HazardScan:
             val = get(key)
             if val is not None:
                 self.collection_hazards(val, where, "documents", key)
+
+    def framework_call(self, call: ast.Call, scope, name: Optional[str]) -> Optional[Tuple[str, Dict[int, str]]]:
+        """(suffix, positional roles) for a LangChain chat model's ``invoke``/``stream`` and for an agent
+        framework's ``Agent(..., system_prompt=/instructions=)``; None for anything else."""
+        f = call.func
+        if isinstance(f, ast.Attribute) and f.attr in sinks.RUNNABLE_METHODS and self._is_chat_model(f.value, scope, 0):
+            return "invoke", {0: "messages"}
+        if sinks.is_agent(name) and any(kw.arg in sinks.AGENT_PROMPT_KWARGS for kw in call.keywords):
+            return "agent", {}
+        return None
+
+    def _is_chat_model(self, node: ast.AST, scope, depth: int) -> bool:
+        """``node`` evaluates to a chat model: its constructor call, a name or ``self.x`` bound to one,
+        or one of them wrapped by ``.bind_tools(...)`` and the like."""
+        if depth > 4:
+            return False
+        if isinstance(node, ast.Call):
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr in sinks.RUNNABLE_WRAPPERS:
+                return self._is_chat_model(f.value, scope, depth + 1)
+            return sinks.is_chat_model(self.flow.name_of(f))
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+            return any(self._is_chat_model(v, None, depth + 1) for v in self._attribute_values(node.attr))
+        if isinstance(node, ast.Name):
+            val = self.flow.ev(node, scope)
+            made = [val.node] + [p.node for p in val.parts or () if isinstance(p, Hole)]
+            return any(isinstance(n, ast.Call) and self._is_chat_model(n, scope, depth + 1) for n in made)
+        return False
+
+    def _attribute_values(self, attr: str) -> List[ast.AST]:
+        """Every value assigned to ``self.<attr>`` in the module (a class builds its model in ``__init__``)."""
+        out = []
+        for node in ast.walk(self.index.tree):
+            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                if any(isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name)
+                       and t.value.id == "self" for t in targets):
+                    out.append(node.value)
+        return out
 
     def _request_fields(self, call: ast.Call, scope, args: Dict[str, ast.AST]):
         """``get(key)``: a request field from a keyword, else from a ``**params`` dict the module builds."""

@@ -35,9 +35,26 @@ LLM_CALL_SUFFIXES: Tuple[Tuple[str, Dict[int, str]], ...] = (
     ("apply_chat_template", {0: "conversation"}),
     ("from_messages", {0: "messages"}),
     ("generate", {0: "prompts"}),  # vLLM LLM.generate / AsyncLLMEngine.generate
-    ("chat", {0: "messages"}),  # vLLM LLM.chat
+    ("chat", {0: "messages"}),  # vLLM LLM.chat, LlamaIndex llm.chat([ChatMessage(...)])
+    ("achat", {0: "messages"}),  # LlamaIndex async / streaming chat
+    ("stream_chat", {0: "messages"}),
+    ("astream_chat", {0: "messages"}),
 )
 BARE_LLM_FUNCTIONS = {"completion": {1: "messages"}, "acompletion": {1: "messages"}, "text_completion": {1: "prompt"}}
+
+# Segments an SDK puts between the resource and its method without changing the request:
+# `client.messages.with_raw_response.create`, `client.chat.completions.with_streaming_response.create`,
+# `client.with_options(timeout=5).messages.create`. Dropped before the suffix match.
+PASS_THROUGH_PREFIX = "with_"
+
+# LangChain runnables: a chat model's invoke/stream takes the messages as its first argument.
+# The receiver must be a chat model (see is_chat_model); `.bind_tools(tools)` and friends keep it one.
+RUNNABLE_METHODS = {"invoke", "ainvoke", "stream", "astream"}
+RUNNABLE_WRAPPERS = {"bind_tools", "bind", "with_config", "with_retry", "with_fallbacks", "with_structured_output"}
+
+# Agent frameworks that take the system prompt when the agent is built (pydantic-ai
+# `Agent(model, system_prompt=...)`, openai-agents `Agent(name=..., instructions=...)`): keyword -> request field
+AGENT_PROMPT_KWARGS = {"system_prompt": "system", "instructions": "instructions", "system_message": "system"}
 
 # how the provider behind a call builds its prompt (pysource.layout); anything else is "chat"
 PROVIDER_OF_SUFFIX = {
@@ -136,12 +153,25 @@ def llm_call(name: Optional[str]) -> Optional[Tuple[str, Dict[int, str]]]:
         return None
     if name in BARE_LLM_FUNCTIONS:
         return name, BARE_LLM_FUNCTIONS[name]
+    name = ".".join(p for p in name.split(".") if not p.startswith(PASS_THROUGH_PREFIX))
     for suffix, positional in LLM_CALL_SUFFIXES:
         if name == suffix or name.endswith("." + suffix):
             if "." not in suffix and "." not in name:
                 continue  # a bare generate()/chat()/converse() function is not an SDK method
             return suffix, positional
     return None
+
+
+def is_chat_model(name: Optional[str]) -> bool:
+    """A LangChain chat model class or factory: `ChatOpenAI`, `AzureChatOpenAI`, `init_chat_model`."""
+    last = (name or "").rsplit(".", 1)[-1]
+    return last == "init_chat_model" or (last[:1].isupper() and "Chat" in last and not last.endswith("Message"))
+
+
+def is_agent(name: Optional[str]) -> bool:
+    """An agent framework's agent class (`Agent`, `pydantic_ai.Agent`, `AssistantAgent`)."""
+    last = (name or "").rsplit(".", 1)[-1]
+    return last[:1].isupper() and last.endswith("Agent")
 
 
 def volatile_sub(name: Optional[str]) -> Optional[str]:
