@@ -534,13 +534,20 @@ class Flow:
             default = _default_of(func, name)
             if default is not None:
                 vals.append(self.ev(default, None, None, depth + 1))
-        ann = _annotation_of(func, name)
-        if ann is not None and _is_set_type(ann):  # `names: set[str]`: whatever the callers pass has no order
-            vals.append(Val(unordered=(ann, f"the parameter `{name}` annotated `{ast.unparse(ann)}`")))
-            vals[-1].add(self.opaque(node, name, name))
+        typed = self._set_typed(func, name, node)
+        if typed is not None:
+            vals.insert(0, typed)
         if not vals:
             return self.opaque(node, name, name)
         return merge(vals)
+
+    def _set_typed(self, func, name: str, node: ast.AST) -> Optional[Val]:
+        """``names: set[str]``: whatever the callers pass, the function iterates it in no fixed order."""
+        ann = _annotation_of(func, name)
+        if ann is None or not _is_set_type(ann):
+            return None
+        text = ann.value if isinstance(ann, ast.Constant) else ast.unparse(ann)
+        return Val(unordered=(ann, f"the parameter `{name}` annotated `{text}`")).add(self.opaque(node, name, name))
 
     # -- iteration and comprehensions
     def _iterate(self, v: Val, node: ast.AST, out: Val, in_text: bool = False) -> None:
@@ -817,6 +824,10 @@ class Flow:
             if p not in new_env:
                 d = _default_of(func, p)
                 new_env[p] = self.ev(d, None, None, depth + 1) if d is not None else self.opaque(func, p, p)
+        for p in params:
+            typed = self._set_typed(func, p, func)
+            if typed is not None:
+                new_env[p] = merge([typed, new_env[p]])
         returns = self.index.returns.get(id(func), [])
         if not returns:
             return self.opaque(node)

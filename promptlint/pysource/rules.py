@@ -187,6 +187,8 @@ class HazardScan:
         f = call.func
         if isinstance(f, ast.Attribute) and f.attr in sinks.RUNNABLE_METHODS and self._is_chat_model(f.value, scope, 0):
             return "invoke", {0: "messages"}
+        if isinstance(f, ast.Attribute) and f.attr == "bind_tools" and self._is_chat_model(f.value, scope, 0):
+            return "bind_tools", {0: "tools"}  # the tool list every later invoke sends
         if sinks.is_agent(name) and any(kw.arg in sinks.AGENT_PROMPT_KWARGS for kw in call.keywords):
             return "agent", {}
         return None

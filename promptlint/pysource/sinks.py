@@ -165,7 +165,10 @@ def llm_call(name: Optional[str]) -> Optional[Tuple[str, Dict[int, str]]]:
 def is_chat_model(name: Optional[str]) -> bool:
     """A LangChain chat model class or factory: `ChatOpenAI`, `AzureChatOpenAI`, `init_chat_model`."""
     last = (name or "").rsplit(".", 1)[-1]
-    return last == "init_chat_model" or (last[:1].isupper() and "Chat" in last and not last.endswith("Message"))
+    if last == "init_chat_model":
+        return True
+    # ChatPromptTemplate, ChatMessage, ChatMessageHistory are the prompt's parts, not the model
+    return last[:1].isupper() and "Chat" in last and not last.endswith(("Message", "Template", "History", "Session"))
 
 
 def is_agent(name: Optional[str]) -> bool:
