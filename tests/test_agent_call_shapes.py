@@ -480,3 +480,75 @@ def test_langchain_bind_tools_from_a_frozenset_parameter(tmp_path):
     assert [(f.code, f.line) for f in findings] == [("M202", line)]
     sent = line_of(LANGCHAIN_BOUND_TOOLS, "return self.model.bind_tools(build_tools")
     assert f"reach `tools=` of `self.model.bind_tools(...)` at line {sent}" in findings[0].message
+
+
+PYDANTIC_AI_DECORATED = f'''
+from datetime import date
+
+from pydantic_ai import Agent, RunContext
+
+POLICY = {POLICY_SOURCE}
+
+agent = Agent("openai:gpt-4o", deps_type=str)
+
+
+@agent.system_prompt
+def support_prompt(ctx: RunContext[str]) -> str:
+    return f"Customer tier: gold. Today is {{date.today()}}.\\n" + POLICY
+
+
+@agent.tool_plain
+def lookup_order(order_id: str) -> str:
+    return f"order {{order_id}} checked {{date.today()}}"
+'''
+
+
+def test_pydantic_ai_decorated_system_prompt(tmp_path, tok):
+    findings = run(tmp_path, PYDANTIC_AI_DECORATED)
+    assert_m101(tok, findings, PYDANTIC_AI_DECORATED, "Customer tier", "Customer tier: gold. Today is {}.\n" + POLICY, DAY,
+                per_request=False)
+    decorator = line_of(PYDANTIC_AI_DECORATED, "@agent.system_prompt")
+    assert f"reaches `agent.system_prompt(...)` at line {decorator}" in findings[0].notes
+
+
+LANGGRAPH_AND_ROUTER = f'''
+from datetime import datetime
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.prebuilt import create_react_agent
+from litellm import Router
+
+POLICY = {POLICY_SOURCE}
+router = Router(model_list=[{{"model_name": "support", "litellm_params": {{"model": "gpt-4o-mini"}}}}])
+
+
+def graph(model, tools):
+    return create_react_agent(model, tools, prompt=f"Started {{datetime.now()}}. " + POLICY)
+
+
+async def fallback(question):
+    return await router.acompletion("support", [{{"role": "user", "content": f"At {{datetime.now()}}: " + POLICY + question}}])
+
+
+def review(llm: BaseChatModel, question):
+    return llm.invoke([("system", f"Checked at {{datetime.now()}}\\n" + POLICY), ("human", question)])
+'''
+
+
+def test_langgraph_prompt_router_and_typed_chat_model(tmp_path, tok):
+    findings = run(tmp_path, LANGGRAPH_AND_ROUTER)
+    expected = [("M101", line_of(LANGGRAPH_AND_ROUTER, "Started {")), ("M101", line_of(LANGGRAPH_AND_ROUTER, "At {")),
+                ("M101", line_of(LANGGRAPH_AND_ROUTER, "Checked at {"))]
+    assert sorted((f.code, f.line) for f in findings) == expected
+    by_line = {f.line: f for f in findings}
+    s, lost = m101_figures(tok, f"Started {TS[0]}. " + POLICY, f"Started {TS[1]}. " + POLICY)
+    assert by_line[expected[0][1]].first_divergent_token.index == s
+    assert by_line[expected[0][1]].arithmetic.lost_blocks == lost
+    s, lost = m101_figures(tok, f"At {TS[0]}: " + POLICY + QUESTION[0], f"At {TS[1]}: " + POLICY + QUESTION[0],
+                           f"At {TS[0]}: " + POLICY + QUESTION[1])
+    assert by_line[expected[1][1]].first_divergent_token.index == s
+    assert by_line[expected[1][1]].arithmetic.lost_blocks == lost and lost > 20
+    s, lost = m101_figures(tok, f"Checked at {TS[0]}\n{POLICY}\n\n{QUESTION[0]}", f"Checked at {TS[1]}\n{POLICY}\n\n{QUESTION[0]}",
+                           f"Checked at {TS[0]}\n{POLICY}\n\n{QUESTION[1]}")
+    assert by_line[expected[2][1]].first_divergent_token.index == s
+    assert by_line[expected[2][1]].arithmetic.lost_blocks == lost and lost > 20

@@ -101,6 +101,8 @@ class HazardScan:
             self.double_bos(call, scope, name)
             for kw in call.keywords:
                 self.keyword(kw.arg, kw.value, call, scope, salt_names)
+        for func, call in self.decorated_prompts():
+            self.llm_call(call, func, "agent", "agent", {})
         request_dicts = {id(kw.value) for call, _ in self.index.calls for kw in call.keywords if kw.arg in REQUEST_KWARGS}
         for d, scope in self.index.dicts:
             keys = {k.value for k in d.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
@@ -193,6 +195,31 @@ class HazardScan:
             return "agent", {}
         return None
 
+    def decorated_prompts(self):
+        """(function, request) for each ``@agent.system_prompt``-decorated function of an agent: each
+        value it returns is sent as a ``system_prompt=`` (a synthetic call at the decorator's line)."""
+        for node in ast.walk(self.index.tree):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for d in node.decorator_list:
+                target = d.func if isinstance(d, ast.Call) else d
+                if not (isinstance(target, ast.Attribute) and target.attr in sinks.AGENT_PROMPT_DECORATORS
+                        and self._is_agent(target.value, node)):
+                    continue
+                for r in self.index.returns.get(id(node), []):
+                    call = ast.Call(func=target, args=[], keywords=[ast.keyword(arg="system_prompt", value=r)])
+                    ast.copy_location(call, d)
+                    yield node, call
+
+    def _is_agent(self, node: ast.AST, scope) -> bool:
+        if isinstance(node, ast.Call):
+            return sinks.is_agent(self.flow.name_of(node.func))
+        if isinstance(node, ast.Name):
+            val = self.flow.ev(node, None)
+            made = [val.node] + [p.node for p in val.parts or () if isinstance(p, Hole)]
+            return any(isinstance(n, ast.Call) and sinks.is_agent(self.flow.name_of(n.func)) for n in made)
+        return False
+
     def _is_chat_model(self, node: ast.AST, scope, depth: int) -> bool:
         """``node`` evaluates to a chat model: its constructor call, a name or ``self.x`` bound to one,
         or one of them wrapped by ``.bind_tools(...)`` and the like."""
@@ -206,6 +233,11 @@ class HazardScan:
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
             return any(self._is_chat_model(v, None, depth + 1) for v in self._attribute_values(node.attr))
         if isinstance(node, ast.Name):
+            if scope is not None and node.id in self.index.params(scope):  # `llm: BaseChatModel`
+                ann = next((a.annotation for a in scope.args.posonlyargs + scope.args.args + scope.args.kwonlyargs
+                            if a.arg == node.id and a.annotation is not None), None)
+                if ann is not None and any(sinks.is_chat_model(sinks.dotted(n)) for n in ast.walk(ann)):
+                    return True
             val = self.flow.ev(node, scope)
             made = [val.node] + [p.node for p in val.parts or () if isinstance(p, Hole)]
             return any(isinstance(n, ast.Call) and self._is_chat_model(n, scope, depth + 1) for n in made)

@@ -29,8 +29,8 @@ LLM_CALL_SUFFIXES: Tuple[Tuple[str, Dict[int, str]], ...] = (
     ("generate_content", {0: "contents"}),  # google-genai client.models / google.generativeai GenerativeModel
     ("generate_content_stream", {0: "contents"}),
     ("chats.create", {}),  # google-genai: history= is the conversation so far
-    ("litellm.completion", {1: "messages"}),
-    ("litellm.acompletion", {1: "messages"}),
+    ("completion", {1: "messages"}),  # litellm.completion, litellm Router().completion
+    ("acompletion", {1: "messages"}),
     ("litellm.text_completion", {1: "prompt"}),
     ("apply_chat_template", {0: "conversation"}),
     ("from_messages", {0: "messages"}),
@@ -54,7 +54,11 @@ RUNNABLE_WRAPPERS = {"bind_tools", "bind", "with_config", "with_retry", "with_fa
 
 # Agent frameworks that take the system prompt when the agent is built (pydantic-ai
 # `Agent(model, system_prompt=...)`, openai-agents `Agent(name=..., instructions=...)`): keyword -> request field
-AGENT_PROMPT_KWARGS = {"system_prompt": "system", "instructions": "instructions", "system_message": "system"}
+# (also autogen `AssistantAgent(name, system_message=...)`, LangGraph `create_react_agent(model, tools, prompt=...)`)
+AGENT_PROMPT_KWARGS = {"system_prompt": "system", "instructions": "instructions", "system_message": "system",
+                       "prompt": "system"}
+# pydantic-ai `@agent.system_prompt` / `@agent.instructions`: what the decorated function returns is the prompt
+AGENT_PROMPT_DECORATORS = {"system_prompt", "instructions"}
 
 # how the provider behind a call builds its prompt (pysource.layout); anything else is "chat"
 PROVIDER_OF_SUFFIX = {
@@ -172,9 +176,10 @@ def is_chat_model(name: Optional[str]) -> bool:
 
 
 def is_agent(name: Optional[str]) -> bool:
-    """An agent framework's agent class (`Agent`, `pydantic_ai.Agent`, `AssistantAgent`)."""
+    """An agent framework's agent class or factory (`Agent`, `pydantic_ai.Agent`, `AssistantAgent`,
+    `create_react_agent`)."""
     last = (name or "").rsplit(".", 1)[-1]
-    return last[:1].isupper() and last.endswith("Agent")
+    return (last[:1].isupper() and last.endswith("Agent")) or (last.startswith("create_") and last.endswith("agent"))
 
 
 def volatile_sub(name: Optional[str]) -> Optional[str]:
