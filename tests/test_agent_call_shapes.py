@@ -552,3 +552,58 @@ def test_langgraph_prompt_router_and_typed_chat_model(tmp_path, tok):
                            f"Checked at {TS[0]}\n{POLICY}\n\n{QUESTION[1]}")
     assert by_line[expected[2][1]].first_divergent_token.index == s
     assert by_line[expected[2][1]].arithmetic.lost_blocks == lost and lost > 20
+
+
+TOOLS_FROM_SET_RETURNING_METHOD = '''
+from anthropic import Anthropic
+
+from toolkit import registry
+
+
+class Toolbox:
+    def enabled(self) -> "frozenset[str]":
+        return registry.enabled_names()
+
+    def schemas(self):
+        return [registry.schema(name) for name in self.enabled()]
+
+    def schemas_sorted(self):
+        return [registry.schema(name) for name in sorted(self.enabled())]
+
+    def is_enabled(self, name):
+        return name in self.enabled()
+
+
+class Agent:
+    def __init__(self):
+        self.client = Anthropic()
+        self.toolbox = Toolbox()
+
+    def run(self, question):
+        return self.client.messages.create(
+            model="claude-sonnet-4-5", max_tokens=512, tools=self.toolbox.schemas(), messages=[{"role": "user", "content": question}]
+        )
+
+    def enabled_tools(self):
+        return [registry.schema(name) for name in self.enabled()]
+
+    def enabled(self) -> set[str]:
+        return registry.enabled_names()
+
+    def run_direct(self, question):
+        return self.client.messages.create(
+            model="claude-sonnet-4-5", max_tokens=512, tools=self.enabled_tools(), messages=[{"role": "user", "content": question}]
+        )
+'''
+
+
+def test_tools_from_a_method_annotated_to_return_a_set(tmp_path):
+    # self.toolbox.schemas() is another object's method (not followed by the per-module flow); the
+    # sorted and membership uses in Toolbox are stable
+    src = TOOLS_FROM_SET_RETURNING_METHOD
+    findings = run(tmp_path, src)
+    lines = src.splitlines()
+    line = max(i for i, text in enumerate(lines, 1) if "for name in self.enabled()]" in text)
+    assert [(f.code, f.line) for f in findings] == [("M202", line)]
+    assert findings[0].column == lines[line - 1].index("self.enabled()") + 1
+    assert f"`enabled()` (returns `set[str]`) (line {line_of(src, 'def enabled(self) -> set[str]')})" in findings[0].message

@@ -535,11 +535,12 @@ class Flow:
             if default is not None:
                 vals.append(self.ev(default, None, None, depth + 1))
         typed = self._set_typed(func, name, node)
-        if typed is not None:
-            vals.insert(0, typed)
         if not vals:
-            return self.opaque(node, name, name)
-        return merge(vals)
+            return typed or self.opaque(node, name, name)
+        out = merge(vals)
+        if typed is not None:  # the function's own annotation is the hazard, whatever the callers pass
+            out.unordered = typed.unordered
+        return out
 
     def _set_typed(self, func, name: str, node: ast.AST) -> Optional[Val]:
         """``names: set[str]``: whatever the callers pass, the function iterates it in no fixed order."""
@@ -827,11 +828,17 @@ class Flow:
         for p in params:
             typed = self._set_typed(func, p, func)
             if typed is not None:
-                new_env[p] = merge([typed, new_env[p]])
+                new_env[p] = merge([new_env[p]])
+                new_env[p].unordered = typed.unordered
         returns = self.index.returns.get(id(func), [])
-        if not returns:
-            return self.opaque(node)
-        return merge([self.ev(r, func, new_env, depth + 1) for r in returns])
+        typed = None
+        if func.returns is not None and _is_set_type(func.returns):  # `def enabled() -> set[str]`
+            text = func.returns.value if isinstance(func.returns, ast.Constant) else ast.unparse(func.returns)
+            typed = Val(unordered=(func.returns, f"`{func.name}()` (returns `{text}`)"))
+        out = merge([self.ev(r, func, new_env, depth + 1) for r in returns]) if returns else self.opaque(node)
+        if typed is not None:
+            out.unordered = out.unordered or typed.unordered
+        return out
 
 
 # ------------------------------------------------------------------- small helpers
