@@ -607,3 +607,46 @@ def test_tools_from_a_method_annotated_to_return_a_set(tmp_path):
     assert [(f.code, f.line) for f in findings] == [("M202", line)]
     assert findings[0].column == lines[line - 1].index("self.enabled()") + 1
     assert f"`enabled()` (returns `set[str]`) (line {line_of(src, 'def enabled(self) -> set[str]')})" in findings[0].message
+
+
+OPENAI_RAW_RESPONSE_TOOLS = '''
+from openai import AsyncOpenAI
+
+SPECS = {
+    "get_order": {"type": "function", "function": {"name": "get_order", "parameters": {"type": "object"}}},
+    "track_parcel": {"type": "function", "function": {"name": "track_parcel", "parameters": {"type": "object"}}},
+}
+
+
+class Gateway:
+    def __init__(self, allowed):
+        self.client = AsyncOpenAI()
+        self.allowed = allowed
+
+    async def complete(self, question, names):
+        raw = await self.client.chat.completions.with_raw_response.create(
+            model="gpt-4o",
+            messages=[{"role": "user", "content": question}],
+            tools=[SPECS[n] for n in set(names) & SPECS.keys()],
+        )
+        return raw.headers.get("x-request-id"), raw.parse()
+'''
+
+
+def test_openai_raw_response_tools_from_a_set(tmp_path):
+    findings = run(tmp_path, OPENAI_RAW_RESPONSE_TOOLS)
+    line = line_of(OPENAI_RAW_RESPONSE_TOOLS, "tools=[SPECS[n]")
+    assert [(f.code, f.line) for f in findings] == [("M202", line)]
+    assert findings[0].column == OPENAI_RAW_RESPONSE_TOOLS.splitlines()[line - 1].index("set(names)") + 1
+    sent = line_of(OPENAI_RAW_RESPONSE_TOOLS, "with_raw_response.create(")
+    assert f"iterating a set (line {line}) without `sorted()` and reach `tools=` of `self.client.chat.completions.with" in findings[0].message
+    assert f"(...)` at line {sent}:" in findings[0].message
+
+
+def test_set_algebra_on_dict_views_is_unordered_and_sorted_is_clean(tmp_path):
+    source = OPENAI_RAW_RESPONSE_TOOLS.replace("set(names) & SPECS.keys()", "SPECS.keys() - set(self.allowed)")
+    findings = run(tmp_path, source)
+    assert [(f.code, f.line) for f in findings] == [("M202", line_of(source, "tools=[SPECS[n]"))]
+    assert "a set operation on a dict view" in findings[0].message
+    clean = OPENAI_RAW_RESPONSE_TOOLS.replace("set(names) & SPECS.keys()", "sorted(set(names) & SPECS.keys())")
+    assert run(tmp_path, clean, "clean.py") == []

@@ -363,8 +363,14 @@ class Flow:
             return out
         if isinstance(node.op, ast.Mod) and left.parts is not None and all(isinstance(p, str) for p in left.parts):
             return self._percent("".join(left.parts), node, right)
-        if isinstance(node.op, ast.BitOr) and (left.unordered or right.unordered):
-            return Val(unordered=left.unordered or right.unordered).add(left, right)
+        if isinstance(node.op, (ast.BitOr, ast.BitAnd, ast.BitXor, ast.Sub)):
+            # set algebra gives a set; so does any of it on a dict's keys()/items() view
+            sides = (node.left,) if isinstance(node.op, ast.Sub) else (node.left, node.right)
+            view = next((n for n in sides if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                         and n.func.attr in ("keys", "items") and not n.args), None)
+            unordered = left.unordered or (right.unordered if not isinstance(node.op, ast.Sub) else None)
+            if unordered or view is not None:
+                return Val(unordered=unordered or (node, "a set operation on a dict view")).add(left, right)
         out = self.opaque(node)
         return out.add(left, right)
 

@@ -81,6 +81,7 @@ class HazardScan:
         self.seen_dicts: set = set()
         self.claimed: set = set()  # volatile values already judged in the LLM request that sends them
         self.sent: List[SentPrompt] = []  # every prompt found, in source order of its sink
+        self._self_attrs: Optional[Dict[str, List[ast.AST]]] = None  # self.<attr> -> assigned values
 
     def add(self, c: Candidate) -> None:
         key = (c.code, getattr(c.node, "lineno", 0), getattr(c.node, "col_offset", 0))
@@ -244,15 +245,16 @@ class HazardScan:
         return False
 
     def _attribute_values(self, attr: str) -> List[ast.AST]:
-        """Every value assigned to ``self.<attr>`` in the module (a class builds its model in ``__init__``)."""
-        out = []
-        for node in ast.walk(self.index.tree):
-            if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
-                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                if any(isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name)
-                       and t.value.id == "self" for t in targets):
-                    out.append(node.value)
-        return out
+        """Every value assigned to ``self.<attr>`` in the module (a class builds its model in ``__init__``);
+        indexed on first use, once per module."""
+        if self._self_attrs is None:
+            self._self_attrs = {}
+            for node in ast.walk(self.index.tree):
+                if isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+                    for t in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                        if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self":
+                            self._self_attrs.setdefault(t.attr, []).append(node.value)
+        return self._self_attrs.get(attr, [])
 
     def _request_fields(self, call: ast.Call, scope, args: Dict[str, ast.AST]):
         """``get(key)``: a request field from a keyword, else from a ``**params`` dict the module builds."""
