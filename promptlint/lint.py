@@ -8,8 +8,10 @@ which analyzer takes which file is ``promptlint.analyzers``.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
@@ -129,6 +131,7 @@ def lint(
             (result.errors if f.code.startswith("E") else result.findings).append(f)
         result.notices.extend(notices)
     result.notices.extend(ctx.notices)
+    result.findings = merge_included_findings(result.findings)
     result.findings.sort(key=lambda f: f.sort_key)
     result.errors = merge_included(result.errors)
     result.errors.sort(key=lambda f: f.sort_key)
@@ -392,6 +395,51 @@ def merge_included(errors: List[Finding]) -> List[Finding]:
             rest = [n for n in f.notes if not n.startswith("included by ")]
             f.notes = rest + [f"included by {', '.join(includers)}"]
     return out
+
+
+_IN_RENDER = re.compile(r"^in the render of (.+), which includes or extends ")
+
+
+def merge_included_findings(findings: List[Finding]) -> List[Finding]:
+    """A finding in an included file, met through the file itself and through each includer, once:
+    at the included file's own line, listing its includers. The included file's own analysis is
+    kept when it was linted; else the includer's render losing the most blocks. An includer whose
+    render measures it differently keeps its own figures as a note."""
+    groups: Dict[Tuple, List[Finding]] = {}
+    order: List[Tuple] = []
+    for f in findings:
+        key = (f.code, f.path, f.line, f.column, f.variable)
+        if key not in groups:
+            groups[key] = []
+            order.append(key)
+        groups[key].append(f)
+    out: List[Finding] = []
+    for key in order:
+        group = groups[key]
+        if len(group) == 1:
+            out.append(group[0])
+            continue
+        via = {id(f): _includer(f) for f in group}
+        own = [f for f in group if via[id(f)] is None]
+        keep = own[0] if own else max(group, key=lambda f: f.arithmetic.lost_blocks if f.arithmetic is not None else 0)
+        includers = list(dict.fromkeys(via[id(f)] for f in group if via[id(f)] is not None))
+        notes = [n for n in keep.notes if not _IN_RENDER.match(n)]
+        if via[id(keep)] is not None:
+            notes.append(f"measured in the render of {via[id(keep)]}")
+        notes.append(f"included by {', '.join(includers)}")
+        for f in group:
+            if f is not keep and via[id(f)] is not None and f.message != keep.message:
+                notes.append(f"in the render of {via[id(f)]}: {f.message}")
+        out.append(dataclasses.replace(keep, notes=list(dict.fromkeys(notes))))  # cached findings stay as stored
+    return out
+
+
+def _includer(f: Finding) -> Optional[str]:
+    for n in f.notes:
+        m = _IN_RENDER.match(n)
+        if m:
+            return m.group(1)
+    return None
 
 
 @dataclass

@@ -1,5 +1,6 @@
 """M104 token-boundary-merge: the first divergent token starts before the first divergent
-character (BPE merged shared text with the variable part) and that costs a block."""
+character (BPE merged shared text with the variable part) and that costs a block. A merge that
+starts inside the text both sample values open with is not the template's (common_start)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,9 @@ def check(run: "Run") -> List["Finding"]:
         if merge is None:
             continue
         shared, char, clean = merge
+        opening = common_start(var.value, var.variant_value())
+        if opening and base.text[char - len(opening):char] == opening and base.encoding.offsets[shared][0] >= char - len(opening):
+            continue  # both samples open with the same text and BPE merged inside it: no template boundary
         cmp = Comparison(shared, len(variant.ids), clean, B)
         lost = cmp.ideal_eligible_blocks - cmp.eligible_blocks
         if lost <= 0:
@@ -54,6 +58,34 @@ def check(run: "Run") -> List["Finding"]:
         describe(f, f"`{var.name}` changed: {short(var.value)} → {short(var.variant_value())}")
         out.append(f)
     return out
+
+
+def common_start(value, variant) -> str:
+    """The text both sample values share where they first differ (`User: ` of "User: Can I ..." and
+    "User: Do you ..."): the render diverges that far inside the value, so a merge that starts
+    within it is the samples' own text merging, not the template's text merging into the value."""
+    a, b = list(_texts(value)), list(_texts(variant))
+    for x, y in zip(a, b):
+        if x != y:
+            n = 0
+            while n < min(len(x), len(y)) and x[n] == y[n]:
+                n += 1
+            return x[:n]
+    return ""
+
+
+def _texts(value, depth: int = 0):
+    """The scalar leaves of a sample value, as rendered text, in order."""
+    if depth > 8:
+        return
+    if isinstance(value, dict):
+        for v in value.values():
+            yield from _texts(v, depth + 1)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _texts(v, depth + 1)
+    elif value is not None:
+        yield str(value)
 
 
 def boundary_merge(run: "Run", variant: "Sample", block_size: Optional[int] = None) -> Optional[tuple]:

@@ -1,5 +1,6 @@
-"""Scenario inference: every input a template reads, with a kind (from its name) and a value
-of the shape the template uses it in (from its AST)."""
+"""Scenario inference: every input a template reads, with a kind (from its name, unless the
+template only tests it: then it is a switch, static) and a value of the shape the template uses
+it in (from its AST)."""
 
 from __future__ import annotations
 
@@ -110,18 +111,25 @@ def volatile_fields(root: str, shape, patterns: NamePatterns, depth: int = 0) ->
 
 
 def infer_variable(name: str, shape, patterns: NamePatterns) -> Variable:
-    from promptlint.scenarios.shapes import LIST
+    from promptlint.scenarios.shapes import LIST, tested_only
     from promptlint.scenarios.values import describe, form_of, shaped_value
 
     c = patterns.classify(name)
     kind, sub, why = c.kind, c.sub_kind, c.why
+    switch = tested_only(shape) if kind != "static" else None
+    if switch is not None:  # how the template uses it beats what its words say
+        kind, sub, why = "static", None, f"static: only tested as a condition ({switch}), so it switches text on or off; its words said {c.kind} {c.sub_kind}"
     if kind == "static" and not patterns.is_static_name(name) and form_of(shape) == LIST:
         item = shape.find().element_if_any()
         hint = patterns.history_field(item.find().fields) if item is not None else None
         if hint is not None:
             kind, sub, why = "per-request", "history", f"its items have a `{hint}` field, as a conversation's turns do"
     value, variant = shaped_value(name, shape, kind, sub)
-    if kind == "static":
+    if switch is not None:
+        pass
+    elif kind == "static" and patterns.flag_word(name) is not None:
+        why = f"static: {c.why} (configuration)"
+    elif kind == "static":
         why = "static: no word of the name says time, id, input, retrieved text or history"
         if patterns.is_static_name(name):
             why = "static: the name's words mark configuration or authored text"

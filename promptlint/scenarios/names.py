@@ -4,6 +4,8 @@ Names are split into lower-case words at camelCase humps, ``-``, ``_``, ``.`` an
 (``currentDateTime``, ``current-date-time`` and ``current_date_time`` are all current, date,
 time), then matched against the roles in ``rules/M101.toml`` ``[[data.roles]]``, in order.
 The word lists are data so they can be read, documented and extended without code.
+A name whose first word is a switch's (``include_``, ``use_``, ``is_``: ``flag-prefixes``) is
+configuration before any role is tried: ``include_follow_up_questions`` is not a question.
 """
 
 from __future__ import annotations
@@ -81,12 +83,14 @@ class NamePatterns:
 
     ``roles`` are tried in order; ``static_words`` mark a name as configuration or authored text
     (``max_messages``, ``few_shot_examples``), which no per-request role overrides;
-    ``history_fields`` are item fields that make an unnamed list a conversation.
+    ``history_fields`` are item fields that make an unnamed list a conversation; ``flag_prefixes``
+    are first words that make a name a switch (configuration, before any role).
     """
 
     roles: Tuple[Role, ...] = ()
     static_words: Tuple[str, ...] = ()
     history_fields: Tuple[str, ...] = ()
+    flag_prefixes: Tuple[str, ...] = ()
     # name -> its Classified / whether it is static: pure in the name and these (frozen) patterns,
     # and asked for the same few names by every template
     _classified: Dict[str, Classified] = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -98,6 +102,7 @@ class NamePatterns:
             tuple(Role.from_data(r) for r in data.get("roles", [])),
             tuple(w.lower() for w in data.get("static-words", [])),
             tuple(w.lower() for w in data.get("history-fields", [])),
+            tuple(w.lower() for w in data.get("flag-prefixes", [])),
         )
 
     def classify(self, name: str) -> Classified:
@@ -111,6 +116,9 @@ class NamePatterns:
     def _classify(self, name: str) -> Classified:
         words = name_words(name)
         said = f"the name's words ({', '.join(words)})" if len(words) > 1 else "the name"
+        flag = self.flag_word(name)
+        if flag is not None:  # a switch's words describe what it switches, not what it holds
+            return Classified("static", None, f"the name starts with `{flag}`, as a switch's does")
         static = self.is_static_name(name)
         for role in self.roles:
             if role.kind == "per-request" and static:
@@ -125,12 +133,17 @@ class NamePatterns:
         c = self.classify(name)
         return c.kind, (c.sub_kind if c.kind == "volatile" else None)
 
+    def flag_word(self, name: str) -> Optional[str]:
+        """The first word of a switch's name (``include`` of ``include_sources``), or None; one word alone is no switch."""
+        words = name_words(name)
+        return words[0] if len(words) > 1 and _any(words[0], self.flag_prefixes) else None
+
     def is_static_name(self, name: str) -> bool:
         found = self._static.get(name)
         if found is None:
             if len(self._static) >= _MEMO_SIZE:
                 self._static.clear()
-            found = self._static[name] = any(_any(w, self.static_words) for w in name_words(name))
+            found = self._static[name] = self.flag_word(name) is not None or any(_any(w, self.static_words) for w in name_words(name))
         return found
 
     def history_field(self, fields: Iterable[str]) -> Optional[str]:

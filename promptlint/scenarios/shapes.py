@@ -191,6 +191,23 @@ def form_of(shape) -> str:
     return TEXT
 
 
+def tested_only(shape) -> Optional[str]:
+    """Where a value only ever decides a branch (``{% if x %}``, ``a if x else b``, ``x is defined``,
+    ``x == true``): no field, item or text of it reaches the prompt, so it is a switch. None otherwise."""
+    r = shape.find()
+    if r.fields or r.element_if_any() is not None or not r.uses:
+        return None
+    if not r.categories() <= {TESTED, BOOL} or any(not isinstance(v, bool) for v in r.eq + r.ne + r.avoid):
+        return None
+    return min((w for _, w in r.uses.values()), key=_line_order)
+
+
+def _line_order(where: str):
+    """`line 4` before `line 12`; an include's lines after the template's own."""
+    head, _, n = where.rpartition("line ")
+    return (head, int(n) if n.isdigit() else 0)
+
+
 def _probe_only(shape) -> bool:
     """A field only tested (``is defined``, ``if x.y``): text lacks it too, without failing."""
     r = shape.find()
