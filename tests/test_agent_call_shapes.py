@@ -16,6 +16,7 @@ import pytest
 
 from promptlint.config import Settings
 from promptlint.lint import lint
+from test_sdk_shapes import divergence, enc
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKENIZER = ROOT / "tests" / "data" / "tokenizers" / "qwen2.5" / "tokenizer.json"
@@ -38,19 +39,9 @@ POLICY = "\n".join(POLICY_LINES)
 POLICY_SOURCE = "(\n" + "\n".join(f"    {json.dumps(line + chr(10))}" for line in POLICY_LINES[:-1]) + f"\n    {json.dumps(POLICY_LINES[-1])}\n)"
 
 
-@pytest.fixture(scope="module")
-def tok():
-    from tokenizers import Tokenizer
-
-    return Tokenizer.from_file(str(TOKENIZER))
-
-
-def enc(tok, text):
-    return tok.encode(text, add_special_tokens=False).ids
-
-
-def divergence(a, b):
-    return next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
+@pytest.fixture
+def tok(qwen):
+    return qwen  # the session's one parse of tests/data's Qwen2.5 tokenizer (TOKENIZER)
 
 
 def m101_figures(tok, base, variant, per_request=None):
