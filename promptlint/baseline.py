@@ -147,7 +147,9 @@ def compare_with(ref: str, paths: Sequence[str], settings: Settings, result, for
             old_findings = [f for f in old.findings + old.errors if f.code != "E005" or "no such file" not in f.message]
         old_rel = [relative(Path(f.path), old_root) for f in old_findings]
     current = result.findings + result.errors
-    fixed = mark_findings(current, [relative(Path(f.path), root) for f in current], old_findings, old_rel)
+    marks, fixed = mark_findings(current, [relative(Path(f.path), root) for f in current], old_findings, old_rel)
+    result.findings = [dataclasses.replace(f, baseline=marks[id(f)]) for f in result.findings]
+    result.errors = [dataclasses.replace(f, baseline=marks[id(f)]) for f in result.errors]
     first = models[0][1]
     block = engine_profile(first.engine, first.block_size).block_size
     deltas = compare(before, after, [name for name, _ in models if name])

@@ -94,13 +94,14 @@ def model_from(table: Dict[str, Any], table_path: Optional[str] = None) -> CostM
     return CostModel(float(requests), price, cached, table.get("prefill-tokens-per-second"), priced_as)
 
 
-def price_findings(model: Optional[CostModel], findings) -> None:
-    """Set ``cost`` on each finding that loses prefill tokens per request."""
+def price_findings(model: Optional[CostModel], findings) -> list:
+    """The findings, each that loses prefill tokens per request as a copy with its ``cost``."""
+    from dataclasses import replace
+
     if model is None:
-        return
-    for f in findings:
-        if f.arithmetic is not None and f.arithmetic.lost_tokens > 0:
-            f.cost = model.of(f.arithmetic.lost_tokens)
+        return list(findings)
+    return [replace(f, cost=model.of(f.arithmetic.lost_tokens)) if f.arithmetic is not None and f.arithmetic.lost_tokens > 0
+            else f for f in findings]
 
 
 def price_deltas(model: Optional[CostModel], deltas) -> None:

@@ -12,7 +12,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple
 
 from promptlint.compare import Comparison, shared_prefix
 from promptlint.compare import compare as measure  # noqa: F401 - the base against a variant: S, P (the variant's), ideal S, B
-from promptlint.records import Arithmetic, DivergentToken, Finding
+from promptlint.records import Arithmetic, DivergentToken
 
 
 def ideal_shared(base_ids: Sequence[int], per_request_ids: Optional[Sequence[int]], prompt_len: int) -> int:
@@ -42,12 +42,10 @@ def evidence(base_text: str, variant_text: str, add_special_tokens: bool, **extr
     return out
 
 
-def attach(f: Finding, token: DivergentToken, cmp: Comparison, proof: Optional[Dict[str, Any]]) -> Finding:
-    """Give ``f`` its first divergent token, its block arithmetic and the renders behind them."""
-    f.first_divergent_token = token
-    f.arithmetic = Arithmetic.from_comparison(cmp)
-    f.evidence = proof
-    return f
+def of(token: DivergentToken, cmp: Comparison, proof: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    """A comparison finding's figures, as ``kernel.finding``'s keywords: its first divergent token,
+    its block arithmetic and the renders behind them."""
+    return {"first_divergent_token": token, "arithmetic": Arithmetic.from_comparison(cmp), "evidence": proof}
 
 
 def blocks(n: int) -> str:

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Union
 
 from promptlint import bounded_io, registry
 from promptlint.config import Settings, code_enabled
 from promptlint.paths import display_path
-from promptlint.records import Finding
+from promptlint.records import Arithmetic, DivergentToken, Finding, SourceLine, StoredAt
 from promptlint.tokens import (
     LoadedTokenizer, TokenizerSpec, cached_sha256, check_pin, embedded_sha256, load, resolve,
 )
@@ -165,11 +165,23 @@ def finding(
     variable: Optional[str] = None,
     help: Optional[str] = None,
     notes: Iterable[str] = (),
+    severity: Optional[str] = None,
+    cause: Optional[str] = None,
+    variant_description: Optional[str] = None,
+    first_divergent_token: Optional[DivergentToken] = None,
+    arithmetic: Optional[Arithmetic] = None,
+    evidence: Optional[Dict[str, Any]] = None,
+    stored_at: Optional[StoredAt] = None,
+    source_line: Optional[SourceLine] = None,
 ) -> Finding:
-    """A finding of ``code`` at ``path`` (a display path); name, miss class and severity come from
-    the rule file. The end of the span defaults to its start. The message is one line of at most
-    MAX_MESSAGE characters whatever it quotes (names, exception text: a pull request controls them;
-    10,000 chat-template names or a 200,000-character variable name once made one line that long)."""
+    """A finding of ``code`` at ``path`` (a display path), complete: findings are frozen, so a
+    check hands everything it knows here. Name, miss class and severity come from the rule file
+    (``severity`` overrides it: a pinned order is a note). The end of the span defaults to its
+    start. ``variant_description`` (the controlled change, in words) is the JSON `variant` and the
+    first note; the figures (``first_divergent_token``, ``arithmetic``, ``evidence``) come from
+    ``figures.of``. The message is one line of at most MAX_MESSAGE characters whatever it quotes
+    (names, exception text: a pull request controls them; 10,000 chat-template names or a
+    200,000-character variable name once made one line that long)."""
     from promptlint.render import clip
 
     message = clip(message, MAX_MESSAGE)
@@ -178,7 +190,7 @@ def finding(
         code=code,
         name=rule.name,
         miss_class=rule.miss_class,
-        severity=rule.severity,
+        severity=severity or rule.severity,
         message=message,
         path=str(path),
         line=line,
@@ -187,13 +199,21 @@ def finding(
         end_column=column if end_column is None else end_column,
         variable=variable,
         help=help,
-        notes=list(notes),
+        notes=((f"variant: {variant_description}",) if variant_description else ()) + tuple(notes),
+        first_divergent_token=first_divergent_token,
+        arithmetic=arithmetic,
+        evidence=evidence,
+        variant_description=variant_description,
+        stored_at=stored_at,
+        source_line=source_line,
+        cause=cause,
     )
 
 
-def file_error(path: Union[str, Path], code: str, message: str, line: Optional[int] = None) -> Finding:
-    """An E finding: the file (or a line of it) could not be analysed."""
-    return finding(code, path, message, line or 1)
+def file_error(path: Union[str, Path], code: str, message: str, line: Optional[int] = None, column: int = 1,
+               **complete: Any) -> Finding:
+    """An E finding: the file (or a line of it) could not be analysed; ``complete``: ``finding``'s keywords (notes)."""
+    return finding(code, path, message, line or 1, column, **complete)
 
 
 # ------------------------------------------------------------------------------ reading

@@ -12,7 +12,7 @@ import dataclasses
 import importlib
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -20,22 +20,11 @@ from promptlint import analyzers, bounded_io, kernel, registry, suppress
 from promptlint.config import Settings, ignored_for_file
 from promptlint.discovery import discover
 from promptlint.paths import not_read, relative
-from promptlint.records import Finding, SourceLine, finding_from_dict
-from promptlint.tokens import TokenizerSpec, release
+from promptlint.records import Finding, Result, SourceLine, finding_from_dict
+from promptlint.tokens import release
 
 
-@dataclass
-class LintResult:
-    findings: List[Finding] = field(default_factory=list)  # hazards (M codes)
-    errors: List[Finding] = field(default_factory=list)  # files that could not be analysed (E codes)
-    files: int = 0
-    tokenizer: Optional[TokenizerSpec] = None
-    tokenizer_sha256: Optional[str] = None
-    notices: List[str] = field(default_factory=list)
-    engine: str = "vllm"  # the profile the figures are for
-    block_size: int = 16  # that profile's block (page) size
-    baseline: Optional[object] = None  # check --baseline: a measurements.Baseline (set by promptlint.baseline)
-    models: List[Dict[str, object]] = field(default_factory=list)  # `tokenizers`: each model's name, tokenizer, engine
+LintResult = Result  # the run's record (promptlint.records): what every reporter formats
 
 
 def empty_result(settings: Settings) -> LintResult:
@@ -377,23 +366,22 @@ def _merge(run: _Run, out: _UnitResult) -> None:
 def merge_included(errors: List[Finding]) -> List[Finding]:
     """An error inside an included file, met through every includer (and the file itself), once:
     at the included file, naming every includer."""
-    out: List[Finding] = []
-    by_key: Dict[Tuple, Finding] = {}
+    notes_of: Dict[Tuple, List[str]] = {}  # key -> the notes of every error met under it
+    first_of: Dict[Tuple, Finding] = {}
     for f in errors:
         key = (f.code, f.path, f.line, f.column, f.message)
-        first = by_key.get(key)
-        if first is None:
-            by_key[key] = f
-            out.append(f)
+        if key not in first_of:
+            first_of[key], notes_of[key] = f, list(f.notes)
             continue
-        for n in f.notes:
-            if n not in first.notes:
-                first.notes.append(n)
-    for f in out:
-        includers = [n[len("included by "):] for n in f.notes if n.startswith("included by ")]
+        notes = notes_of[key]
+        notes += [n for n in f.notes if n not in notes]
+    out: List[Finding] = []
+    for key, f in first_of.items():
+        notes = notes_of[key]
+        includers = [n[len("included by "):] for n in notes if n.startswith("included by ")]
         if len(includers) > 1:
-            rest = [n for n in f.notes if not n.startswith("included by ")]
-            f.notes = rest + [f"included by {', '.join(includers)}"]
+            notes = [n for n in notes if not n.startswith("included by ")] + [f"included by {', '.join(includers)}"]
+        out.append(f if tuple(notes) == f.notes else dataclasses.replace(f, notes=notes))
     return out
 
 
@@ -489,8 +477,8 @@ def _check_one(path: Path, text: Optional[str], ctx: kernel.Context, cache, sett
     for f in apply_suppressions([f for f in raw if keep(f)], sources, ctx, complete):
         if f.code == suppress.UNUSED and not keep(f):
             continue
-        if f.source_line is None:
-            f.source_line = sources.line(f.path, f.line, f.column)
+        if f.source_line is None:  # the linted text of its line (a copy: findings are frozen)
+            f = dataclasses.replace(f, source_line=sources.line(f.path, f.line, f.column))
         out.append(f)
     return out
 

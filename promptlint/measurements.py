@@ -172,19 +172,19 @@ def finding_key(f, root_relative: str, loose: bool) -> Tuple:
     return (f.code, root_relative, f.variable or "", text)
 
 
-def mark_findings(current, current_paths, previous, previous_paths) -> int:
-    """Set ``baseline`` = "existing"/"new" on each current finding (matched by line text first,
-    then by code, file and variable alone); return how many baseline findings are gone."""
-    for f in current:
-        f.baseline = "new"
+def mark_findings(current, current_paths, previous, previous_paths) -> Tuple[Dict[int, str], int]:
+    """(id(finding) -> "existing"/"new" for each current finding, how many baseline findings are gone):
+    matched by line text first, then by code, file and variable alone. The driver gives each
+    finding its mark in a copy (``dataclasses.replace``: findings are frozen)."""
+    marks = {id(f): "new" for f in current}
     unmatched = set(range(len(previous)))
     for loose in (False, True):
         pool: Dict[Tuple, List[int]] = {}
         for i in sorted(unmatched):
             pool.setdefault(finding_key(previous[i], previous_paths[i], loose), []).append(i)
         for f, rel in zip(current, current_paths):
-            candidates = pool.get(finding_key(f, rel, loose)) if f.baseline == "new" else None
+            candidates = pool.get(finding_key(f, rel, loose)) if marks[id(f)] == "new" else None
             if candidates:
                 unmatched.discard(candidates.pop(0))
-                f.baseline = "existing"
-    return len(unmatched)
+                marks[id(f)] = "existing"
+    return marks, len(unmatched)

@@ -99,10 +99,8 @@ def merge(runs: List[Tuple[str, LintResult]]) -> LintResult:
         for hits in groups.values():
             # the top-level figures: the model losing the most tokens (the first such, in the file's order)
             _, _, worst = max(hits, key=lambda h: h[2].arithmetic.lost_tokens if h[2].arithmetic else -1)
-            worst = dataclasses.replace(worst, notes=list(worst.notes))
-            worst.models = [ModelHit(name, r.engine, r.block_size, f.first_divergent_token, f.arithmetic)
-                            for name, r, f in hits]
-            merged.append(worst)
+            merged.append(dataclasses.replace(worst, models=[
+                ModelHit(name, r.engine, r.block_size, f.first_divergent_token, f.arithmetic) for name, r, f in hits]))
         setattr(out, kind, sorted(merged, key=lambda f: f.sort_key))
     seen = set()
     for name, r in runs:

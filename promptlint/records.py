@@ -1,19 +1,27 @@
-"""Plain finding records: the only thing reporters see.
+"""Plain records: the only thing reporters see.
 
-`Finding.to_dict()` is the documented JSON contract (docs/output-formats.md):
-fields are only ever added, never renamed or removed. A finding also carries the text of
-its source line as it was linted (``source_line``: the editor buffer or stdin, not the file
-on disk), which reporters print and fingerprint; it is not part of the JSON contract.
+A ``Finding`` is built complete once (``kernel.finding``: cause, severity, figures and the
+variant's description go to the constructor) and is frozen: where the driver legitimately
+derives a changed copy (the linted source line, the baseline mark, the cost, the models it
+hits), it makes one with ``dataclasses.replace``. A ``Result`` is what a check run found, and
+``ReportContext`` what a reporter may know of the world around it (paths, colour, CI roots).
+
+`Finding.to_dict()` and `Result.to_dict()` are the documented JSON contract
+(docs/output-formats.md): fields are only ever added, never renamed or removed. A finding also
+carries the text of its source line as it was linted (``source_line``: the editor buffer or
+stdin, not the file on disk), which reporters print and fingerprint; it is not part of the JSON
+contract.
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 import re
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Protocol, Sequence, Tuple
 
 
-@dataclass
+@dataclass(frozen=True)
 class DivergentToken:
     index: int  # S: the first token that differs
     base_id: Optional[int]  # None when one sequence is a prefix of the other
@@ -23,7 +31,7 @@ class DivergentToken:
     char_offset: int  # offset of the token in the base render
 
 
-@dataclass
+@dataclass(frozen=True)
 class Arithmetic:
     """The comparison behind a finding, for the selected engine profile."""
 
@@ -58,7 +66,7 @@ SNIPPET_WIDTH = 160  # characters of a long source line a snippet keeps around t
 _SNIPPET_BEFORE = 40
 
 
-@dataclass
+@dataclass(frozen=True)
 class SourceLine:
     """The text of a finding's line, cut around the finding when the line is long."""
 
@@ -107,7 +115,7 @@ class SourceLine:
         return self.text[first : max(end_column - self.start_column, first)]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Cost:
     """What ``tokens_per_request`` prefill tokens recomputed by every request cost a day
     (``[tool.promptlint.cost]``; promptlint.cost computes it)."""
@@ -140,7 +148,7 @@ class Cost:
         return head + (" = " + ", ".join(amounts) + saved if amounts else saved) + (f" ({self.priced_as})" if self.priced_as else "")
 
 
-@dataclass
+@dataclass(frozen=True)
 class ModelHit:
     """One deployed model a finding hits (``tokenizers``): its first divergent token and blocks."""
 
@@ -171,7 +179,7 @@ class ModelHit:
         return out
 
 
-@dataclass
+@dataclass(frozen=True)
 class StoredAt:
     """Where a template stored as a JSON string (tokenizer_config.json) sits in that file: the
     finding's own line and column are the template's; these are the JSON file's."""
@@ -183,7 +191,7 @@ class StoredAt:
     end_column: int
 
 
-@dataclass
+@dataclass(frozen=True)
 class Finding:
     code: str
     name: str
@@ -199,15 +207,20 @@ class Finding:
     help: Optional[str] = None
     first_divergent_token: Optional[DivergentToken] = None
     arithmetic: Optional[Arithmetic] = None
-    notes: List[str] = field(default_factory=list)  # extra lines for humans
+    notes: Tuple[str, ...] = ()  # extra lines for humans
     evidence: Optional[Dict[str, Any]] = None  # with --evidence: both renders
     variant_description: Optional[str] = None  # the controlled change, in words
     stored_at: Optional[StoredAt] = None  # a template stored in JSON: its position in the JSON file
     source_line: Optional[SourceLine] = None  # the linted text of `line` (reporters; not in JSON)
     cause: Optional[str] = None  # M204: why the history does not grow as a prefix (docs/output-formats.md)
     baseline: Optional[str] = None  # check --baseline: "existing" (also at the baseline) or "new"
-    cost: Optional[Cost] = None  # [tool.promptlint.cost]: what lost_tokens cost a day (set after linting)
-    models: List[ModelHit] = field(default_factory=list)  # `tokenizers`: each model it hits (set after linting)
+    cost: Optional[Cost] = None  # [tool.promptlint.cost]: what lost_tokens cost a day (a priced copy, after linting)
+    models: Tuple[ModelHit, ...] = ()  # `tokenizers`: each model it hits (the merged copy, after linting)
+
+    def __post_init__(self):
+        # sequences given as lists are kept as tuples: a finding's notes cannot grow after it is built
+        object.__setattr__(self, "notes", tuple(self.notes))
+        object.__setattr__(self, "models", tuple(self.models))
 
     @property
     def sort_key(self):
@@ -281,10 +294,94 @@ def finding_from_dict(d: Dict[str, Any]) -> Finding:
         help=d.get("help"),
         first_divergent_token=DivergentToken(**t) if t else None,
         arithmetic=arithmetic,
-        notes=list(d.get("notes", [])),
+        notes=tuple(d.get("notes", [])),
         evidence=d.get("evidence"),
         variant_description=d.get("variant"),
         cause=d.get("cause"),
         stored_at=StoredAt(**d["stored_at"]) if d.get("stored_at") else None,
         source_line=SourceLine(**d["source_line"]) if d.get("source_line") else None,
     )
+
+
+class TokenizerShown(Protocol):
+    """What a result says of its tokenizer (``tokens.TokenizerSpec`` is one; records import nothing above them)."""
+
+    path: Path
+    embedded: bool
+    display: str
+
+
+class BaselineShown(Protocol):
+    """What a result says of its baseline (``measurements.Baseline`` is one: ``check --baseline``)."""
+
+    ref: str
+    commit: str
+    block_size: int
+    deltas: list
+    fixed_findings: int
+    models: list
+
+    def count(self, status: str) -> int: ...
+
+    def to_dict(self, findings: Sequence["Finding"]) -> Dict[str, Any]: ...
+
+
+@dataclass
+class Result:
+    """What a check run found: the record every reporter formats (``to_dict`` is the `json` format)."""
+
+    findings: List[Finding] = field(default_factory=list)  # hazards (M codes), PL notes
+    errors: List[Finding] = field(default_factory=list)  # files that could not be analysed (E codes)
+    files: int = 0
+    tokenizer: Optional[TokenizerShown] = None
+    tokenizer_sha256: Optional[str] = None
+    notices: List[str] = field(default_factory=list)
+    engine: str = "vllm"  # the profile the figures are for
+    block_size: int = 16  # that profile's block (page) size
+    baseline: Optional[BaselineShown] = None  # check --baseline: set by promptlint.baseline
+    models: List[Dict[str, Any]] = field(default_factory=list)  # `tokenizers`: name, path, sha256, engine, block_size
+
+    def to_dict(self, version: str, evidence: bool = False) -> Dict[str, Any]:
+        """The `json` document (docs/output-formats.md), its fields in the contract's order."""
+        spec = self.tokenizer
+        out: Dict[str, Any] = {
+            "version": version,
+            "tokenizer": {
+                "path": None if spec is None or spec.embedded else str(spec.path),
+                "sha256": self.tokenizer_sha256,
+                "embedded": bool(spec is not None and spec.embedded),
+            },
+            "engine": self.engine,
+            "block_size": self.block_size,
+            "files": self.files,
+            "findings": [f.to_dict(evidence) for f in self.findings],
+            "errors": [f.to_dict(evidence) for f in self.errors],
+            # chat scenarios that could not be rendered (PL102 findings, listed on their own as well)
+            "skipped_scenarios": [
+                {"path": f.path, "line": f.line, "scenario": f.variable, "reason": f.message}
+                for f in self.findings
+                if f.code == "PL102"
+            ],
+        }
+        if self.models:  # `tokenizers`: the models linted against ("tokenizer" is the first's)
+            out["models"] = self.models
+        if self.baseline is not None:  # check --baseline: the per-template comparison
+            out["baseline"] = self.baseline.to_dict(self.findings + self.errors)
+        return out
+
+
+@dataclass(frozen=True)
+class ReportContext:
+    """All a reporter knows besides the result: the front end derives it from the process (the
+    working directory, the environment, the terminal) so that no reporter reads them itself."""
+
+    cwd: Path  # where relative finding paths are relative to
+    git_root: Path  # the enclosing git work tree of cwd, else cwd
+    ci_roots: Dict[str, Path] = field(default_factory=dict)  # GITHUB_WORKSPACE, CI_PROJECT_DIR when set
+    color: bool = False  # ANSI colour (a terminal, no NO_COLOR; FORCE_COLOR)
+    annotate: Optional[str] = None  # --annotate: "all" or "new" (github, markdown)
+    evidence: bool = False  # --evidence: both renders in the JSON formats
+
+    def root(self, ci_variable: Optional[str] = None) -> Path:
+        """The repository root paths are reported against: ``$ci_variable`` when set, else the git work tree."""
+        return self.ci_roots.get(ci_variable or "", self.git_root)

@@ -237,11 +237,17 @@ class TemplateRun:
         cmp: Optional[Comparison] = None,
         help: Optional[str] = None,
         notes=(),
+        **complete,
     ) -> Finding:
+        """The finding, complete (``complete``: ``kernel.finding``'s severity, cause,
+        variant_description and figures); with ``variant`` and ``cmp``, the figures of that comparison."""
         where = self.path_of(location.template)
         if where != self.display_path:  # in an included/extended file: measured in this template's render
             notes = [f"in the render of {self.display_path}, which includes or extends {where}", *notes]
-        f = kernel.finding(
+        if variant is not None and cmp is not None:
+            proof = figures.evidence(self.base().text, variant.text, self.add_special_tokens)
+            complete = {**figures.of(self.divergent_token(variant, cmp), cmp, proof), **complete}
+        return kernel.finding(
             code,
             where,
             message,
@@ -252,8 +258,5 @@ class TemplateRun:
             variable=variable,
             help=help,
             notes=notes,
+            **complete,
         )
-        if variant is not None and cmp is not None:
-            proof = figures.evidence(self.base().text, variant.text, self.add_special_tokens)
-            figures.attach(f, self.divergent_token(variant, cmp), cmp, proof)
-        return f

@@ -17,9 +17,9 @@ Each run lints, in a fresh temporary workspace and with `--no-cache`:
 
 The JSON documents are compared byte for byte after one normalisation: the temporary workspace
 and the checkouts' paths (the one run, and this one, whose test data is linted) are replaced by
-``<WORK>`` and ``<REPO>`` (the tokenizer's absolute path is part of the document). The other formats (full, concise, github, gitlab, sarif) of the bench
-repository and the examples are recorded too and their differences are listed, not judged: they
-are where deliberate reporting fixes show. A target with no baseline (a rule case added since) is
+``<WORK>`` and ``<REPO>`` (the tokenizer's absolute path is part of the document). The other formats (full, concise, github, gitlab, sarif, json-lines, markdown, rdjson) of the bench
+repository and the examples are recorded too and their differences are listed, not judged (unless
+``--strict``: a refactor that must not change any report): they are where deliberate reporting fixes show. A target with no baseline (a rule case added since) is
 listed as new. Exit 0 when every JSON document is identical (``--allow`` names targets whose
 differences are expected; ``--without-field`` drops a field a change adds before comparing),
 1 otherwise.
@@ -45,7 +45,7 @@ from typing import Dict, List, Sequence, Tuple
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "tests" / "data"
 QWEN = DATA / "tokenizers" / "qwen2.5" / "tokenizer.json"
-OTHER_FORMATS = ("full", "concise", "github", "gitlab", "sarif")
+OTHER_FORMATS = ("full", "concise", "github", "gitlab", "sarif", "json-lines", "markdown", "rdjson")
 
 
 def _bench_module():
@@ -157,7 +157,7 @@ def _without(text: str, fields: Sequence[str]) -> str:
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
-def compare(baseline: Path, current: Path, allow: Sequence[str], without: Sequence[str] = ()) -> int:
+def compare(baseline: Path, current: Path, allow: Sequence[str], without: Sequence[str] = (), strict: bool = False) -> int:
     failed = 0
     new, same, expected = [], 0, []
     for path in sorted(current.iterdir()):
@@ -174,9 +174,9 @@ def compare(baseline: Path, current: Path, allow: Sequence[str], without: Sequen
         target = path.name.split(".")[0]
         is_json = path.name.endswith(".json")
         diff = list(difflib.unified_diff(a.splitlines(), b.splitlines(), f"baseline/{path.name}", f"now/{path.name}", lineterm="", n=1))
-        if is_json and target not in allow:
+        if (is_json or strict) and target not in allow:
             failed += 1
-            print(f"DIFFERS (json): {path.name}")
+            print(f"DIFFERS ({'json' if is_json else 'other format, --strict'}): {path.name}")
         else:
             expected.append(path.name)
             print(f"differs ({'json, allowed' if is_json else 'other format'}): {path.name}")
@@ -198,6 +198,7 @@ def main(argv=None) -> int:
                     help="a target whose JSON may differ (an expected change); repeatable")
     ap.add_argument("--without-field", action="append", default=[], metavar="NAME",
                     help="compare: drop this field (one the change adds) from the current findings first; repeatable")
+    ap.add_argument("--strict", action="store_true", help="compare: every format must be identical, not only JSON")
     ap.add_argument("--keep", metavar="DIR", help="compare: keep the current outputs here")
     args = ap.parse_args(argv)
     baseline = Path(args.baseline)
@@ -208,7 +209,7 @@ def main(argv=None) -> int:
         return 0
     current = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="promptlint-compare-now-"))
     run_all(current, checkout, args.apps, args.chats)
-    return compare(baseline, current, args.allow, args.without_field)
+    return compare(baseline, current, args.allow, args.without_field, args.strict)
 
 
 if __name__ == "__main__":

@@ -307,13 +307,13 @@ def test_markdown_stays_under_a_mebibyte_and_counts_what_it_left_out():
     import io
 
     from promptlint.kernel import finding
-    from promptlint.lint import LintResult
+    from promptlint.records import ReportContext, Result
     from promptlint.report import markdown
 
     n = 6000
     findings = [finding("E002", f"prompts/t{i:05}.j2", "render failed: " + "x" * 300, 1) for i in range(n)]
     out = io.StringIO()
-    markdown.write(LintResult(errors=findings, files=n), out)
+    markdown.write(Result(errors=findings, files=n), ReportContext(cwd=Path.cwd(), git_root=Path.cwd()), out)
     text = out.getvalue()
     assert len(text.encode("utf-8")) < 1024 * 1024
     shown = len(re.findall(r"^\| \[`E002`\]\(docs/rules/E002\.md\) ", text, flags=re.M))

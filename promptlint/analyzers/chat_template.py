@@ -13,6 +13,7 @@ template, they point into that file instead.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -240,9 +241,8 @@ def _run_scenario(chat, scenario, tokenizer, ctx: Context, stored: "StoredTempla
                 outcome.seen.add(key)
                 outcome.findings.append(stored.locate(f, name))
     except RenderError as e:
-        f = file_error(run.path_of(e.template) if e.template else display, e.code, e.message, e.line)
-        if note:
-            f.notes.append(note)
+        f = file_error(run.path_of(e.template) if e.template else display, e.code, e.message, e.line,
+                       notes=[note] if note else [])
         f = stored.locate(f, name)
         if e.code == "E006":  # a limit, not a refusal: stop at the first one (docs/security.md)
             outcome.findings.append(f)
@@ -259,8 +259,7 @@ def _refusals(outcome: Outcome, ctx: Context) -> List[Finding]:
     findings = outcome.findings
     if outcome.refused and not outcome.rendered_any:
         name, first = outcome.refused[0]
-        first.message += f" (built-in scenario `{name}`; every built-in scenario failed)"
-        findings.append(first)
+        findings.append(dataclasses.replace(first, message=first.message + f" (built-in scenario `{name}`; every built-in scenario failed)"))
     else:
         for name, f in outcome.refused:  # never skipped silently: one info finding per scenario (PL102)
             if ctx.is_enabled("PL102"):
@@ -315,14 +314,12 @@ class StoredTemplates:
             beside = self.source.path.parent / TEMPLATE_FILE
             self._beside = (beside, _read(beside) if bounded_io.is_regular_file(beside) else None)
         beside, beside_text = self._beside
-        if beside_text == template:
+        if beside_text == template:  # the same finding in chat_template.jinja beside the JSON file
             note = self.note(name)
-            f.path = self._ctx.display(beside)
-            f.notes = [n for n in f.notes if n != note]
-            return f
-        f.source_line = SourceLine.of(template, f.line, f.column)
-        f.stored_at = self._stored_at(key, template, f)
-        return f
+            return dataclasses.replace(f, path=self._ctx.display(beside), notes=[n for n in f.notes if n != note])
+        # the template's own line (the JSON file's is not it) and where the template sits in the JSON file
+        return dataclasses.replace(f, source_line=SourceLine.of(template, f.line, f.column),
+                                   stored_at=self._stored_at(key, template, f))
 
     def _stored_at(self, key: str, template: str, f: Finding) -> Optional[StoredAt]:
         from promptlint import json_locate

@@ -144,10 +144,8 @@ def include_error(run, e) -> Finding:
     """The E finding for a render error, at the file it is in; an included file's error names its
     includer (the driver merges the same error met through several includers into one)."""
     where = run.path_of(e.template) if e.template else run.display_path
-    f = file_error(where, e.code, e.message, e.line)
-    if where != run.display_path:
-        f.notes.append(f"included by {run.display_path}")
-    return f
+    notes = [f"included by {run.display_path}"] if where != run.display_path else []
+    return file_error(where, e.code, e.message, e.line, notes=notes)
 
 
 def other_choices(run) -> List[Finding]:

@@ -51,10 +51,9 @@ def parse(path: Path, text: str, display: str) -> Parsed:
             return Parsed(ast.parse(text, filename=display, type_comments=False), None)
     except SyntaxError as e:
         msg = e.msg or "invalid syntax"
-        f = file_error(display, "E008", f"Python syntax error: {msg}; promptlint cannot analyse this file", e.lineno or 1)
-        if e.offset:
-            f.column = f.end_column = max(1, e.offset)
-        return Parsed(None, f)
+        column = max(1, e.offset) if e.offset else 1
+        return Parsed(None, file_error(display, "E008", f"Python syntax error: {msg}; promptlint cannot analyse this file",
+                                       e.lineno or 1, column))
     except (ValueError, RecursionError, MemoryError) as e:  # NUL bytes, absurd nesting
         return Parsed(None, file_error(display, "E008", f"Python source cannot be parsed: {type(e).__name__}: {e}"))
 
@@ -98,10 +97,8 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
             if f is not None:
                 findings.append(f)
             continue
-        f = _record(c, display, lines, c.message)
-        if c.fix:
-            f.notes.append("fixable with `promptlint check --fix` (safe: changes ordering only)")
-        findings.append(f)
+        fixable = ["fixable with `promptlint check --fix` (safe: changes ordering only)"] if c.fix else []
+        findings.append(_record(c, display, lines, c.message, notes=[*c.notes, *fixable]))
     findings.sort(key=lambda f: f.sort_key)
     return findings
 
@@ -141,14 +138,15 @@ def _char_col(lines: Sequence[str], line: int, byte_col: int) -> int:
     return byte_col + 1
 
 
-def _record(c, display: str, lines: Sequence[str], message: str) -> Finding:
+def _record(c, display: str, lines: Sequence[str], message: str, **complete) -> Finding:
+    """The candidate's finding, complete: ``complete`` (``kernel.finding``'s keywords) overrides the candidate's own."""
     n = c.node
     line = getattr(n, "lineno", 1)
     end_line = getattr(n, "end_lineno", line) or line
     col = _char_col(lines, line, getattr(n, "col_offset", 0))
     end_col = _char_col(lines, end_line, getattr(n, "end_col_offset", 0) or 0)
     return kernel.finding(c.code, display, message, line, col, end_line, end_col,
-                          variable=c.variable, help=c.help, notes=c.notes)
+                          **{"variable": c.variable, "help": c.help, "notes": c.notes, **complete})
 
 
 def _measured(c, ctx: Context, display: str, lines: Sequence[str], encodings: dict) -> Optional[Finding]:
@@ -174,22 +172,18 @@ def _measured(c, ctx: Context, display: str, lines: Sequence[str], encodings: di
         unknown = unresolved_after(c.prompt, c.hole)
         if unknown is None:
             return None
-        f = _record(c, display, lines, m101.not_measured_message(label, sub, unknown))
-        f.variable = label
-        f.help = m101.help_text(label, sub, suggest_coarser=False)
-        f.notes.append(c.sink)
-        return f
-    f = _record(c, display, lines, m101.message(label, sub, cmp))
-    f.variable = label
+        return _record(c, display, lines, m101.not_measured_message(label, sub, unknown), variable=label,
+                       help=m101.help_text(label, sub, suggest_coarser=False), notes=[*c.notes, c.sink])
     token = figures.divergent_token(tok, base.ids, variant.ids, cmp.shared, figures.token_offset(base.offsets, base_text, cmp.shared))
-    figures.attach(f, token, cmp, figures.evidence(base_text, variant_text, False))
-    f.help = m101.help_text(label, sub)
-    f.notes = [
-        m101.eligible_note(label, cmp, profile.name),
-        c.sink,
-        "measured on the prompt text (message contents joined by blank lines), without the chat template's markers",
-    ]
-    return f
+    return _record(
+        c, display, lines, m101.message(label, sub, cmp), variable=label, help=m101.help_text(label, sub),
+        notes=[
+            m101.eligible_note(label, cmp, profile.name),
+            c.sink,
+            "measured on the prompt text (message contents joined by blank lines), without the chat template's markers",
+        ],
+        **figures.of(token, cmp, figures.evidence(base_text, variant_text, False)),
+    )
 
 
 def _encoder(tok, encodings: dict):
@@ -216,10 +210,8 @@ def _measured_at_breakpoint(c, ctx: Context, display: str, lines: Sequence[str],
     m = c.measure(tok, encode, ctx)
     if m is None:
         return None
-    f = _record(c, display, lines, m.message)
-    f.variable, f.help, f.notes = m.variable, m.help, list(m.notes)
-    f.first_divergent_token, f.evidence = m.first_divergent_token, m.evidence
-    return f
+    return _record(c, display, lines, m.message, variable=m.variable, help=m.help, notes=m.notes,
+                   first_divergent_token=m.first_divergent_token, evidence=m.evidence)
 
 
 # ----------------------------------------------------------------------------- fixes

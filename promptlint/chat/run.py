@@ -317,10 +317,10 @@ class ChatRun(TemplateRun):
         return Location(call.template, call.line, col, call.line, end)
 
     def finding(self, code, message, location, **kw):
-        f = super().finding(code, message, location, **kw)
+        notes = list(kw.pop("notes", ()))
         if self.embedded_note:
-            f.notes.append(self.embedded_note)
-        if f.variable == CLOCK:
+            notes.append(self.embedded_note)
+        if kw.get("variable") == CLOCK:
             fmt = ", ".join(sorted({c.format for c in getattr(self, "_base_calls", [])}))
-            f.notes.append(f"strftime_now({fmt}) renders the serving host's current time into the prompt")
-        return f
+            notes.append(f"strftime_now({fmt}) renders the serving host's current time into the prompt")
+        return super().finding(code, message, location, notes=notes, **kw)

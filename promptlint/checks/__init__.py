@@ -9,9 +9,10 @@ What a run offers a check is the ``Run`` protocol in ``interface.py``.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import pkgutil
-from typing import List
+from typing import Dict, List, Tuple
 
 _CHECKS: List = []
 
@@ -32,7 +33,9 @@ def enabled_checks(is_enabled) -> List:
 def collapse(findings: List) -> List:
     """One finding per first divergent token: when several variants of a template diverge at the
     same token, keep the earliest cause (by position, then code) and mention the others."""
-    keep, by_token = [], {}
+    keep: List = []
+    by_token: Dict[Tuple, int] = {}  # (path, token, growth) -> its finding's index in keep
+    also: Dict[int, List[str]] = {}  # index in keep -> the notes naming the causes it stands for
     for f in sorted(findings, key=lambda f: (f.line, f.column, f.code)):
         t = f.first_divergent_token
         if t is None or f.severity == "error":
@@ -42,10 +45,11 @@ def collapse(findings: List) -> List:
         # N+1, not two versions of one request: another hazard, even at the same token
         key = (f.path, t.index, f.cause is not None)
         if key in by_token:
-            first = by_token[key]
             what = f.variant_description or (f"`{f.variable}` changed" if f.variable else f.name)
-            first.notes.append(f"also diverges at this token: {f.code} {f.name} ({what})")
+            also.setdefault(by_token[key], []).append(f"also diverges at this token: {f.code} {f.name} ({what})")
             continue
-        by_token[key] = f
+        by_token[key] = len(keep)
         keep.append(f)
+    for i, notes in also.items():  # the kept finding's copy that names the others (findings are frozen)
+        keep[i] = dataclasses.replace(keep[i], notes=keep[i].notes + tuple(notes))
     return keep

@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 
 from promptlint import figures, registry
-from promptlint.checks.variants import describe
 from promptlint.compare import Comparison, shared_prefix
 
 if TYPE_CHECKING:
@@ -95,18 +94,20 @@ def check(run: "Run") -> List["Finding"]:
             f"such requests share {cmp.eligible_blocks} blocks with chat-endpoint traffic "
             f"(first divergent token #{shared}); {cmp.lost_blocks:,} of {cmp.ideal_eligible_blocks:,} eligible blocks lost"
         )
+    measured = {}
+    if run.add_special_tokens:
+        token_pair = figures.divergent_token(
+            run.tokenizer, ids, chat_ids, shared, figures.token_offset(base.encoding.offsets, base.text, shared)
+        )
+        proof = figures.evidence(base.text, base.text, True, variant_add_special_tokens=False)
+        measured = dict(figures.of(token_pair, cmp, proof),
+                        variant_description="the same render through the chat endpoint (add_special_tokens=False)")
     f = run.finding(
         "M102",
         message,
         location,
         help="send pre-rendered chat prompts with add_special_tokens=False, or drop `bos_token` from the template",
         notes=notes,
+        **measured,
     )
-    if run.add_special_tokens:
-        token_pair = figures.divergent_token(
-            run.tokenizer, ids, chat_ids, shared, figures.token_offset(base.encoding.offsets, base.text, shared)
-        )
-        figures.attach(f, token_pair, cmp, None)
-        describe(f, "the same render through the chat endpoint (add_special_tokens=False)")
-        f.evidence = figures.evidence(base.text, base.text, True, variant_add_special_tokens=False)
     return [f]

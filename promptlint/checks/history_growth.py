@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from promptlint import figures, registry
 from promptlint.checks.history_causes import chunk_line, loop_last_lines, show as _show
-from promptlint.checks.variants import describe
 from promptlint.compare import Comparison, shared_prefix
 
 if TYPE_CHECKING:
@@ -207,15 +206,15 @@ def _finding(run: "Run", base, after, cmp: Comparison, grown, after_values, chan
         f"{cmp.ideal_eligible_blocks:,} if everything before the end of the history stayed the same"
     )
     help_text = registry.get("M204").data["help-application"][cause].format(variable=name or "")
-    f = run.finding("M204", message, location, variable=name, help=help_text, notes=notes)
-    f.cause = cause
     proof = figures.evidence(base.text, after.text, run.add_special_tokens)
-    figures.attach(f, token, cmp, proof)
     grew = ", ".join(f"`{v.name}` {len(v.value)} → {len(after_values[v.name])} items" for v in grown)
     inputs = f"; changed: {', '.join(changed)}" if changed else ""
     inputs += f"; kept (M101 reports them): {', '.join(kept)}" if kept else ""
-    describe(f, f"the conversation grown by one turn: + the previous question and an answer ({grew}){inputs}")
-    return f
+    return run.finding(
+        "M204", message, location, variable=name, help=help_text, notes=notes, cause=cause,
+        variant_description=f"the conversation grown by one turn: + the previous question and an answer ({grew}){inputs}",
+        **figures.of(token, cmp, proof),
+    )
 
 
 __all__ = ["APPLICATION_CAUSES", "check_application", "growth_comparison", "histories", "history_end", "next_turn", "plan"]

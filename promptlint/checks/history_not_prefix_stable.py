@@ -30,7 +30,6 @@ from promptlint.checks.history_causes import BY_DESIGN, Cause, chunk_line, class
 from promptlint.checks.history_causes import show as _show
 from promptlint.checks.history_growth import check_application, growth_comparison
 from promptlint.checks.history_growth import plan  # noqa: F401 - application templates' turn N+1, prefetched
-from promptlint.checks.variants import describe
 from promptlint.compare import Comparison
 from promptlint.render.sourcemap import Location
 
@@ -269,21 +268,17 @@ def _finding(run: "Run", turns: Turns, cached: Cached, cmp: Comparison) -> "Find
         f"{cached.generated:,} generated{'' if cached.derived else ', assumed: the reply as given'}); turn N+1 ({len(after.ids):,} tokens) reuses {cmp.eligible_blocks:,} blocks, "
         f"{cmp.ideal_eligible_blocks:,} if the history re-rendered to the cached tokens"
     )
-    f = run.finding("M204", message, location, help=help_text, notes=notes)
-    f.cause = cause.name
-    if cause.name in BY_DESIGN:
-        f.severity = "info"
     proof = figures.evidence(
         prompt_text + cached.generated_text, after.text, run.add_special_tokens,
         prompt_tokens=len(base.ids), generated_tokens=cached.generated,
     )
-    figures.attach(f, token, cmp, proof)
-    describe(
-        f,
-        f"the conversation grown by one turn: + assistant reply{' with reasoning' if reasoning else ''} + user message "
-        f"({len(turns.request.messages)} → {turns.grown_messages} messages)",
+    return run.finding(
+        "M204", message, location, help=help_text, notes=notes, cause=cause.name,
+        severity="info" if cause.name in BY_DESIGN else None,
+        variant_description=f"the conversation grown by one turn: + assistant reply{' with reasoning' if reasoning else ''} "
+        f"+ user message ({len(turns.request.messages)} → {turns.grown_messages} messages)",
+        **figures.of(token, cmp, proof),
     )
-    return f
 
 
 def _cause(run: "Run", turns: Turns, cached: Cached, reasoning: Optional[str]) -> Cause:

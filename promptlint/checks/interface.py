@@ -105,4 +105,12 @@ class Run(Protocol):
         cmp: Optional["Comparison"] = None,
         help: Optional[str] = None,
         notes: Sequence[str] = (),
-    ) -> "Finding": ...
+        severity: Optional[str] = None,
+        cause: Optional[str] = None,
+        variant_description: Optional[str] = None,
+        **figures: Any,
+    ) -> "Finding":
+        """The finding, built complete (findings are frozen): ``severity`` overrides the rule
+        file's, ``cause`` is M204's, ``variant_description`` the controlled change in words;
+        ``variant`` and ``cmp`` give the figures, else ``figures`` (``figures.of(...)``) do."""
+        ...

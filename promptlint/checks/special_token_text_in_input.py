@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, List
 
 from promptlint import registry
-from promptlint.checks.variants import describe, short
+from promptlint.checks.variants import short
 
 if TYPE_CHECKING:
     from promptlint.checks.interface import Run
@@ -42,8 +42,9 @@ def check(run: "Run") -> List["Finding"]:
                 cmp=cmp,
                 help="strip or escape special-token text in user input before rendering (or encode with split_special_tokens)",
                 notes=["a prompt-injection path: user text can close the turn or forge a role"],
+                variant_description=f"`{name}` with `{token}` defused to text: {short(text)} → "
+                f"{short(_replace_deep(text, token, _defuse(token)))}",
             )
-            describe(f, f"`{name}` with `{token}` defused to text: {short(text)} → {short(_replace_deep(text, token, _defuse(token)))}")
             out.append(f)
             break
     return out

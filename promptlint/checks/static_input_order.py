@@ -20,6 +20,7 @@ for the variant, so they never fire.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
 from promptlint import figures, registry
@@ -86,8 +87,9 @@ def _merged(run: "Run", var, code: Optional[str]) -> bool:
 def _one_finding(run: "Run", var, candidates: List["Finding"]) -> "Finding":
     """The larger loss of the order and key-order variants, with both as notes."""
     worst = max(candidates, key=lambda f: (f.arithmetic.lost_blocks, -f.first_divergent_token.index))
+    message = worst.message
     if len(candidates) > 1 or worst.variant_description.startswith("keys"):
-        worst.message = (
+        message = (
             f"`{var.name}` is rendered verbatim before the per-request content: its order and key order must be canonical: "
             f"{worst.arithmetic.lost_blocks:,} of {worst.arithmetic.ideal_eligible_blocks:,} eligible KV blocks lost when "
             f"{'the key order' if worst.variant_description.startswith('keys') else 'the order'} changes"
@@ -97,20 +99,21 @@ def _one_finding(run: "Run", var, candidates: List["Finding"]) -> "Finding":
         f"{f.arithmetic.lost_blocks:,} blocks lost{' (reported)' if f is worst and len(candidates) > 1 else ''}"
         for f in candidates
     ]
-    worst.notes = variants + [n for n in worst.notes if not n.startswith("variant: ")]
+    notes = variants + [n for n in worst.notes if not n.startswith("variant: ")]
     frontend = run.conversation.frontend
     if frontend == "vllm":
-        worst.notes.append(
+        notes.append(
             "vLLM's OpenAI server rebuilds each tool's envelope in declared order (type, function; name, description, "
             "parameters): only the order inside `parameters` and the order of the list come from the client"
         )
     what = "sorted by name, each schema" if var.name.lower() in TOOL_NAMES else "in one stable order, each item"
-    worst.help = (
+    help_text = (
         f"build `{var.name}` in one canonical form on every client: {what} with its keys in one fixed order (one "
         "source, or a `json.loads(json.dumps(x, sort_keys=True))` round trip); the model's template renders it as sent, "
         "and changing the template would change the format the model was trained on"
     )
-    return worst
+    # the candidates were measured to choose one: the reported finding is the worst's copy with both in its notes
+    return dataclasses.replace(worst, message=message, notes=notes, help=help_text)
 
 
 def _list_code(run: "Run", var) -> Optional[str]:
@@ -142,17 +145,14 @@ def _compare(run: "Run", code: str, var, variant_value: Any, described: str) -> 
         "M202": "sort tools by name where the list is built (or `|sort(attribute='name')` in the template), or pin the order",
         "M203": "sort the documents by a stable key before rendering, or pin the order",
     }[code]
-    notes = [f"variant: {described}"]
-    notes.append(
+    notes = [
         f"{run.profile.name}, block {cmp.block_size}: eligible {figures.blocks(cmp.eligible_blocks)} with the other order, "
         f"{cmp.ideal_eligible_blocks:,} with a stable one"
-    )
-    f = run.finding(code, message, location, variable=var.name, variant=variant, cmp=cmp, help=help_text, notes=notes)
+    ]
     if pinned:
-        f.severity = "info"
-        f.notes.append("the samples file declares this order pinned: reported as a note")
-    f.variant_description = described
-    return f
+        notes.append("the samples file declares this order pinned: reported as a note")
+    return run.finding(code, message, location, variable=var.name, variant=variant, cmp=cmp, help=help_text, notes=notes,
+                       severity="info" if pinned else None, variant_description=described)
 
 
 # ----------------------------------------------------------------- value helpers

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, List, Optional
 
 from promptlint import registry
-from promptlint.checks.variants import describe, short
+from promptlint.checks.variants import short
 from promptlint.compare import Comparison, shared_prefix
 
 if TYPE_CHECKING:
@@ -54,8 +54,8 @@ def check(run: "Run") -> List["Finding"]:
             variant=variant,
             cmp=cmp,
             help=f"put a hard boundary (a newline or a space) right before `{var.name}`",
+            variant_description=f"`{var.name}` changed: {short(var.value)} → {short(var.variant_value())}",
         )
-        describe(f, f"`{var.name}` changed: {short(var.value)} → {short(var.variant_value())}")
         out.append(f)
     return out
 

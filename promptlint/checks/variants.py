@@ -1,4 +1,5 @@
-"""How checks describe the controlled change behind a comparison finding, in words."""
+"""How checks describe the controlled change behind a comparison finding, in words (the
+finding's ``variant_description``, which ``kernel.finding`` makes its first note too)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,3 @@ def short(value, limit: int = 40) -> str:
     text = value.isoformat(sep=" ") if isinstance(value, datetime) else repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
-
-def describe(f, described: str) -> None:
-    """Record a comparison finding's variant in words (JSON `variant`, and a note)."""
-    f.variant_description = described
-    f.notes.insert(0, f"variant: {described}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
 from promptlint import registry
-from promptlint.checks.variants import describe, short
+from promptlint.checks.variants import short
 from promptlint.figures import blocks
 
 if TYPE_CHECKING:
@@ -81,6 +81,7 @@ def check(run: "Run") -> List["Finding"]:
         variant, cmp = measure(run, var)
         if cmp.lost_blocks <= 0:
             continue
+        when = "the next day" if var.sub_kind == "date" else "on the next request"
         f = run.finding(
             "M101",
             message(var.name, var.sub_kind, cmp),
@@ -90,8 +91,7 @@ def check(run: "Run") -> List["Finding"]:
             cmp=cmp,
             help=help_text(var.name, var.sub_kind),
             notes=[eligible_note(var.name, cmp, run.profile.name)],
+            variant_description=f"`{var.name}` {when}: {short(var.value)} → {short(var.variant_value())}",
         )
-        when = "the next day" if var.sub_kind == "date" else "on the next request"
-        describe(f, f"`{var.name}` {when}: {short(var.value)} → {short(var.variant_value())}")
         findings.append(f)
     return findings

@@ -20,9 +20,9 @@ def add_parser(sub) -> None:
     from promptlint.commands.options import add_trust_options
 
     add_trust_options(p)
-    from promptlint.report import FORMATS  # stdlib-only module: a name table
+    from promptlint.report import DEFAULT, formats  # the formats the report package holds (stdlib-only modules)
 
-    p.add_argument("--output-format", choices=list(FORMATS), default=None, help="default: full")
+    p.add_argument("--output-format", choices=list(formats()), default=None, help=f"default: {DEFAULT}")
     p.add_argument(
         "--stdin-filename",
         metavar="PATH",
@@ -83,8 +83,13 @@ def add_parser(sub) -> None:
     )
 
 
-_JSON_FORMATS = ("json", "json-lines", "sarif", "gitlab", "rdjson")
-_HUMAN_FORMATS = ("full", "concise")  # the formats a person reads in a terminal: a progress bar may go with them
+
+
+def _kind(fmt) -> str:
+    """The output format's KIND (promptlint/report): "human" may have a progress bar, "json" keeps stdout a document."""
+    from promptlint import report
+
+    return report.kind(fmt or report.DEFAULT)
 
 
 def _jobs(raw: str) -> int:
@@ -99,33 +104,34 @@ def _write(fmt: str, result, args, stream=None) -> None:
     """Write the result in ``fmt``. JSON output stays valid UTF-8 when a file name is not: the surrogate
     escapes Python gives undecodable name bytes are written as JSON `\\udcXX` escapes, which a
     JSON parser returns as the same string (``os.fsencode`` of it gives the original bytes)."""
-    from promptlint.report import get
+    from promptlint import report
+    from promptlint.commands.report_context import from_process
 
     stream = stream or sys.stdout
-    if fmt in ("github", "markdown"):  # --annotate: which findings get an annotation (markdown counts the rest)
-        get(fmt).write(result, stream, evidence=args.evidence, annotate=getattr(args, "annotate", None))
-        return
-    if fmt not in _JSON_FORMATS:
-        get(fmt).write(result, stream, evidence=args.evidence)
+    # --annotate: which findings get an annotation (github; markdown counts the rest)
+    context = from_process(stream, getattr(args, "annotate", None), args.evidence)
+    if report.kind(fmt) != "json":
+        report.get(fmt).write(result, context, stream)
         return
     import io
     import re
 
     buffer = io.StringIO()
-    get(fmt).write(result, buffer, evidence=args.evidence)
+    report.get(fmt).write(result, context, buffer)
     stream.write(re.sub("[\udc80-\udcff]", lambda m: "\\u%04x" % ord(m.group()), buffer.getvalue()))
 
 
 def _report_files(specs):
     """(format, path) of each --report-file FORMAT=PATH."""
     from promptlint.commands import UsageError
-    from promptlint.report import FORMATS
+    from promptlint.report import formats
 
+    known = formats()
     out = []
     for spec in specs:
         fmt, sep, path = spec.partition("=")
-        if not sep or not path or fmt not in FORMATS:
-            raise UsageError(f"--report-file {spec}: expected FORMAT=PATH with FORMAT one of {', '.join(FORMATS)}")
+        if not sep or not path or fmt not in known:
+            raise UsageError(f"--report-file {spec}: expected FORMAT=PATH with FORMAT one of {', '.join(known)}")
         out.append((fmt, path))
     return out
 
@@ -242,7 +248,7 @@ def run(args) -> int:
             from promptlint import progress
 
             # a bar only for people: a terminal's stderr, a human format (docs/cli.md)
-            with progress.Bar("checking", "file", progress.wanted() and (args.output_format or "full") in _HUMAN_FORMATS,
+            with progress.Bar("checking", "file", progress.wanted() and _kind(args.output_format) == "human",
                               every_update=True) as bar:
                 result = run_lint(
                     args.paths, settings, force_exclude=args.force_exclude, overrides=overrides, use_cache=not args.no_cache,
@@ -284,7 +290,7 @@ def run(args) -> int:
     if settings.cost is not None:  # [tool.promptlint.cost]: what each finding's lost tokens cost a day
         from promptlint.cost import price_findings
 
-        price_findings(settings.cost, result.findings)
+        result.findings = price_findings(settings.cost, result.findings)
     if baseline_ref:
         _compare_with_baseline(baseline_ref, args, settings, result, jobs)
     _write(fmt, result, args)
@@ -295,7 +301,7 @@ def run(args) -> int:
 
         show_inferred(args.paths, settings, args.force_exclude, overrides or {}, sys.stdout)
     if fix_run is not None:
-        _fix_summary(fix_run, sys.stderr if fmt in _JSON_FORMATS else sys.stdout)
+        _fix_summary(fix_run, sys.stderr if _kind(fmt) == "json" else sys.stdout)
     if fixed:
         n = len(fixed)
         where = ", ".join(f"{f.code} {f.path}:{f.line}:{f.column}" for f in fixed[:5]) + (", ..." if n > 5 else "")

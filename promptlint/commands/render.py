@@ -192,9 +192,11 @@ def _render_template(target, data, settings, limits):
 
 def show_tokens(text: str, encoding, tokenizer, stream) -> str:
     """The render with token boundaries visible: alternating colours on a TTY, else `|` between tokens."""
+    import os
+
     from promptlint.report.style import use_color
 
-    color = use_color(stream)
+    color = use_color(stream, os.environ)
     pieces = []
     pos = 0
     for i, (start, end) in enumerate(encoding.offsets):

@@ -3,6 +3,11 @@ finding reads `CODE [new] message`, and the baseline's summary lines follow the 
 
 from __future__ import annotations
 
+from promptlint.records import ReportContext, Result
+
+FORMAT = "concise"
+KIND = "human"
+
 
 def line(f) -> str:
     from promptlint.report.new_marks import mark
@@ -11,10 +16,10 @@ def line(f) -> str:
     return f"{shown_path(f.path)}:{f.line}:{f.column}: {f.code}{mark(f)} {f.message}"
 
 
-def write(result, stream, evidence: bool = False) -> None:
+def write(result: Result, context: ReportContext, stream) -> None:
     for f in sorted(result.errors + result.findings, key=lambda f: f.sort_key):
         stream.write(line(f) + "\n")
-    if getattr(result, "baseline", None) is not None:  # why the run passes or fails
+    if result.baseline is not None:  # why the run passes or fails
         from promptlint.report.full import baseline_lines
         from promptlint.report.new_marks import counts_line
 

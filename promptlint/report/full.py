@@ -6,8 +6,12 @@ stdin, not the file on disk), cut around the finding when the line is long.
 
 from __future__ import annotations
 
+from promptlint.records import ReportContext, Result
 from promptlint.report.new_marks import NEW_MARK, counts_line, is_new
-from promptlint.report.style import Style, shown_path, use_color
+from promptlint.report.style import Style, shown_path
+
+FORMAT = "full"
+KIND = "human"
 
 
 def _excerpt(f, style) -> list:
@@ -73,7 +77,7 @@ def baseline_lines(b) -> list:
         return "-" if m is None else ("not rendered" if m.eligible_blocks is None else f"{m.eligible_blocks:,}")
 
     blocks_of = ("each model's eligible blocks per request: " + ", ".join(f"{m['name']} {m['block_size']} tokens" for m in b.models)
-                 if getattr(b, "models", None) else f"eligible blocks of {b.block_size} tokens per request")
+                 if b.models else f"eligible blocks of {b.block_size} tokens per request")
     out = [f"Baseline {b.ref} ({b.commit[:12]}): {_plural(b.count('regression'), 'regression')}, "
            f"{_plural(b.count('improvement'), 'improvement')}, {b.count('new'):,} new, {b.count('removed'):,} removed, "
            f"{b.count('unchanged'):,} unchanged ({blocks_of})."]
@@ -88,10 +92,10 @@ def baseline_lines(b) -> list:
     return out
 
 
-def write(result, stream, evidence: bool = False) -> None:
-    style = Style(use_color(stream))
+def write(result: Result, context: ReportContext, stream) -> None:
+    style = Style(context.color)
     for f in sorted(result.errors + result.findings, key=lambda f: f.sort_key):
         stream.write(format_finding(f, style) + "\n\n")
-    if getattr(result, "baseline", None) is not None:
+    if result.baseline is not None:
         stream.write("\n".join(baseline_lines(result.baseline) + [counts_line(result)]) + "\n")
     stream.write(summary(result) + "\n")

@@ -15,11 +15,14 @@ summary (the regressions that fail the step) and how many existing findings were
 
 from __future__ import annotations
 
-from typing import Optional
-
-from promptlint.report.locations import in_file, message_suffix, relative_to, repo_root
+from promptlint.records import ReportContext, Result
+from promptlint.report.locations import in_file, message_suffix, relative_to
 from promptlint.report.new_marks import annotate_default, annotated, counts_line, mark
 from promptlint.report.style import shown
+
+FORMAT = "github"
+KIND = "text"
+ROOT = "GITHUB_WORKSPACE"  # paths are relative to it when set (ReportContext.ci_roots), else the git work tree
 
 LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -34,11 +37,11 @@ def escape_property(s: str) -> str:
     return escape_data(s).replace(":", "%3A").replace(",", "%2C")
 
 
-def annotation(f, root) -> str:
+def annotation(f, root, cwd) -> str:
     level = LEVELS.get(f.severity, "warning")
     line, column, end_line, end_column = in_file(f)
     props = [
-        ("file", relative_to(f.path, root)),
+        ("file", relative_to(f.path, root, cwd)),
         ("line", str(line)),
         ("col", str(column)),
         ("endLine", str(end_line)),
@@ -62,17 +65,17 @@ def costliest_first(f):
     return (not f.code.startswith("E"), -(f.arithmetic.lost_tokens if f.arithmetic is not None else 0), f.sort_key)
 
 
-def write(result, stream, evidence: bool = False, annotate: Optional[str] = None) -> None:
-    """``annotate``: "all" or "new" (--annotate; default: "new" with a baseline, else "all")."""
-    root = repo_root("GITHUB_WORKSPACE")
+def write(result: Result, context: ReportContext, stream) -> None:
+    """``context.annotate``: "all" or "new" (--annotate; default: "new" with a baseline, else "all")."""
+    root = context.root(ROOT)
     # a workflow command on purpose: stdout's line guard (promptlint/line_guard.py) neutralises
     # every other line that starts with `::`; a report file has no guard and takes plain lines
     command = getattr(stream, "write_command", None) or stream.write
     items = sorted(result.errors + result.findings, key=costliest_first)
-    shown = annotated(items, annotate_default(result, annotate))
+    shown = annotated(items, annotate_default(result, context.annotate))
     for f in shown:
-        command(annotation(f, root) + "\n")
-    if getattr(result, "baseline", None) is None:
+        command(annotation(f, root, context.cwd) + "\n")
+    if result.baseline is None:
         return
     from promptlint.report.full import baseline_lines
 

@@ -11,13 +11,18 @@ from __future__ import annotations
 
 import json
 
-from promptlint.report.locations import fingerprints, in_file, message_suffix, relative_to, repo_root
+from promptlint.records import ReportContext, Result
+from promptlint.report.locations import fingerprints, in_file, message_suffix, relative_to
 from promptlint.report.new_marks import mark
+
+FORMAT = "gitlab"
+KIND = "json"
+ROOT = "CI_PROJECT_DIR"  # paths are relative to it when set (ReportContext.ci_roots), else the git work tree
 
 SEVERITY = {"error": "major", "warning": "minor", "info": "info"}
 
 
-def issue(f, root, fingerprint: str) -> dict:
+def issue(f, root, cwd, fingerprint: str) -> dict:
     line, column, end_line, end_column = in_file(f)
     return {
         "type": "issue",
@@ -27,7 +32,7 @@ def issue(f, root, fingerprint: str) -> dict:
         "severity": SEVERITY.get(f.severity, "minor"),
         "fingerprint": fingerprint,
         "location": {
-            "path": relative_to(f.path, root),
+            "path": relative_to(f.path, root, cwd),
             "positions": {
                 "begin": {"line": line, "column": column},
                 "end": {"line": end_line, "column": end_column},
@@ -36,13 +41,13 @@ def issue(f, root, fingerprint: str) -> dict:
     }
 
 
-def issues(result) -> list:
-    root = repo_root("CI_PROJECT_DIR")
+def issues(result: Result, context: ReportContext) -> list:
+    root = context.root(ROOT)
     items = sorted(result.errors + result.findings, key=lambda f: f.sort_key)
-    prints = fingerprints(items, root)
-    return [issue(f, root, prints[id(f)]) for f in items]
+    prints = fingerprints(items, root, context.cwd)
+    return [issue(f, root, context.cwd, prints[id(f)]) for f in items]
 
 
-def write(result, stream, evidence: bool = False) -> None:
-    json.dump(issues(result), stream, indent=2, ensure_ascii=False)
+def write(result: Result, context: ReportContext, stream) -> None:
+    json.dump(issues(result, context), stream, indent=2, ensure_ascii=False)
     stream.write("\n")

@@ -8,7 +8,12 @@ from __future__ import annotations
 
 import json
 
+from promptlint.records import ReportContext, Result
 
-def write(result, stream, evidence: bool = False) -> None:
+FORMAT = "json-lines"
+KIND = "json"
+
+
+def write(result: Result, context: ReportContext, stream) -> None:
     for f in sorted(result.errors + result.findings, key=lambda f: f.sort_key):
-        stream.write(json.dumps(f.to_dict(evidence), ensure_ascii=False) + "\n")
+        stream.write(json.dumps(f.to_dict(context.evidence), ensure_ascii=False) + "\n")

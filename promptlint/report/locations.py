@@ -1,30 +1,21 @@
 """Helpers shared by the CI formats: repository-relative paths, stable fingerprints, and where a
-finding sits in its file (a template stored in JSON: the JSON file's line and column)."""
+finding sits in its file (a template stored in JSON: the JSON file's line and column).
+
+The working directory and the CI roots come from the ``ReportContext`` the front end built
+(``records.ReportContext``): nothing here asks the process."""
 
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, List, Tuple
 
 
-def repo_root(env_var: Optional[str] = None) -> Path:
-    """``$env_var`` (GITHUB_WORKSPACE, CI_PROJECT_DIR) if set, else the enclosing git work tree, else cwd."""
-    if env_var and os.environ.get(env_var):
-        return Path(os.environ[env_var]).resolve()
-    cwd = Path.cwd().resolve()
-    for d in [cwd, *cwd.parents]:
-        if (d / ".git").exists():
-            return d
-    return cwd
-
-
-def relative_to(path: str, root: Path) -> str:
-    """POSIX path of ``path`` relative to ``root``; unchanged (as POSIX) when outside it."""
+def relative_to(path: str, root: Path, cwd: Path) -> str:
+    """POSIX path of ``path`` (relative ones to ``cwd``) relative to ``root``; unchanged (as POSIX) when outside it."""
     p = Path(path)
     try:
-        return (p if p.is_absolute() else Path.cwd() / p).resolve().relative_to(root).as_posix()
+        return (p if p.is_absolute() else cwd / p).resolve().relative_to(root).as_posix()
     except (ValueError, OSError):
         return p.as_posix()
 
@@ -54,7 +45,7 @@ def snippet(f) -> str:
     return " ".join(text.split())
 
 
-def fingerprints(findings: Iterable, root: Path) -> Dict[int, str]:
+def fingerprints(findings: Iterable, root: Path, cwd: Path) -> Dict[int, str]:
     """id(finding) -> a hash that survives unrelated edits.
 
     Built from the rule code, the repository-relative path, the variable and the source
@@ -65,7 +56,7 @@ def fingerprints(findings: Iterable, root: Path) -> Dict[int, str]:
     seen: Dict[str, int] = {}
     ordered: List = sorted(findings, key=lambda f: f.sort_key)
     for f in ordered:
-        key = "\x1f".join((f.code, relative_to(f.path, root), f.variable or "", snippet(f)))
+        key = "\x1f".join((f.code, relative_to(f.path, root, cwd), f.variable or "", snippet(f)))
         n = seen.get(key, 0)
         seen[key] = n + 1
         out[id(f)] = hashlib.sha256(f"{key}\x1f{n}".encode("utf-8", "surrogateescape")).hexdigest()[:32]

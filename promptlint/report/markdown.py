@@ -17,9 +17,13 @@ from __future__ import annotations
 
 import re
 
+from promptlint.records import ReportContext, Result
 from promptlint.report.github import costliest_first
 from promptlint.report.new_marks import annotate_default, annotated
 from promptlint.report.style import shown
+
+FORMAT = "markdown"
+KIND = "text"
 
 TOP = 10  # findings shown before the <details>
 CAP = 900 * 1024  # bytes: GitHub refuses a step summary over 1 MiB (the whole of it)
@@ -157,7 +161,7 @@ def _template_rows(deltas, priced: bool, models: bool = False) -> list:
 
 
 def _baseline_section(b) -> list:
-    models = bool(getattr(b, "models", None))  # `tokenizers`: a row per model
+    models = bool(b.models)  # `tokenizers`: a row per model
     out = [f"**Baseline** {code(b.ref)} ({code(b.commit[:12])}): "
            + ", ".join([_plural(b.count("regression"), "regression"), _plural(b.count("improvement"), "improvement"),
                         f"{b.count('new'):,} new", f"{b.count('removed'):,} removed", f"{b.count('unchanged'):,} unchanged"])
@@ -245,11 +249,11 @@ def _findings_section(result, with_baseline: bool, annotate=None) -> list:
     return out
 
 
-def write(result, stream, evidence: bool = False, annotate=None) -> None:
-    """``annotate``: the run's --annotate, so the report counts the findings left without an annotation."""
-    baseline = getattr(result, "baseline", None)
+def write(result: Result, context: ReportContext, stream) -> None:
+    """``context.annotate``: the run's --annotate, so the report counts the findings left without an annotation."""
+    baseline = result.baseline
     lines = ["## promptlint: prompt-cache report", ""]
-    if getattr(result, "models", None):  # `tokenizers`: every deployed model
+    if result.models:  # `tokenizers`: every deployed model
         lines.append("Models: " + ", ".join(
             f"{text(m['name'])} ({text(m['engine'])}, blocks of {m['block_size']} tokens; tokenizer "
             + tokenizer_label(m['sha256'], None if m.get('path') else "embedded") + ")" for m in result.models) + ".")
@@ -259,7 +263,7 @@ def write(result, stream, evidence: bool = False, annotate=None) -> None:
     lines.append("")
     if baseline is not None:
         lines += _baseline_section(baseline)
-    lines += _findings_section(result, baseline is not None, annotate)
+    lines += _findings_section(result, baseline is not None, context.annotate)
     stream.write("\n".join(capped(lines)).rstrip("\n") + "\n")
 
 

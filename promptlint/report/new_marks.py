@@ -27,7 +27,7 @@ def annotate_default(result, annotate: Optional[str]) -> str:
     change brought), else "all"."""
     if annotate:
         return annotate
-    return "new" if getattr(result, "baseline", None) is not None else "all"
+    return "new" if result.baseline is not None else "all"
 
 
 def annotated(findings: List, annotate: str) -> List:
@@ -37,7 +37,7 @@ def annotated(findings: List, annotate: str) -> List:
 
 def counts_line(result) -> Optional[str]:
     """``N new, M existing, K fixed since REF``: None without a baseline."""
-    b = getattr(result, "baseline", None)
+    b = result.baseline
     if b is None:
         return None
     marks = [f.baseline for f in result.errors + result.findings]

@@ -15,8 +15,12 @@ from __future__ import annotations
 
 import json
 
+from promptlint.records import ReportContext, Result
 from promptlint.report.locations import in_file, message_suffix
 from promptlint.report.new_marks import NEW_MARK, is_new
+
+FORMAT = "rdjson"
+KIND = "json"
 
 SEVERITIES = {"error": "ERROR", "warning": "WARNING", "info": "INFO"}
 
@@ -52,11 +56,11 @@ def _diagnostic(f) -> dict:
     }
 
 
-def document(result) -> dict:
+def document(result: Result) -> dict:
     items = sorted(result.errors + result.findings, key=lambda f: f.sort_key)
     return {"source": {"name": "promptlint"}, "diagnostics": [_diagnostic(f) for f in items]}
 
 
-def write(result, stream, evidence: bool = False) -> None:
+def write(result: Result, context: ReportContext, stream) -> None:
     json.dump(document(result), stream, indent=2, ensure_ascii=False)
     stream.write("\n")

@@ -22,7 +22,12 @@ from pathlib import Path
 from urllib.parse import quote
 
 from promptlint import __version__
-from promptlint.report.locations import fingerprints, in_file, message_suffix, relative_to, repo_root
+from promptlint.records import ReportContext, Result
+from promptlint.report.locations import fingerprints, in_file, message_suffix, relative_to
+
+FORMAT = "sarif"
+KIND = "json"
+ROOT = "GITHUB_WORKSPACE"  # %SRCROOT%: it when set (ReportContext.ci_roots), else the git work tree
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
@@ -50,8 +55,8 @@ def _rule(rule) -> dict:
     return out
 
 
-def _location(f, root: Path) -> dict:
-    rel = relative_to(f.path, root)
+def _location(f, root: Path, cwd: Path) -> dict:
+    rel = relative_to(f.path, root, cwd)
     # file names are bytes on POSIX: percent-encode those bytes (a name that is not UTF-8 arrives
     # here with surrogate escapes, which str-quoting cannot encode)
     raw = os.fsencode(rel)
@@ -77,7 +82,7 @@ def _properties(f) -> dict:
 
 def _baseline_properties(result) -> dict:
     """check --baseline: the revision compared with and the findings by state (`fixed`: gone since)."""
-    b = getattr(result, "baseline", None)
+    b = result.baseline
     if b is None:
         return {}
     marks = [f.baseline for f in result.errors + result.findings]
@@ -85,14 +90,14 @@ def _baseline_properties(result) -> dict:
                          "unchanged": marks.count("existing"), "fixed": b.fixed_findings}}
 
 
-def document(result) -> dict:
+def document(result: Result, context: ReportContext) -> dict:
     from promptlint import registry
 
     rules = list(registry.all_rules().values())
     index = {r.code: i for i, r in enumerate(rules)}
-    root = repo_root("GITHUB_WORKSPACE")
+    root = context.root(ROOT)
     items = sorted(result.errors + result.findings, key=lambda f: f.sort_key)
-    prints = fingerprints(items, root)
+    prints = fingerprints(items, root, context.cwd)
     results = []
     for f in items:
         text = f.message + message_suffix(f) + (f"\nhelp: {f.help}" if f.help else "")
@@ -100,7 +105,7 @@ def document(result) -> dict:
             "ruleId": f.code,
             "level": LEVELS.get(f.severity, "warning"),
             "message": {"text": text},
-            "locations": [_location(f, root)],
+            "locations": [_location(f, root, context.cwd)],
             "partialFingerprints": {FINGERPRINT_KEY: prints[id(f)]},
             "properties": _properties(f),
         }
@@ -131,12 +136,12 @@ def document(result) -> dict:
         ],
         "results": results,
         "properties": {"engine": result.engine, "tokenizer_sha256": result.tokenizer_sha256,
-                       **({"models": result.models} if getattr(result, "models", None) else {}),
+                       **({"models": result.models} if result.models else {}),
                        **_baseline_properties(result)},
     }
     return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}
 
 
-def write(result, stream, evidence: bool = False) -> None:
-    json.dump(document(result), stream, indent=2, ensure_ascii=False)
+def write(result: Result, context: ReportContext, stream) -> None:
+    json.dump(document(result, context), stream, indent=2, ensure_ascii=False)
     stream.write("\n")

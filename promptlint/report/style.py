@@ -1,18 +1,18 @@
-"""Terminal colour: only on a TTY, never with NO_COLOR (https://no-color.org)."""
+"""Terminal colour (whether to use it is the ``ReportContext``'s ``color``: only on a TTY, never
+with NO_COLOR, https://no-color.org; ``use_color`` decides it from what the front end passes)."""
 
 from __future__ import annotations
 
-import os
-import sys
+from typing import Mapping
 
 CODES = {"bold": "1", "red": "31", "yellow": "33", "cyan": "36", "blue": "34", "dim": "2", "green": "32"}
 
 
-def use_color(stream=None) -> bool:
-    stream = stream or sys.stdout
-    if os.environ.get("NO_COLOR"):
+def use_color(stream, environ: Mapping[str, str]) -> bool:
+    """Colour for ``stream``: never with NO_COLOR, always with FORCE_COLOR, else on a terminal."""
+    if environ.get("NO_COLOR"):
         return False
-    if os.environ.get("FORCE_COLOR"):
+    if environ.get("FORCE_COLOR"):
         return True
     return hasattr(stream, "isatty") and stream.isatty()
 
