@@ -135,6 +135,44 @@ def test_no_module_under_report_reads_a_file():
                 assert name not in READERS, f"{path.name}:{node.lineno} calls {name}()"
 
 
+# What a reporter may not ask the process: the front end puts it in the ReportContext.
+PROCESS_READS = {("os", "environ"), ("os", "getenv"), ("os", "getcwd"), ("os", "getcwdb"), ("os", "environb"),
+                 ("Path", "cwd"), ("Path", "home"), ("sys", "argv")}
+
+
+def process_reads(source: str) -> list:
+    """`line: what` for each read of the environment or the working directory in ``source``."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        owner = getattr(node, "value", None)
+        owner = getattr(owner, "id", None) or getattr(owner, "attr", None)  # `os`, `Path` (also `pathlib.Path`)
+        if isinstance(node, ast.Attribute) and (owner, node.attr) in PROCESS_READS:
+            out.append(f"{node.lineno}: {owner}.{node.attr}")
+        elif isinstance(node, ast.ImportFrom) and node.module in ("os", "sys"):
+            out += [f"{node.lineno}: from {node.module} import {a.name}" for a in node.names
+                    if (node.module, a.name) in PROCESS_READS]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getenv", "getcwd"):
+            out.append(f"{node.lineno}: {node.func.id}()")
+    return out
+
+
+def test_no_module_under_report_reads_the_environment_or_the_working_directory():
+    """Reporters are given the result and a ReportContext (records.py) and read nothing else: the
+    CI roots, colour and the working directory come from the front end (commands/report_context.py)."""
+    found = {path.name: process_reads(path.read_text(encoding="utf-8"))
+             for path in sorted((PACKAGE_DIR / "report").glob("*.py"))}
+    assert {name: reads for name, reads in found.items() if reads} == {}
+    assert process_reads((PACKAGE_DIR / "commands" / "report_context.py").read_text(encoding="utf-8"))  # the scan sees them
+
+
+@pytest.mark.parametrize("snippet", [
+    'os.environ.get("GITHUB_WORKSPACE")', 'os.environ["CI"]', 'os.getenv("NO_COLOR")', "os.getcwd()", "Path.cwd()",
+    "from os import environ", "from os import getcwd", "getenv('X')", "pathlib.Path.cwd()",
+])
+def test_the_process_scan_sees_every_way_to_ask(snippet):
+    assert process_reads(snippet), snippet
+
+
 def _stdin_lint(tmp_path, cli, monkeypatch, fmt, linted: str):
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(linted.encode("utf-8")), encoding="utf-8"))
     return cli("check", "--tokenizer", QWEN, "--no-cache", "--output-format", fmt, "--stdin-filename", "t.j2", cwd=tmp_path)

@@ -157,13 +157,15 @@ def _history_itself(run: "Run", base, after, c: int):
     if line and source is not None and line[1] in loop_last_lines(source.text):
         text = source.line_text(line[1])
         col = len(text) - len(text.lstrip()) + 1
-        what = f"the history renders its last item differently (`loop.last`): `{_show(base.text[c:c + 12])}` in turn N, `{_show(after.text[c:c + 12])}` in turn N+1"
+        what = _wording()["loop-last"].format(before=_show(base.text[c:c + 12]), after=_show(after.text[c:c + 12]))
         return "loop-last", what, Location(line[0], line[1], col, line[1], len(text.rstrip()) + 1)
-    what = (
-        "text computed from the history (its length, its last item, its order) is rendered before the history ends: "
-        f"`{_show(base.text[c:c + 24])}` in turn N, `{_show(after.text[c:c + 24])}` in turn N+1"
-    )
+    what = _wording()["history-derived"].format(before=_show(base.text[c:c + 24]), after=_show(after.text[c:c + 24]))
     return "history-derived", what, None
+
+
+def _wording() -> dict:
+    """M204's wording for application templates (rules/M204.toml ``[data.wording.application]``)."""
+    return registry.get("M204").data["wording"]["application"]
 
 
 def _line_text(base, at) -> str:
@@ -178,41 +180,41 @@ def _finding(run: "Run", base, after, cmp: Comparison, grown, after_values, chan
     token = figures.divergent_token(run.tokenizer, base.ids, after.ids, cmp.shared, token_offset)
     location = run.locate(c)
     notes = []
+    w, rule = _wording(), registry.get("M204").data["wording"]
     if moved:
         cause = "changed-input"
         name = moved[0][0]
         var = run.scenario.variables[name]
-        what = f"`{name}` ({var.kind}{', ' + var.sub_kind if var.sub_kind else ''}) changes every turn and is rendered before the history ends"
-        others = [f"`{n}` (line {run.locate(at).line})" for n, at in moved[1:]]
+        what = w["changed-input"].format(name=name, kind=var.kind + (", " + var.sub_kind if var.sub_kind else ""))
+        others = [w["also-changed-item"].format(name=n, line=run.locate(at).line) for n, at in moved[1:]]
         if others:
-            what += f"; so do {', '.join(others)}"
+            what += w["also-changed"].format(others=", ".join(others))
         if rest < end:
-            what += f"; and the history itself re-renders differently from line {run.locate(rest).line}"
+            what += w["history-too"].format(line=run.locate(rest).line)
     else:
         name = None
         cause, what, at = _history_itself(run, base, after, c)
         if at is not None:
             location = at
-            notes.append(f"template line {at.line}: `{_show(_line_text(base, at), 80)}`")
-    message = (
-        f"the conversation does not grow as a prefix ({cause}): turn N+1 re-renders the history {history} "
-        f"differently from token {cmp.shared} (`{_show(token.base_text)}` → `{_show(token.variant_text)}`): "
-        f"{cmp.lost_blocks:,} of {cmp.ideal_eligible_blocks:,} eligible KV blocks lost on every turn"
+            notes.append(rule["template-line"].format(line=at.line, text=_show(_line_text(base, at), 80)))
+    message = rule["message"].format(
+        cause=cause, where=rule["where-history"].format(history=history), shared=cmp.shared,
+        base_token=_show(token.base_text), variant_token=_show(token.variant_text),
+        lost_blocks=cmp.lost_blocks, ideal_eligible_blocks=cmp.ideal_eligible_blocks,
     )
-    notes.insert(0, f"cause `{cause}`: {what}")
-    notes.append(
-        f"{run.profile.name}, block {cmp.block_size}: turn N's prompt ({len(base.ids):,} tokens) renders the history up to "
-        f"token {cmp.ideal_shared:,} (character {end:,}); turn N+1 ({len(after.ids):,} tokens) reuses {cmp.eligible_blocks:,} blocks, "
-        f"{cmp.ideal_eligible_blocks:,} if everything before the end of the history stayed the same"
-    )
+    notes.insert(0, w["cause-note"].format(cause=cause, what=what))
+    notes.append(w["eligible"].format(
+        engine=run.profile.name, block_size=cmp.block_size, prompt=len(base.ids), ideal_shared=cmp.ideal_shared, end=end,
+        after=len(after.ids), eligible_blocks=cmp.eligible_blocks, ideal_eligible_blocks=cmp.ideal_eligible_blocks,
+    ))
     help_text = registry.get("M204").data["help-application"][cause].format(variable=name or "")
     proof = figures.evidence(base.text, after.text, run.add_special_tokens)
-    grew = ", ".join(f"`{v.name}` {len(v.value)} → {len(after_values[v.name])} items" for v in grown)
-    inputs = f"; changed: {', '.join(changed)}" if changed else ""
-    inputs += f"; kept (M101 reports them): {', '.join(kept)}" if kept else ""
+    grew = ", ".join(w["grew"].format(name=v.name, before=len(v.value), after=len(after_values[v.name])) for v in grown)
+    inputs = w["changed"].format(names=", ".join(changed)) if changed else ""
+    inputs += w["kept"].format(names=", ".join(kept)) if kept else ""
     return run.finding(
         "M204", message, location, variable=name, help=help_text, notes=notes, cause=cause,
-        variant_description=f"the conversation grown by one turn: + the previous question and an answer ({grew}){inputs}",
+        variant_description=w["variant"].format(grew=grew, inputs=inputs),
         **figures.of(token, cmp, proof),
     )
 

@@ -254,20 +254,20 @@ def _finding(run: "Run", turns: Turns, cached: Cached, cmp: Comparison) -> "Find
     token = figures.divergent_token(run.tokenizer, cached.ids, after.ids, shared, offset)
     reasoning = _reasoning(turns.reply)
     cause = _cause(run, turns, cached, reasoning)
-    notes = _causes(run, turns, cached.generated_text, offset, in_prompt, reasoning, token.base_text)
+    w = wording()
     cause_location, cause_notes, help_text = _explain(run, turns, cached, cause, cmp)
     location = cause_location or location
-    notes = cause_notes + [n for n in notes if "moves down" not in n]
-    where = "turn N's prompt" if in_prompt else "the assistant's reply"
-    message = (
-        f"the conversation does not grow as a prefix ({cause.name}): turn N+1 re-renders {where} differently from token {shared} "
-        f"(`{_show(token.base_text)}` → `{_show(token.variant_text)}`): {cmp.lost_blocks:,} of {cmp.ideal_eligible_blocks:,} eligible KV blocks lost on every turn"
+    notes = cause_notes + _generation_prompt_note(run, turns, offset, in_prompt)
+    message = w["message"].format(
+        cause=cause.name, where=w["where-prompt"] if in_prompt else w["where-reply"], shared=shared,
+        base_token=_show(token.base_text), variant_token=_show(token.variant_text),
+        lost_blocks=cmp.lost_blocks, ideal_eligible_blocks=cmp.ideal_eligible_blocks,
     )
-    notes.append(
-        f"{run.profile.name}, block {cmp.block_size}: turn N caches {len(cached.ids):,} tokens ({len(base.ids):,} prompt + "
-        f"{cached.generated:,} generated{'' if cached.derived else ', assumed: the reply as given'}); turn N+1 ({len(after.ids):,} tokens) reuses {cmp.eligible_blocks:,} blocks, "
-        f"{cmp.ideal_eligible_blocks:,} if the history re-rendered to the cached tokens"
-    )
+    notes.append(w["eligible"].format(
+        engine=run.profile.name, block_size=cmp.block_size, cached=len(cached.ids), prompt=len(base.ids),
+        generated=cached.generated, assumed="" if cached.derived else w["assumed"], after=len(after.ids),
+        eligible_blocks=cmp.eligible_blocks, ideal_eligible_blocks=cmp.ideal_eligible_blocks,
+    ))
     proof = figures.evidence(
         prompt_text + cached.generated_text, after.text, run.add_special_tokens,
         prompt_tokens=len(base.ids), generated_tokens=cached.generated,
@@ -275,8 +275,8 @@ def _finding(run: "Run", turns: Turns, cached: Cached, cmp: Comparison) -> "Find
     return run.finding(
         "M204", message, location, help=help_text, notes=notes, cause=cause.name,
         severity="info" if cause.name in BY_DESIGN else None,
-        variant_description=f"the conversation grown by one turn: + assistant reply{' with reasoning' if reasoning else ''} "
-        f"+ user message ({len(turns.request.messages)} → {turns.grown_messages} messages)",
+        variant_description=w["variant"].format(reasoning=w["with-reasoning"] if reasoning else "",
+                                                before=len(turns.request.messages), after=turns.grown_messages),
         **figures.of(token, cmp, proof),
     )
 
@@ -319,32 +319,28 @@ def _chunk(sourcemap, side: str, offset: int, cached: Cached, prompt_text: str):
     return chunk_line(sourcemap, offset)
 
 
+def wording() -> dict:
+    """M204's wording: the rule file's ``[data.wording]`` (rules/M204.toml), filled in with str.format."""
+    return registry.get("M204").data["wording"]
+
+
 def _explain(run: "Run", turns: Turns, cached: Cached, cause: Cause, cmp: Comparison):
     """(location of the responsible template line or None, notes, help) for ``cause``."""
+    w = wording()
     recomputed = len(cached.ids) - cmp.shared
-    cost = (
-        f"cost: the previous answer is prefilled again on every turn: {recomputed:,} tokens per turn "
-        f"({cmp.lost_blocks:,} blocks), growing with the conversation"
-    )
-    wording = registry.get("M204").data["help"][cause.name]
+    cost = w["cost"].format(recomputed=recomputed, lost_blocks=cmp.lost_blocks)
+    help_text = registry.get("M204").data["help"][cause.name]
     if cause.name in BY_DESIGN:
-        detail = {
-            "reasoning-stripped": "the model's format strips the reasoning of earlier turns from history (it is in turn N's generated tokens, not in turn N+1's prompt)",
-            "format-by-design": f"the model's format renders this block before the last user message, so it moves down the prompt every turn (character {cause.detail})",
-        }[cause.name]
-        return None, [f"cause `{cause.name}` (by design): {detail}", cost], wording
+        what = w["cause"][cause.name].format(detail=cause.detail)
+        return None, [w["by-design-note"].format(cause=cause.name, what=what), cost], help_text
     maps = {"after": turns.after.rendered.sourcemap, "cached": turns.replied.rendered.sourcemap if cached.derived else turns.base.rendered.sourcemap}
     at = _chunk(maps[cause.side], cause.side, cause.offset, cached, turns.base.text)
     loc = None
     notes = []
-    what = {
-        "whitespace": f"only whitespace differs: `{_show(cause.detail)}` is rendered {'in turn N+1' if cause.side == 'after' else 'in turn N'} and not in the other",
-        "loop-last": f"the template renders a message differently when it is the last one (`loop.last`): {cause.detail}",
-        "turn-dropped": "the assistant's reply is generated but turn N+1 does not render it: assistant turns are dropped from history",
-        "moved-block": f"text rendered before the last message moves down the prompt every turn (character {cause.detail})",
-        "other": "turn N+1 renders the history differently from what turn N cached",
-    }[cause.name]
-    notes.append(f"cause `{cause.name}` (template bug): {what}")
+    detail = _show(cause.detail) if cause.name == "whitespace" else cause.detail
+    side = w["cause"]["whitespace-after" if cause.side == "after" else "whitespace-cached"]
+    what = w["cause"][cause.name].format(detail=detail, side=side)
+    notes.append(w["template-bug-note"].format(cause=cause.name, what=what))
     if at is not None:
         template, line = at
         src = maps[cause.side].sources.get(template)
@@ -352,8 +348,8 @@ def _explain(run: "Run", turns: Turns, cached: Cached, cause: Cause, cmp: Compar
         if line_text.strip():
             col = len(line_text) - len(line_text.lstrip()) + 1
             loc = Location(template, line, col, line, len(line_text.rstrip()) + 1)
-            notes.append(f"template line {line}: `{_show(line_text.strip(), 80)}`")
-    return loc, notes, wording
+            notes.append(w["template-line"].format(line=line, text=_show(line_text.strip(), 80)))
+    return loc, notes, help_text
 
 
 def _tool_name(tool: Any) -> Optional[str]:
@@ -412,29 +408,20 @@ def _generated(suffix: str, content: str, tok) -> Tuple[str, bool]:
     return suffix[:end], False
 
 
-def _causes(run: "Run", turns: Turns, generated_text: str, offset: int, in_prompt: bool, reasoning, a_text) -> List[str]:
+def _generation_prompt_note(run: "Run", turns: Turns, offset: int, in_prompt: bool) -> List[str]:
+    """A divergence in turn N's generation prompt: the note saying history does not render it again.
+    (A block moving down the prompt is the cause's own note: `moved-block`, `format-by-design`.)"""
     from promptlint.render import RenderError
 
-    prompt_text, after_text = turns.base.text, turns.after.text
-    notes = []
-    if in_prompt:
-        bare = turns.request.copy()
-        bare.add_generation_prompt = False
-        try:
-            without, _ = run.conversation.render_request(bare, turns.now)
-        except RenderError:
-            without = None
-        if without is not None and prompt_text.startswith(without.text) and offset >= len(without.text) > 0:
-            notes.append(
-                f"the generation prompt `{_show(prompt_text[len(without.text):])}` is not rendered again in history: "
-                "the assistant's turn starts differently when re-rendered"
-            )
-        else:
-            segment = prompt_text[offset : offset + 40]
-            at = after_text.find(segment, offset + 1) if segment.strip() else -1
-            if at > offset:
-                notes.append(
-                    f"`{_show(a_text)}…` is rendered before the last message: it moves down the prompt every turn "
-                    f"(character {offset:,} in turn N, {at:,} in turn N+1)"
-                )
-    return notes
+    prompt_text = turns.base.text
+    if not in_prompt:
+        return []
+    bare = turns.request.copy()
+    bare.add_generation_prompt = False
+    try:
+        without, _ = run.conversation.render_request(bare, turns.now)
+    except RenderError:
+        return []
+    if prompt_text.startswith(without.text) and offset >= len(without.text) > 0:
+        return [wording()["generation-prompt"].format(prompt=_show(prompt_text[len(without.text):]))]
+    return []

@@ -2,8 +2,9 @@
 
 Names are split into lower-case words at camelCase humps, ``-``, ``_``, ``.`` and digits
 (``currentDateTime``, ``current-date-time`` and ``current_date_time`` are all current, date,
-time), then matched against the roles in ``rules/M101.toml`` ``[[data.roles]]``, in order.
-The word lists are data so they can be read, documented and extended without code.
+time), then matched against the roles in ``promptlint/data/name_words.toml`` ``[[roles]]``, in
+order. The word lists are data of their own (no rule owns them: M101, M204 and the Python
+analyzer all classify names) so they can be read, documented and extended without code.
 A name whose first word is a switch's (``include_``, ``use_``, ``is_``: ``flag-prefixes``) is
 configuration before any role is tried: ``include_follow_up_questions`` is not a question.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 _HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
@@ -79,7 +81,7 @@ _MEMO_SIZE = 4096
 
 @dataclass(frozen=True)
 class NamePatterns:
-    """Which inputs are volatile (by sub-kind) or per-request, from their names (rules/M101.toml data).
+    """Which inputs are volatile (by sub-kind) or per-request, from their names (data/name_words.toml).
 
     ``roles`` are tried in order; ``static_words`` mark a name as configuration or authored text
     (``max_messages``, ``few_shot_examples``), which no per-request role overrides;
@@ -155,16 +157,18 @@ class NamePatterns:
         return None
 
 
-_PATTERNS: Optional[NamePatterns] = None
+NAME_WORDS = Path(__file__).resolve().parent.parent / "data" / "name_words.toml"
+_PATTERNS: Optional[NamePatterns] = None  # the shipped word lists, parsed once (constant data)
 
 
 def name_patterns() -> NamePatterns:
-    """The patterns of the M101 rule file's ``[data]`` table (read once)."""
+    """The patterns of ``data/name_words.toml`` (read once)."""
     global _PATTERNS
     if _PATTERNS is None:
-        from promptlint import registry
+        from promptlint import bounded_io
+        from promptlint.toml_io import toml_loads
 
-        _PATTERNS = NamePatterns.from_data(registry.get("M101").data)
+        _PATTERNS = NamePatterns.from_data(toml_loads(bounded_io.read_text(NAME_WORDS)))
     return _PATTERNS
 
 
