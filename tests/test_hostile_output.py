@@ -21,9 +21,11 @@ import pytest
 
 from conftest import QWEN
 
+from promptlint.report import formats
+
 CANARY = "CANARY-7f3a9c-DO-NOT-PRINT"
 SECRET_BITS = ("7f3a9c", "DO-NOT-PRINT")
-FORMATS = ["full", "concise", "github", "gitlab", "json", "json-lines", "sarif", "markdown"]
+FORMATS = list(formats())  # every format the report package holds
 READ = "{% set s %}{% include '.env' %}{% endset %}"
 
 TEMPLATES = {
