@@ -34,7 +34,9 @@ class Cause:
     name: str
     side: str = "cached"  # whose render holds the responsible text: "cached" | "after"
     offset: int = 0  # the responsible character in that side's text
-    detail: str = ""  # what moved, was dropped, or differs (for the note)
+    detail: str = ""  # the whitespace that differs; the generation prompt that opens the reasoning
+    moved_to: int = 0  # a moved block: where turn N+1 renders the text at ``offset``
+    texts: Tuple[str, str] = ("", "")  # loop-last: the differing text in turn N and in turn N+1 (escaped)
 
 
 def common_prefix(a: str, b: str) -> int:
@@ -77,10 +79,10 @@ def classify(
             by_design = any(s and segment.startswith(s) for s in specials) or (
                 bool(system) and system[:_PROBE] in cached[c : c + len(system) + _PROBE]
             ) or any(n and n in cached[c : c + 200] for n in tool_names)
-            return Cause("format-by-design" if by_design else "moved-block", "cached", c, f"{c:,} → {at:,}")
+            return Cause("format-by-design" if by_design else "moved-block", "cached", c, moved_to=at)
     for side, text in (("after", after), ("cached", cached)):
         if c < len(text) and loop_last_line(side, c):
-            return Cause("loop-last", side, c, f"`{_esc(cached[c : c + 12])}` in turn N, `{_esc(after[c : c + 12])}` in turn N+1")
+            return Cause("loop-last", side, c, texts=(_esc(cached[c : c + 12]), _esc(after[c : c + 12])))
     a_rest, b_rest = cached[c:], after[c:]
     a_bare, b_bare = _no_space(a_rest[: 4 * _PROBE]), _no_space(b_rest[: 4 * _PROBE])
     n = min(len(a_bare), len(b_bare), _PROBE)

@@ -324,6 +324,13 @@ def wording() -> dict:
     return registry.get("M204").data["wording"]
 
 
+def _what(w: dict, cause: Cause) -> str:
+    """What ``cause`` is, in the rule file's words (``[data.wording.cause]``)."""
+    side = w["cause"]["whitespace-after" if cause.side == "after" else "whitespace-cached"]
+    return w["cause"][cause.name].format(detail=_show(cause.detail), side=side, offset=cause.offset,
+                                         moved_to=cause.moved_to, cached=cause.texts[0], after=cause.texts[1])
+
+
 def _explain(run: "Run", turns: Turns, cached: Cached, cause: Cause, cmp: Comparison):
     """(location of the responsible template line or None, notes, help) for ``cause``."""
     w = wording()
@@ -331,16 +338,12 @@ def _explain(run: "Run", turns: Turns, cached: Cached, cause: Cause, cmp: Compar
     cost = w["cost"].format(recomputed=recomputed, lost_blocks=cmp.lost_blocks)
     help_text = registry.get("M204").data["help"][cause.name]
     if cause.name in BY_DESIGN:
-        what = w["cause"][cause.name].format(detail=cause.detail)
-        return None, [w["by-design-note"].format(cause=cause.name, what=what), cost], help_text
+        return None, [w["by-design-note"].format(cause=cause.name, what=_what(w, cause)), cost], help_text
     maps = {"after": turns.after.rendered.sourcemap, "cached": turns.replied.rendered.sourcemap if cached.derived else turns.base.rendered.sourcemap}
     at = _chunk(maps[cause.side], cause.side, cause.offset, cached, turns.base.text)
     loc = None
     notes = []
-    detail = _show(cause.detail) if cause.name == "whitespace" else cause.detail
-    side = w["cause"]["whitespace-after" if cause.side == "after" else "whitespace-cached"]
-    what = w["cause"][cause.name].format(detail=detail, side=side)
-    notes.append(w["template-bug-note"].format(cause=cause.name, what=what))
+    notes.append(w["template-bug-note"].format(cause=cause.name, what=_what(w, cause)))
     if at is not None:
         template, line = at
         src = maps[cause.side].sources.get(template)
