@@ -83,8 +83,6 @@ def add_parser(sub) -> None:
     )
 
 
-
-
 def _kind(fmt) -> str:
     """The output format's KIND (promptlint/report): "human" may have a progress bar, "json" keeps stdout a document."""
     from promptlint import report
