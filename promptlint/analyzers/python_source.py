@@ -59,15 +59,23 @@ def parse(path: Path, text: str, display: str) -> Parsed:
         return Parsed(None, file_error(display, "E008", f"Python source cannot be parsed: {type(e).__name__}: {e}"))
 
 
-def scan(path: Path, text: str, display: str):
-    """(candidates, error) without touching the tokenizer."""
-    from promptlint.pysource.rules import HazardScan
-    from promptlint.scenarios.names import name_patterns
-
+def scan(path: Path, text: str, display: str, ctx: Optional[Context] = None):
+    """(candidates, error) without touching the tokenizer. With ``ctx``, values are followed into the
+    linted files this module imports (pysource.project), each one read a dependency of the result."""
     parsed = parse(path, text, display)
     if parsed.error is not None:
         return [], parsed.error
-    return HazardScan(text, parsed.tree, name_patterns().kind_of).run(), None
+    return _hazard_scan(path, text, display, parsed.tree, ctx).run(), None
+
+
+def _hazard_scan(path: Path, text: str, display: str, tree, ctx: Optional[Context]):
+    from promptlint.pysource.project import Project
+    from promptlint.pysource.rules import HazardScan
+    from promptlint.scenarios.names import name_patterns
+
+    kind_of = name_patterns().kind_of
+    project = Project(ctx.settings.root, path, kind_of, ctx.depend, ctx.display) if ctx is not None else None
+    return HazardScan(text, tree, kind_of, project, display)
 
 
 def _split_bom(text: str):
@@ -79,7 +87,7 @@ def _split_bom(text: str):
 def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     display = ctx.display(path)
     text = _split_bom(text)[1]
-    candidates, error = scan(path, text, display)
+    candidates, error = scan(path, text, display, ctx)
     if error is not None:
         return [error]
     lines = text.splitlines()
@@ -91,19 +99,30 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
         if c.measure is not None:  # M106/M703: figures at a cache breakpoint (pysource.breakpoints)
             f = _measured_at_breakpoint(c, ctx, display, lines, encodings)
             if f is not None:
-                findings.append(f)
+                findings.append(_relocate(f, c))
             continue
         if c.code == "M101":
             f = _measured(c, ctx, display, lines, encodings)
             if f is not None:
-                findings.append(f)
+                findings.append(_relocate(f, c))
             continue
         f = _record(c, display, lines, c.message)
         if c.fix:
             f.notes.append("fixable with `promptlint check --fix` (safe: changes ordering only)")
-        findings.append(f)
+        findings.append(_relocate(f, c))
     findings.sort(key=lambda f: f.sort_key)
     return findings
+
+
+def _relocate(f: Finding, c) -> Finding:
+    """A finding made in an imported module names the sending call with its file (``at client.py:12``)."""
+    if c.sent_at is not None:  # the "sent by" note below says where the request goes
+        f.message = f.message.replace(*c.sent_at)
+        f.notes = [n for n in f.notes if n != c.sink]
+    for n in c.notes:
+        if n not in f.notes:
+            f.notes.append(n)
+    return f
 
 
 def measure(path: Path, text: str, ctx: Context) -> list:
@@ -112,16 +131,13 @@ def measure(path: Path, text: str, ctx: Context) -> list:
     from promptlint import per_request as rows
     from promptlint.compare import engine_profile
     from promptlint.pysource import breakpoints, per_request
-    from promptlint.pysource.rules import HazardScan
-    from promptlint.scenarios.names import name_patterns
-
     display = ctx.display(path)
     profile = engine_profile(ctx.settings.engine, ctx.settings.block_size)
     text = _split_bom(text)[1]
     parsed = parse(path, text, display)
     if parsed.error is not None:
         return [rows.failed(display, parsed.error.code, parsed.error.message, profile.block_size)]
-    scan = HazardScan(text, parsed.tree, name_patterns().kind_of)
+    scan = _hazard_scan(path, text, display, parsed.tree, ctx)
     scan.run()
     if not scan.sent:
         return []
@@ -142,6 +158,10 @@ def _char_col(lines: Sequence[str], line: int, byte_col: int) -> int:
 
 
 def _record(c, display: str, lines: Sequence[str], message: str) -> Finding:
+    """The finding of a candidate at its node: in the linted file, or in the imported module that
+    made the hazard (``c.module``), its message naming the sending call with that call's file."""
+    if c.module is not None:
+        display, lines = c.module.display, c.module.source.splitlines()
     n = c.node
     line = getattr(n, "lineno", 1)
     end_line = getattr(n, "end_lineno", line) or line

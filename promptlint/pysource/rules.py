@@ -16,6 +16,7 @@ from promptlint import registry
 from promptlint.checks import prefix_caching_disabled as m701
 from promptlint.pysource import breakpoints, layout, sinks
 from promptlint.pysource.flow import Flow, Hazard, Hole, Index, Part, Val
+from promptlint.pysource.project import NOT_SEEN_NOTE, SENT_NOTE
 
 # The codes only Python code can show; the others found here (M101, M102, M201-M203, M701) are
 # implemented, and worded, by their modules under promptlint/checks/.
@@ -55,6 +56,8 @@ class Candidate:
     hole: Optional[Hole] = None
     sink: str = ""
     measure: Optional[Callable] = None  # M106/M703: (tokenizer, encode, ctx) -> Measured or None (pysource.breakpoints)
+    module: Optional[Flow] = None  # reported in an imported module (its Flow: display path and text); None: this one
+    sent_at: Optional[Tuple[str, str]] = None  # ("at line 12", "at client.py:12"): the sending call named from afar
 
 
 @dataclass
@@ -73,10 +76,18 @@ class SentPrompt:
 class HazardScan:
     """One module's hazards at prompt sinks, as candidate findings (``run``)."""
 
-    def __init__(self, source: str, tree: ast.Module, kind_of: Callable[[str], Tuple[str, Optional[str]]]):
+    def __init__(self, source: str, tree: ast.Module, kind_of: Callable[[str], Tuple[str, Optional[str]]],
+                 project=None, display: Optional[str] = None):
+        """``project``: the other linted modules imports reach (pysource.project.Project), None: this module alone."""
         self.source = source
         self.index = Index(tree)
-        self.flow = Flow(self.index, source, kind_of)
+        self.flow = Flow(self.index, source, kind_of, project, display)
+        self.project = project
+        self.display = display or "this file"
+        self._sending: Optional[Tuple[ast.Call, str]] = None  # the LLM call whose request is being judged
+        if project is not None:
+            self.flow.real_path = project.path
+            project.attach(self.flow)
         self.candidates: Dict[Tuple[str, int, int], Candidate] = {}
         self.seen_dicts: set = set()
         self.claimed: set = set()  # volatile values already judged in the LLM request that sends them
@@ -84,9 +95,18 @@ class HazardScan:
         self._self_attrs: Optional[Dict[str, List[ast.AST]]] = None  # self.<attr> -> assigned values
 
     def add(self, c: Candidate) -> None:
-        key = (c.code, getattr(c.node, "lineno", 0), getattr(c.node, "col_offset", 0))
-        if key not in self.candidates:
-            self.candidates[key] = c
+        owner = self.project.owner(c.node) if self.project is not None else None
+        key = (c.code, id(owner), getattr(c.node, "lineno", 0), getattr(c.node, "col_offset", 0))
+        if key in self.candidates:
+            return
+        if owner is not None:  # made in an imported module: reported there, naming the call that sends it
+            c.module = owner
+            if self._sending is not None:
+                call, callee = self._sending
+                here = f"{self.display}:{call.lineno}"
+                c.sent_at = (f"at line {call.lineno}", f"at {here}")
+                c.notes.append(f"{SENT_NOTE}`{callee}(...)` at {here}")
+        self.candidates[key] = c
 
     def line(self, node: ast.AST) -> int:
         return getattr(node, "lineno", 1)
@@ -142,6 +162,13 @@ class HazardScan:
             args = {sinks.AGENT_PROMPT_KWARGS.get(k, k): v for k, v in args.items()
                     if k in sinks.AGENT_PROMPT_KWARGS or k in sinks.TOOLS_KWARGS}
         where = f"`{self.flow.text_of(call.func, 50)}(...)` at line {call.lineno}"
+        self._sending = (call, self.flow.text_of(call.func, 50))
+        try:
+            self._llm_request(call, scope, suffix, args, where)
+        finally:
+            self._sending = None
+
+    def _llm_request(self, call: ast.Call, scope, suffix: str, args: Dict[str, ast.AST], where: str) -> None:
         get = self._request_fields(call, scope, args)
         provider = sinks.PROVIDER_OF_SUFFIX.get(suffix, "chat")
         model = _literal(get("model") or get("modelId") or get("model_name"))
@@ -339,7 +366,8 @@ class HazardScan:
     def tool_hazards(self, val: Val, where: str, key: str) -> None:
         if val.unordered is not None:
             origin, what = val.unordered
-            h = Hazard("unordered", origin, self.flow.text_of(origin), origin=origin, origin_label=what, fix=None)
+            owner = self.project.owner(origin) if self.project is not None else None
+            h = Hazard("unordered", origin, (owner or self.flow).text_of(origin), origin=origin, origin_label=what, fix=None)
             self.unordered_candidate(h, "M202", f"`{key}=` of {where}")
         for h in val.hazards:
             if h.kind == "unordered":
