@@ -124,6 +124,7 @@ class HazardScan:
                 self.keyword(kw.arg, kw.value, call, scope, salt_names)
         for func, call in self.decorated_prompts():
             self.llm_call(call, func, "agent", "agent", {})
+        self.returned_prompts()
         request_dicts = {id(kw.value) for call, _ in self.index.calls for kw in call.keywords if kw.arg in REQUEST_KWARGS}
         for d, scope in self.index.dicts:
             keys = {k.value for k in d.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
@@ -210,6 +211,35 @@ class HazardScan:
             val = get(key)
             if val is not None:
                 self.collection_hazards(val, where, "documents", key)
+
+    def returned_prompts(self) -> None:
+        """Prompts this module builds for callers it does not contain (a library's prompt module): what a
+        function returns, or a module constant holds, is judged as a request on its own when its shape
+        says it is one (a list of role/content messages) or its name does (``build_system_prompt``,
+        ``INSTRUCTIONS``). Values an LLM call of this module already sent were judged there (``claimed``)."""
+        with_messages = {Index.sid(scope) for d, scope in self.index.dicts if _is_message_dict(d)}
+        for func in list(self.index.functions.values()) + list(self.index.methods.values()):
+            named = _prompt_named(func.name)
+            if not named and id(func) not in with_messages:
+                continue
+            for r in self.index.returns.get(id(func), []):
+                self._returned(self.flow.ev(r, func), named, f"`{func.name}()` returns (line {r.lineno})")
+        for (sid, name), entries in self.index.bindings.items():
+            if sid == 0 and _prompt_named(name) and any(e.kind == "assign" for e in entries):
+                self._returned(self.flow.ev(ast.Name(id=name, ctx=ast.Load(), lineno=10**9, col_offset=0), None),
+                               True, f"`{name}` holds (line {entries[-1].pos[0]})")
+
+    def _returned(self, val: Val, named: bool, what: str) -> None:
+        messages = val.items is not None and any(i.mapping is not None and "role" in i.mapping for i in val.items)
+        if messages:
+            request = layout.build("chat", lambda key: val if key == "messages" else None)
+        elif named and val.parts is not None and val.items is None:
+            request = layout.Layout("chat")
+            request.add(val, "system", "system")
+        else:
+            return
+        if any(isinstance(p, Hole) and p.kind == "volatile" for b in request.blocks for p in b.val.parts or ()):
+            self.prompt_hazards(request, f"the prompt {what}; {NOT_SEEN_NOTE}", "returned")
 
     def framework_call(self, call: ast.Call, scope, name: Optional[str]) -> Optional[Tuple[str, Dict[int, str]]]:
         """(suffix, positional roles) for a LangChain chat model's ``invoke``/``stream`` and for an agent
@@ -495,6 +525,15 @@ class HazardScan:
             if isinstance(r.exc, ast.Call):
                 for a in r.exc.args:
                     check(a, scope, "an error message")
+
+
+PROMPT_NAMES = ("prompt", "instruction", "system", "message", "preamble", "persona")
+
+
+def _prompt_named(name: str) -> bool:
+    """Named like a prompt, a system message or instructions (``build_system_prompt``, ``INSTRUCTIONS``)."""
+    low = name.lower()
+    return any(w in low for w in PROMPT_NAMES)
 
 
 def _is_message_dict(d: ast.Dict) -> bool:
