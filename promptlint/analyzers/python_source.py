@@ -117,7 +117,8 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
 def _relocate(f: Finding, c) -> Finding:
     """A finding made in an imported module names the sending call with its file (``at client.py:12``)."""
     if c.sent_at is not None:  # the "sent by" note below says where the request goes
-        f.message = f.message.replace(*c.sent_at)
+        local, named = c.sent_at
+        f.message = named.join(f.message.split(local))
         f.notes = [n for n in f.notes if n != c.sink]
     for n in c.notes:
         if n not in f.notes:

@@ -224,6 +224,9 @@ class Index:
 
     def _record(self, node: ast.AST, t: type, scope, loops, pos) -> None:
         """Note what a statement or expression node binds, returns, raises or calls."""
+        if t in (ast.Assign, ast.AnnAssign, ast.AugAssign):
+            # an assignment binds after its value is computed: `x = copy.deepcopy(x)` reads the x before it
+            pos = (node.end_lineno or pos[0], node.end_col_offset or 0)
         if t is ast.Assign:
             for target in node.targets:
                 self._target(scope, target, Entry(pos, "assign", node.value, loops))
@@ -330,6 +333,9 @@ class Index:
 
 
 class Flow:
+    MAX_DEPTH = MAX_DEPTH  # for pysource.objects, which does not import this module
+    merge = staticmethod(merge)
+
     def __init__(self, index: Index, source: str, kind_of, project=None, display: Optional[str] = None):
         self.index = index
         self.source = source

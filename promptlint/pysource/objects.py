@@ -14,7 +14,8 @@ it evaluates:
   a dataclass field given to the constructor; a ``@property``).
 
 Modules are found and parsed by ``pysource.project`` (bounded); without a project only the
-module's own classes are followed.
+module's own classes are followed. (This module imports no other of the package: ``flow`` imports
+it, and reaches it back through the ``Flow`` objects it passes.)
 """
 
 from __future__ import annotations
@@ -33,12 +34,6 @@ class Instance:
     flow: Any  # the Flow of the module that defines the class
     cls: ast.ClassDef
     env: Optional[Dict[str, Any]]  # the constructor's parameters bound to its arguments; None: not known (`self` in a method)
-
-
-def _val(**kw):
-    from promptlint.pysource.flow import Val
-
-    return Val(**kw)
 
 
 def _load(flow, module: str, level: int):
@@ -68,9 +63,7 @@ def resolve(flow, name: str, depth: int = 0) -> Optional[Tuple[Any, Optional[str
 
 def module_value(m, attr: str, depth: int):
     """A module-level constant of module ``m`` (its last assignment in the module)."""
-    from promptlint.pysource.flow import MAX_DEPTH
-
-    if depth > MAX_DEPTH or attr in m.index.functions or attr in m.index.classes:
+    if depth > m.MAX_DEPTH or attr in m.index.functions or attr in m.index.classes:
         return None
     return m._binding(None, attr, (10**9, 0), depth + 1, {})
 
@@ -175,9 +168,7 @@ def c_fields(flow, cls: ast.ClassDef) -> List[str]:
 def call(caller, node: ast.Call, receiver, scope, env, depth: int):
     """The value of a call that leaves the function: a method of a known object, an imported function,
     a class of the linted files; None for anything else."""
-    from promptlint.pysource.flow import MAX_DEPTH
-
-    if depth > MAX_DEPTH:
+    if depth > caller.MAX_DEPTH:
         return None
     f = node.func
     if isinstance(f, ast.Attribute) and receiver is not None and receiver.instance is not None:
@@ -187,6 +178,15 @@ def call(caller, node: ast.Call, receiver, scope, env, depth: int):
             return None
         mflow, m = found
         return caller._call_local(node, m, scope, env, depth, callee=mflow, bound=receiver)
+    owner = find_class(caller, f.value) if isinstance(f, ast.Attribute) else None
+    if owner is not None:  # `Persona.system()`: a class or static method called on the class
+        found = method(owner[0], owner[1], f.attr)
+        if found is None:
+            return None
+        this = caller.opaque(f.value)
+        this.instance = Instance(owner[0], owner[1], None)
+        static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in found[1].decorator_list)
+        return caller._call_local(node, found[1], scope, env, depth, callee=found[0], bound=None if static else this)
     cls = find_class(caller, f)
     if cls is not None:
         return _instantiate(caller, node, cls[0], cls[1], scope, env, depth)
@@ -209,10 +209,9 @@ def call(caller, node: ast.Call, receiver, scope, env, depth: int):
 
 def attribute(obj, attr: str, depth: int):
     """What an object's attribute holds: the values its class (and bases) write to it, in order."""
-    from promptlint.pysource.flow import MAX_DEPTH, merge
-
     inst: Instance = obj.instance
-    if depth > MAX_DEPTH:
+    merge = inst.flow.merge
+    if depth > inst.flow.MAX_DEPTH:
         return None
     if inst.env is not None and attr in inst.env and attr not in _init_params(inst):
         return inst.env[attr]  # a dataclass field given to the constructor

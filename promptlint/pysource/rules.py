@@ -415,7 +415,11 @@ class HazardScan:
     def unordered_candidate(self, h: Hazard, code: str, where: str) -> None:
         what = "tools" if code == "M202" else "prompt parts"
         origin = h.origin_label or "an unordered collection"
-        at = f" (line {h.origin.lineno})" if h.origin is not None and h.origin is not h.node else ""
+        at = ""
+        if h.origin is not None and h.origin is not h.node:
+            owner = self.project.owner(h.origin) if self.project is not None else None
+            same = owner is (self.project.owner(h.node) if self.project is not None else None)
+            at = f" (line {h.origin.lineno})" if same else f" ({(owner.display if owner else self.display)}:{h.origin.lineno})"
         self.add(Candidate(
             code, h.node,
             f"{what} come from iterating {origin}{at} without `sorted()` and reach {where}: their order can differ "
