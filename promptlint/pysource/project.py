@@ -119,6 +119,8 @@ class Project:
             bases, d = [], here
             while d == self.limit or self.limit in d.parents:
                 bases.append(d)
+                if d == d.parent:  # the file system's root
+                    break
                 d = d.parent
             bases.append(self.limit / "src")
         for base in bases:
