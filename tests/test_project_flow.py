@@ -425,3 +425,74 @@ def test_unsorted_listing_in_another_module_reaches_the_prompt(tmp_path):
     assert where(findings) == [("M203", "agent.py", line_of(src["agent.py"], "join(docs.values())"))]
     listing = line_of(src["knowledge.py"], "os.listdir(folder)")
     assert f"os.listdir() (file-system order) ({tmp_path / 'knowledge.py'}:{listing})" in findings[0].message
+
+
+LISTINGS = {  # a listing that feeds the prompt without sorted(), as knowledge modules write it: (code, the iterated value)
+    "Path.iterdir": ("[p.read_text() for p in Path(folder).iterdir()]", "Path(folder).iterdir()"),
+    "os.scandir": ("[open(e.path).read() for e in os.scandir(folder)]", "os.scandir("),
+    "dict.fromkeys of glob": ("list(dict.fromkeys(glob.glob(folder + '/*.md')))", "dict.fromkeys("),
+    "os.walk": ("[open(os.path.join(r, f)).read() for r, _, fs in os.walk(folder) for f in sorted(fs)]", "os.walk("),
+    "Path.glob into a dict": ("list({p.stem: p.read_text() for p in Path(folder).glob('*.md')}.values())", "{p.stem"),
+}
+
+
+@pytest.mark.parametrize("style", sorted(LISTINGS))
+def test_listing_styles_reach_the_prompt_from_another_module(tmp_path, style):
+    expr, needle = LISTINGS[style]
+    src = project(tmp_path, {
+        "kb.py": f"""
+            import glob
+            import os
+            from pathlib import Path
+
+
+            def documents(folder):
+                return {expr}
+            """,
+        "rag.py": """
+            import anthropic
+
+            from kb import documents
+
+            client = anthropic.Anthropic()
+
+
+            def ask(question):
+                context = "\\n\\n".join(documents("kb"))
+                return client.messages.create(model="claude-sonnet-4-5", max_tokens=99, system="Answer from the documents.",
+                                              messages=[{"role": "user", "content": context + "\\n\\n" + question}])
+            """,
+    })
+    findings = check(tmp_path, "rag.py")
+    # the order is fixed where kb.py iterates the listing (where sorted() goes), reported there
+    assert where(findings) == [("M203", "kb.py", line_of(src["kb.py"], needle))]
+    f = findings[0]
+    assert f.column == src["kb.py"].splitlines()[f.line - 1].index(needle) + 1  # the iterated listing
+    call = line_of(src["rag.py"], "messages.create")
+    assert f"sent by `client.messages.create(...)` at {tmp_path / 'rag.py'}:{call}" in f.notes
+
+
+def test_sorted_listing_from_another_module_is_clean(tmp_path):
+    project(tmp_path, {
+        "kb.py": """
+            import os
+
+
+            def documents(folder):
+                return [open(os.path.join(folder, n)).read() for n in sorted(os.listdir(folder))]
+            """,
+        "rag.py": """
+            import anthropic
+
+            from kb import documents
+
+            client = anthropic.Anthropic()
+
+
+            def ask(question):
+                context = "\\n\\n".join(documents("kb"))
+                return client.messages.create(model="claude-sonnet-4-5", max_tokens=99, system="Answer from the documents.",
+                                              messages=[{"role": "user", "content": context + "\\n\\n" + question}])
+            """,
+    })
+    assert check(tmp_path, "rag.py") == []
