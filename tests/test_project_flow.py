@@ -496,3 +496,22 @@ def test_sorted_listing_from_another_module_is_clean(tmp_path):
             """,
     })
     assert check(tmp_path, "rag.py") == []
+
+
+def test_helpers_named_like_messages_or_system_logs_are_not_prompts(tmp_path):
+    # a prompt-named function with no sender is reported only when blocks are measurably lost: a log
+    # line's timestamp before an unknown message is not a prompt hazard ("not measured" is not said)
+    project(tmp_path, {
+        "logs.py": """
+            from datetime import datetime
+
+
+            def format_message(msg):
+                return f"{datetime.now().isoformat()} {msg}"
+
+
+            def system_log_line(event):
+                return f"[{datetime.now()}] system: {event}"
+            """,
+    })
+    assert check(tmp_path, "logs.py") == []

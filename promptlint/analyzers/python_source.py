@@ -193,7 +193,7 @@ def _measured(c, ctx: Context, display: str, lines: Sequence[str], encodings: di
     label, sub = c.hole.label, c.hole.sub
     if cmp.lost_blocks <= 0:
         unknown = unresolved_after(c.prompt, c.hole)
-        if unknown is None:
+        if unknown is None or c.measured_only:
             return None
         f = _record(c, display, lines, m101.not_measured_message(label, sub, unknown))
         f.variable = label

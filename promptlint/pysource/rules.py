@@ -58,6 +58,7 @@ class Candidate:
     measure: Optional[Callable] = None  # M106/M703: (tokenizer, encode, ctx) -> Measured or None (pysource.breakpoints)
     module: Optional[Flow] = None  # reported in an imported module (its Flow: display path and text); None: this one
     sent_at: Optional[Tuple[str, str]] = None  # ("at line 12", "at client.py:12"): the sending call named from afar
+    measured_only: bool = False  # M101 of a prompt whose sender is not seen: reported only when blocks are lost
 
 
 @dataclass
@@ -239,7 +240,10 @@ class HazardScan:
         else:
             return
         if any(isinstance(p, Hole) and p.kind == "volatile" for b in request.blocks for p in b.val.parts or ()):
+            before = set(self.candidates)
             self.prompt_hazards(request, f"the prompt {what}; {NOT_SEEN_NOTE}", "returned")
+            for key in set(self.candidates) - before:  # no sender, no "not measured": only a measured loss
+                self.candidates[key].measured_only = True
 
     def framework_call(self, call: ast.Call, scope, name: Optional[str]) -> Optional[Tuple[str, Dict[int, str]]]:
         """(suffix, positional roles) for a LangChain chat model's ``invoke``/``stream`` and for an agent
@@ -531,7 +535,9 @@ class HazardScan:
                     check(a, scope, "an error message")
 
 
-PROMPT_NAMES = ("prompt", "instruction", "system", "message", "preamble", "persona")
+# a name that says "this is a prompt" ("message" is not one: log and error helpers format messages too;
+# a list of role/content messages is recognised by its shape)
+PROMPT_NAMES = ("prompt", "instruction", "system", "preamble", "persona")
 
 
 def _prompt_named(name: str) -> bool:
