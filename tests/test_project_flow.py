@@ -515,3 +515,66 @@ def test_helpers_named_like_messages_or_system_logs_are_not_prompts(tmp_path):
             """,
     })
     assert check(tmp_path, "logs.py") == []
+
+
+WRAPPED = {
+    "llm.py": '''
+        from openai import OpenAI
+
+
+        class LLM:
+            def __init__(self, model="gpt-4o"):
+                self.client = OpenAI()
+                self.model = model
+
+            def complete(self, system, question):
+                return self.client.chat.completions.create(model=self.model, messages=[
+                    {"role": "system", "content": system}, {"role": "user", "content": question}])
+
+
+        def ask(messages):
+            return OpenAI().chat.completions.create(model="gpt-4o", messages=messages)
+        ''',
+    "main.py": f'''
+        from datetime import datetime
+
+        import llm
+        from llm import LLM
+
+        POLICY = {PS}
+
+
+        class Bot:
+            def __init__(self):
+                self.llm = LLM()
+
+            def answer(self, question):
+                return self.llm.complete(f"Now: {{datetime.now()}}\\n" + POLICY, question)
+
+
+        def answer_plain(question):
+            return llm.ask([{{"role": "system", "content": POLICY + f"\\nNow: {{datetime.now()}}"}},
+                            {{"role": "user", "content": question}}])
+        ''',
+}
+
+
+def test_prompt_built_here_and_sent_by_a_wrapper_in_another_module(tmp_path, tok):
+    # the volatile value is made in main.py and sent by llm.py's wrapper; the second sender puts it after
+    # the policy, just before the question (so it loses fewer blocks, computed the same way)
+    src = project(tmp_path, WRAPPED)
+    findings = check(tmp_path, "main.py")
+    first = line_of(src["main.py"], 'f"Now:')
+    second = line_of(src["main.py"], 'f"\\nNow:')
+    sender = line_of(src["llm.py"], "self.client.chat.completions.create")
+    system = "Now: {}\n" + POLICY
+    s, lost = m101_figures(tok, system.format(TS[0]) + "\n\n" + QUESTION[0], system.format(TS[1]) + "\n\n" + QUESTION[0],
+                           system.format(TS[0]) + "\n\n" + QUESTION[1])
+    got = {f.line: f for f in findings}
+    assert got[first].code == "M101" and got[first].first_divergent_token.index == s and got[first].arithmetic.lost_blocks == lost
+    assert f"`self.client.chat.completions.create(...)` at {tmp_path / 'llm.py'}:{sender}" in " ".join(got[first].notes)
+    tail = POLICY + "\nNow: {}"
+    s2, lost2 = m101_figures(tok, tail.format(TS[0]) + "\n\n" + QUESTION[0], tail.format(TS[1]) + "\n\n" + QUESTION[0],
+                             tail.format(TS[0]) + "\n\n" + QUESTION[1])
+    assert lost2 == 0 and s2 > s  # the date after the policy costs no block here: only the first is reported
+    assert sorted(got) == [first] and second != first

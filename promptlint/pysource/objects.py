@@ -204,6 +204,34 @@ def call(caller, node: ast.Call, receiver, scope, env, depth: int):
     return caller._call_local(node, target[1], scope, env, depth, callee=target[0])
 
 
+def callee(caller, node: ast.Call, scope) -> Optional[Tuple[Any, ast.AST, Any]]:
+    """(its Flow, the function, the object it is called on or None) for a call of a function of another
+    linted module or of a method of a known object; None for anything else (a module's own functions)."""
+    f = node.func
+    if isinstance(f, ast.Name):
+        r = resolve(caller, f.id)
+        if r is not None and r[1] is not None and r[1] in r[0].index.functions:
+            return r[0], r[0].index.functions[r[1]], None
+        return None
+    if not isinstance(f, ast.Attribute) or not isinstance(f.value, (ast.Name, ast.Attribute)):
+        return None
+    if isinstance(f.value, ast.Name):
+        r = resolve(caller, f.value.id)
+        if r is not None and r[1] is None:
+            fn = r[0].index.functions.get(f.attr)
+            return (r[0], fn, None) if fn is not None else None
+    root = f.value
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name) or root.id in caller.index.imports:
+        return None  # `os.path.join`, `client.chat...`: a module or an imported object, no class of ours
+    receiver = caller.ev(f.value, scope)
+    if receiver.instance is None:
+        return None
+    found = method(receiver.instance.flow, receiver.instance.cls, f.attr)
+    return (found[0], found[1], receiver) if found is not None else None
+
+
 # ----------------------------------------------------------------------------- attributes
 
 

@@ -14,7 +14,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from promptlint import registry
 from promptlint.checks import prefix_caching_disabled as m701
-from promptlint.pysource import breakpoints, layout, sinks
+from promptlint.pysource import breakpoints, layout, objects, sinks
 from promptlint.pysource.flow import Flow, Hazard, Hole, Index, Part, Val
 from promptlint.pysource.project import NOT_SEEN_NOTE, SENT_NOTE
 
@@ -85,7 +85,10 @@ class HazardScan:
         self.flow = Flow(self.index, source, kind_of, project, display)
         self.project = project
         self.display = display or "this file"
-        self._sending: Optional[Tuple[ast.Call, str]] = None  # the LLM call whose request is being judged
+        self._sending: Optional[Tuple[ast.Call, str, str]] = None  # the LLM call being judged: (call, text, its file)
+        # where the request's fields are evaluated: this module, or a wrapper in another module called with
+        # this module's arguments (wrapped_sinks): (Flow, env)
+        self._in: Tuple[Flow, Dict[str, Val]] = (self.flow, {})
         if project is not None:
             self.flow.real_path = project.path
             project.attach(self.flow)
@@ -103,9 +106,10 @@ class HazardScan:
         if owner is not None:  # made in an imported module: reported there, naming the call that sends it
             c.module = owner
             if self._sending is not None:
-                call, callee = self._sending
-                here = f"{self.display}:{call.lineno}"
-                c.sent_at = (f"at line {call.lineno}", f"at {here}")
+                call, callee, display = self._sending
+                here = f"{display}:{call.lineno}"
+                if display == self.display:
+                    c.sent_at = (f"at line {call.lineno}", f"at {here}")
                 c.notes.append(f"{SENT_NOTE}`{callee}(...)` at {here}")
         self.candidates[key] = c
 
@@ -125,6 +129,7 @@ class HazardScan:
                 self.keyword(kw.arg, kw.value, call, scope, salt_names)
         for func, call in self.decorated_prompts():
             self.llm_call(call, func, "agent", "agent", {})
+        self.wrapped_sinks()
         self.returned_prompts()
         request_dicts = {id(kw.value) for call, _ in self.index.calls for kw in call.keywords if kw.arg in REQUEST_KWARGS}
         for d, scope in self.index.dicts:
@@ -163,8 +168,11 @@ class HazardScan:
         if suffix == "agent":  # the agent's prompt is the request's system prompt
             args = {sinks.AGENT_PROMPT_KWARGS.get(k, k): v for k, v in args.items()
                     if k in sinks.AGENT_PROMPT_KWARGS or k in sinks.TOOLS_KWARGS}
-        where = f"`{self.flow.text_of(call.func, 50)}(...)` at line {call.lineno}"
-        self._sending = (call, self.flow.text_of(call.func, 50))
+        flow = self._in[0]
+        text = flow.text_of(call.func, 50)
+        at = f"line {call.lineno}" if flow is self.flow else f"{flow.display}:{call.lineno}"
+        where = f"`{text}(...)` at {at}"
+        self._sending = (call, text, flow.display if flow is not self.flow else self.display)
         try:
             self._llm_request(call, scope, suffix, args, where)
         finally:
@@ -172,14 +180,15 @@ class HazardScan:
 
     def _llm_request(self, call: ast.Call, scope, suffix: str, args: Dict[str, ast.AST], where: str) -> None:
         get = self._request_fields(call, scope, args)
+        flow, env = self._in
         provider = sinks.PROVIDER_OF_SUFFIX.get(suffix, "chat")
         model = _literal(get("model") or get("modelId") or get("model_name"))
         receiver = None
         if provider == "bedrock-invoke":
-            body = self.flow.dumped(args["body"], scope) if "body" in args else None
+            body = flow.dumped(args["body"], scope) if "body" in args and not env else None
             get = lambda key, body=body: body if key == "body" else None  # noqa: E731
         elif provider == "gemini" and isinstance(call.func, ast.Attribute):
-            receiver = self.flow.ev(call.func.value, scope)
+            receiver = flow.ev(call.func.value, scope, env)
             if model is None and receiver.mapping is not None:  # GenerativeModel(model_name=...)
                 model = _literal(receiver.mapping.get("model_name") or receiver.mapping.get("model"))
         request = layout.build(provider, get, suffix, receiver)
@@ -197,8 +206,9 @@ class HazardScan:
             val = get(key)
             if val is not None and (suffix != "generate" or key == "prompts"):
                 self.collection_hazards(val, where, "prompt parts", key)
-        if request.blocks:
+        if request.blocks and flow is self.flow:
             self.sent.append(SentPrompt(scope, self.flow.text_of(call.func, 50), call, request, model))
+        if request.blocks:
             self.prompt_hazards(request, where, suffix, call, model)
         for key in sorted(sinks.TOOLS_KWARGS):
             val = get(key)
@@ -212,6 +222,29 @@ class HazardScan:
             val = get(key)
             if val is not None:
                 self.collection_hazards(val, where, "documents", key)
+
+    def wrapped_sinks(self) -> None:
+        """A call of a wrapper that sends what it is given (``llm.ask(system, question)`` whose body calls the
+        SDK): the wrapper's LLM calls judged with its parameters bound to this call's arguments. Wrappers in
+        other linted modules and methods of known objects (a module's own functions are followed from their
+        call sites already, ``Flow._param``); one level deep."""
+        for call, scope in list(self.index.calls):
+            found = objects.callee(self.flow, call, scope)
+            if found is None:
+                continue
+            cflow, func, bound = found
+            inner = [c for c, s in cflow.index.calls if s is func]
+            inner = [(c, sinks.llm_call(cflow.name_of(c.func))) for c in inner]
+            inner = [(c, m) for c, m in inner if m is not None]
+            if not inner:
+                continue
+            env = self.flow.bind_arguments(call, func, scope, {}, 0, cflow, bound)
+            self._in = (cflow, env)
+            try:
+                for c, (suffix, positional) in inner:
+                    self.llm_call(c, func, cflow.name_of(c.func), suffix, positional)
+            finally:
+                self._in = (self.flow, {})
 
     def returned_prompts(self) -> None:
         """Prompts this module builds for callers it does not contain (a library's prompt module): what a
@@ -324,9 +357,10 @@ class HazardScan:
 
         def get(key: str) -> Optional[Val]:
             if key not in cache:
-                val = self.flow.ev(args[key], scope) if key in args else None
+                flow, env = self._in
+                val = flow.ev(args[key], scope, env) if key in args else None
                 for node in spread if val is None else ():
-                    mapping = self.flow.ev(node, scope).mapping or {}
+                    mapping = flow.ev(node, scope, env).mapping or {}
                     if key in mapping:
                         val = mapping[key]
                         break
