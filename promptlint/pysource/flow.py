@@ -151,6 +151,7 @@ class Index:
         self.classes: Dict[str, ast.ClassDef] = {}
         self.attrs: Dict[Tuple[str, str], List[Entry]] = {}
         self.fields: Dict[str, List[str]] = {}  # class -> annotated class-body names, in order (dataclass fields)
+        self._me: Dict[int, Optional[str]] = {}  # id(method) -> its first parameter's name
         self._walk(tree, None, (), None)
         for entries in list(self.bindings.values()) + list(self.attrs.values()):
             entries.sort(key=lambda e: e.pos)
@@ -294,7 +295,9 @@ class Index:
                     if isinstance(target, ast.Name):
                         self.attrs.setdefault((cls, target.id), []).append(Entry(pos, "assign", node.value, loops))
             return
-        me = _self_name(scope)
+        me = self._me.get(id(scope), ...)
+        if me is ...:
+            me = self._me[id(scope)] = _self_name(scope)
         if me is None:
             return
 

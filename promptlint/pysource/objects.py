@@ -36,29 +36,42 @@ class Instance:
     env: Optional[Dict[str, Any]]  # the constructor's parameters bound to its arguments; None: not known (`self` in a method)
 
 
-def _load(flow, module: str, level: int):
-    return flow.project.load(flow, module, level) if flow.project is not None else None
+def _load(flow, module: str, level: int, need=None):
+    return flow.project.load(flow, module, level, need) if flow.project is not None else None
 
 
-def resolve(flow, name: str, depth: int = 0) -> Optional[Tuple[Any, Optional[str]]]:
+def resolve(flow, name: str, depth: int = 0, need=None) -> Optional[Tuple[Any, Optional[str]]]:
     """(the Flow of a linted module, a name in it) for an imported ``name``; (module flow, None) when the
-    name is a module itself; None when it is not imported from a linted file."""
+    name is a module itself; None when it is not imported from a linted file. ``need``: byte strings one
+    of which the module must contain to be parsed at all (a wrapper must call an SDK)."""
     spec = flow.index.imports.get(name)
     if spec is None or flow.project is None or depth > 4:
         return None
+    memo = flow.__dict__.setdefault("_resolved", {})
+    if (name, need) not in memo:
+        memo[(name, need)] = _resolve(flow, name, spec, depth, need)
+    return memo[(name, need)]
+
+
+def _resolve(flow, name: str, spec, depth: int, need):
     module, level, attr = spec
     if attr is None:
-        m = _load(flow, module, level)
+        m = _load(flow, module, level, need)
         return (m, None) if m is not None else None
-    sub = _load(flow, f"{module}.{attr}" if module else attr, level)  # `from pkg import prompts`
+    sub = _load(flow, f"{module}.{attr}" if module else attr, level, need)  # `from pkg import prompts`
     if sub is not None:
         return sub, None
-    m = _load(flow, module, level)
+    m = _load(flow, module, level, need)
     if m is None:
         return None
     if attr not in m.index.functions and attr not in m.index.classes and attr in m.index.imports:
-        return resolve(m, attr, depth + 1)  # a re-export: `from .prompts import SYSTEM` in a package's __init__
+        return resolve(m, attr, depth + 1, need)  # a re-export: `from .prompts import SYSTEM` in a package's __init__
     return m, attr
+
+
+# a module whose bytes hold none of these makes no LLM call (sinks.LLM_CALL_SUFFIXES' method names)
+CALL_MARKERS = (b"create(", b"stream(", b"parse(", b"completion(", b"count_tokens(", b"converse", b"invoke_model",
+                b"generate_content", b"generate(", b"chat(", b"invoke(", b"from_messages(", b"apply_chat_template")
 
 
 def module_value(m, attr: str, depth: int):
@@ -209,14 +222,14 @@ def callee(caller, node: ast.Call, scope) -> Optional[Tuple[Any, ast.AST, Any]]:
     linted module or of a method of a known object; None for anything else (a module's own functions)."""
     f = node.func
     if isinstance(f, ast.Name):
-        r = resolve(caller, f.id)
+        r = resolve(caller, f.id, need=CALL_MARKERS)
         if r is not None and r[1] is not None and r[1] in r[0].index.functions:
             return r[0], r[0].index.functions[r[1]], None
         return None
     if not isinstance(f, ast.Attribute) or not isinstance(f.value, (ast.Name, ast.Attribute)):
         return None
     if isinstance(f.value, ast.Name):
-        r = resolve(caller, f.value.id)
+        r = resolve(caller, f.value.id, need=CALL_MARKERS)
         if r is not None and r[1] is None:
             fn = r[0].index.functions.get(f.attr)
             return (r[0], fn, None) if fn is not None else None

@@ -53,13 +53,27 @@ def _parsed(real: str, raw: bytes):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             tree = ast.parse(text)
-        entry = (tree, Index(tree), frozenset(id(n) for n in ast.walk(tree)), text)
+        entry = (tree, Index(tree), _NodeIds(tree), text)
     except (SyntaxError, ValueError, RecursionError, MemoryError, UnicodeDecodeError):
         return None
     _PARSED[key] = entry
     if len(_PARSED) > _PARSED_LIMIT:
         _PARSED.popitem(last=False)
     return entry
+
+
+class _NodeIds:
+    """The ids of a tree's nodes, computed on the first question (most analyses report nothing in an
+    imported module, and never ask)."""
+
+    def __init__(self, tree: ast.Module):
+        self.tree = tree
+        self.ids: Optional[frozenset] = None
+
+    def __contains__(self, key: int) -> bool:
+        if self.ids is None:
+            self.ids = frozenset(id(n) for n in ast.walk(self.tree))
+        return key in self.ids
 
 
 class Project:
@@ -80,6 +94,8 @@ class Project:
         self.ids: Dict[int, frozenset] = {}  # id(Flow) -> the ids of its nodes
         self.main = None
         self.loaded = 0
+        self._found: Dict[tuple, object] = {}  # (importer's directory, module, level, need) -> Flow or None
+        self._bytes: Dict[str, Optional[bytes]] = {}  # candidate path -> its bytes (None: not read)
 
     def attach(self, flow) -> None:
         """The linted module's own Flow: an import cycle back to it finds it."""
@@ -93,64 +109,91 @@ class Project:
                 return flow
         return None
 
-    def load(self, importer, module: str, level: int):
-        """The Flow of ``module`` imported from ``importer`` (a Flow), or None."""
+    def load(self, importer, module: str, level: int, need: Optional[Tuple[bytes, ...]] = None):
+        """The Flow of ``module`` imported from ``importer`` (a Flow), or None. ``need``: the module is parsed
+        only when its bytes hold one of these (else None, and it is not parsed for this purpose)."""
+        here = str(getattr(importer, "real_path", None) or self.path)
+        key = (os.path.dirname(here), module, level, need)
+        if key not in self._found:
+            self._found[key] = self._load(importer, module, level, need)
+        return self._found[key]
+
+    def _load(self, importer, module: str, level: int, need):
         for candidate in self._candidates(importer, module, level):
-            key = str(candidate)
-            if key in self.flows:
-                if self.flows[key] is not None:
-                    return self.flows[key]
+            if candidate in self.flows:
+                if self.flows[candidate] is not None:
+                    return self.flows[candidate]
                 continue
-            flow = self._read(candidate)
-            self.flows[key] = flow
+            raw = self._raw(candidate)
+            if raw is None:
+                self.flows[candidate] = None
+                continue
+            if need and not any(m in raw for m in need):
+                return None  # found, and not what the caller looks for: not parsed
+            flow = self._flow(candidate, raw)
+            self.flows[candidate] = flow
             if flow is not None:
                 return flow
         return None
 
     def _candidates(self, importer, module: str, level: int):
-        here = Path(getattr(importer, "real_path", None) or self.path).parent
-        rel = Path(*module.split(".")) if module else None
+        """Where ``module`` may be, as os.path strings (pathlib costs on a module with many imports)."""
+        here = os.path.dirname(str(getattr(importer, "real_path", None) or self.path))
+        rel = os.path.join(*module.split(".")) if module else ""
+        limit = str(self.limit)
         if level:
             base = here
             for _ in range(level - 1):
-                base = base.parent
+                base = os.path.dirname(base)
             bases = [base]
         else:
             bases, d = [], here
-            while d == self.limit or self.limit in d.parents:
+            while d == limit or d.startswith(limit.rstrip(os.sep) + os.sep):
                 bases.append(d)
-                if d == d.parent:  # the file system's root
+                parent = os.path.dirname(d)
+                if parent == d:  # the file system's root
                     break
-                d = d.parent
-            bases.append(self.limit / "src")
+                d = parent
+            bases.append(os.path.join(limit, "src"))
         for base in bases:
-            if rel is None:
-                yield base / "__init__.py"
+            if not rel:
+                yield os.path.join(base, "__init__.py")
                 continue
-            yield base / rel.with_suffix(".py") if rel.name else base / "__init__.py"
-            yield base / rel / "__init__.py"
+            yield os.path.join(base, rel + ".py")
+            yield os.path.join(base, rel, "__init__.py")
 
-    def _read(self, candidate: Path):
+    def _raw(self, candidate: str) -> Optional[bytes]:
+        """The bytes of a module file inside the limit (read once per analysis, a dependency), or None."""
         from promptlint import kernel
         from promptlint.paths import not_read, safe_resolve
-        from promptlint.pysource.flow import Flow
 
+        if candidate in self._bytes:
+            return self._bytes[candidate]
+        self._bytes[candidate] = None
         if self.loaded >= MAX_MODULES or not os.path.isfile(candidate):
             return None
-        real = safe_resolve(candidate)
-        if not (real == self.limit or self.limit in real.parents) or not_read(candidate, self.root):
+        real = safe_resolve(Path(candidate))
+        if not (real == self.limit or self.limit in real.parents) or not_read(Path(candidate), self.root):
             return None
-        raw = kernel.read_source_bytes(candidate)
+        raw = kernel.read_source_bytes(Path(candidate))
         if not isinstance(raw, bytes):
             return None
         self.loaded += 1
         if self.depend is not None:
-            self.depend(candidate)
+            self.depend(Path(candidate))
+        self._bytes[candidate] = raw
+        return raw
+
+    def _flow(self, candidate: str, raw: bytes):
+        from promptlint.paths import safe_resolve
+        from promptlint.pysource.flow import Flow
+
+        real = safe_resolve(Path(candidate))
         parsed = _parsed(str(real), raw)
         if parsed is None:
             return None
         tree, index, ids, text = parsed
-        flow = Flow(index, text, self.kind_of, project=self, display=self.display(candidate))
+        flow = Flow(index, text, self.kind_of, project=self, display=self.display(Path(candidate)))
         flow.real_path = real
         self.ids[id(flow)] = ids
         return flow

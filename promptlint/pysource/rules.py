@@ -233,9 +233,7 @@ class HazardScan:
             if found is None:
                 continue
             cflow, func, bound = found
-            inner = [c for c, s in cflow.index.calls if s is func]
-            inner = [(c, sinks.llm_call(cflow.name_of(c.func))) for c in inner]
-            inner = [(c, m) for c, m in inner if m is not None]
+            inner = _llm_calls_by_function(cflow).get(id(func))
             if not inner:
                 continue
             env = self.flow.bind_arguments(call, func, scope, {}, 0, cflow, bound)
@@ -571,6 +569,19 @@ class HazardScan:
 
 # a name that says "this is a prompt" ("message" is not one: log and error helpers format messages too;
 # a list of role/content messages is recognised by its shape)
+def _llm_calls_by_function(flow) -> Dict[int, list]:
+    """id(function) -> its LLM calls with their (suffix, positional roles), once per module's Flow."""
+    table = flow.__dict__.get("_llm_calls")
+    if table is None:
+        table = flow.__dict__["_llm_calls"] = {}
+        for c, scope in flow.index.calls:
+            if scope is not None:
+                m = sinks.llm_call(flow.name_of(c.func))
+                if m is not None:
+                    table.setdefault(id(scope), []).append((c, m))
+    return table
+
+
 PROMPT_NAMES = ("prompt", "instruction", "system", "preamble", "persona")
 
 
