@@ -120,7 +120,7 @@ def lint(
             (result.errors if f.code.startswith("E") else result.findings).append(f)
         result.notices.extend(notices)
     result.notices.extend(ctx.notices)
-    result.findings = merge_included_findings(result.findings)
+    result.findings = merge_included_findings(prefer_sent(result.findings))
     result.findings.sort(key=lambda f: f.sort_key)
     result.errors = merge_included(result.errors)
     result.errors.sort(key=lambda f: f.sort_key)
@@ -386,6 +386,39 @@ def merge_included(errors: List[Finding]) -> List[Finding]:
 
 
 _IN_RENDER = re.compile(r"^in the render of (.+), which includes or extends ")
+
+
+def prefer_sent(findings: List[Finding]) -> List[Finding]:
+    """A Python prompt module's hazard judged on its own ("the call that sends it is not in the linted
+    files") is dropped where a linted importer reported the same place with the request that sends it
+    (pysource.project); two importers sending it keep one finding, the others named in a note."""
+    if not any(f.path.endswith((".py", ".pyi")) for f in findings):
+        return findings
+    from promptlint.pysource.project import NOT_SEEN_NOTE, SENT_NOTE
+
+    def sent(f: Finding) -> bool:
+        return any(n.startswith(SENT_NOTE) for n in f.notes)
+
+    places = {(f.path, f.line, f.column) for f in findings if sent(f)}
+    if not places:
+        return findings
+    out: List[Finding] = []
+    kept: Dict[Tuple, Finding] = {}
+    for f in findings:
+        place = (f.path, f.line, f.column)
+        if place in places and not sent(f) and any(NOT_SEEN_NOTE in n for n in f.notes):
+            continue
+        key = (f.code,) + place
+        if sent(f) and key in kept:
+            first = kept[key]
+            also = [n for n in f.notes if n.startswith(SENT_NOTE) and n not in first.notes]
+            kept[key] = first = dataclasses.replace(first, notes=first.notes + [f"also {n}" for n in also])
+            out = [first if (g.code, g.path, g.line, g.column) == key else g for g in out]
+            continue
+        if sent(f):
+            kept[key] = f
+        out.append(f)
+    return out
 
 
 def merge_included_findings(findings: List[Finding]) -> List[Finding]:

@@ -185,6 +185,18 @@ def build(tmp_path: Path) -> Hostile:
         "chat_template": "{% for m in messages %}" + "a" * 40 + "! {{ m['content'] }}\n{% endfor %}",
     }), encoding="utf-8")
 
+    # a Python agent importing a prompt module that is a link to a file outside: never read (read, its
+    # M101 would name the secret in the volatile call's text), and shadow modules are parsed, never run
+    (outside / "linked_prompt.py").write_text(
+        f"import time\nSYSTEM = 'Clock ' + time.strftime('%H:%M:%S {SECRET}') + ' Follow the shop policy. ' * 40\n",
+        encoding="utf-8")
+    os.symlink(outside / "linked_prompt.py", root / "linked_prompt.py")
+    (root / "agent_link.py").write_text(
+        "import json\nimport shlex\n\nfrom openai import OpenAI\n\nfrom linked_prompt import SYSTEM\n\nclient = OpenAI()\n\n\n"
+        "def go(q):\n    return client.chat.completions.create(model='m', messages=[\n"
+        "        {'role': 'system', 'content': SYSTEM + json.dumps(shlex.split(q))}, {'role': 'user', 'content': q}])\n",
+        encoding="utf-8")
+
     (root / "promptlint.toml").write_text('daemon = true\nexclude = ["models/**"]\n', encoding="utf-8")
     # links out, at every level a write could take
     cache = root / ".promptlint_cache" / promptlint.__version__

@@ -589,15 +589,18 @@ class Agent:
 
 
 def test_tools_from_a_method_annotated_to_return_a_set(tmp_path):
-    # self.toolbox.schemas() is another object's method (not followed by the per-module flow); the
-    # sorted and membership uses in Toolbox are stable
+    # self.toolbox.schemas() is another object's method, followed into Toolbox (its `enabled()` returns a
+    # frozenset); the sorted and membership uses in Toolbox are stable
     src = TOOLS_FROM_SET_RETURNING_METHOD
     findings = run(tmp_path, src)
     lines = src.splitlines()
+    toolbox = line_of(src, "for name in self.enabled()]")
     line = max(i for i, text in enumerate(lines, 1) if "for name in self.enabled()]" in text)
-    assert [(f.code, f.line) for f in findings] == [("M202", line)]
-    assert findings[0].column == lines[line - 1].index("self.enabled()") + 1
-    assert f"`enabled()` (returns `set[str]`) (line {line_of(src, 'def enabled(self) -> set[str]')})" in findings[0].message
+    assert [(f.code, f.line) for f in findings] == [("M202", toolbox), ("M202", line)]
+    assert findings[0].column == findings[1].column == lines[line - 1].index("self.enabled()") + 1
+    frozen = line_of(src, "def enabled(self) -> \"frozenset")
+    assert f"`enabled()` (returns `frozenset[str]`) (line {frozen})" in findings[0].message
+    assert f"`enabled()` (returns `set[str]`) (line {line_of(src, 'def enabled(self) -> set[str]')})" in findings[1].message
 
 
 OPENAI_RAW_RESPONSE_TOOLS = '''

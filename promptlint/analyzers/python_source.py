@@ -7,6 +7,8 @@ A file that does not parse is one E008 finding. libcst is used only by ``fix``.
 
 from __future__ import annotations
 
+import dataclasses
+
 from pathlib import Path
 from typing import List, NamedTuple, Optional, Sequence
 
@@ -58,15 +60,23 @@ def parse(path: Path, text: str, display: str) -> Parsed:
         return Parsed(None, file_error(display, "E008", f"Python source cannot be parsed: {type(e).__name__}: {e}"))
 
 
-def scan(path: Path, text: str, display: str):
-    """(candidates, error) without touching the tokenizer."""
-    from promptlint.pysource.rules import HazardScan
-    from promptlint.scenarios.names import name_patterns
-
+def scan(path: Path, text: str, display: str, ctx: Optional[Context] = None):
+    """(candidates, error) without touching the tokenizer. With ``ctx``, values are followed into the
+    linted files this module imports (pysource.project), each one read a dependency of the result."""
     parsed = parse(path, text, display)
     if parsed.error is not None:
         return [], parsed.error
-    return HazardScan(text, parsed.tree, name_patterns().kind_of).run(), None
+    return _hazard_scan(path, text, display, parsed.tree, ctx).run(), None
+
+
+def _hazard_scan(path: Path, text: str, display: str, tree, ctx: Optional[Context]):
+    from promptlint.pysource.project import Project
+    from promptlint.pysource.rules import HazardScan
+    from promptlint.scenarios.names import name_patterns
+
+    kind_of = name_patterns().kind_of
+    project = Project(ctx.settings.root, path, kind_of, ctx.depend, ctx.display) if ctx is not None else None
+    return HazardScan(text, tree, kind_of, project, display)
 
 
 def _split_bom(text: str):
@@ -78,7 +88,7 @@ def _split_bom(text: str):
 def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     display = ctx.display(path)
     text = _split_bom(text)[1]
-    candidates, error = scan(path, text, display)
+    candidates, error = scan(path, text, display, ctx)
     if error is not None:
         return [error]
     lines = text.splitlines()
@@ -90,17 +100,28 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
         if c.measure is not None:  # M106/M703: figures at a cache breakpoint (pysource.breakpoints)
             f = _measured_at_breakpoint(c, ctx, display, lines, encodings)
             if f is not None:
-                findings.append(f)
+                findings.append(_relocate(f, c))
             continue
         if c.code == "M101":
             f = _measured(c, ctx, display, lines, encodings)
             if f is not None:
-                findings.append(f)
+                findings.append(_relocate(f, c))
             continue
         fixable = ["fixable with `promptlint check --fix` (safe: changes ordering only)"] if c.fix else []
-        findings.append(_record(c, display, lines, c.message, notes=[*c.notes, *fixable]))
+        findings.append(_relocate(_record(c, display, lines, c.message, notes=[*c.notes, *fixable]), c))
     findings.sort(key=lambda f: f.sort_key)
     return findings
+
+
+def _relocate(f: Finding, c) -> Finding:
+    """A finding made in an imported module names the sending call with its file (``at client.py:12``)."""
+    message, notes = f.message, list(f.notes)
+    if c.sent_at is not None:  # the "sent by" note below says where the request goes
+        local, named = c.sent_at
+        message = named.join(message.split(local))
+        notes = [n for n in notes if n != c.sink]
+    notes += [n for n in c.notes if n not in notes]
+    return dataclasses.replace(f, message=message, notes=tuple(notes))
 
 
 def measure(path: Path, text: str, ctx: Context) -> list:
@@ -109,16 +130,13 @@ def measure(path: Path, text: str, ctx: Context) -> list:
     from promptlint import per_request as rows
     from promptlint.compare import engine_profile
     from promptlint.pysource import breakpoints, per_request
-    from promptlint.pysource.rules import HazardScan
-    from promptlint.scenarios.names import name_patterns
-
     display = ctx.display(path)
     profile = engine_profile(ctx.settings.engine, ctx.settings.block_size)
     text = _split_bom(text)[1]
     parsed = parse(path, text, display)
     if parsed.error is not None:
         return [rows.failed(display, parsed.error.code, parsed.error.message, profile.block_size)]
-    scan = HazardScan(text, parsed.tree, name_patterns().kind_of)
+    scan = _hazard_scan(path, text, display, parsed.tree, ctx)
     scan.run()
     if not scan.sent:
         return []
@@ -139,7 +157,11 @@ def _char_col(lines: Sequence[str], line: int, byte_col: int) -> int:
 
 
 def _record(c, display: str, lines: Sequence[str], message: str, **complete) -> Finding:
-    """The candidate's finding, complete: ``complete`` (``kernel.finding``'s keywords) overrides the candidate's own."""
+    """The candidate's finding, complete, at its node: in the linted file, or in the imported module
+    that made the hazard (``c.module``). ``complete`` (``kernel.finding``'s keywords) overrides the
+    candidate's own."""
+    if c.module is not None:
+        display, lines = c.module.display, c.module.source.splitlines()
     n = c.node
     line = getattr(n, "lineno", 1)
     end_line = getattr(n, "end_lineno", line) or line
@@ -170,7 +192,7 @@ def _measured(c, ctx: Context, display: str, lines: Sequence[str], encodings: di
     label, sub = c.hole.label, c.hole.sub
     if cmp.lost_blocks <= 0:
         unknown = unresolved_after(c.prompt, c.hole)
-        if unknown is None:
+        if unknown is None or c.measured_only:
             return None
         return _record(c, display, lines, m101.not_measured_message(label, sub, unknown), variable=label,
                        help=m101.help_text(label, sub, suggest_coarser=False), notes=[*c.notes, c.sink])

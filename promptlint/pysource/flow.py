@@ -23,7 +23,7 @@ import string
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple, Union
 
-from promptlint.pysource import sinks
+from promptlint.pysource import objects, sinks
 
 # one printf-style conversion: `%s`, `%(name)s`, `%-8.2f`, `%%`
 _PRINTF = re.compile(r"%(?:\((?P<name>[^)]*)\))?[#0\- +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?(?P<conv>[diouxXeEfFgGcrsa%])")
@@ -68,6 +68,7 @@ class Val:
     unordered: Optional[Tuple[ast.AST, str]] = None  # the collection itself has no stable order: (origin, what)
     names: frozenset = frozenset()  # identifiers seen on the way (names, attributes), for salt checks
     node: Optional[ast.AST] = None  # the dict literal or constructor call a mapping came from (to point findings at)
+    instance: Any = None  # an object of a class of the analysed files (pysource.objects.Instance)
 
     def add(self, *others: Optional["Val"]) -> "Val":
         ids = None
@@ -91,7 +92,7 @@ def merge(vals: List[Val]) -> Val:
     if not vals:
         return Val()
     first = vals[0]
-    out = Val(first.parts, [], first.items, first.mapping, first.unordered, frozenset(), first.node)
+    out = Val(first.parts, [], first.items, first.mapping, first.unordered, frozenset(), first.node, first.instance)
     out.add(*vals)
     for v in vals[1:]:
         out.unordered = out.unordered or v.unordered
@@ -107,6 +108,21 @@ class Entry:
     kind: str  # assign | aug | for | unpack | append | extend | insert | setitem | update
     value: Optional[ast.AST]
     loops: Tuple[ast.AST, ...]  # enclosing for loops in the same function, outermost first
+    keys: Tuple[ast.AST, ...] = ()  # setitem: the subscripts below the name, outermost first (`x[0]["k"] = v`)
+    scope: Optional[ast.AST] = None  # attribute entries: the function that writes `self.<attr>` (None: the class body)
+
+
+# container methods that change the container in place -> the entry kind
+_MUTATORS = {"append": "append", "extend": "extend", "insert": "insert", "update": "update", "appendleft": "insert0",
+             "add": "append", "setdefault": "setdefault"}
+
+
+def _self_name(func) -> Optional[str]:
+    """The first parameter of a method (``self``), None for a static method or a function without one."""
+    if any(sinks.dotted(d) == "staticmethod" for d in func.decorator_list):
+        return None
+    a = func.args.posonlyargs + func.args.args
+    return a[0].arg if a else None
 
 
 _LEAVES = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
@@ -128,8 +144,16 @@ class Index:
         self.dicts: List[Tuple[ast.Dict, Optional[ast.AST]]] = []
         self.raises: List[Tuple[ast.Raise, Optional[ast.AST]]] = []
         self.strings: List[ast.Constant] = []
+        # across modules (pysource.objects): imported names -> (module, level, attribute or None for a module),
+        # module-level classes, and what each class writes to its attributes (`self.x = v`, `self.x.append(v)`,
+        # class-body fields), keyed (class name, attribute)
+        self.imports: Dict[str, Tuple[str, int, Optional[str]]] = {}
+        self.classes: Dict[str, ast.ClassDef] = {}
+        self.attrs: Dict[Tuple[str, str], List[Entry]] = {}
+        self.fields: Dict[str, List[str]] = {}  # class -> annotated class-body names, in order (dataclass fields)
+        self._me: Dict[int, Optional[str]] = {}  # id(method) -> its first parameter's name
         self._walk(tree, None, (), None)
-        for entries in self.bindings.values():
+        for entries in list(self.bindings.values()) + list(self.attrs.values()):
             entries.sort(key=lambda e: e.pos)
 
     @staticmethod
@@ -157,6 +181,8 @@ class Index:
                     stack.append((stmt, node, (), cls))
                 continue
             if t is ast.ClassDef:
+                if scope is None and cls is None:
+                    self.classes[node.name] = node
                 for stmt in reversed(node.body):
                     stack.append((stmt, scope if scope is not None else None, loops, node.name if scope is None else None))
                 for b in node.bases + node.decorator_list:
@@ -166,11 +192,15 @@ class Index:
                 for a in node.names:
                     if a.asname:
                         self.aliases[a.asname] = a.name
+                    self.imports[a.asname or a.name.split(".")[0]] = (a.name if a.asname else a.name.split(".")[0], 0, None)
                 continue
             if t is ast.ImportFrom:
                 if node.module and not node.level:
                     for a in node.names:
                         self.aliases[a.asname or a.name] = f"{node.module}.{a.name}"
+                for a in node.names:
+                    if a.name != "*":
+                        self.imports[a.asname or a.name] = (node.module or "", node.level or 0, a.name)
                 continue
             pos = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
             if t in (ast.For, ast.AsyncFor):
@@ -180,6 +210,8 @@ class Index:
                     stack.append((stmt, scope, loops + (node,), cls))
                 continue
             self._record(node, t, scope, loops, pos)
+            if cls is not None:
+                self._record_attr(node, t, scope, loops, pos, cls)
             for name in node._fields:
                 if name == "ctx":
                     continue
@@ -193,6 +225,9 @@ class Index:
 
     def _record(self, node: ast.AST, t: type, scope, loops, pos) -> None:
         """Note what a statement or expression node binds, returns, raises or calls."""
+        if t in (ast.Assign, ast.AnnAssign, ast.AugAssign):
+            # an assignment binds after its value is computed: `x = copy.deepcopy(x)` reads the x before it
+            pos = (node.end_lineno or pos[0], node.end_col_offset or 0)
         if t is ast.Assign:
             for target in node.targets:
                 self._target(scope, target, Entry(pos, "assign", node.value, loops))
@@ -224,10 +259,10 @@ class Index:
         elif isinstance(f, ast.Attribute):
             if isinstance(f.value, ast.Name) and f.value.id in ("self", "cls"):
                 self.call_sites.setdefault("self." + f.attr, []).append((node, scope))
-            if isinstance(f.value, ast.Name) and f.attr in ("append", "extend", "insert", "update", "appendleft", "add"):
-                args = node.args
-                value = args[-1] if args else None
-                kind = {"appendleft": "append", "add": "append"}.get(f.attr, f.attr)
+            if isinstance(f.value, ast.Name) and f.attr in _MUTATORS:
+                kind = _MUTATORS[f.attr]
+                # insert and update keep the call: its index, and update's keyword arguments
+                value = node if kind in ("insert", "update") else (node.args[-1] if node.args else None)
                 self._bind(scope, f.value.id, Entry(pos, kind, value, loops))
 
     def _target(self, scope, target: ast.AST, entry: Entry) -> None:
@@ -239,8 +274,58 @@ class Index:
                     elt = elt.value
                 if isinstance(elt, ast.Name):
                     self._bind(scope, elt.id, Entry(entry.pos, "unpack", entry.value, entry.loops))
-        elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name):
-            self._bind(scope, target.value.id, Entry(entry.pos, "setitem", entry.value, entry.loops))
+        elif isinstance(target, ast.Subscript):
+            keys = []
+            while isinstance(target, ast.Subscript):
+                keys.append(target.slice)
+                target = target.value
+            if isinstance(target, ast.Name):
+                self._bind(scope, target.id, Entry(entry.pos, "setitem", entry.value, entry.loops, tuple(reversed(keys))))
+
+    def _record_attr(self, node: ast.AST, t: type, scope, loops, pos, cls: str) -> None:
+        """What a class writes to its attributes: `self.x = v`, `self.x += v`, `self.x.append(v)`,
+        `self.x[k] = v` in its methods, and `x = v` / `x: T = v` / `x: T` in its body."""
+        if scope is None:  # the class body
+            if t is ast.AnnAssign and isinstance(node.target, ast.Name):
+                self.fields.setdefault(cls, []).append(node.target.id)
+                if node.value is not None:
+                    self.attrs.setdefault((cls, node.target.id), []).append(Entry(pos, "assign", node.value, loops))
+            elif t is ast.Assign:
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        self.attrs.setdefault((cls, target.id), []).append(Entry(pos, "assign", node.value, loops))
+            return
+        me = self._me.get(id(scope), ...)
+        if me is ...:
+            me = self._me[id(scope)] = _self_name(scope)
+        if me is None:
+            return
+
+        def attr_of(target) -> Optional[str]:
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == me:
+                return target.attr
+            return None
+
+        def put(attr: Optional[str], kind: str, value, keys=()) -> None:
+            if attr is not None:
+                self.attrs.setdefault((cls, attr), []).append(Entry(pos, kind, value, loops, keys, scope))
+
+        if t is ast.Assign or (t is ast.AnnAssign and node.value is not None):
+            for target in node.targets if t is ast.Assign else [node.target]:
+                if isinstance(target, ast.Subscript):
+                    keys = []
+                    while isinstance(target, ast.Subscript):
+                        keys.append(target.slice)
+                        target = target.value
+                    put(attr_of(target), "setitem", node.value, tuple(reversed(keys)))
+                else:
+                    put(attr_of(target), "assign", node.value)
+        elif t is ast.AugAssign:
+            put(attr_of(node.target), "aug", node.value)
+        elif t is ast.Call and isinstance(node.func, ast.Attribute) and node.func.attr in _MUTATORS:
+            kind = _MUTATORS[node.func.attr]
+            value = node if kind in ("insert", "update") else (node.args[-1] if node.args else None)
+            put(attr_of(node.func.value), kind, value)
 
     def params(self, func: ast.AST) -> List[str]:
         a = func.args
@@ -251,9 +336,14 @@ class Index:
 
 
 class Flow:
-    def __init__(self, index: Index, source: str, kind_of):
+    MAX_DEPTH = MAX_DEPTH  # for pysource.objects, which does not import this module
+    merge = staticmethod(merge)
+
+    def __init__(self, index: Index, source: str, kind_of, project=None, display: Optional[str] = None):
         self.index = index
         self.source = source
+        self.project = project  # the other linted modules (pysource.project.Project), None: this module alone
+        self.display = display
         self._kind_of = kind_of  # name -> (kind, sub): promptlint.scenarios.names.name_patterns().kind_of
         self._kinds: Dict[str, Tuple[str, Optional[str]]] = {}
         self._memo: Dict[Tuple[int, int], Val] = {}
@@ -361,6 +451,17 @@ class Flow:
             elif left.items is not None and right.items is not None:
                 out.items = left.items + right.items
             return out
+        if isinstance(node.op, ast.Mult):  # "=" * 40, [msg] * 2: repeated a constant number of times
+            n, x = (_const_int(node.right), left) if _const_int(node.right) is not None else (_const_int(node.left), right)
+            if n is not None and 0 <= n <= 10_000:
+                out = Val().add(x)
+                if x.parts is not None and x.items is None:
+                    out.parts = x.parts * n
+                elif x.items is not None:
+                    out.items = x.items * n
+                else:
+                    out.parts = [Hole("static", self.text_of(node), node)]
+                return out
         if isinstance(node.op, ast.Mod) and left.parts is not None and all(isinstance(p, str) for p in left.parts):
             return self._percent("".join(left.parts), node, right)
         if isinstance(node.op, (ast.BitOr, ast.BitAnd, ast.BitXor, ast.Sub)):
@@ -403,9 +504,10 @@ class Flow:
         for k, v_node in zip(node.keys, node.values):
             v = self.ev(v_node, scope, env, depth)
             out.add(v)
-            if k is None:
+            if k is None:  # {**base, "k": v}: the spread mapping's keys, in its order
                 out.unordered = out.unordered or v.unordered
-            elif isinstance(k, ast.Constant) and isinstance(k.value, str):
+                out.mapping = {**out.mapping, **v.mapping} if out.mapping is not None and v.mapping is not None else None
+            elif out.mapping is not None and isinstance(k, ast.Constant) and isinstance(k.value, str):
                 out.mapping[k.value] = v
         return out
 
@@ -426,6 +528,9 @@ class Flow:
         return out.add(base)
 
     def _attribute(self, node: ast.Attribute, scope, env, depth) -> Val:
+        v = objects.module_attribute(self, node, env, depth)  # `prompts.SYSTEM` of a linted module
+        if v is not None:
+            return v
         if _is_module_ref(node.value, self.index):
             out = self.opaque(node, name=node.attr)
             out.names = out.names | {node.attr}
@@ -433,6 +538,10 @@ class Flow:
         base = self.ev(node.value, scope, env, depth)
         if base.parts is not None and len(base.parts) == 1 and isinstance(base.parts[0], Hole) and base.parts[0].kind == "volatile":
             return base  # uuid4().hex, datetime.now().year: still the volatile value
+        if base.instance is not None:  # `self.chunks.system`: what the class writes to the attribute
+            v = objects.attribute(base, node.attr, depth)
+            if v is not None:
+                return self._named(v, node.attr)
         out = self.opaque(node, name=node.attr)
         out.names = out.names | {node.attr}
         return out.add(base)
@@ -451,18 +560,23 @@ class Flow:
         if v is not None:
             return self._named(v, name)
         if scope is not None and name in self.index.params(scope):
+            if self.index.class_of.get(id(scope)) and name == _self_name(scope):
+                return objects.generic_self(self, scope, node)
             return self._named(self._param(scope, name, node, depth), name)
         if scope is not None:
             v = self._binding(None, name, (10**9, 0), depth, {})
             if v is not None:
                 return self._named(v, name)
+        v = objects.imported_value(self, name, depth)
+        if v is not None:
+            return self._named(v, name)
         return self.opaque(node, name, name)
 
     @staticmethod
     def _named(v: Val, name: str) -> Val:
         if name in v.names:
             return v
-        return Val(v.parts, list(v.hazards), v.items, v.mapping, v.unordered, v.names | {name}, v.node)
+        return Val(v.parts, list(v.hazards), v.items, v.mapping, v.unordered, v.names | {name}, v.node, v.instance)
 
     def _binding(self, scope, name, pos, depth, env) -> Optional[Val]:
         entries = self.index.bindings.get((Index.sid(scope), name))
@@ -489,13 +603,20 @@ class Flow:
         elif base.kind == "unpack":
             v = self.opaque(base.value, name, name).add(v)
         out = Val(v.parts, list(v.hazards), list(v.items) if v.items is not None else None,
-                  dict(v.mapping) if v.mapping is not None else None, v.unordered, v.names, v.node)
+                  dict(v.mapping) if v.mapping is not None else None, v.unordered, v.names, v.node, v.instance)
         for e in before[base_i + 1:]:
             self._mutate(out, e, scope, sub_env, depth)
         return out
 
     def _mutate(self, out: Val, e: Entry, scope, env, depth) -> None:
-        v = self.ev(e.value, scope, env, depth + 1) if e.value is not None else Val()
+        """Apply one later statement on a container (``x.append(v)``, ``x[k] = v``, ``x.update(...)``) to its value."""
+        call = e.value if e.kind in ("insert", "update") and isinstance(e.value, ast.Call) else None
+        if call is not None and e.kind == "update":
+            v = self._mapping_call(call, lambda n: self.ev(n, scope, env, depth + 1))
+        elif call is not None:
+            v = self.ev(call.args[-1], scope, env, depth + 1) if call.args else Val()
+        else:
+            v = self.ev(e.value, scope, env, depth + 1) if e.value is not None else Val()
         out.add(v)
         if e.kind == "aug":
             if out.parts is not None and v.parts is not None:
@@ -505,25 +626,63 @@ class Flow:
             else:
                 out.parts = out.parts if v.parts is None else None
             self._iterate(v, e.value, out)
-        elif e.kind in ("append", "insert"):
-            if out.items is not None:
-                out.items = out.items + [v] if not e.loops else None
-        elif e.kind in ("extend", "update"):
+        elif e.kind in ("append", "insert", "insert0"):
+            at = _const_int(call.args[0]) if call is not None and len(call.args) == 2 else (0 if e.kind == "insert0" else None)
+            if out.items is not None and not e.loops and (at is not None or e.kind == "append"):
+                items = list(out.items)
+                if at is None or at >= len(items):
+                    items.append(v)
+                else:
+                    items.insert(at if at >= 0 else max(0, len(items) + at), v)
+                out.items = items
+            else:
+                out.items = None
+        elif e.kind == "extend":
             self._iterate(v, e.value, out)
             if out.items is not None:
                 out.items = out.items + v.items if (v.items is not None and not e.loops) else None
+        elif e.kind == "update":
+            out.unordered = out.unordered or v.unordered
+            if out.mapping is not None and v.mapping is not None and not e.loops:
+                out.mapping = {**out.mapping, **v.mapping}
+            elif out.mapping is not None:
+                out.mapping = None
         elif e.kind == "setitem":
+            keys = [_const_key(k) for k in e.keys]
+            updated = None if e.loops or any(k is None for k in keys) else _set_path(out, keys, v)
+            if updated is not None:
+                out.items, out.mapping = updated.items, updated.mapping
+            elif len(e.keys) <= 1:
+                out.mapping = None
+        elif e.kind == "setdefault" and out.mapping is not None:
             out.mapping = None
         if out.unordered is None:  # a list or dict filled in a loop over an unordered collection
             for loop in e.loops:
                 it = self.ev(loop.iter, scope, env, depth + 1)
                 self._iterate(it, loop.iter, out)
 
+    def _mapping_call(self, call: ast.Call, ev) -> Val:
+        """The mapping ``dict(a, k=v)`` / ``x.update(a, k=v)`` builds from its arguments."""
+        out = Val(mapping={})
+        for a in call.args[:1]:
+            x = ev(a)
+            out.add(x)
+            out.unordered = x.unordered
+            out.mapping = dict(x.mapping) if x.mapping is not None else None
+        for k in call.keywords:
+            x = ev(k.value)
+            out.add(x)
+            if k.arg is None:  # dict(a, **b)
+                out.mapping = {**out.mapping, **x.mapping} if out.mapping is not None and x.mapping is not None else None
+            elif out.mapping is not None:
+                out.mapping[k.arg] = x
+        return out
+
     def _param(self, func, name: str, node: ast.AST, depth: int) -> Val:
         params = self.index.params(func)
         idx = params.index(name)
         cls = self.index.class_of.get(id(func))
-        key = ("self." + func.name) if cls else func.name
+        key = cls if cls and func.name == "__init__" else ("self." + func.name) if cls else func.name  # __init__: `Cls(...)`
         if cls and params and params[0] in ("self", "cls"):
             idx -= 1
         vals = []
@@ -636,11 +795,17 @@ class Flow:
         if name in sinks.TEXT_FUNCTIONS or name == "copy.deepcopy" or name == "copy.copy":
             x = ev(node.args[0]) if node.args else Val(parts=[""])
             return x
+        if method in ("copy", "deepcopy") and receiver is not None and not node.args:  # x.copy(): the same value
+            return receiver
         if method in sinks.TEXT_METHODS and receiver is not None:
             return self._text_method(node, method, receiver, ev)
-        func = self._local_function(node, scope)
+        known = receiver is not None and receiver.instance is not None and receiver.instance.env is not None
+        func = None if known else self._local_function(node, scope)  # a known object dispatches on its own class
         if func is not None:
             return self._call_local(node, func, scope, env, depth)
+        v = objects.call(self, node, receiver, scope, env, depth)  # methods of objects, imported functions, classes
+        if v is not None:
+            return v
         record = _record_fields(node, name, method)
         if record is not None:  # SDK types: types.Content(role=..., parts=[...]), SystemMessage(content=...)
             return self._record_value(node, record, ev)
@@ -666,8 +831,10 @@ class Flow:
 
     def _collection(self, node: ast.Call, name: str, ev) -> Val:
         """list(...), tuple(...), dict(...) and friends: same items, order hazards carried over."""
+        if name == "dict":
+            return self._mapping_call(node, ev)
         if not node.args:
-            return Val(items=[] if name in ("list", "tuple") else None, mapping={} if name == "dict" else None)
+            return Val(items=[] if name in ("list", "tuple") else None)
         x = ev(node.args[0])
         out = Val(items=x.items, mapping=x.mapping if name == "dict" else None).add(x)
         if name in ("dict.fromkeys", "dict", "collections.OrderedDict", "OrderedDict"):
@@ -814,11 +981,33 @@ class Flow:
                 return self.index.methods.get((cls, f.attr))
         return None
 
-    def _call_local(self, node: ast.Call, func, scope, env, depth) -> Val:
-        params = self.index.params(func)
-        if self.index.class_of.get(id(func)) and params and params[0] in ("self", "cls"):
-            params = params[1:]
+    def _call_local(self, node: ast.Call, func, scope, env, depth, callee: "Flow" = None, bound: Optional[Val] = None) -> Val:
+        """The value ``func`` returns for this call: its ``return`` expressions with its parameters bound
+        to the call's arguments (evaluated here, in the caller) or to its defaults (in ``callee``, the
+        module that defines it); ``bound``: the object a method is called on."""
+        callee = callee or self
+        new_env = self.bind_arguments(node, func, scope, env, depth, callee, bound)
+        returns = callee.index.returns.get(id(func), [])
+        typed = None
+        if func.returns is not None and _is_set_type(func.returns):  # `def enabled() -> set[str]`
+            text = func.returns.value if isinstance(func.returns, ast.Constant) else ast.unparse(func.returns)
+            typed = Val(unordered=(func.returns, f"`{func.name}()` (returns `{text}`)"))
+        out = merge([callee.ev(r, func, new_env, depth + 1) for r in returns]) if returns else self.opaque(node)
+        if typed is not None:
+            out.unordered = out.unordered or typed.unordered
+        return out
+
+    def bind_arguments(self, node: ast.Call, func, scope, env, depth, callee: "Flow", bound: Optional[Val] = None,
+                       skip_self: Optional[bool] = None) -> Dict[str, Val]:
+        params = callee.index.params(func)
         new_env: Dict[str, Val] = {}
+        if skip_self is None:
+            skip_self = bool(callee.index.class_of.get(id(func))) and bool(params) and (
+                params[0] in ("self", "cls") or bound is not None)
+        if skip_self and params:
+            if bound is not None:
+                new_env[params[0]] = bound
+            params = params[1:]
         for i, a in enumerate(node.args):
             if isinstance(a, ast.Starred):
                 break
@@ -830,21 +1019,13 @@ class Flow:
         for p in params:
             if p not in new_env:
                 d = _default_of(func, p)
-                new_env[p] = self.ev(d, None, None, depth + 1) if d is not None else self.opaque(func, p, p)
+                new_env[p] = callee.ev(d, None, None, depth + 1) if d is not None else callee.opaque(func, p, p)
         for p in params:
-            typed = self._set_typed(func, p, func)
+            typed = callee._set_typed(func, p, func)
             if typed is not None:
                 new_env[p] = merge([new_env[p]])
                 new_env[p].unordered = typed.unordered
-        returns = self.index.returns.get(id(func), [])
-        typed = None
-        if func.returns is not None and _is_set_type(func.returns):  # `def enabled() -> set[str]`
-            text = func.returns.value if isinstance(func.returns, ast.Constant) else ast.unparse(func.returns)
-            typed = Val(unordered=(func.returns, f"`{func.name}()` (returns `{text}`)"))
-        out = merge([self.ev(r, func, new_env, depth + 1) for r in returns]) if returns else self.opaque(node)
-        if typed is not None:
-            out.unordered = out.unordered or typed.unordered
-        return out
+        return new_env
 
 
 # ------------------------------------------------------------------- small helpers
@@ -893,6 +1074,48 @@ def _is_set_type(ann: ast.AST) -> bool:
             return _is_set_type(ann.slice)
         return head.rsplit(".", 1)[-1] in SET_TYPES
     return (sinks.dotted(ann) or "").rsplit(".", 1)[-1] in SET_TYPES
+
+
+def _const_int(node: ast.AST) -> Optional[int]:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        n = _const_int(node.operand)
+        return -n if n is not None else None
+    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
+
+
+def _const_key(node: ast.AST):
+    """A subscript's constant key (a string or an int), else None."""
+    n = _const_int(node)
+    if n is not None:
+        return n
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else None
+
+
+def _set_path(base: Val, keys: list, value: Val) -> Optional[Val]:
+    """``base`` with ``value`` stored under ``keys`` (``x[-1]["cache_control"] = {...}``), containers copied
+    along the path (values are shared by the memo); None when the path does not lead into known containers."""
+    key = keys[0]
+    if isinstance(key, int):
+        if base.items is None or not -len(base.items) <= key < len(base.items):
+            return None
+        inner = value if len(keys) == 1 else _set_path(base.items[key], keys[1:], value)
+        if inner is None:
+            return None
+        items = list(base.items)
+        items[key] = inner
+        return Val(base.parts, list(base.hazards), items, base.mapping, base.unordered, base.names, base.node, base.instance)
+    if base.mapping is None:
+        return None
+    if len(keys) == 1:
+        inner = value
+    else:
+        if key not in base.mapping:
+            return None
+        inner = _set_path(base.mapping[key], keys[1:], value)
+        if inner is None:
+            return None
+    return Val(base.parts, list(base.hazards), base.items, {**base.mapping, key: inner}, base.unordered, base.names,
+               base.node, base.instance)
 
 
 def _names_in(target: ast.AST) -> List[str]:

@@ -14,8 +14,9 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from promptlint import registry
 from promptlint.checks import prefix_caching_disabled as m701
-from promptlint.pysource import breakpoints, layout, sinks
+from promptlint.pysource import breakpoints, layout, objects, sinks
 from promptlint.pysource.flow import Flow, Hazard, Hole, Index, Part, Val
+from promptlint.pysource.project import NOT_SEEN_NOTE, SENT_NOTE
 
 # The codes only Python code can show; the others found here (M101, M102, M201-M203, M701) are
 # implemented, and worded, by their modules under promptlint/checks/.
@@ -55,6 +56,9 @@ class Candidate:
     hole: Optional[Hole] = None
     sink: str = ""
     measure: Optional[Callable] = None  # M106/M703: (tokenizer, encode, ctx) -> Measured or None (pysource.breakpoints)
+    module: Optional[Flow] = None  # reported in an imported module (its Flow: display path and text); None: this one
+    sent_at: Optional[Tuple[str, str]] = None  # ("at line 12", "at client.py:12"): the sending call named from afar
+    measured_only: bool = False  # M101 of a prompt whose sender is not seen: reported only when blocks are lost
 
 
 @dataclass
@@ -73,10 +77,21 @@ class SentPrompt:
 class HazardScan:
     """One module's hazards at prompt sinks, as candidate findings (``run``)."""
 
-    def __init__(self, source: str, tree: ast.Module, kind_of: Callable[[str], Tuple[str, Optional[str]]]):
+    def __init__(self, source: str, tree: ast.Module, kind_of: Callable[[str], Tuple[str, Optional[str]]],
+                 project=None, display: Optional[str] = None):
+        """``project``: the other linted modules imports reach (pysource.project.Project), None: this module alone."""
         self.source = source
         self.index = Index(tree)
-        self.flow = Flow(self.index, source, kind_of)
+        self.flow = Flow(self.index, source, kind_of, project, display)
+        self.project = project
+        self.display = display or "this file"
+        self._sending: Optional[Tuple[ast.Call, str, str]] = None  # the LLM call being judged: (call, text, its file)
+        # where the request's fields are evaluated: this module, or a wrapper in another module called with
+        # this module's arguments (wrapped_sinks): (Flow, env)
+        self._in: Tuple[Flow, Dict[str, Val]] = (self.flow, {})
+        if project is not None:
+            self.flow.real_path = project.path
+            project.attach(self.flow)
         self.candidates: Dict[Tuple[str, int, int], Candidate] = {}
         self.seen_dicts: set = set()
         self.claimed: set = set()  # volatile values already judged in the LLM request that sends them
@@ -84,9 +99,19 @@ class HazardScan:
         self._self_attrs: Optional[Dict[str, List[ast.AST]]] = None  # self.<attr> -> assigned values
 
     def add(self, c: Candidate) -> None:
-        key = (c.code, getattr(c.node, "lineno", 0), getattr(c.node, "col_offset", 0))
-        if key not in self.candidates:
-            self.candidates[key] = c
+        owner = self.project.owner(c.node) if self.project is not None else None
+        key = (c.code, id(owner), getattr(c.node, "lineno", 0), getattr(c.node, "col_offset", 0))
+        if key in self.candidates:
+            return
+        if owner is not None:  # made in an imported module: reported there, naming the call that sends it
+            c.module = owner
+            if self._sending is not None:
+                call, callee, display = self._sending
+                here = f"{display}:{call.lineno}"
+                if display == self.display:
+                    c.sent_at = (f"at line {call.lineno}", f"at {here}")
+                c.notes.append(f"{SENT_NOTE}`{callee}(...)` at {here}")
+        self.candidates[key] = c
 
     def line(self, node: ast.AST) -> int:
         return getattr(node, "lineno", 1)
@@ -104,6 +129,8 @@ class HazardScan:
                 self.keyword(kw.arg, kw.value, call, scope, salt_names)
         for func, call in self.decorated_prompts():
             self.llm_call(call, func, "agent", "agent", {})
+        self.wrapped_sinks()
+        self.returned_prompts()
         request_dicts = {id(kw.value) for call, _ in self.index.calls for kw in call.keywords if kw.arg in REQUEST_KWARGS}
         for d, scope in self.index.dicts:
             keys = {k.value for k in d.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
@@ -141,16 +168,27 @@ class HazardScan:
         if suffix == "agent":  # the agent's prompt is the request's system prompt
             args = {sinks.AGENT_PROMPT_KWARGS.get(k, k): v for k, v in args.items()
                     if k in sinks.AGENT_PROMPT_KWARGS or k in sinks.TOOLS_KWARGS}
-        where = f"`{self.flow.text_of(call.func, 50)}(...)` at line {call.lineno}"
+        flow = self._in[0]
+        text = flow.text_of(call.func, 50)
+        at = f"line {call.lineno}" if flow is self.flow else f"{flow.display}:{call.lineno}"
+        where = f"`{text}(...)` at {at}"
+        self._sending = (call, text, flow.display if flow is not self.flow else self.display)
+        try:
+            self._llm_request(call, scope, suffix, args, where)
+        finally:
+            self._sending = None
+
+    def _llm_request(self, call: ast.Call, scope, suffix: str, args: Dict[str, ast.AST], where: str) -> None:
         get = self._request_fields(call, scope, args)
+        flow, env = self._in
         provider = sinks.PROVIDER_OF_SUFFIX.get(suffix, "chat")
         model = _literal(get("model") or get("modelId") or get("model_name"))
         receiver = None
         if provider == "bedrock-invoke":
-            body = self.flow.dumped(args["body"], scope) if "body" in args else None
+            body = flow.dumped(args["body"], scope) if "body" in args and not env else None
             get = lambda key, body=body: body if key == "body" else None  # noqa: E731
         elif provider == "gemini" and isinstance(call.func, ast.Attribute):
-            receiver = self.flow.ev(call.func.value, scope)
+            receiver = flow.ev(call.func.value, scope, env)
             if model is None and receiver.mapping is not None:  # GenerativeModel(model_name=...)
                 model = _literal(receiver.mapping.get("model_name") or receiver.mapping.get("model"))
         request = layout.build(provider, get, suffix, receiver)
@@ -168,8 +206,9 @@ class HazardScan:
             val = get(key)
             if val is not None and (suffix != "generate" or key == "prompts"):
                 self.collection_hazards(val, where, "prompt parts", key)
-        if request.blocks:
+        if request.blocks and flow is self.flow:
             self.sent.append(SentPrompt(scope, self.flow.text_of(call.func, 50), call, request, model))
+        if request.blocks:
             self.prompt_hazards(request, where, suffix, call, model)
         for key in sorted(sinks.TOOLS_KWARGS):
             val = get(key)
@@ -183,6 +222,59 @@ class HazardScan:
             val = get(key)
             if val is not None:
                 self.collection_hazards(val, where, "documents", key)
+
+    def wrapped_sinks(self) -> None:
+        """A call of a wrapper that sends what it is given (``llm.ask(system, question)`` whose body calls the
+        SDK): the wrapper's LLM calls judged with its parameters bound to this call's arguments. Wrappers in
+        other linted modules and methods of known objects (a module's own functions are followed from their
+        call sites already, ``Flow._param``); one level deep."""
+        for call, scope in list(self.index.calls):
+            found = objects.callee(self.flow, call, scope)
+            if found is None:
+                continue
+            cflow, func, bound = found
+            inner = _llm_calls_by_function(cflow).get(id(func))
+            if not inner:
+                continue
+            env = self.flow.bind_arguments(call, func, scope, {}, 0, cflow, bound)
+            self._in = (cflow, env)
+            try:
+                for c, (suffix, positional) in inner:
+                    self.llm_call(c, func, cflow.name_of(c.func), suffix, positional)
+            finally:
+                self._in = (self.flow, {})
+
+    def returned_prompts(self) -> None:
+        """Prompts this module builds for callers it does not contain (a library's prompt module): what a
+        function returns, or a module constant holds, is judged as a request on its own when its shape
+        says it is one (a list of role/content messages) or its name does (``build_system_prompt``,
+        ``INSTRUCTIONS``). Values an LLM call of this module already sent were judged there (``claimed``)."""
+        with_messages = {Index.sid(scope) for d, scope in self.index.dicts if _is_message_dict(d)}
+        for func in list(self.index.functions.values()) + list(self.index.methods.values()):
+            named = _prompt_named(func.name)
+            if not named and id(func) not in with_messages:
+                continue
+            for r in self.index.returns.get(id(func), []):
+                self._returned(self.flow.ev(r, func), named, f"`{func.name}()` returns (line {r.lineno})")
+        for (sid, name), entries in self.index.bindings.items():
+            if sid == 0 and _prompt_named(name) and any(e.kind == "assign" for e in entries):
+                self._returned(self.flow.ev(ast.Name(id=name, ctx=ast.Load(), lineno=10**9, col_offset=0), None),
+                               True, f"`{name}` holds (line {entries[-1].pos[0]})")
+
+    def _returned(self, val: Val, named: bool, what: str) -> None:
+        messages = val.items is not None and any(i.mapping is not None and "role" in i.mapping for i in val.items)
+        if messages:
+            request = layout.build("chat", lambda key: val if key == "messages" else None)
+        elif named and val.parts is not None and val.items is None:
+            request = layout.Layout("chat")
+            request.add(val, "system", "system")
+        else:
+            return
+        if any(isinstance(p, Hole) and p.kind == "volatile" for b in request.blocks for p in b.val.parts or ()):
+            before = set(self.candidates)
+            self.prompt_hazards(request, f"the prompt {what}; {NOT_SEEN_NOTE}", "returned")
+            for key in set(self.candidates) - before:  # no sender, no "not measured": only a measured loss
+                self.candidates[key].measured_only = True
 
     def framework_call(self, call: ast.Call, scope, name: Optional[str]) -> Optional[Tuple[str, Dict[int, str]]]:
         """(suffix, positional roles) for a LangChain chat model's ``invoke``/``stream`` and for an agent
@@ -263,9 +355,10 @@ class HazardScan:
 
         def get(key: str) -> Optional[Val]:
             if key not in cache:
-                val = self.flow.ev(args[key], scope) if key in args else None
+                flow, env = self._in
+                val = flow.ev(args[key], scope, env) if key in args else None
                 for node in spread if val is None else ():
-                    mapping = self.flow.ev(node, scope).mapping or {}
+                    mapping = flow.ev(node, scope, env).mapping or {}
                     if key in mapping:
                         val = mapping[key]
                         break
@@ -339,7 +432,8 @@ class HazardScan:
     def tool_hazards(self, val: Val, where: str, key: str) -> None:
         if val.unordered is not None:
             origin, what = val.unordered
-            h = Hazard("unordered", origin, self.flow.text_of(origin), origin=origin, origin_label=what, fix=None)
+            owner = self.project.owner(origin) if self.project is not None else None
+            h = Hazard("unordered", origin, (owner or self.flow).text_of(origin), origin=origin, origin_label=what, fix=None)
             self.unordered_candidate(h, "M202", f"`{key}=` of {where}")
         for h in val.hazards:
             if h.kind == "unordered":
@@ -357,7 +451,11 @@ class HazardScan:
     def unordered_candidate(self, h: Hazard, code: str, where: str) -> None:
         what = "tools" if code == "M202" else "prompt parts"
         origin = h.origin_label or "an unordered collection"
-        at = f" (line {h.origin.lineno})" if h.origin is not None and h.origin is not h.node else ""
+        at = ""
+        if h.origin is not None and h.origin is not h.node:
+            owner = self.project.owner(h.origin) if self.project is not None else None
+            same = owner is (self.project.owner(h.node) if self.project is not None else None)
+            at = f" (line {h.origin.lineno})" if same else f" ({(owner.display if owner else self.display)}:{h.origin.lineno})"
         self.add(Candidate(
             code, h.node,
             f"{what} come from iterating {origin}{at} without `sorted()` and reach {where}: their order can differ "
@@ -467,6 +565,30 @@ class HazardScan:
             if isinstance(r.exc, ast.Call):
                 for a in r.exc.args:
                     check(a, scope, "an error message")
+
+
+# a name that says "this is a prompt" ("message" is not one: log and error helpers format messages too;
+# a list of role/content messages is recognised by its shape)
+def _llm_calls_by_function(flow) -> Dict[int, list]:
+    """id(function) -> its LLM calls with their (suffix, positional roles), once per module's Flow."""
+    table = flow.__dict__.get("_llm_calls")
+    if table is None:
+        table = flow.__dict__["_llm_calls"] = {}
+        for c, scope in flow.index.calls:
+            if scope is not None:
+                m = sinks.llm_call(flow.name_of(c.func))
+                if m is not None:
+                    table.setdefault(id(scope), []).append((c, m))
+    return table
+
+
+PROMPT_NAMES = ("prompt", "instruction", "system", "preamble", "persona")
+
+
+def _prompt_named(name: str) -> bool:
+    """Named like a prompt, a system message or instructions (``build_system_prompt``, ``INSTRUCTIONS``)."""
+    low = name.lower()
+    return any(w in low for w in PROMPT_NAMES)
 
 
 def _is_message_dict(d: ast.Dict) -> bool:

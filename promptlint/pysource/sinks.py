@@ -110,6 +110,7 @@ UNORDERED_CALLS = {
     "glob.iglob": "glob.iglob() (file-system order)",
     "os.listdir": "os.listdir() (file-system order)",
     "os.scandir": "os.scandir() (file-system order)",
+    "os.walk": "os.walk() (file-system order)",
 }
 UNORDERED_METHODS = {"glob": "Path.glob() (file-system order)", "rglob": "Path.rglob() (file-system order)",
                      "iterdir": "Path.iterdir() (file-system order)"}

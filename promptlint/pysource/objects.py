@@ -1,0 +1,305 @@
+"""Values across functions, classes and modules: imported names, objects and their attributes.
+
+``flow.Flow`` asks this module when a name, an attribute or a call is not local to the function
+it evaluates:
+
+- a name imported from another linted module (``from prompts import SYSTEM``, ``import prompts``
+  then ``prompts.SYSTEM``): its module-level value there, evaluated by that module's ``Flow``;
+- a call of an imported function (its ``return`` expressions, parameters bound to the call's
+  arguments), of a class of the linted files (an ``Instance``: the class and its constructor's
+  arguments), or of a method on such an object (``self`` bound to it, inherited methods found on
+  the bases);
+- an attribute of an object: what the class writes to it (``self.x = v`` in any method, then
+  ``self.x.append(v)``, ``self.x += v``, ``self.x[k] = v`` in source order; class-body fields,
+  a dataclass field given to the constructor; a ``@property``).
+
+Modules are found and parsed by ``pysource.project`` (bounded); without a project only the
+module's own classes are followed. (This module imports no other of the package: ``flow`` imports
+it, and reaches it back through the ``Flow`` objects it passes.)
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+MAX_BASES = 8
+
+
+@dataclass(eq=False)
+class Instance:
+    """An object of a class of the linted files."""
+
+    flow: Any  # the Flow of the module that defines the class
+    cls: ast.ClassDef
+    env: Optional[Dict[str, Any]]  # the constructor's parameters bound to its arguments; None: not known (`self` in a method)
+
+
+def _load(flow, module: str, level: int, need=None):
+    return flow.project.load(flow, module, level, need) if flow.project is not None else None
+
+
+def resolve(flow, name: str, depth: int = 0, need=None) -> Optional[Tuple[Any, Optional[str]]]:
+    """(the Flow of a linted module, a name in it) for an imported ``name``; (module flow, None) when the
+    name is a module itself; None when it is not imported from a linted file. ``need``: byte strings one
+    of which the module must contain to be parsed at all (a wrapper must call an SDK)."""
+    spec = flow.index.imports.get(name)
+    if spec is None or flow.project is None or depth > 4:
+        return None
+    memo = flow.__dict__.setdefault("_resolved", {})
+    if (name, need) not in memo:
+        memo[(name, need)] = _resolve(flow, name, spec, depth, need)
+    return memo[(name, need)]
+
+
+def _resolve(flow, name: str, spec, depth: int, need):
+    module, level, attr = spec
+    if attr is None:
+        m = _load(flow, module, level, need)
+        return (m, None) if m is not None else None
+    sub = _load(flow, f"{module}.{attr}" if module else attr, level, need)  # `from pkg import prompts`
+    if sub is not None:
+        return sub, None
+    m = _load(flow, module, level, need)
+    if m is None:
+        return None
+    if attr not in m.index.functions and attr not in m.index.classes and attr in m.index.imports:
+        return resolve(m, attr, depth + 1, need)  # a re-export: `from .prompts import SYSTEM` in a package's __init__
+    return m, attr
+
+
+# a module whose bytes hold none of these makes no LLM call (sinks.LLM_CALL_SUFFIXES' method names)
+CALL_MARKERS = (b"create(", b"stream(", b"parse(", b"completion(", b"count_tokens(", b"converse", b"invoke_model",
+                b"generate_content", b"generate(", b"chat(", b"invoke(", b"from_messages(", b"apply_chat_template")
+
+
+def module_value(m, attr: str, depth: int):
+    """A module-level constant of module ``m`` (its last assignment in the module)."""
+    if depth > m.MAX_DEPTH or attr in m.index.functions or attr in m.index.classes:
+        return None
+    return m._binding(None, attr, (10**9, 0), depth + 1, {})
+
+
+def imported_value(flow, name: str, depth: int):
+    r = resolve(flow, name)
+    if r is None or r[1] is None:
+        return None
+    return module_value(r[0], r[1], depth)
+
+
+def module_attribute(flow, node: ast.Attribute, env, depth: int):
+    """``prompts.SYSTEM`` where ``prompts`` is a linted module imported here."""
+    if not isinstance(node.value, ast.Name) or node.value.id in env:
+        return None
+    r = resolve(flow, node.value.id)
+    if r is None or r[1] is not None:
+        return None
+    return module_value(r[0], node.attr, depth)
+
+
+# ----------------------------------------------------------------------------- classes
+
+
+def find_class(flow, node: ast.AST) -> Optional[Tuple[Any, ast.ClassDef]]:
+    """The class a name or ``module.Name`` denotes, in this module or an imported linted one."""
+    if isinstance(node, ast.Name):
+        if node.id in flow.index.classes:
+            return flow, flow.index.classes[node.id]
+        r = resolve(flow, node.id)
+        if r is not None and r[1] is not None and r[1] in r[0].index.classes:
+            return r[0], r[0].index.classes[r[1]]
+    elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        r = resolve(flow, node.value.id)
+        if r is not None and r[1] is None and node.attr in r[0].index.classes:
+            return r[0], r[0].index.classes[node.attr]
+    return None
+
+
+def mro(flow, cls: ast.ClassDef) -> Iterator[Tuple[Any, ast.ClassDef]]:
+    """The class, then its bases found in the linted files, depth first (bounded)."""
+    seen = set()
+    stack = [(flow, cls)]
+    while stack and len(seen) < MAX_BASES:
+        f, c = stack.pop(0)
+        if id(c) in seen:
+            continue
+        seen.add(id(c))
+        yield f, c
+        for b in c.bases:
+            found = find_class(f, b)
+            if found is not None:
+                stack.append(found)
+
+
+def method(flow, cls: ast.ClassDef, name: str):
+    for f, c in mro(flow, cls):
+        m = f.index.methods.get((c.name, name))
+        if m is not None:
+            return f, m
+    return None
+
+
+def generic_self(flow, scope, node: ast.AST):
+    """``self`` in a method analysed on its own: an object of the method's class whose constructor
+    arguments are those of the class's calls in this module (``Flow._param`` of ``__init__``)."""
+    cls = flow.index.classes.get(flow.index.class_of.get(id(scope), ""))
+    if cls is None:
+        return flow.opaque(node, node.id, node.id)
+    out = flow.opaque(node, node.id, node.id)
+    out.instance = Instance(flow, cls, None)
+    return out
+
+
+def _instantiate(caller, node: ast.Call, cflow, cls: ast.ClassDef, scope, env, depth: int):
+    """``Cls(...)``: an object whose constructor parameters (or dataclass fields) hold the arguments."""
+    found = method(cflow, cls, "__init__")
+    if found is not None:
+        iflow, init = found
+        ctor = caller.bind_arguments(node, init, scope, env, depth, iflow, skip_self=True)
+    else:
+        fields = [n for _, c in reversed(list(mro(cflow, cls))) for n in c_fields(_, c)]
+        ctor = {}
+        for i, a in enumerate(node.args):
+            if isinstance(a, ast.Starred):
+                break
+            if i < len(fields):
+                ctor[fields[i]] = caller.ev(a, scope, env, depth + 1)
+        for k in node.keywords:
+            if k.arg:
+                ctor[k.arg] = caller.ev(k.value, scope, env, depth + 1)
+    out = caller.opaque(node)
+    out.add(*ctor.values())
+    out.instance = Instance(cflow, cls, ctor)
+    return out
+
+
+def c_fields(flow, cls: ast.ClassDef) -> List[str]:
+    return flow.index.fields.get(cls.name, [])
+
+
+def call(caller, node: ast.Call, receiver, scope, env, depth: int):
+    """The value of a call that leaves the function: a method of a known object, an imported function,
+    a class of the linted files; None for anything else."""
+    if depth > caller.MAX_DEPTH:
+        return None
+    f = node.func
+    if isinstance(f, ast.Attribute) and receiver is not None and receiver.instance is not None:
+        inst = receiver.instance
+        found = method(inst.flow, inst.cls, f.attr)
+        if found is None:
+            return None
+        mflow, m = found
+        return caller._call_local(node, m, scope, env, depth, callee=mflow, bound=receiver)
+    owner = find_class(caller, f.value) if isinstance(f, ast.Attribute) else None
+    if owner is not None:  # `Persona.system()`: a class or static method called on the class
+        found = method(owner[0], owner[1], f.attr)
+        if found is None:
+            return None
+        this = caller.opaque(f.value)
+        this.instance = Instance(owner[0], owner[1], None)
+        static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in found[1].decorator_list)
+        return caller._call_local(node, found[1], scope, env, depth, callee=found[0], bound=None if static else this)
+    cls = find_class(caller, f)
+    if cls is not None:
+        return _instantiate(caller, node, cls[0], cls[1], scope, env, depth)
+    target = None
+    if isinstance(f, ast.Name) and f.id not in env:
+        r = resolve(caller, f.id)
+        if r is not None and r[1] is not None:
+            target = (r[0], r[0].index.functions.get(r[1]))
+    elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id not in env:
+        r = resolve(caller, f.value.id)
+        if r is not None and r[1] is None:
+            target = (r[0], r[0].index.functions.get(f.attr))
+    if target is None or target[1] is None:
+        return None
+    return caller._call_local(node, target[1], scope, env, depth, callee=target[0])
+
+
+def callee(caller, node: ast.Call, scope) -> Optional[Tuple[Any, ast.AST, Any]]:
+    """(its Flow, the function, the object it is called on or None) for a call of a function of another
+    linted module or of a method of a known object; None for anything else (a module's own functions)."""
+    f = node.func
+    if isinstance(f, ast.Name):
+        r = resolve(caller, f.id, need=CALL_MARKERS)
+        if r is not None and r[1] is not None and r[1] in r[0].index.functions:
+            return r[0], r[0].index.functions[r[1]], None
+        return None
+    if not isinstance(f, ast.Attribute) or not isinstance(f.value, (ast.Name, ast.Attribute)):
+        return None
+    if isinstance(f.value, ast.Name):
+        r = resolve(caller, f.value.id, need=CALL_MARKERS)
+        if r is not None and r[1] is None:
+            fn = r[0].index.functions.get(f.attr)
+            return (r[0], fn, None) if fn is not None else None
+    root = f.value
+    while isinstance(root, ast.Attribute):
+        root = root.value
+    if not isinstance(root, ast.Name) or root.id in caller.index.imports:
+        return None  # `os.path.join`, `client.chat...`: a module or an imported object, no class of ours
+    receiver = caller.ev(f.value, scope)
+    if receiver.instance is None:
+        return None
+    found = method(receiver.instance.flow, receiver.instance.cls, f.attr)
+    return (found[0], found[1], receiver) if found is not None else None
+
+
+# ----------------------------------------------------------------------------- attributes
+
+
+def attribute(obj, attr: str, depth: int):
+    """What an object's attribute holds: the values its class (and bases) write to it, in order."""
+    inst: Instance = obj.instance
+    merge = inst.flow.merge
+    if depth > inst.flow.MAX_DEPTH:
+        return None
+    if inst.env is not None and attr in inst.env and attr not in _init_params(inst):
+        return inst.env[attr]  # a dataclass field given to the constructor
+    for f, c in mro(inst.flow, inst.cls):
+        entries = f.index.attrs.get((c.name, attr))
+        prop = f.index.methods.get((c.name, attr))
+        if prop is not None and any(_is_property(d) for d in prop.decorator_list):
+            returns = f.index.returns.get(id(prop), [])
+            me = prop.args.args[0].arg if prop.args.args else "self"
+            env = {me: obj} if inst.env is not None else {}
+            return merge([f.ev(r, prop, env, depth + 1) for r in returns]) if returns else None
+        if not entries:
+            continue
+        bases = [e for e in entries if e.kind == "assign"]
+        if not bases:
+            continue
+        vals = [f.ev(e.value, e.scope, _env_for(obj, e.scope), depth + 1) for e in bases]
+        out = merge(vals)
+        out = type(out)(out.parts, list(out.hazards), list(out.items) if out.items is not None else None,
+                        dict(out.mapping) if out.mapping is not None else None, out.unordered, out.names, out.node,
+                        out.instance)
+        first = bases[0].pos
+        for e in entries:
+            if e.kind != "assign" and e.pos > first:
+                f._mutate(out, e, e.scope, _env_for(obj, e.scope), depth + 1)
+        return out
+    return None
+
+
+def _init_params(inst: Instance) -> set:
+    found = method(inst.flow, inst.cls, "__init__")
+    return set(found[0].index.params(found[1])) if found is not None else set()
+
+
+def _env_for(obj, scope) -> Dict[str, Any]:
+    """The names a method sees when it writes an attribute of ``obj``: ``self`` and, in ``__init__``,
+    the constructor's arguments (a method analysed on its own: none, its parameters come from its callers)."""
+    inst: Instance = obj.instance
+    if scope is None or inst.env is None:
+        return {}
+    a = scope.args.posonlyargs + scope.args.args
+    env: Dict[str, Any] = {a[0].arg: obj} if a else {}
+    if scope.name == "__init__":
+        env.update(inst.env)
+    return env
+
+
+def _is_property(d: ast.AST) -> bool:
+    name = d.attr if isinstance(d, ast.Attribute) else d.id if isinstance(d, ast.Name) else ""
+    return name in ("property", "cached_property")
