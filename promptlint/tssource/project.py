@@ -1,0 +1,107 @@
+"""The linted TS/JS modules a file imports: resolved, parsed and indexed once per run, bounded.
+
+A relative specifier (``./prompts``, ``../lib/tools.js``) resolves like TypeScript's bundler
+resolution: the path itself, with each source suffix, ``.js`` written for a ``.ts`` file, or the
+directory's ``index``. Package imports (``openai``, ``ai``) are never read. At most
+``MAX_MODULES`` modules per linted file, each read through ``bounded_io`` (size-capped) and
+recorded as a dependency of the file's cached result.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Dict, Optional
+
+from promptlint import bounded_io
+from promptlint.tssource.grammar import SUFFIXES
+
+MAX_MODULES = 48
+
+
+class Project:
+    def __init__(self, kind_of, depend: Callable[[Path], None]):
+        self._kind_of = kind_of
+        self._depend = depend
+        self._flows: Dict[str, Optional[object]] = {}
+
+    def add(self, path: Path, flow) -> None:
+        self._flows[str(path)] = flow
+
+    def resolve(self, importer: str, spec: str) -> Optional[Path]:
+        if not spec.startswith("."):
+            return None
+        base = Path(importer).parent / spec
+        stem = base.with_suffix("") if base.suffix in (".js", ".mjs", ".cjs", ".jsx") else None
+        candidates = [base] + [Path(str(base) + s) for s in SUFFIXES]
+        if stem is not None:  # ESM TypeScript writes `./x.js` for `./x.ts`
+            candidates += [Path(str(stem) + s) for s in (".ts", ".tsx", ".mts", ".cts")]
+        candidates += [base / ("index" + s) for s in SUFFIXES]
+        for c in candidates:
+            if c.suffix in SUFFIXES and bounded_io.is_regular_file(c):
+                return c
+        return None
+
+    def flow(self, importer: str, spec: str):
+        path = self.resolve(importer, spec)
+        if path is None:
+            return None
+        key = str(path)
+        if key not in self._flows:
+            if len(self._flows) >= MAX_MODULES:
+                return None
+            self._flows[key] = None  # an import cycle sees the module as unknown
+            self._flows[key] = self._load(path)
+        return self._flows[key]
+
+    def _load(self, path: Path):
+        from promptlint.tssource import grammar
+        from promptlint.tssource.flow import Flow
+        from promptlint.tssource.index import ModuleIndex
+
+        try:
+            source = bounded_io.read_bytes(path)
+        except (OSError, ValueError):
+            return None
+        self._depend(path)
+        tree = grammar.parse(path, source)
+        return Flow(_display(path), ModuleIndex(tree.root_node), self._kind_of, self, str(path))
+
+    def exported(self, importer: str, spec: str, name: str, depth: int):
+        """The value ``name`` has in the module ``spec`` names (None: not a linted module, or unknown)."""
+        other = self.flow(importer, spec)
+        if other is None:
+            return None
+        node = other.index.exports.get(name)
+        if node is None and "module.exports" in other.index.exports:
+            v = other.ev(other.index.exports["module.exports"], 0, None, depth)
+            return (v.mapping or {}).get(name) if name != "default" else v
+        if node is None:
+            for module, inner, alias in other.index.reexports:
+                if alias == name or inner is None:
+                    v = self.exported(other.fs_path, module, inner or name, depth + 1)
+                    if v is not None:
+                        return v
+            return None
+        return other.ev(node, 0, None, depth)
+
+    def exported_function(self, importer: str, spec: str, name: str, depth: int):
+        other = self.flow(importer, spec)
+        if other is None:
+            return None
+        node = other.index.exports.get(name)
+        if node is None:
+            for module, inner, alias in other.index.reexports:
+                if alias == name or inner is None:
+                    found = self.exported_function(other.fs_path, module, inner or name, depth + 1)
+                    if found is not None:
+                        return found
+            return None
+        if node.type == "identifier":
+            return other.function_of(node, 0, depth)
+        return other.function_of(node, 0, depth) if node.type in ("arrow_function", "function_expression") else None
+
+
+def _display(path: Path) -> str:
+    from promptlint.paths import display_path
+
+    return display_path(path)
