@@ -27,7 +27,7 @@ MAX_CALL_SITES = 4
 MAX_MAPPED = 64  # `.map(cb)` over a known array is evaluated item by item up to this length
 KEY_ALIASES = {"systemInstruction": "system_instruction", "cacheControl": "cache_control"}
 PROVIDER_OPTIONS = ("providerOptions", "experimental_providerMetadata", "providerMetadata")
-ASYNC_ORDER = "collection filled inside an async callback (completion order)"
+ASYNC_ORDER = "a collection filled inside an async callback (completion order)"
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
 
 
@@ -467,7 +467,7 @@ class Flow:
             return None
         if callee.type in FUNCTIONS:
             return self, callee
-        if callee.type == "identifier":
+        if callee.type in ("identifier", "shorthand_property_identifier"):
             name = text(callee)
             s = scope
             while True:

@@ -151,10 +151,10 @@ class ModuleIndex:
     def _record(self, node, t: str, scope: int, loops, cls) -> None:
         if t == "variable_declarator":
             name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
-            if name is not None:
+            if value is not None and name is not None and _is_require(value):
+                self._require(name, _module(string_value(value.child_by_field_name("arguments").named_children[0])))
+            elif name is not None:
                 self._pattern(scope, name, value, node.start_byte, loops, "assign")
-            if value is not None and name is not None and name.type == "identifier" and _is_require(value):
-                self.imports[text(name)] = Import(_module(string_value(value.child_by_field_name("arguments").named_children[0])), "*")
         elif t == "for_in_statement":
             left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
             if left is not None:
@@ -260,6 +260,21 @@ class ModuleIndex:
             entry.loops = ()  # loops inside the closure are not the declaring scope's
         entry.async_cb = async_cb
         self.bindings.setdefault((s, name), []).append(entry)
+
+    def _require(self, name, module: Optional[str]) -> None:
+        """``const x = require("m")`` and ``const { a, b: c } = require("m")``: imports."""
+        if module is None:
+            return
+        if name.type == "identifier":
+            self.imports[text(name)] = Import(module, "*")
+        elif name.type == "object_pattern":
+            for c in name.named_children:
+                if c.type == "shorthand_property_identifier_pattern":
+                    self.imports[text(c)] = Import(module, text(c))
+                elif c.type == "pair_pattern":
+                    k, v = c.child_by_field_name("key"), c.child_by_field_name("value")
+                    if v is not None and v.type == "identifier":
+                        self.imports[text(v)] = Import(module, text(k))
 
     def _import(self, node) -> None:
         source = _module(string_value(node.child_by_field_name("source")))

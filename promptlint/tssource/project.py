@@ -89,6 +89,8 @@ class Project:
         if other is None:
             return None
         node = other.index.exports.get(name)
+        if node is None and "module.exports" in other.index.exports:
+            node = _member_of(other.index.exports["module.exports"], name)
         if node is None:
             for module, inner, alias in other.index.reexports:
                 if alias == name or inner is None:
@@ -96,7 +98,7 @@ class Project:
                     if found is not None:
                         return found
             return None
-        if node.type == "identifier":
+        if node.type in ("identifier", "shorthand_property_identifier"):
             return other.function_of(node, 0, depth)
         return other.function_of(node, 0, depth) if node.type in ("arrow_function", "function_expression") else None
 
@@ -105,3 +107,17 @@ def _display(path: Path) -> str:
     from promptlint.paths import display_path
 
     return display_path(path)
+
+
+def _member_of(obj, name: str):
+    """The node ``name`` is bound to in ``module.exports = { name, other: fn }``, or None."""
+    from promptlint.tssource.index import text
+
+    if obj is None or obj.type != "object":
+        return None
+    for c in obj.named_children:
+        if c.type == "shorthand_property_identifier" and text(c) == name:
+            return c
+        if c.type == "pair" and text(c.child_by_field_name("key")).strip("'\"") == name:
+            return c.child_by_field_name("value")
+    return None
