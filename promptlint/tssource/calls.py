@@ -8,18 +8,19 @@ from typing import List, Optional
 
 from promptlint.pysource.flow import Hazard, Hole, Part, Val
 from promptlint.tssource import names
-from promptlint.tssource.flow import MAX_MAPPED, Flow, _args, _joined, _single_volatile, js_json
-from promptlint.tssource.index import string_value, text
+from promptlint.tssource.values import args_of, joined, js_json, single_volatile, string_value, text
+
+MAX_MAPPED = 64  # `.map(cb)` over a known array is evaluated item by item up to this length
 
 _STR_METHODS = {"trim": "strip", "trimStart": "lstrip", "trimEnd": "rstrip", "toUpperCase": "upper",
                 "toLowerCase": "lower"}
 DEDENT_TAGS = {"dedent", "outdent", "stripIndent", "stripIndents", "endent"}
 
 
-def evaluate(flow: Flow, node, scope: int, env, depth: int) -> Val:
+def evaluate(flow, node, scope: int, env, depth: int) -> Val:
     callee = node.child_by_field_name("function")
     name = flow.name_of(callee)
-    args = _args(node)
+    args = args_of(node)
     ev = lambda n: flow.ev(n, scope, env, depth)  # noqa: E731
     sub = names.volatile_call(name)
     if sub is not None:
@@ -30,7 +31,7 @@ def evaluate(flow: Flow, node, scope: int, env, depth: int) -> Val:
     if node.child_by_field_name("arguments") is not None and node.child_by_field_name("arguments").type == "template_string":
         v = ev(args[0])  # a tagged template: dedent`...` keeps the text (its indentation is the code's)
         return _dedent(v) if (name or "").rsplit(".", 1)[-1] in DEDENT_TAGS else v
-    if receiver is not None and _single_volatile(receiver):
+    if receiver is not None and single_volatile(receiver):
         return _volatile_text(flow, receiver, method, args, node)
     if name == "JSON.stringify":
         return _stringify(flow, node, args, ev)
@@ -74,17 +75,17 @@ def evaluate(flow: Flow, node, scope: int, env, depth: int) -> Val:
     return flow.opaque(node)
 
 
-def construct(flow: Flow, node, scope: int, env, depth: int) -> Val:
+def construct(flow, node, scope: int, env, depth: int) -> Val:
     ctor = node.child_by_field_name("constructor")
     name = flow.name_of(ctor) or text(ctor)
     last = name.rsplit(".", 1)[-1]
-    args = _args(node)
+    args = args_of(node)
     ev = lambda n: flow.ev(n, scope, env, depth)  # noqa: E731
     if last == "Date":
         if not args:
             return flow.volatile(node, "timestamp", "Date")
         inner = ev(args[0])
-        return inner if _single_volatile(inner) else flow.opaque(node).add(inner)
+        return inner if single_volatile(inner) else flow.opaque(node).add(inner)
     if last in ("Set", "Map", "WeakMap") and args:
         x = ev(args[0])
         return Val(items=x.items, unordered=x.unordered, node=flow.span(node)).add(x)
@@ -108,7 +109,7 @@ def construct(flow: Flow, node, scope: int, env, depth: int) -> Val:
 # ------------------------------------------------------------------ pieces
 
 
-def _volatile_text(flow: Flow, receiver: Val, method: Optional[str], args, node) -> Val:
+def _volatile_text(flow, receiver: Val, method: Optional[str], args, node) -> Val:
     """A method on a volatile value (``new Date().toISOString()``): still volatile, maybe coarser."""
     h = receiver.parts[0]
     sub = h.sub
@@ -121,7 +122,7 @@ def _volatile_text(flow: Flow, receiver: Val, method: Optional[str], args, node)
     return Val([Hole(h.kind, h.label, h.node, sub)], list(receiver.hazards), names=receiver.names)
 
 
-def _stringify(flow: Flow, node, args, ev) -> Val:
+def _stringify(flow, node, args, ev) -> Val:
     """``JSON.stringify(data, replacer, indent)``: the exact text when the data is known; a hazard
     when the data's key or item order comes from an unordered source (insertion order is kept)."""
     data = ev(args[0]) if args else Val()
@@ -140,7 +141,7 @@ def _stringify(flow: Flow, node, args, ev) -> Val:
     return out
 
 
-def _object_view(flow: Flow, arg, which: str, ev) -> Val:
+def _object_view(flow, arg, which: str, ev) -> Val:
     x = ev(arg)
     out = Val(unordered=x.unordered).add(x)
     if x.mapping is not None and x.unordered is None:
@@ -153,7 +154,7 @@ def _object_view(flow: Flow, arg, which: str, ev) -> Val:
     return out
 
 
-def _method(flow: Flow, node, method: str, receiver: Val, receiver_node, args, scope, env, depth) -> Optional[Val]:
+def _method(flow, node, method: str, receiver: Val, receiver_node, args, scope, env, depth) -> Optional[Val]:
     ev = lambda n: flow.ev(n, scope, env, depth)  # noqa: E731
     if method == "join":
         return _join(flow, node, receiver, receiver_node, ev(args[0]) if args else Val(parts=[","]))
@@ -185,7 +186,9 @@ def _method(flow: Flow, node, method: str, receiver: Val, receiver_node, args, s
         if method == "concat":
             vals = [ev(a) for a in args]
             if all(v.parts is not None for v in vals):
-                return Val(parts=_joined(list(receiver.parts) + [p for v in vals for p in v.parts])).add(*vals)
+                return Val(parts=joined(list(receiver.parts) + [p for v in vals for p in v.parts])).add(*vals)
+        if method == "repeat" and len(args) == 1 and args[0].type == "number" and text(args[0]).isdigit():
+            return Val(parts=[literal * min(int(text(args[0])), 1000)])
         if method == "toString":
             return receiver
     if method in ("toString", "trim", "trimEnd", "trimStart") and receiver.parts is not None:
@@ -193,7 +196,7 @@ def _method(flow: Flow, node, method: str, receiver: Val, receiver_node, args, s
     return None
 
 
-def _join(flow: Flow, node, receiver: Val, receiver_node, sep: Val) -> Val:
+def _join(flow, node, receiver: Val, receiver_node, sep: Val) -> Val:
     out = Val().add(receiver, sep)
     flow.iterate(receiver, receiver_node, out, in_text=True)
     for h in receiver.hazards:  # an unordered list being joined: its text order is the hazard now
@@ -205,13 +208,13 @@ def _join(flow: Flow, node, receiver: Val, receiver_node, sep: Val) -> Val:
             if i:
                 parts.extend(sep.parts)
             parts.extend(item.parts)
-        out.parts = _joined(parts)
+        out.parts = joined(parts)
     else:
         out.parts = [Hole("static", flow.text_of(node), flow.span(node))]
     return out
 
 
-def _mapped(flow: Flow, receiver: Val, fn, scope, depth, node) -> Val:
+def _mapped(flow, receiver: Val, fn, scope, depth, node) -> Val:
     """``xs.map(x => ...)``: item by item when the array and the callback are known, else the
     callback's hazards with the array's order."""
     out = Val(unordered=receiver.unordered).add(receiver)

@@ -15,53 +15,18 @@ filled inside ``async`` callbacks (completion order); ``Object.keys``, spread, `
 
 from __future__ import annotations
 
-import json
 from typing import Dict, List, Optional, Tuple
 
-from promptlint.pysource.flow import Hazard, Hole, Part, Val, merge
-from promptlint.tssource import names
-from promptlint.tssource.index import FUNCTIONS, MODULE, Entry, ModuleIndex, string_value, text
+from promptlint.pysource.flow import Hazard, Hole, Val, merge
+from promptlint.tssource import calls, names
+from promptlint.tssource.index import FUNCTIONS, MODULE, Entry, ModuleIndex
+from promptlint.tssource.values import Span, args_of, decode_fragment, joined, single_volatile, string_value, text
 
 MAX_DEPTH = 10
 MAX_CALL_SITES = 4
-MAX_MAPPED = 64  # `.map(cb)` over a known array is evaluated item by item up to this length
 KEY_ALIASES = {"systemInstruction": "system_instruction", "cacheControl": "cache_control"}
 PROVIDER_OPTIONS = ("providerOptions", "experimental_providerMetadata", "providerMetadata")
 ASYNC_ORDER = "a collection filled inside an async callback (completion order)"
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
-
-
-class Span:
-    """Where a tree-sitter node is, with the attributes of a Python ``ast`` node (findings use them)."""
-
-    __slots__ = ("lineno", "col_offset", "end_lineno", "end_col_offset", "path", "text")
-
-    def __init__(self, node, path: str):
-        self.lineno = node.start_point[0] + 1
-        self.col_offset = node.start_point[1]
-        self.end_lineno = node.end_point[0] + 1
-        self.end_col_offset = node.end_point[1]
-        self.path = path
-        self.text = " ".join(text(node).split())
-
-
-def decode_fragment(node) -> str:
-    """A string or template fragment's value: escapes decoded, CRLF read as LF (template literals)."""
-    raw = text(node)
-    if node.type != "escape_sequence":
-        return raw.replace("\r\n", "\n")
-    body = raw[1:]
-    if body[:1] in _ESCAPES and not body[1:2].isdigit():
-        return _ESCAPES[body[:1]]
-    if body.startswith("u{"):
-        return chr(int(body[2:-1], 16))
-    if body.startswith("u") and len(body) == 5:
-        return chr(int(body[1:], 16))
-    if body.startswith("x") and len(body) == 3:
-        return chr(int(body[1:], 16))
-    if body.startswith(("\n", "\r")):
-        return ""  # a line continuation
-    return body
 
 
 class Flow:
@@ -167,7 +132,7 @@ class Flow:
                 out.parts.extend(v.parts if v.parts is not None else [Hole("static", self.text_of(expr), self.span(expr))])
             else:
                 out.parts.append(decode_fragment(c))
-        out.parts = _joined(out.parts)
+        out.parts = joined(out.parts)
         return out
 
     def _literal(self, node, scope, env, depth) -> Val:
@@ -188,7 +153,7 @@ class Flow:
         if op == "+":
             out = Val().add(left, right)
             if left.parts is not None and right.parts is not None:
-                out.parts = _joined(left.parts + right.parts)
+                out.parts = joined(left.parts + right.parts)
             return out
         if op in ("??", "||", "&&"):
             return merge([left, right])
@@ -203,9 +168,15 @@ class Flow:
             if elt.type == "comment":
                 continue
             if elt.type == "spread_element":
-                v = self.ev(elt.named_children[0], scope, env, depth)
+                inner = elt.named_children[0]
+                v = self.ev(inner, scope, env, depth)
                 out.add(v)
                 out.unordered = out.unordered or v.unordered
+                if out.items is not None and v.items is None and v.unordered is None:
+                    # `[system, ...history]`: the known items keep their place, the unknown rest is
+                    # one item of unknown content (a conversation so far, extra tools)
+                    out.items.append(Val(mapping={"content": self.opaque(inner)}, node=self.span(inner)))
+                    continue
                 out.items = out.items + v.items if out.items is not None and v.items is not None else None
                 continue
             v = self.ev(elt, scope, env, depth)
@@ -306,7 +277,7 @@ class Flow:
             if e.kind == "assign":
                 out.parts, out.items, out.mapping, out.unordered = v.parts, v.items, v.mapping, v.unordered
             elif out.parts is not None and v.parts is not None and not looped:
-                out.parts = _joined(out.parts + v.parts)
+                out.parts = joined(out.parts + v.parts)
             else:
                 out.parts = None if v.parts is None or looped else out.parts
         elif e.kind == "append":
@@ -348,7 +319,7 @@ class Flow:
         fname = self._function_name(func)
         vals = []
         for call, caller in self.index.call_sites.get(fname or "", [])[:MAX_CALL_SITES]:
-            args = _args(call)
+            args = args_of(call)
             bound = self._bind_params(params, [self.ev(a, caller, None, depth + 1) for a in args], scope, depth)
             if name in bound:
                 vals.append(bound[name])
@@ -419,7 +390,7 @@ class Flow:
         base = self.ev(obj, scope, env, depth)
         if base.mapping is not None and prop in base.mapping:
             return base.mapping[prop]
-        if _single_volatile(base):
+        if single_volatile(base):
             return base
         out = self.opaque(node, name=prop)
         return out.add(base)
@@ -434,7 +405,7 @@ class Flow:
             i = int(text(index)) if text(index).isdigit() else -1
             if 0 <= i < len(base.items):
                 return base.items[i]
-        if _single_volatile(base):
+        if single_volatile(base):
             return base
         return self.opaque(node).add(base)
 
@@ -449,13 +420,9 @@ class Flow:
 
     # ------------------------------------------------------------------ calls
     def _call(self, node, scope, env, depth) -> Val:
-        from promptlint.tssource import calls
-
         return calls.evaluate(self, node, scope, env, depth)
 
     def _new(self, node, scope, env, depth) -> Val:
-        from promptlint.tssource import calls
-
         return calls.construct(self, node, scope, env, depth)
 
     def _function_value(self, node, scope, env, depth) -> Val:
@@ -535,33 +502,10 @@ def _key(k) -> Optional[str]:
     return None  # computed key
 
 
-def _args(call) -> list:
-    a = call.child_by_field_name("arguments")
-    if a is None:
-        return []
-    if a.type == "template_string":
-        return [a]
-    return [c for c in a.named_children if c.type != "comment"]
-
-
-def _joined(parts: List[Part]) -> List[Part]:
-    out: List[Part] = []
-    for p in parts:
-        if isinstance(p, str) and out and isinstance(out[-1], str):
-            out[-1] += p
-        elif p != "":
-            out.append(p)
-    return out
-
-
 def _named(v: Val, name: str) -> Val:
     if name in v.names:
         return v
     return Val(v.parts, list(v.hazards), v.items, v.mapping, v.unordered, v.names | {name}, v.node)
-
-
-def _single_volatile(v: Val) -> bool:
-    return v.parts is not None and len(v.parts) == 1 and isinstance(v.parts[0], Hole) and v.parts[0].kind == "volatile"
 
 
 def _is_unknown(v: Val) -> bool:
@@ -588,44 +532,7 @@ def _provider_options(out: Val) -> None:
     if "cache_control" in m and "role" in m and "content" in m and m["content"].items is None:
         content = m["content"]
         m["content"] = Val(items=[Val(mapping={"type": Val(parts=["text"]), "text": content,
-                                               "cache_control": m.pop("cache_control")}, node=out.node)]).add(content)
-
-
-def js_json(v: Val, indent: str = "", level: int = 0) -> Optional[List[Part]]:
-    """``JSON.stringify(v, null, indent)`` as parts, when every key and value is known."""
-    nl = "\n" + indent * (level + 1) if indent else ""
-    end = "\n" + indent * level if indent else ""
-    colon = ": " if indent else ":"
-    if v.mapping is not None:
-        if not v.mapping:
-            return ["{}"]
-        out: List[Part] = ["{"]
-        for i, (k, x) in enumerate(v.mapping.items()):
-            inner = js_json(x, indent, level + 1)
-            if inner is None:
-                return None
-            out += [("," if i else "") + nl + json.dumps(k, ensure_ascii=False) + colon] + inner
-        return _joined(out + [end + "}"])
-    if v.items is not None:
-        if not v.items:
-            return ["[]"]
-        out = ["["]
-        for i, x in enumerate(v.items):
-            inner = js_json(x, indent, level + 1)
-            if inner is None:
-                return None
-            out += [("," if i else "") + nl] + inner
-        return _joined(out + [end + "]"])
-    if v.parts is None:
-        return ["null"]
-    if len(v.parts) == 1 and isinstance(v.parts[0], Hole):
-        h = v.parts[0]
-        if h.kind == "static":
-            return None
-        return ['"', h, '"'] if h.sub not in ("number",) else [h]
-    if all(isinstance(p, str) for p in v.parts):
-        return [json.dumps("".join(v.parts), ensure_ascii=False)]
-    return ['"'] + [json.dumps(p, ensure_ascii=False)[1:-1] if isinstance(p, str) else p for p in v.parts] + ['"']
+                                               "cache_control": m.pop("cache_control")})]).add(content)
 
 
 _EVALUATORS = {

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
+from promptlint.tssource.values import string_value, text
+
 FUNCTIONS = {"function_declaration", "generator_function_declaration", "function_expression", "function",
              "arrow_function", "method_definition", "generator_function"}
 LOOPS = {"for_in_statement", "for_statement", "while_statement", "do_statement"}
@@ -33,19 +35,6 @@ class Entry:
 class Import:
     module: str  # the specifier as written ("./prompts", "openai", "node:crypto" -> "crypto")
     name: str  # "default", "*", or the exported name
-
-
-def text(node) -> str:
-    return node.text.decode("utf-8", "replace") if node is not None and node.text is not None else ""
-
-
-def string_value(node) -> Optional[str]:
-    """The value of a plain string literal node (escapes decoded), else None."""
-    if node is None or node.type != "string":
-        return None
-    from promptlint.tssource.flow import decode_fragment
-
-    return "".join(decode_fragment(c) for c in node.named_children)
 
 
 class ModuleIndex:

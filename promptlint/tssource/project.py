@@ -111,7 +111,7 @@ def _display(path: Path) -> str:
 
 def _member_of(obj, name: str):
     """The node ``name`` is bound to in ``module.exports = { name, other: fn }``, or None."""
-    from promptlint.tssource.index import text
+    from promptlint.tssource.values import text
 
     if obj is None or obj.type != "object":
         return None

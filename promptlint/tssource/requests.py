@@ -19,8 +19,9 @@ from promptlint.pysource import layout, sinks
 from promptlint.pysource.flow import Val
 from promptlint.pysource.rules import Candidate, HazardScan, SentPrompt, _literal
 from promptlint.tssource import names
-from promptlint.tssource.flow import Flow, _args
-from promptlint.tssource.index import MODULE, text
+from promptlint.tssource.flow import Flow
+from promptlint.tssource.index import MODULE
+from promptlint.tssource.values import args_of, text
 
 _FACTORY = re.compile(r"^([\w$.]+)\(\s*[\"'`]([^\"'`]+)")
 
@@ -74,7 +75,7 @@ class RequestScan(HazardScan):
     def request_of(self, call, scope: int):
         """(suffix, provider, get, receiver, model) for a call that sends a request, else None."""
         flow = self.flow
-        args = _args(call)
+        args = args_of(call)
         if call.type == "new_expression":
             ctor = flow.name_of(call.child_by_field_name("constructor")) or ""
             suffix = names.REQUEST_COMMANDS.get(ctor.rsplit(".", 1)[-1])
