@@ -56,7 +56,7 @@ def scan(path: Path, source: bytes, display: str, ctx: Context):
         f.column = f.end_column = len(line[: problem.column].decode("utf-8", "replace")) + 1
         return None, f
     kind_of = name_patterns().kind_of
-    project = Project(kind_of, ctx.depend)
+    project = Project(kind_of, ctx.depend, (ctx.settings.root, path.parent))
     flow = Flow(display, ModuleIndex(tree.root_node), kind_of, project, str(path))
     project.add(path, flow)
     found = RequestScan(flow)

@@ -2,7 +2,9 @@
 
 A relative specifier (``./prompts``, ``../lib/tools.js``) resolves like TypeScript's bundler
 resolution: the path itself, with each source suffix, ``.js`` written for a ``.ts`` file, or the
-directory's ``index``. Package imports (``openai``, ``ai``) are never read. At most
+directory's ``index``. Package imports (``openai``, ``ai``) are never read, nor is a module whose
+real path is outside the project root (a ``../../`` climb or a symlink a pull request points
+elsewhere: repository content is untrusted, docs/security.md). At most
 ``MAX_MODULES`` modules per linted file, each read through ``bounded_io`` (size-capped) and
 recorded as a dependency of the file's cached result.
 """
@@ -19,7 +21,10 @@ MAX_MODULES = 48
 
 
 class Project:
-    def __init__(self, kind_of, depend: Callable[[Path], None]):
+    def __init__(self, kind_of, depend: Callable[[Path], None], roots=()):
+        import os
+
+        self._roots = [os.path.realpath(r) for r in roots]  # an import is read only under one of these
         self._kind_of = kind_of
         self._depend = depend
         self._flows: Dict[str, Optional[object]] = {}
@@ -38,8 +43,14 @@ class Project:
         candidates += [base / ("index" + s) for s in SUFFIXES]
         for c in candidates:
             if c.suffix in SUFFIXES and bounded_io.is_regular_file(c):
-                return c
+                return c if self._inside(c) else None
         return None
+
+    def _inside(self, path: Path) -> bool:
+        import os
+
+        real = os.path.realpath(path)
+        return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in self._roots)
 
     def flow(self, importer: str, spec: str):
         path = self.resolve(importer, spec)
