@@ -62,6 +62,10 @@ def first_error(tree) -> Optional[SyntaxProblem]:
         if node.is_missing:
             return SyntaxProblem(node.start_point[0] + 1, node.start_point[1], f"missing `{node.type}`")
         if node.type == "ERROR":
+            inner = next((c for c in node.children if c.has_error or c.is_missing), None)
+            if inner is not None:  # the innermost error is where the grammar gave up
+                stack.append(inner)
+                continue
             text = node.text.decode("utf-8", "replace").split("\n", 1)[0][:30] if node.text else ""
             return SyntaxProblem(node.start_point[0] + 1, node.start_point[1],
                                  f"unexpected `{text}`" if text else "unexpected input")
