@@ -267,3 +267,52 @@ def test_language_server_lints_typescript_documents():
     for name in ("a.ts", "a.tsx", "a.mts", "a.cts", "a.js", "a.jsx", "a.mjs", "a.cjs"):
         assert lintable(Path(name)), name
     assert not lintable(Path("a.json"))
+
+
+# ----------------------------------------------------------------------------- --baseline
+
+
+def ts_builder(system: str) -> str:
+    from test_baseline_python import POLICY_LINES
+
+    policy = " +\n".join("  " + json.dumps(line) for line in POLICY_LINES)
+    return (
+        'import Anthropic from "@anthropic-ai/sdk";\n'
+        "const client = new Anthropic();\n"
+        f"const POLICY =\n{policy};\n"
+        "function buildSystem() {\n"
+        f'  return [{{ type: "text", text: {system}, cache_control: {{ type: "ephemeral" }} }}];\n'
+        "}\n"
+        "export async function answer(question: string) {\n"
+        '  return client.messages.create({ model: "claude-sonnet-4-5", max_tokens: 1024, system: buildSystem(),\n'
+        '    messages: [{ role: "user", content: question }] });\n'
+        "}\n")
+
+
+def test_baseline_gate_on_a_typescript_regression(tmp_path, qwen, cli):
+    """The Python baseline test's repository, with the builder in TypeScript: the same figures,
+    computed by the test from the two requests' text (test_baseline_python.expected_anthropic)."""
+    import shutil
+
+    from test_baseline_python import B as BLOCK, expected_anthropic, git
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    shutil.copy(QWEN, root / "tokenizer.json")
+    git(root, "init", "-q")
+    for files, message in (({"promptlint.toml": 'tokenizer = "tokenizer.json"\n', "agent.ts": ts_builder("POLICY")}, "a builder"),
+                           ({"agent.ts": ts_builder('`Now: ${new Date()}\\n` + POLICY')}, "the change")):
+        for name, text in files.items():
+            (root / name).write_text(text, encoding="utf-8")
+        git(root, "add", "-A")
+        git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", message)
+    want = expected_anthropic(qwen)
+    r = cli("check", "--no-cache", "--output-format", "json", "--baseline", "HEAD~1", cwd=root)
+    assert r.code == 1, r.err
+    doc = r.json()
+    [row] = doc["baseline"]["templates"]
+    assert row["path"] == "agent.ts" and row["template"] == "client.messages.create in answer()"
+    assert row["status"] == "regression" and row["before"] == want["before"] and row["after"] == want["after"]
+    assert row["lost_tokens"] == want["before"]["eligible_blocks"] * BLOCK
+    [finding] = doc["findings"]
+    assert finding["code"] == "M106" and finding["baseline"] == "new"
