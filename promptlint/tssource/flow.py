@@ -19,7 +19,7 @@ from typing import Dict, List, Optional, Tuple
 
 from promptlint.pysource.flow import Hazard, Hole, Val, merge
 from promptlint.tssource import calls, names
-from promptlint.tssource.index import FUNCTIONS, MODULE, Entry, ModuleIndex
+from promptlint.tssource.index import FUNCTIONS, LOOPS, MODULE, Entry, ModuleIndex
 from promptlint.tssource.values import Span, args_of, decode_fragment, joined, single_volatile, string_value, text
 
 MAX_DEPTH = 10
@@ -297,8 +297,8 @@ class Flow:
             out.unordered = (self.span(e.async_cb), ASYNC_ORDER)
         if out.unordered is None:
             for loop in e.loops:
-                it = self.ev(loop, scope, env, depth + 1)
-                self._iterate(it, loop, out)
+                if loop.type not in LOOPS:  # the iterable of a `for ... of`
+                    self._iterate(self.ev(loop, scope, env, depth + 1), loop, out)
 
     def _params_of(self, func) -> List[str]:
         params = func.child_by_field_name("parameters") or func.child_by_field_name("parameter")
@@ -378,9 +378,16 @@ class Flow:
         if obj is not None and obj.type == "this":
             cls = self._class_of(scope)
             values = self.index.attrs.get((cls, prop), []) if cls else []
-            if values:
-                return merge([self.ev(v, scope, None, depth + 1) for v in values[:MAX_CALL_SITES]])
-            return self.opaque(node, name=prop)
+            if not values:
+                return self.opaque(node, name=prop)
+            out = merge([self.ev(v, scope, None, depth + 1) for v in values[:MAX_CALL_SITES]])
+            out = Val(out.parts, list(out.hazards), list(out.items) if out.items is not None else None,
+                      dict(out.mapping) if out.mapping is not None else None, out.unordered, out.names, out.node)
+            for e in self.index.attr_mutations.get((cls, prop), []):  # methods fill it: `this.tools.set(...)`
+                self._mutate(out, e, scope, {}, depth)
+            if self.index.attr_mutations.get((cls, prop)) and out.unordered is None:
+                out.items = None if any(e.loops or e.async_cb for e in self.index.attr_mutations[(cls, prop)]) else out.items
+            return out
         if obj is not None and obj.type == "identifier" and self.project is not None:
             imp = self.index.imports.get(text(obj))
             if imp is not None and imp.name == "*" and imp.module.startswith("."):
@@ -459,10 +466,55 @@ class Flow:
                 cls = self._class_of(scope)
                 method = self.index.classes.get(cls or "", {}).get(prop)
                 return (self, method) if method is not None else None
+            owner = self.instance_of(obj, scope, depth)
+            if owner is not None:  # `registry.list()` with `registry = new ToolRegistry()`
+                flow, cls = owner
+                method = flow.index.classes.get(cls, {}).get(prop)
+                if method is not None:
+                    return flow, method
             if obj is not None and obj.type == "identifier" and self.project is not None:
                 imp = self.index.imports.get(text(obj))
                 if imp is not None and imp.name == "*" and imp.module.startswith("."):
                     return self.project.exported_function(self.fs_path, imp.module, prop, depth + 1)
+        return None
+
+    def instance_of(self, node, scope: int, depth: int):
+        """(flow, class name) when ``node`` is an instance of a class of the linted modules: ``new C()``,
+        or a name or ``this.x`` bound to one."""
+        if node is None or depth > MAX_DEPTH:
+            return None
+        if node.type == "new_expression":
+            ctor = node.child_by_field_name("constructor")
+            if ctor is None or ctor.type != "identifier":
+                return None
+            name = text(ctor)
+            if name in self.index.classes:
+                return self, name
+            imp = self.index.imports.get(name)
+            if imp is not None and self.project is not None and imp.name != "*":
+                other = self.project.flow(self.fs_path, imp.module)
+                cls = name if imp.name == "default" else imp.name
+                if other is not None and cls in other.index.classes:
+                    return other, cls
+            return None
+        values = []
+        if node.type == "identifier":
+            s = scope
+            while True:
+                entries = self.index.bindings.get((s, text(node)))
+                if entries:
+                    values = [e.value for e in entries if e.kind == "assign"]
+                    break
+                if s == MODULE:
+                    break
+                s = self.index.parent.get(s, MODULE)
+        elif node.type == "member_expression" and (node.child_by_field_name("object") or node).type == "this":
+            cls = self._class_of(scope)
+            values = self.index.attrs.get((cls, text(node.child_by_field_name("property"))), []) if cls else []
+        for v in values:
+            found = self.instance_of(v, scope, depth + 1)
+            if found is not None:
+                return found
         return None
 
     def call_function(self, func, args: List[Val], depth: int) -> Val:

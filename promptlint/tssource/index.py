@@ -54,6 +54,7 @@ class ModuleIndex:
         self.classes: Dict[str, Dict[str, object]] = {}  # class -> method -> node
         self.class_of: Dict[int, str] = {}  # method scope -> class
         self.attrs: Dict[Tuple[str, str], List[object]] = {}  # (class, attr) -> assigned values
+        self.attr_mutations: Dict[Tuple[str, str], List[Entry]] = {}  # (class, attr) -> this.x.push/set/add
         self._pending: List[Tuple[int, str, Entry, int]] = []  # mutations resolved after the walk
         self._walk()
         for scope, name, entry, origin in self._pending:
@@ -94,8 +95,10 @@ class ModuleIndex:
                 if name is not None and value is not None:
                     self.attrs.setdefault((cls, text(name)), []).append(value)
             self._record(node, t, scope, loops, cls)
-            if t == "for_in_statement":
-                loops = loops + (node,)
+            if t == "call_expression" and cls:
+                self._this_mutation(node, scope, loops, cls)
+            if t == "for_in_statement" and node.child_by_field_name("right") is not None:
+                loops = loops + (node.child_by_field_name("right"),)  # what `for ... of` iterates
             elif t in LOOPS:
                 loops = loops + (node,)
             for child in reversed(node.named_children):
@@ -232,6 +235,28 @@ class ModuleIndex:
                 if value is not None and value.type == "spread_element":
                     kind, value = "extend", value.named_children[0] if value.named_children else None
                 self._mutation(scope, text(obj), Entry(node.start_byte, kind, value, loops))
+
+    def _this_mutation(self, node, scope: int, loops, cls: str) -> None:
+        """``this.tools.set(k, v)`` in a method: a mutation of the class's attribute, in completion
+        order when it runs inside an async callback of the method."""
+        f = node.child_by_field_name("function")
+        if f is None or f.type != "member_expression":
+            return
+        obj, method = f.child_by_field_name("object"), text(f.child_by_field_name("property"))
+        if method not in MUTATORS or obj is None or obj.type != "member_expression":
+            return
+        if (obj.child_by_field_name("object") or obj).type != "this":
+            return
+        args = node.child_by_field_name("arguments")
+        values = args.named_children if args is not None else []
+        entry = Entry(node.start_byte, MUTATORS[method], values[-1] if values else None, loops)
+        s = scope
+        while s != MODULE and s not in self.class_of:  # up to the method
+            fn = self.scope_node.get(s)
+            if fn is not None and entry.async_cb is None and _is_async(fn):
+                entry.async_cb = fn
+            s = self.parent.get(s, MODULE)
+        self.attr_mutations.setdefault((cls, text(obj.child_by_field_name("property"))), []).append(entry)
 
     def _mutation(self, scope: int, name: str, entry: Entry) -> None:
         self._pending.append((scope, name, entry, scope))

@@ -34,6 +34,9 @@ REQUEST_METHODS: Dict[str, str] = {
 REQUEST_COMMANDS = {"ConverseCommand": "converse", "ConverseStreamCommand": "converse"}
 # Vercel AI SDK: functions of `ai` taking {model, system, prompt, messages, tools, providerOptions}
 AI_SDK_FUNCTIONS = {"generateText", "streamText", "generateObject", "streamObject"}
+# agent frameworks: the option that holds the system prompt (LangGraph.js createReactAgent `prompt`,
+# formerly `stateModifier`/`messageModifier`; OpenAI Agents and Mastra `instructions`)
+AGENT_PROMPT_KEYS = ("instructions", "prompt", "systemPrompt", "system", "stateModifier", "messageModifier")
 # LangChain.js
 RUNNABLE_METHODS = {"invoke", "stream", "batch"}
 RUNNABLE_WRAPPERS = {"bindTools", "bind", "withConfig", "withRetry", "withFallbacks", "withStructuredOutput"}
@@ -147,6 +150,12 @@ def is_chat_model(name: Optional[str]) -> bool:
     if last == "initChatModel":
         return True
     return last[:1].isupper() and "Chat" in last and not last.endswith(("Message", "Template", "History", "Session"))
+
+
+def is_agent(name: Optional[str]) -> bool:
+    """An agent class or factory (``Agent``, ``createReactAgent``, ``createToolCallingAgent``)."""
+    last = (name or "").rsplit(".", 1)[-1]
+    return (last[:1].isupper() and last.endswith("Agent")) or (last.startswith("create") and last.endswith("Agent"))
 
 
 def provider_of_model(callee: Optional[str]) -> str:

@@ -28,14 +28,66 @@ class Project:
         self._kind_of = kind_of
         self._depend = depend
         self._flows: Dict[str, Optional[object]] = {}
+        self._configs: Dict[Path, Optional[tuple]] = {}
 
     def add(self, path: Path, flow) -> None:
         self._flows[str(path)] = flow
 
     def resolve(self, importer: str, spec: str) -> Optional[Path]:
-        if not spec.startswith("."):
-            return None
-        base = Path(importer).parent / spec
+        if spec.startswith("."):
+            return self._candidate(Path(importer).parent / spec)
+        for base in self._aliased(importer, spec):
+            found = self._candidate(base)
+            if found is not None:
+                return found
+        return None
+
+    def _aliased(self, importer: str, spec: str):
+        """Where a path alias points (``@/lib/x`` with tsconfig ``paths``: ``{"@/*": ["./src/*"]}``);
+        without a tsconfig/jsconfig, ``@/`` and ``~/`` name the project root or its ``src``."""
+        config = self._config(Path(importer).parent)
+        if config is not None:
+            directory, base_url, paths = config
+            for pattern, targets in paths.items():
+                prefix = pattern[:-1] if pattern.endswith("*") else pattern
+                if spec == pattern or pattern.endswith("*") and spec.startswith(prefix):
+                    rest = spec[len(prefix):] if pattern.endswith("*") else ""
+                    for t in targets if isinstance(targets, list) else []:
+                        if isinstance(t, str):
+                            yield (directory / base_url / t.replace("*", rest, 1))
+            return
+        if spec.startswith(("@/", "~/")):
+            package = self._package_root(Path(importer).parent)
+            for root in ([package] if package is not None else []) + [Path(r) for r in self._roots]:
+                yield root / spec[2:]
+                yield root / "src" / spec[2:]
+
+    def _package_root(self, directory: Path) -> Optional[Path]:
+        """The nearest directory holding a package.json (a JS project's root), inside the roots."""
+        while self._inside(directory):
+            if bounded_io.is_regular_file(directory / "package.json"):
+                return directory
+            if directory.parent == directory:
+                break
+            directory = directory.parent
+        return None
+
+    def _config(self, directory: Path):
+        """(directory, baseUrl, paths) of the nearest tsconfig.json/jsconfig.json inside the roots."""
+        if directory in self._configs:
+            return self._configs[directory]
+        found = None
+        for name in ("tsconfig.json", "jsconfig.json"):
+            path = directory / name
+            if bounded_io.is_regular_file(path) and self._inside(path):
+                found = _read_config(path)
+                break
+        if found is None and self._inside(directory.parent) and directory.parent != directory:
+            found = self._config(directory.parent)
+        self._configs[directory] = found
+        return found
+
+    def _candidate(self, base: Path) -> Optional[Path]:
         stem = base.with_suffix("") if base.suffix in (".js", ".mjs", ".cjs", ".jsx") else None
         candidates = [base] + [Path(str(base) + s) for s in SUFFIXES]
         if stem is not None:  # ESM TypeScript writes `./x.js` for `./x.ts`
@@ -132,3 +184,25 @@ def _member_of(obj, name: str):
         if c.type == "pair" and text(c.child_by_field_name("key")).strip("'\"") == name:
             return c.child_by_field_name("value")
     return None
+
+
+def _read_config(path: Path):
+    """A tsconfig's ``compilerOptions.paths`` (JSON with comments and trailing commas), or None."""
+    import json
+    import re
+
+    try:
+        raw = bounded_io.read_bytes(path, 256 * 1024).decode("utf-8", "replace")
+    except OSError:
+        return None
+    raw = re.sub(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', lambda m: m.group(1) or "", raw, flags=re.S)
+    raw = re.sub(r",\s*([}\]])", r"\1", raw)
+    try:
+        options = json.loads(raw).get("compilerOptions") or {}
+    except (ValueError, AttributeError):
+        return None
+    paths = options.get("paths")
+    if not isinstance(paths, dict):
+        return None
+    base = options.get("baseUrl", ".")
+    return path.parent, base if isinstance(base, str) else ".", paths

@@ -79,6 +79,8 @@ class RequestScan(HazardScan):
         if call.type == "new_expression":
             ctor = flow.name_of(call.child_by_field_name("constructor")) or ""
             suffix = names.REQUEST_COMMANDS.get(ctor.rsplit(".", 1)[-1])
+            if suffix is None and names.is_agent(ctor) and args:
+                return self._agent(flow.ev(args[0], scope))
             if suffix is None or not args:
                 return None
             body = flow.ev(args[0], scope)
@@ -103,6 +105,8 @@ class RequestScan(HazardScan):
             if model is None and receiver is not None and receiver.mapping is not None:
                 model = _literal(receiver.mapping.get("model"))
             return suffix, provider, _getter(first), receiver, model
+        if names.is_agent(name) and args and flow.function_of(callee, scope, 0) is None:
+            return self._agent(flow.ev(args[0], scope))
         if last in names.AI_SDK_FUNCTIONS and args and flow.function_of(callee, scope, 0) is None:
             return self._ai_sdk(flow.ev(args[0], scope))
         if last == "fromMessages" and args:
@@ -138,6 +142,17 @@ class RequestScan(HazardScan):
         if provider in ("anthropic", "bedrock"):
             return "messages.create", "anthropic-as-" + provider, get, None, model
         return "ai-sdk", "chat", get, None, model
+
+    def _agent(self, opts: Val):
+        """An agent built with its prompt (LangGraph.js ``createReactAgent({ prompt })``, OpenAI Agents
+        and Mastra ``new Agent({ instructions })``): that text is the system prompt of every request."""
+        m = opts.mapping or {}
+        prompt = next((m[k] for k in names.AGENT_PROMPT_KEYS if k in m), None)
+        if prompt is None:
+            return None
+        tools = _tool_list(m.get("tools"))
+        model = _literal(m.get("model"))
+        return "agent", "chat", lambda k: prompt if k == "system" else tools if k == "tools" else None, None, model
 
     def _is_chat_model(self, node, scope: int, depth: int) -> bool:
         if node is None or depth > 4:
