@@ -72,7 +72,17 @@ def evaluate(flow, node, scope: int, env, depth: int) -> Val:
     if target is not None:
         other, func = target
         return other.call_function(func, [ev(a) for a in args], depth + 1)
+    if args and _is_formatter(name, method):
+        first = ev(args[0])  # format(new Date(), "yyyy-MM-dd"), new Intl.DateTimeFormat(...).format(now)
+        if single_volatile(first):
+            return first
     return flow.opaque(node)
+
+
+def _is_formatter(name: Optional[str], method: Optional[str]) -> bool:
+    """A call that turns its first argument into text (a date formatter, ``String``, an escaper)."""
+    last = method or (name or "").rsplit(".", 1)[-1]
+    return last.lower().startswith("format") or last in ("String", "encodeURIComponent", "escape", "toString", "lightFormat")
 
 
 def construct(flow, node, scope: int, env, depth: int) -> Val:

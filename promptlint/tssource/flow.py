@@ -282,6 +282,8 @@ class Flow:
                 out.parts = None if v.parts is None or looped else out.parts
         elif e.kind == "append":
             out.items = out.items + [v] if out.items is not None and not looped else None
+        elif e.kind == "prepend":  # unshift
+            out.items = [v] + out.items if out.items is not None and not looped else None
         elif e.kind == "extend":
             out.items = out.items + v.items if out.items is not None and v.items is not None and not looped else None
             out.unordered = out.unordered or v.unordered
@@ -293,7 +295,7 @@ class Flow:
         elif e.kind == "setitem":
             out.mapping = None
             out.items = None
-        if e.async_cb is not None and e.kind in ("append", "extend", "setitem", "setkey") and out.unordered is None:
+        if e.async_cb is not None and e.kind in ("append", "prepend", "extend", "setitem", "setkey") and out.unordered is None:
             out.unordered = (self.span(e.async_cb), ASYNC_ORDER)
         if out.unordered is None:
             for loop in e.loops:
@@ -466,6 +468,9 @@ class Flow:
                 cls = self._class_of(scope)
                 method = self.index.classes.get(cls or "", {}).get(prop)
                 return (self, method) if method is not None else None
+            found = self._static_or_literal_method(obj, prop, scope, depth)
+            if found is not None:
+                return found
             owner = self.instance_of(obj, scope, depth)
             if owner is not None:  # `registry.list()` with `registry = new ToolRegistry()`
                 flow, cls = owner
@@ -477,6 +482,46 @@ class Flow:
                 if imp is not None and imp.name == "*" and imp.module.startswith("."):
                     return self.project.exported_function(self.fs_path, imp.module, prop, depth + 1)
         return None
+
+    def _static_or_literal_method(self, obj, prop: str, scope: int, depth: int):
+        """``Prompts.system()`` (a static method of a class of the linted modules) and ``prompts.system()``
+        (a method or function property of an object literal bound to a name, here or imported)."""
+        if obj is None or obj.type != "identifier" or depth > MAX_DEPTH:
+            return None
+        name = text(obj)
+        if name in self.index.classes:
+            method = self.index.classes[name].get(prop)
+            return (self, method) if method is not None else None
+        value = self._declared_value(obj, scope)
+        if value is not None:
+            return _literal_method(self, value, prop)
+        imp = self.index.imports.get(name)
+        if imp is not None and self.project is not None and imp.name != "*":
+            other = self.project.flow(self.fs_path, imp.module)
+            if other is None:
+                return None
+            if imp.name in other.index.classes:
+                method = other.index.classes[imp.name].get(prop)
+                return (other, method) if method is not None else None
+            exported = other.index.exports.get(imp.name)
+            if exported is not None and exported.type == "identifier":
+                value = other._declared_value(exported, MODULE)
+            else:
+                value = exported
+            return _literal_method(other, value, prop) if value is not None else None
+        return None
+
+    def _declared_value(self, ident, scope: int):
+        """The node a name is declared with (``const x = <node>``), in the scope chain, or None."""
+        s = scope
+        while True:
+            entries = self.index.bindings.get((s, text(ident)))
+            if entries:
+                assigned = [e.value for e in entries if e.kind == "assign" and e.value is not None]
+                return assigned[0] if len(assigned) == 1 else None
+            if s == MODULE:
+                return None
+            s = self.index.parent.get(s, MODULE)
 
     def instance_of(self, node, scope: int, depth: int):
         """(flow, class name) when ``node`` is an instance of a class of the linted modules: ``new C()``,
@@ -542,6 +587,22 @@ class Flow:
 
 
 # ------------------------------------------------------------------ small helpers
+
+
+def _literal_method(flow: "Flow", value, prop: str):
+    """(flow, function) for ``{ prop(...) {...} }`` or ``{ prop: (...) => ... }``, else None."""
+    while value is not None and value.type in ("parenthesized_expression", "as_expression", "satisfies_expression"):
+        value = value.named_children[0] if value.named_children else None
+    if value is None or value.type != "object":
+        return None
+    for c in value.named_children:
+        if c.type == "method_definition" and text(c.child_by_field_name("name")) == prop:
+            return flow, c
+        if c.type == "pair" and _key(c.child_by_field_name("key")) == prop:
+            v = c.child_by_field_name("value")
+            if v is not None and v.type in FUNCTIONS:
+                return flow, v
+    return None
 
 
 def _key(k) -> Optional[str]:

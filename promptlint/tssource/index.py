@@ -17,7 +17,7 @@ from promptlint.tssource.values import string_value, text
 FUNCTIONS = {"function_declaration", "generator_function_declaration", "function_expression", "function",
              "arrow_function", "method_definition", "generator_function"}
 LOOPS = {"for_in_statement", "for_statement", "while_statement", "do_statement"}
-MUTATORS = {"push": "append", "unshift": "append", "add": "append", "set": "setitem", "splice": "setitem"}
+MUTATORS = {"push": "append", "unshift": "prepend", "add": "append", "set": "setitem", "splice": "setitem"}
 MODULE = 0
 
 
