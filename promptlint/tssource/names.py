@@ -138,10 +138,13 @@ def request_method(name: Optional[str]) -> Optional[str]:
         return None
     parts = [p for p in name.split(".") if not p.startswith("with")]  # withResponse, withOptions
     name = ".".join(parts)
-    for suffix in sorted(REQUEST_METHODS, key=len, reverse=True):
+    for suffix in _LONGEST_FIRST:
         if name.endswith("." + suffix):
             return REQUEST_METHODS[suffix]
     return None
+
+
+_LONGEST_FIRST = sorted(REQUEST_METHODS, key=len, reverse=True)
 
 
 def is_chat_model(name: Optional[str]) -> bool:

@@ -11,6 +11,8 @@ recorded as a dependency of the file's cached result.
 
 from __future__ import annotations
 
+import functools
+import os
 from pathlib import Path
 from typing import Callable, Dict, Optional
 
@@ -22,9 +24,7 @@ MAX_MODULES = 48
 
 class Project:
     def __init__(self, kind_of, depend: Callable[[Path], None], roots=()):
-        import os
-
-        self._roots = [os.path.realpath(r) for r in roots]  # an import is read only under one of these
+        self._roots = [_real(str(r)) for r in roots]  # an import is read only under one of these
         self._kind_of = kind_of
         self._depend = depend
         self._flows: Dict[str, Optional[object]] = {}
@@ -99,8 +99,6 @@ class Project:
         return None
 
     def _inside(self, path: Path) -> bool:
-        import os
-
         real = os.path.realpath(path)
         return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in self._roots)
 
@@ -164,6 +162,12 @@ class Project:
         if node.type in ("identifier", "shorthand_property_identifier"):
             return other.function_of(node, 0, depth)
         return other.function_of(node, 0, depth) if node.type in ("arrow_function", "function_expression") else None
+
+
+@functools.lru_cache(maxsize=256)
+def _real(path: str) -> str:
+    """A root's real path (the same few roots for every file of a run)."""
+    return os.path.realpath(path)
 
 
 def _display(path: Path) -> str:
