@@ -316,3 +316,36 @@ def test_baseline_gate_on_a_typescript_regression(tmp_path, qwen, cli):
     assert row["lost_tokens"] == want["before"]["eligible_blocks"] * BLOCK
     [finding] = doc["findings"]
     assert finding["code"] == "M106" and finding["baseline"] == "new"
+
+
+# ----------------------------------------------------------------------------- imports and caching
+
+
+def test_template_only_run_never_imports_tree_sitter(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / "t.j2").write_text("You are helpful.\nQuestion: {{ question }}\n", encoding="utf-8")
+    code = (
+        "import sys; from promptlint.config import Settings; from promptlint.lint import lint; from pathlib import Path;"
+        f"lint([{str(tmp_path)!r}], Settings(tokenizer={str(QWEN)!r}, root=Path({str(tmp_path)!r})));"
+        "bad = [m for m in sys.modules if m.startswith(('tree_sitter', 'promptlint.tssource'))]; print(bad); assert not bad"
+    )
+    root = Path(__file__).resolve().parent.parent
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={"PYTHONPATH": str(root)})
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_cached_result_follows_the_modules_a_file_imports(tmp_path, cli):
+    """The sending file is unchanged; the module it imports gains a timestamp: the cached result of
+    the first run must not hide it (the import is a dependency of the file's result)."""
+    (tmp_path / "agent.ts").write_text(
+        'import OpenAI from "openai";\nimport { SYSTEM } from "./prompt";\nconst client = new OpenAI();\n'
+        'export const go = (q: string) => client.chat.completions.create({ model: "gpt-4o", '
+        'messages: [{ role: "system", content: SYSTEM }, { role: "user", content: q }] });\n', encoding="utf-8")
+    (tmp_path / "prompt.ts").write_text(f'export const SYSTEM = "{POLICY}";\n', encoding="utf-8")
+    first = cli("check", str(tmp_path / "agent.ts"), "--tokenizer", str(QWEN), "--output-format", "json", cwd=tmp_path)
+    assert first.code == 0 and first.json()["findings"] == []
+    (tmp_path / "prompt.ts").write_text(f'export const SYSTEM = `Now ${{Date.now()}}\\n{POLICY}`;\n', encoding="utf-8")
+    second = cli("check", str(tmp_path / "agent.ts"), "--tokenizer", str(QWEN), "--output-format", "json", cwd=tmp_path)
+    assert second.code == 1 and [(f["code"], f["line"]) for f in second.json()["findings"]] == [("M101", 4)]
