@@ -24,6 +24,8 @@ PROMPT_CODE_MARKERS = (
     b"openai", b"anthropic", b"@ai-sdk", b"from \"ai\"", b"from 'ai'", b"require(\"ai\")", b"langchain",
     b"generateText", b"streamText", b"generateObject", b"bedrock", b"genai", b"generative-ai", b"role:",
     b"\"role\"", b"'role'", b"cache_control", b"cacheControl", b"cachePoint", b"systemInstruction",
+    # a call of a wrapper another module defines (`callLLM({ system, user })`) names the request's fields
+    b"system:", b"systemPrompt", b"instructions:", b"messages:",
 )
 FILES = Files(
     suffixes=(".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"),

@@ -66,6 +66,13 @@ def evaluate(flow, node, scope: int, env, depth: int) -> Val:
         v = _method(flow, node, method, receiver, receiver_node, args, scope, env, depth)
         if v is not None:
             return v
+    if method == "fromTemplate" and args:  # LangChain.js prompt templates: the template text
+        v = ev(args[0])
+        owner = (name or "").rsplit(".", 2)[-2] if "." in (name or "") else ""
+        if owner.endswith("MessagePromptTemplate"):
+            role = owner[: -len("MessagePromptTemplate")].lower() or "message"
+            return Val(mapping={"role": Val(parts=[role]), "content": v}, node=flow.span(node)).add(v)
+        return v
     if name in ("tool", "ai.tool", "getGenerativeModel") or (method == "getGenerativeModel" and args):
         return ev(args[0]) if args else Val()
     target = flow.function_of(callee, scope, depth)

@@ -52,7 +52,8 @@ class ModuleIndex:
         self.exports: Dict[str, object] = {}  # exported name -> identifier node or expression node
         self.reexports: List[Tuple[str, Optional[str], Optional[str]]] = []  # (module, name or None=*, as)
         self.classes: Dict[str, Dict[str, object]] = {}  # class -> method -> node
-        self.class_of: Dict[int, str] = {}  # method scope -> class
+        self.class_of: Dict[int, str] = {}  # method (or arrow inside a class) scope -> class
+        self.members: set = set()  # scopes that are a class's methods (declared, or arrow fields)
         self.attrs: Dict[Tuple[str, str], List[object]] = {}  # (class, attr) -> assigned values
         self.attr_mutations: Dict[Tuple[str, str], List[Entry]] = {}  # (class, attr) -> this.x.push/set/add
         self._pending: List[Tuple[int, str, Entry, int]] = []  # mutations resolved after the walk
@@ -94,6 +95,9 @@ class ModuleIndex:
                 value = node.child_by_field_name("value")
                 if name is not None and value is not None:
                     self.attrs.setdefault((cls, text(name)), []).append(value)
+                    if value.type in FUNCTIONS:  # `private build = () => ...`: a method
+                        self.classes.setdefault(cls, {})[text(name)] = value
+                        self.members.add(value.id)
             self._record(node, t, scope, loops, cls)
             if t == "call_expression" and cls:
                 self._this_mutation(node, scope, loops, cls)
@@ -113,6 +117,9 @@ class ModuleIndex:
         if node.type == "method_definition" and cls and name is not None:
             self.classes.setdefault(cls, {})[text(name)] = node
             self.class_of[inner] = cls
+            self.members.add(inner)
+        elif cls and node.type == "arrow_function":
+            self.class_of[inner] = cls  # an arrow's `this` is its class's (a field, or inside a method)
         elif name is not None and node.type in ("function_declaration", "generator_function_declaration"):
             self._declare(scope, text(name), Entry(node.start_byte, "function", node))
         return inner
@@ -251,7 +258,7 @@ class ModuleIndex:
         values = args.named_children if args is not None else []
         entry = Entry(node.start_byte, MUTATORS[method], values[-1] if values else None, loops)
         s = scope
-        while s != MODULE and s not in self.class_of:  # up to the method
+        while s != MODULE and s not in self.members:  # up to the method
             fn = self.scope_node.get(s)
             if fn is not None and entry.async_cb is None and _is_async(fn):
                 entry.async_cb = fn

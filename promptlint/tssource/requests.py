@@ -56,6 +56,8 @@ class RequestScan(HazardScan):
             if found is not None:
                 self._inside.append((call.start_byte, call.end_byte))
                 self.judge(call, scope, *found)
+            elif call.type == "call_expression":
+                self.wrapped(call, scope)
         for obj, scope in self.index.objects:
             if any(a <= obj.start_byte < b for a, b in self._inside) or not _is_message(obj):
                 continue
@@ -71,19 +73,42 @@ class RequestScan(HazardScan):
             self.prompt_hazards(request, f"the message at line {span.lineno}", "messages")
         return list(self.candidates.values())
 
+    def wrapped(self, call, scope: int) -> None:
+        """A call of a function of another linted module that sends a request itself (``callLLM({ system,
+        user })``): that request, with the function's parameters bound to this call's arguments, judged
+        here (values written in this file are reported where they are written, the rest at this call)."""
+        target = self.flow.function_of(call.child_by_field_name("function"), scope, 0)
+        if target is None or target[0] is self.flow:
+            return  # a function of this module: its parameters already take this module's call sites
+        other, func = target
+        params = other.index.param_list(func.child_by_field_name("parameters") or func.child_by_field_name("parameter"))
+        if not params:
+            return
+        args = [self.flow.ev(a, scope) for a in args_of(call)]
+        env = other._bind_params(params, args, func.id, 1) or None
+        for inner, s in other.index.calls:
+            if s != func.id:
+                continue
+            found = self.request_of(inner, s, other, env)
+            if found is not None:
+                self._inside.append((call.start_byte, call.end_byte))
+                self.judge(call, scope, *found, sender=inner, sender_flow=other)
+
     # ------------------------------------------------------------------ finding requests
-    def request_of(self, call, scope: int):
-        """(suffix, provider, get, receiver, model) for a call that sends a request, else None."""
-        flow = self.flow
+    def request_of(self, call, scope: int, flow: Optional[Flow] = None, env: Optional[dict] = None):
+        """(suffix, provider, get, receiver, model) for a call that sends a request, else None
+        (``flow``, ``env``: a call inside a function of another module, its parameters bound)."""
+        flow = flow or self.flow
+        ev = lambda n: flow.ev(n, scope, env)  # noqa: E731
         args = args_of(call)
         if call.type == "new_expression":
             ctor = flow.name_of(call.child_by_field_name("constructor")) or ""
             suffix = names.REQUEST_COMMANDS.get(ctor.rsplit(".", 1)[-1])
             if suffix is None and names.is_agent(ctor) and args:
-                return self._agent(flow.ev(args[0], scope))
+                return self._agent(ev(args[0]))
             if suffix is None or not args:
                 return None
-            body = flow.ev(args[0], scope)
+            body = ev(args[0])
             return suffix, "bedrock", _getter(body), None, _literal((body.mapping or {}).get("modelId"))
         callee = call.child_by_field_name("function")
         name = flow.name_of(callee)
@@ -92,29 +117,29 @@ class RequestScan(HazardScan):
         last = name.rsplit(".", 1)[-1]
         suffix = names.request_method(name)
         if suffix is not None and args:
-            first = flow.ev(args[0], scope)
+            first = ev(args[0])
             receiver = None
             if suffix == "generate_content":
-                receiver = flow.ev(callee.child_by_field_name("object"), scope)
+                receiver = ev(callee.child_by_field_name("object"))
                 if first.mapping is None or "contents" not in first.mapping:
                     first = Val(mapping={"contents": first}).add(first)
             elif suffix == "chats.create" and first.mapping is not None and "history" in first.mapping:
-                receiver = flow.ev(callee.child_by_field_name("object"), scope)
+                receiver = ev(callee.child_by_field_name("object"))
             provider = sinks.PROVIDER_OF_SUFFIX.get(suffix, "chat")
             model = _literal((first.mapping or {}).get("model"))
             if model is None and receiver is not None and receiver.mapping is not None:
                 model = _literal(receiver.mapping.get("model"))
             return suffix, provider, _getter(first), receiver, model
         if names.is_agent(name) and args and flow.function_of(callee, scope, 0) is None:
-            return self._agent(flow.ev(args[0], scope))
+            return self._agent(ev(args[0]))
         if last in names.AI_SDK_FUNCTIONS and args and flow.function_of(callee, scope, 0) is None:
-            return self._ai_sdk(flow.ev(args[0], scope))
+            return self._ai_sdk(ev(args[0]))
         if last == "fromMessages" and args:
-            msgs = flow.ev(args[0], scope)
+            msgs = ev(args[0])
             return "from_messages", "chat", lambda k: msgs if k == "messages" else None, None, None
         if last in names.RUNNABLE_METHODS and args and callee.type == "member_expression" \
-                and self._is_chat_model(callee.child_by_field_name("object"), scope, 0):
-            msgs = flow.ev(args[0], scope)
+                and self._is_chat_model(callee.child_by_field_name("object"), scope, 0, flow):
+            msgs = ev(args[0])
             return "invoke", "chat", lambda k: msgs if k == "messages" else None, None, None
         return None
 
@@ -154,41 +179,46 @@ class RequestScan(HazardScan):
         model = _literal(m.get("model"))
         return "agent", "chat", lambda k: prompt if k == "system" else tools if k == "tools" else None, None, model
 
-    def _is_chat_model(self, node, scope: int, depth: int) -> bool:
+    def _is_chat_model(self, node, scope: int, depth: int, flow: Optional[Flow] = None) -> bool:
         if node is None or depth > 4:
             return False
-        flow = self.flow
+        flow = flow or self.flow
+        index = flow.index
         if node.type == "new_expression":
             return names.is_chat_model(flow.name_of(node.child_by_field_name("constructor")))
         if node.type == "call_expression":
             f = node.child_by_field_name("function")
             if f is not None and f.type == "member_expression" and text(f.child_by_field_name("property")) in names.RUNNABLE_WRAPPERS:
-                return self._is_chat_model(f.child_by_field_name("object"), scope, depth + 1)
+                return self._is_chat_model(f.child_by_field_name("object"), scope, depth + 1, flow)
             return names.is_chat_model(flow.name_of(f))
         if node.type in ("await_expression", "parenthesized_expression") and node.named_children:
-            return self._is_chat_model(node.named_children[0], scope, depth + 1)
+            return self._is_chat_model(node.named_children[0], scope, depth + 1, flow)
         if node.type == "member_expression" and node.child_by_field_name("object").type == "this":
             cls = flow._class_of(scope)
-            values = self.index.attrs.get((cls, text(node.child_by_field_name("property"))), []) if cls else []
-            return any(self._is_chat_model(v, scope, depth + 1) for v in values)
+            values = index.attrs.get((cls, text(node.child_by_field_name("property"))), []) if cls else []
+            return any(self._is_chat_model(v, scope, depth + 1, flow) for v in values)
         if node.type == "identifier":
             s = scope
             while True:
-                entries = self.index.bindings.get((s, text(node)))
+                entries = index.bindings.get((s, text(node)))
                 if entries:
-                    return any(e.kind == "assign" and self._is_chat_model(e.value, s, depth + 1) for e in entries)
+                    return any(e.kind == "assign" and self._is_chat_model(e.value, s, depth + 1, flow) for e in entries)
                 if s == MODULE:
                     return False
-                s = self.index.parent.get(s, MODULE)
+                s = index.parent.get(s, MODULE)
         return False
 
     # ------------------------------------------------------------------ judging one request
-    def judge(self, call, scope: int, suffix: str, provider: str, get, receiver, model) -> None:
+    def judge(self, call, scope: int, suffix: str, provider: str, get, receiver, model,
+              sender=None, sender_flow: Optional[Flow] = None) -> None:
         flow = self.flow
         span = flow.span(call)
         callee = call.child_by_field_name("function") or call.child_by_field_name("constructor")
         shown = ("new " if call.type == "new_expression" else "") + flow.text_of(callee, 50)
         where = f"`{shown}(...)` at line {span.lineno}"
+        if sender is not None:  # through a function of another module that sends the request
+            inner = sender.child_by_field_name("function") or sender.child_by_field_name("constructor")
+            where += f" (it sends `{sender_flow.text_of(inner, 50)}(...)` at {sender_flow.path}:{sender_flow.span(sender).lineno})"
         self._at = span
         as_provider = None
         if provider.startswith("anthropic-as-"):
