@@ -349,3 +349,23 @@ def test_cached_result_follows_the_modules_a_file_imports(tmp_path, cli):
     (tmp_path / "prompt.ts").write_text(f'export const SYSTEM = `Now ${{Date.now()}}\\n{POLICY}`;\n', encoding="utf-8")
     second = cli("check", str(tmp_path / "agent.ts"), "--tokenizer", str(QWEN), "--output-format", "json", cwd=tmp_path)
     assert second.code == 1 and [(f["code"], f["line"]) for f in second.json()["findings"]] == [("M101", 4)]
+
+
+def test_add_suppressions_writes_line_comments_outside_template_literals(tmp_path, cli):
+    source = ('import OpenAI from "openai";\nconst client = new OpenAI();\n'
+              f'const POLICY = "{POLICY}";\n'
+              "const NOTE = `a template literal that spans\n"
+              "two lines, ${Date.now()} inside it`;\n"
+              'export const go = (q: string) => client.chat.completions.create({ model: "gpt-4o", messages: '
+              '[{ role: "system", content: `Now ${Date.now()}\\n${POLICY}` }, { role: "user", content: NOTE + q }] });\n')
+    path = tmp_path / "agent.ts"
+    path.write_text(source, encoding="utf-8")
+    r = cli("check", str(path), "--tokenizer", str(QWEN), "--add-suppressions", cwd=tmp_path)
+    assert r.code == 0, r.out + r.err
+    lines = path.read_text(encoding="utf-8").split("\n")
+    # line 4 is inside the template literal (a comment there would be text); its finding is on line 5
+    assert lines[3] == "const NOTE = `a template literal that spans"
+    assert lines[4].endswith("inside it`;  // promptlint: ignore[M101]")
+    assert lines[5].endswith("] });  // promptlint: ignore[M101]")
+    again = cli("check", str(path), "--tokenizer", str(QWEN), "--output-format", "json", cwd=tmp_path)
+    assert again.code == 0 and again.json()["findings"] == []

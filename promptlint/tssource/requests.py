@@ -16,7 +16,7 @@ import re
 from typing import Dict, List, Optional, Tuple
 
 from promptlint.pysource import layout, sinks
-from promptlint.pysource.flow import Val
+from promptlint.pysource.flow import Hazard, Val
 from promptlint.pysource.rules import Candidate, HazardScan, SentPrompt, _literal
 from promptlint.tssource import names
 from promptlint.tssource.flow import Flow
@@ -49,6 +49,19 @@ class RequestScan(HazardScan):
             c.sink = f"{c.sink}; {where}" if c.sink else where  # measured findings keep only this note
             c.node = self._at
         super().add(c)
+
+    def unordered_candidate(self, h, code: str, where: str) -> None:
+        """The Python rule's wording, with the module of an origin written in another file and
+        JavaScript's way of sorting (``sort()``, not ``sorted()``)."""
+        origin = h.origin
+        if origin is not None and getattr(origin, "path", self.flow.path) != self.flow.path:
+            h = Hazard(h.kind, h.node, h.label, h.sub, origin, f"{h.origin_label or 'an unordered collection'} in {origin.path}",
+                       h.fix, h.in_text)
+        before = set(self.candidates)
+        super().unordered_candidate(h, code, where)
+        for key in set(self.candidates) - before:
+            c = self.candidates[key]
+            c.message = c.message.replace("without `sorted()`", "without `sort()`")
 
     def run(self) -> List[Candidate]:
         for call, scope in self.index.calls:
