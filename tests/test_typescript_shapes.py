@@ -369,3 +369,17 @@ def test_add_suppressions_writes_line_comments_outside_template_literals(tmp_pat
     assert lines[5].endswith("] });  // promptlint: ignore[M101]")
     again = cli("check", str(path), "--tokenizer", str(QWEN), "--output-format", "json", cwd=tmp_path)
     assert again.code == 0 and again.json()["findings"] == []
+
+
+def test_pre_commit_hook_takes_scripts_and_leaves_bundles():
+    import re
+
+    text = (Path(__file__).resolve().parent.parent / ".pre-commit-hooks.yaml").read_text(encoding="utf-8")
+    files = re.compile(re.search(r"  files: '([^']+)'", text).group(1))
+    exclude = re.compile(re.search(r"  exclude: '([^']+)'", text).group(1))
+    for name in ("src/agent.ts", "app/page.tsx", "a.mts", "a.cts", "lib/x.js", "c.jsx", "m.mjs", "c.cjs"):
+        assert files.search(name) and not exclude.search(name), name
+    for name in ("public/vendor.min.js", "dist/agent.js", "node_modules/pkg/index.js", "web/dist/app.mjs"):
+        assert files.search(name) and exclude.search(name), name
+    for name in ("a.json", "a.ts.bak", "types.tsbuildinfo"):
+        assert not files.search(name), name
