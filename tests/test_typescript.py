@@ -83,8 +83,9 @@ def at(root: Path, name: str, lang: str, needle: str):
 
 def check_figures(f, qwen, prefix: str, suffix: str = "") -> None:
     """The M101 figures, recomputed: exact static text around the value, the divergent token by a
-    direct encode, the lost blocks by the formula. ``{Q}`` in ``suffix``: the user's input, a
-    per-request value rendered as the sample question (the ideal shares everything before it)."""
+    direct encode, the lost blocks by the formula. ``{Q}`` in ``suffix``: the user's input (what a
+    user message holds that is not literal is per-request), rendered as the sample question; the
+    ideal shares everything before it."""
     from promptlint.scenarios import PER_REQUEST_SAMPLES
 
     question = "{Q}" in suffix
@@ -151,7 +152,7 @@ VOLATILE = {
             '    messages: [{ role: "system", content: system }, { role: "user", content: q }],\n'
             "  });\n"
             "}\n"),
-    }, ("lib/agent", "Date.now()"), "Date.now()", "Request epoch: ", f"\n{POLICY}\n\nsample q"),
+    }, ("lib/agent", "Date.now()"), "Date.now()", "Request epoch: ", f"\n{POLICY}\n\n{{Q}}"),
     "join-Math.random": ({
         "lib/parts": (
             f'export const RULES = ["{POLICY}", "Cite sources.", "Be brief."];\n'
@@ -203,7 +204,7 @@ VOLATILE = {
             '    { role: "user", content: q },\n'
             "  ] });\n"
             "}\n"),
-    }, ("src/agent", "process.pid"), "process.pid", "worker ", f"\n{POLICY}\n\nsample q"),
+    }, ("src/agent", "process.pid"), "process.pid", "worker ", f"\n{POLICY}\n\n{{Q}}"),
     "os.hostname": ({
         "src/env": (
             'import os from "os";\n'
@@ -217,7 +218,7 @@ VOLATILE = {
             '  const messages = [{ role: "system", content: "Host: " + HOST + "\\n" + POLICY }, { role: "user", content: q }];\n'
             '  return client.chat.completions.create({ model: "gpt-4o", messages });\n'
             "}\n"),
-    }, ("src/agent", "client.chat.completions.create"), "os.hostname()", "Host: ", f"\n{POLICY}\n\nsample q"),
+    }, ("src/agent", "client.chat.completions.create"), "os.hostname()", "Host: ", f"\n{POLICY}\n\n{{Q}}"),
     "process.cwd": ({
         "src/agent": (
             'import OpenAI from "openai";\n'
@@ -229,7 +230,7 @@ VOLATILE = {
             "export async function ask(q⟨: string⟩) {\n"
             '  return client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "system", content: system() }, { role: "user", content: q }] });\n'
             "}\n"),
-    }, ("src/agent", "process.cwd()"), "process.cwd()", "Working directory: ", f"\n{POLICY}\n\nsample q"),
+    }, ("src/agent", "process.cwd()"), "process.cwd()", "Working directory: ", f"\n{POLICY}\n\n{{Q}}"),
     "process.env-replica": ({
         "src/agent": (
             'import OpenAI from "openai";\n'
@@ -239,7 +240,7 @@ VOLATILE = {
             "  const pod = process.env.HOSTNAME;\n"
             '  return client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "system", content: `Replica ${pod}\\n${POLICY}` }, { role: "user", content: q }] });\n'
             "}\n"),
-    }, ("src/agent", "process.env.HOSTNAME"), "process.env.HOSTNAME", "Replica ", f"\n{POLICY}\n\nsample q"),
+    }, ("src/agent", "process.env.HOSTNAME"), "process.env.HOSTNAME", "Replica ", f"\n{POLICY}\n\n{{Q}}"),
 }
 
 

@@ -356,8 +356,8 @@ def test_add_suppressions_writes_line_comments_outside_template_literals(tmp_pat
               f'const POLICY = "{POLICY}";\n'
               "const NOTE = `a template literal that spans\n"
               "two lines, ${Date.now()} inside it`;\n"
-              'export const go = (q: string) => client.chat.completions.create({ model: "gpt-4o", messages: '
-              '[{ role: "system", content: `Now ${Date.now()}\\n${POLICY}` }, { role: "user", content: NOTE + q }] });\n')
+              'export const go = () => client.chat.completions.create({ model: "gpt-4o", messages: '
+              '[{ role: "system", content: `Now ${Date.now()}\\n${POLICY}` }, { role: "user", content: NOTE + POLICY }] });\n')
     path = tmp_path / "agent.ts"
     path.write_text(source, encoding="utf-8")
     r = cli("check", str(path), "--tokenizer", str(QWEN), "--add-suppressions", cwd=tmp_path)

@@ -211,6 +211,7 @@ class Flow:
                     out.mapping.update(v.mapping)
         if out.mapping is not None:
             _provider_options(out)
+            _user_input(out)
         return out
 
     # ------------------------------------------------------------------ names
@@ -603,6 +604,19 @@ def _literal_method(flow: "Flow", value, prop: str):
             if v is not None and v.type in FUNCTIONS:
                 return flow, v
     return None
+
+
+def _user_input(out: Val) -> None:
+    """``{ role: "user", content: `${q} ...` }``: what a user message holds that promptlint cannot
+    write down is that request's input (per-request), whatever the variable is called."""
+    role, content = out.mapping.get("role"), out.mapping.get("content")
+    if role is None or role.parts != ["user"] or content is None or content.parts is None:
+        return
+    if any(isinstance(p, Hole) and p.kind == "static" for p in content.parts):
+        parts = [Hole("per-request", p.label, p.node, p.sub) if isinstance(p, Hole) and p.kind == "static" else p
+                 for p in content.parts]
+        out.mapping["content"] = Val(parts, list(content.hazards), content.items, content.mapping, content.unordered,
+                                     content.names, content.node)
 
 
 def _key(k) -> Optional[str]:

@@ -229,6 +229,11 @@ class ModuleIndex:
             return
         if f.type == "identifier":
             self.call_sites.setdefault(text(f), []).append((node, scope))
+        elif text(f) == "Object.assign":  # Object.assign(target, ...sources) fills target
+            args = node.child_by_field_name("arguments")
+            values = [c for c in args.named_children if c.type != "comment"] if args is not None else []
+            if len(values) > 1 and values[0].type == "identifier":
+                self._mutation(scope, text(values[0]), Entry(node.start_byte, "setitem", values[-1], loops))
         elif f.type == "member_expression":
             obj, prop = f.child_by_field_name("object"), f.child_by_field_name("property")
             method = text(prop)

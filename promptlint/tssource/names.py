@@ -29,7 +29,16 @@ REQUEST_METHODS: Dict[str, str] = {
     "generateContentStream": "generate_content",
     "startChat": "chats.create",
     "chats.create": "chats.create",
+    "beta.assistants.create": "assistants",  # OpenAI Assistants: `instructions` is the system prompt
+    "beta.assistants.update": "assistants",
+    "beta.threads.runs.create": "assistants",
+    "beta.threads.runs.stream": "assistants",
+    "beta.threads.runs.createAndPoll": "assistants",
+    "beta.threads.createAndRun": "assistants",
 }
+# methods whose request object is not the first argument (`runs.create(threadId, { ... })`)
+REQUEST_ARGUMENT = {"beta.threads.runs.create": 1, "beta.threads.runs.stream": 1, "beta.threads.runs.createAndPoll": 1,
+                    "beta.assistants.update": 1}
 # constructors whose argument is a Bedrock Converse request
 REQUEST_COMMANDS = {"ConverseCommand": "converse", "ConverseStreamCommand": "converse"}
 # Vercel AI SDK: functions of `ai` taking {model, system, prompt, messages, tools, providerOptions}
@@ -130,6 +139,14 @@ def unordered_call(name: Optional[str]) -> Optional[str]:
     if last in ("readdirSync", "readdir", "globSync", "globby", "globbySync"):
         return f"{last}() (file-system order)"
     return None
+
+
+def request_argument(name: Optional[str]) -> int:
+    """Which argument of an SDK method call is the request object."""
+    for suffix, i in REQUEST_ARGUMENT.items():
+        if (name or "").endswith("." + suffix):
+            return i
+    return 0
 
 
 def request_method(name: Optional[str]) -> Optional[str]:

@@ -129,8 +129,9 @@ class RequestScan(HazardScan):
             return None
         last = name.rsplit(".", 1)[-1]
         suffix = names.request_method(name)
-        if suffix is not None and args:
-            first = ev(args[0])
+        at = names.request_argument(name)
+        if suffix is not None and len(args) > at:
+            first = ev(args[at])
             receiver = None
             if suffix == "generate_content":
                 receiver = ev(callee.child_by_field_name("object"))

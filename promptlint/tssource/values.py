@@ -107,9 +107,7 @@ def js_json(v: Val, indent: str = "", level: int = 0) -> Optional[List[Part]]:
         return ["null"]
     if len(v.parts) == 1 and isinstance(v.parts[0], Hole):
         h = v.parts[0]
-        if h.kind == "static":
-            return None
-        return ['"', h, '"'] if h.sub not in ("number",) else [h]
+        return ['"', h, '"'] if h.sub not in ("number",) else [h]  # unknown text: a string of it
     if all(isinstance(p, str) for p in v.parts):
         return [json.dumps("".join(v.parts), ensure_ascii=False)]
     return ['"'] + [json.dumps(p, ensure_ascii=False)[1:-1] if isinstance(p, str) else p for p in v.parts] + ['"']
