@@ -275,7 +275,7 @@ class PromptlintServer(LanguageServer):
 
 
 def lintable(path: Path) -> bool:
-    """Documents some analyzer handles (templates, chat templates, Python once its analyzer exists)."""
+    """Documents some analyzer handles (templates, chat templates, Python, TypeScript/JavaScript)."""
     from promptlint.analyzers import analyzer_for
 
     return analyzer_for(path) is not None
@@ -297,8 +297,9 @@ def suppression_action(uri: str, lines: List[str], diag: types.Diagnostic, encod
     if not (0 <= i < len(lines)):
         return None
     python = suppress.is_python(uri)
+    script = suppress.is_script(uri)
     text = lines[i].rstrip("\r\n")
-    merged = suppress.add_code(text, code, python)
+    merged = suppress.add_code(text, code, python, script)
     if merged is not None:
         if merged == text:
             return None
@@ -307,9 +308,9 @@ def suppression_action(uri: str, lines: List[str], diag: types.Diagnostic, encod
             new_text=merged,
         )
     else:
-        sep = "  " if python else ""  # a Jinja comment renders nothing; a space before it would render
+        sep = "  " if python or script else ""  # a Jinja comment renders nothing; a space before it would render
         at = types.Position(line=i, character=units(text, encoding))
-        edit = types.TextEdit(range=types.Range(start=at, end=at), new_text=(sep if text.strip() else "") + suppress.comment_for(code, python))
+        edit = types.TextEdit(range=types.Range(start=at, end=at), new_text=(sep if text.strip() else "") + suppress.comment_for(code, python, script))
     return types.CodeAction(
         title=f"Suppress {code} on this line (promptlint)",
         kind=types.CodeActionKind.QuickFix,

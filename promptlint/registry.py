@@ -27,6 +27,7 @@ DOC_SECTIONS = (
     ("what-it-does", "What it does"),
     ("why-it-matters", "Why it matters"),
     ("example", "Example"),
+    ("example-typescript", "Example in TypeScript"),
     ("use-instead", "Use instead"),
     ("fix-safety", "Fix safety"),
     ("options", "Options"),

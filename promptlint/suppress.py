@@ -6,7 +6,8 @@ Jinja (any linted file)::
     {# promptlint: ignore[M101] #}                     alone on a line: this line and the next
     {# promptlint: disable[M2] #} ... {# promptlint: enable[M2] #}   a range of lines
 
-Python files also take ``# promptlint: ignore[M101]`` (and ``disable``/``enable``).
+Python files also take ``# promptlint: ignore[M101]`` (and ``disable``/``enable``); TypeScript and
+JavaScript files ``// promptlint: ignore[M101]`` and ``/* promptlint: ignore[M101] */``.
 Codes are rule codes or prefixes (``M1``), comma-separated; text after the closing
 bracket is a free-form reason. A suppression that matches no finding of an enabled
 rule, names an unknown code, or an ``enable`` without its ``disable`` is reported as
@@ -29,6 +30,8 @@ VERBS = ("ignore", "disable", "enable")
 _BODY = r"promptlint:\s*(?P<verb>[A-Za-z_-]*)\s*(?:\[(?P<codes>[^\]\n]*)\])?"
 JINJA_RE = re.compile(r"\{#[-+]?\s*" + _BODY + r"[^\n]*?[-+]?#\}")
 PYTHON_RE = re.compile(r"(?<!\{)#\s*" + _BODY + r"[^\n]*")
+SCRIPT_RE = re.compile(r"(?://\s*" + _BODY + r"[^\n]*|/\*\s*" + _BODY.replace("?P<verb>", "?P<verb2>").replace("?P<codes>", "?P<codes2>") + r"[^\n]*?\*/)")
+SCRIPT_SUFFIXES = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
 
 
 @dataclass
@@ -55,7 +58,20 @@ def is_python(path: str) -> bool:
     return path.endswith(".py") or path.endswith(".pyi")
 
 
-def parse(text: str, python: bool = False) -> List[Directive]:
+def is_script(path: str) -> bool:
+    """TypeScript and JavaScript: ``//`` and ``/* */`` comments."""
+    return path.endswith(SCRIPT_SUFFIXES)
+
+
+def _group(m, name: str):
+    """A group of PYTHON_RE/JINJA_RE, or of either alternative of SCRIPT_RE."""
+    value = m.group(name)
+    if value is None and name + "2" in m.re.groupindex:
+        value = m.group(name + "2")
+    return value
+
+
+def parse(text: str, python: bool = False, script: bool = False) -> List[Directive]:
     """Every suppression comment in ``text``, in order."""
     if MARKER not in text:
         return []
@@ -64,9 +80,10 @@ def parse(text: str, python: bool = False) -> List[Directive]:
         if MARKER not in line:
             continue
         matches = list(JINJA_RE.finditer(line))
-        if python:
+        if python or script:
             taken = [m.span() for m in matches]
-            matches += [m for m in PYTHON_RE.finditer(line) if not any(a <= m.start() < b for a, b in taken)]
+            regex = SCRIPT_RE if script else PYTHON_RE
+            matches += [m for m in regex.finditer(line) if not any(a <= m.start() < b for a, b in taken)]
             matches.sort(key=lambda m: m.start())
         if not matches:
             continue
@@ -75,9 +92,9 @@ def parse(text: str, python: bool = False) -> List[Directive]:
             rest = rest[: m.start()] + rest[m.end() :]
         standalone = not rest.strip()
         for m in matches:
-            codes = tuple(c.strip().upper() for c in (m.group("codes") or "").split(",") if c.strip())
+            codes = tuple(c.strip().upper() for c in (_group(m, "codes") or "").split(",") if c.strip())
             out.append(
-                Directive(m.group("verb").lower(), codes, lineno, m.start() + 1, m.end() + 1, standalone, m.group(0))
+                Directive((_group(m, "verb") or "").lower(), codes, lineno, m.start() + 1, m.end() + 1, standalone, m.group(0))
             )
     return out
 
@@ -157,7 +174,7 @@ def apply(
     def for_path(path: str) -> Optional[FileSuppressions]:
         if path not in cache:
             text = read(path)
-            directives = parse(text, is_python(path)) if text else []
+            directives = parse(text, is_python(path), is_script(path)) if text else []
             cache[path] = FileSuppressions(directives, text.count("\n") + 1) if directives else None
         return cache[path]
 
@@ -195,19 +212,22 @@ def _finding(path: str, d: Directive, message: str) -> Finding:
     return finding(UNUSED, path, message, d.line, d.column, d.line, d.end_column, help="remove the comment, or correct its codes")
 
 
-def comment_for(code: str, python: bool = False) -> str:
+def comment_for(code: str, python: bool = False, script: bool = False) -> str:
     """The comment an editor inserts to suppress ``code`` on a line."""
+    if script:
+        return f"// promptlint: ignore[{code}]"
     return f"# promptlint: ignore[{code}]" if python else f"{{# promptlint: ignore[{code}] #}}"
 
 
-def add_code(line: str, code: str, python: bool = False) -> Optional[str]:
+def add_code(line: str, code: str, python: bool = False, script: bool = False) -> Optional[str]:
     """``line`` with ``code`` added to its existing ignore comment, or None when it has none."""
-    regex = PYTHON_RE if python else JINJA_RE
+    regex = SCRIPT_RE if script else PYTHON_RE if python else JINJA_RE
     for m in regex.finditer(line):
-        if m.group("verb").lower() == "ignore" and m.group("codes") is not None:
-            codes = [c.strip() for c in m.group("codes").split(",") if c.strip()]
+        found = "codes" if m.group("codes") is not None else "codes2" if "codes2" in regex.groupindex else "codes"
+        if (_group(m, "verb") or "").lower() == "ignore" and m.group(found) is not None:
+            codes = [c.strip() for c in m.group(found).split(",") if c.strip()]
             if code in codes:
                 return line
-            start, end = m.span("codes")
+            start, end = m.span(found)
             return line[:start] + ", ".join(codes + [code]) + line[end:]
     return None

@@ -62,6 +62,22 @@ LEAKS = {
 PANIC_REGEX = "(a+)+b"  # onig gives up ("retry-limit-in-match over") and tokenizers panics
 
 
+OUTSIDE_TEXT = "OUTSIDE-MODULE-TEXT"
+TS_AGENT = """import Anthropic from "@anthropic-ai/sdk";
+import { LEAK } from "./link";
+import { LEAK as CLIMB } from "../../outside/evil";
+const client = new Anthropic();
+const POLICY = "You are the support assistant for Acme Corporation. Answer questions about orders, shipping and returns politely and precisely. Always cite the relevant policy section. Never invent order numbers.";
+export async function answer(q: string) {
+  return client.messages.create({
+    model: "claude-sonnet-4-5", max_tokens: 256,
+    system: `Now: ${new Date().toISOString()}\n${POLICY}\n${LEAK}\n${CLIMB}`,
+    messages: [{ role: "user", content: q }],
+  });
+}
+"""
+
+
 def git(root: Path, *args: str) -> str:
     env = dict(os.environ, GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
     return subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True, env=env).stdout
@@ -196,6 +212,12 @@ def build(tmp_path: Path) -> Hostile:
         "def go(q):\n    return client.chat.completions.create(model='m', messages=[\n"
         "        {'role': 'system', 'content': SYSTEM + json.dumps(shlex.split(q))}, {'role': 'user', 'content': q}])\n",
         encoding="utf-8")
+    # a TypeScript agent: an honest hazard, and imports that climb out of the repository or follow a
+    # link to a module outside it (never read: its text must not reach the output)
+    (outside / "evil.ts").write_text(f'export const LEAK = "{OUTSIDE_TEXT} " + Date.now();\n', encoding="utf-8")
+    (root / "agent").mkdir()
+    os.symlink(outside / "evil.ts", root / "agent" / "link.ts")
+    (root / "agent" / "agent.ts").write_text(TS_AGENT, encoding="utf-8")
 
     (root / "promptlint.toml").write_text('daemon = true\nexclude = ["models/**"]\n', encoding="utf-8")
     # links out, at every level a write could take

@@ -46,6 +46,15 @@ def test_check_in_every_format(hostile, fmt):
     assert "leak_include.j2" in done.stdout  # and each leaking template is reported, not skipped
 
 
+def test_typescript_agent_is_linted_and_imports_never_leave_the_repository(hostile):
+    done = hostile.run("check", "--output-format", "json", "agent")
+    hostile.assert_safe(done.stdout, done.stderr)
+    assert done.returncode == 1, done.stderr
+    found = [(f["code"], f["line"], f["column"]) for f in json.loads(done.stdout)["findings"]]
+    assert found == [("M101", 9, 21)]  # `new Date()` in the system prompt: line 9, after "    system: `Now: ${"
+    assert hostile_repo.OUTSIDE_TEXT not in done.stdout + done.stderr  # neither import was read
+
+
 def test_check_with_the_cache_prunes_nothing_outside(hostile):
     for _ in range(2):  # a cold run that writes, then a warm run that reads
         done = hostile.run("check", "--output-format", "concise")

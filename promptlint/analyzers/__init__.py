@@ -22,6 +22,7 @@ ANALYZERS = [
     "promptlint.analyzers.chat_template",  # before jinja_template: chat `.jinja` files are templates too
     "promptlint.analyzers.jinja_template",
     "promptlint.analyzers.python_source",
+    "promptlint.analyzers.ts_source",
     "promptlint.analyzers.launch_config",
 ]
 

@@ -26,6 +26,8 @@ class Files:
     sniff_bytes: int = bounded_io.MAX_FILE_BYTES  # how much of the file the prefilter reads
     take_unsniffable: bool = True  # a walk takes a file it cannot read (lint then reports why)
     never_infix: str = ""  # names containing this are never taken (".samples.": sidecar inputs)
+    never_patterns: Tuple[str, ...] = ()  # names a walk never takes ("*.min.js": bundles)
+    never_dirs: Tuple[str, ...] = ()  # a walk never takes a file under a directory of this name ("dist")
 
     def matches_name(self, path: Path) -> bool:
         name = path.name
@@ -40,6 +42,10 @@ class Files:
     def walk_takes(self, path: Path) -> bool:
         """Whether a directory walk lints this file (its name matches and its bytes pass the prefilter)."""
         if not self.matches_name(path):
+            return False
+        if any(fnmatch.fnmatchcase(path.name, p) for p in self.never_patterns):
+            return False
+        if self.never_dirs and any(part in self.never_dirs for part in path.parts[:-1]):
             return False
         if not self.markers:
             return True

@@ -91,7 +91,12 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
     candidates, error = scan(path, text, display, ctx)
     if error is not None:
         return [error]
-    lines = text.splitlines()
+    return findings_of(candidates, ctx, display, text.splitlines())
+
+
+def findings_of(candidates, ctx: Context, display: str, lines: Sequence[str]) -> List[Finding]:
+    """Candidates (pysource.rules) -> findings: M101 and breakpoint figures measured in tokens.
+    Shared by every front end that produces the request model (the TS/JS analyzer too)."""
     findings: List[Finding] = []
     encodings: dict = {}  # text -> Encoding: holes of one prompt share its base render
     for c in candidates:

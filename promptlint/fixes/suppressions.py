@@ -44,7 +44,7 @@ def add_suppressions(result, settings=None) -> Tuple[Dict[str, int], int]:
         except (OSError, UnicodeDecodeError):
             skipped += sum(len(c) for c in lines.values())
             continue
-        new_text, n, missed = annotate(text, lines, suppress.is_python(display))
+        new_text, n, missed = annotate(text, lines, suppress.is_python(display), suppress.is_script(display))
         skipped += missed
         if n:
             edits.append((path, new_text))
@@ -56,10 +56,10 @@ def add_suppressions(result, settings=None) -> Tuple[Dict[str, int], int]:
     return added, skipped
 
 
-def annotate(text: str, lines: Dict[int, List[str]], python: bool) -> Tuple[str, int, int]:
+def annotate(text: str, lines: Dict[int, List[str]], python: bool, script: bool = False) -> Tuple[str, int, int]:
     """(``text`` with ignore comments for ``lines`` {line: codes}, comments written, codes skipped)."""
     parts = text.split("\n")
-    unsafe_ends = _python_string_lines(text) if python else _lines_ending_in_tags(text)
+    unsafe_ends = _script_string_lines(text) if script else _python_string_lines(text) if python else _lines_ending_in_tags(text)
     n = missed = 0
     for line, codes in sorted(lines.items()):
         i = line - 1
@@ -69,11 +69,11 @@ def annotate(text: str, lines: Dict[int, List[str]], python: bool) -> Tuple[str,
         body, cr = (parts[i][:-1], "\r") if parts[i].endswith("\r") else (parts[i], "")
         merged = body
         for code in codes:
-            merged = suppress.add_code(merged, code, python) or merged
-        todo = [c for c in codes if suppress.add_code(merged, c, python) != merged]
+            merged = suppress.add_code(merged, code, python, script) or merged
+        todo = [c for c in codes if suppress.add_code(merged, c, python, script) != merged]
         if todo:
-            comment = suppress.comment_for(", ".join(todo), python)
-            merged += ("  " if python and merged.strip() else "") + comment
+            comment = suppress.comment_for(", ".join(todo), python, script)
+            merged += ("  " if (python or script) and merged.strip() else "") + comment
         if merged != body:
             parts[i] = merged + cr
             n += 1
@@ -86,6 +86,22 @@ def _lines_ending_in_tags(text: str) -> Set[int]:
         first = text.count("\n", 0, tag.start) + 1
         last = first + text.count("\n", tag.start, tag.end)
         out.update(range(first, last))  # every line the tag spans but the one it ends on
+    return out
+
+
+def _script_string_lines(text: str) -> Set[int]:
+    """Lines a TS/JS template literal or block comment continues past (a comment there is text)."""
+    from promptlint.tssource import grammar
+
+    out: Set[int] = set()
+    tree = grammar.parser("tsx").parse(text.encode("utf-8"))
+    stack = [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.type in ("template_string", "comment", "string", "jsx_text") and node.start_point[0] != node.end_point[0]:
+            out.update(range(node.start_point[0] + 1, node.end_point[0] + 1))
+        elif node.start_point[0] != node.end_point[0]:
+            stack.extend(node.children)
     return out
 
 

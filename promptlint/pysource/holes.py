@@ -19,8 +19,9 @@ def hole_values(hole: Hole) -> Tuple[str, str]:
 
     if hole.sub == "number":
         return _NUMBERS
-    base = volatile_value(hole.sub)
-    return base, volatile_variant(base, hole.sub)
+    sub = "id" if hole.sub == "process" else hole.sub  # a host name or pid: one value per process, id-like
+    base = volatile_value(sub)
+    return base, volatile_variant(base, sub)
 
 
 def prompt_text(prompt: List[Part], changed: Optional[Hole] = None, per_request_variant: bool = False,

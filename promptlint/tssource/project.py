@@ -1,0 +1,212 @@
+"""The linted TS/JS modules a file imports: resolved, parsed and indexed once per run, bounded.
+
+A relative specifier (``./prompts``, ``../lib/tools.js``) resolves like TypeScript's bundler
+resolution: the path itself, with each source suffix, ``.js`` written for a ``.ts`` file, or the
+directory's ``index``. Package imports (``openai``, ``ai``) are never read, nor is a module whose
+real path is outside the project root (a ``../../`` climb or a symlink a pull request points
+elsewhere: repository content is untrusted, docs/security.md). At most
+``MAX_MODULES`` modules per linted file, each read through ``bounded_io`` (size-capped) and
+recorded as a dependency of the file's cached result.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+from typing import Callable, Dict, Optional
+
+from promptlint import bounded_io
+from promptlint.tssource.grammar import SUFFIXES
+
+MAX_MODULES = 48
+
+
+class Project:
+    def __init__(self, kind_of, depend: Callable[[Path], None], roots=()):
+        self._roots = [_real(str(r)) for r in roots]  # an import is read only under one of these
+        self._kind_of = kind_of
+        self._depend = depend
+        self._flows: Dict[str, Optional[object]] = {}
+        self._configs: Dict[Path, Optional[tuple]] = {}
+
+    def add(self, path: Path, flow) -> None:
+        self._flows[str(path)] = flow
+
+    def resolve(self, importer: str, spec: str) -> Optional[Path]:
+        if spec.startswith("."):
+            return self._candidate(Path(importer).parent / spec)
+        for base in self._aliased(importer, spec):
+            found = self._candidate(base)
+            if found is not None:
+                return found
+        return None
+
+    def _aliased(self, importer: str, spec: str):
+        """Where a path alias points (``@/lib/x`` with tsconfig ``paths``: ``{"@/*": ["./src/*"]}``);
+        without a tsconfig/jsconfig, ``@/`` and ``~/`` name the project root or its ``src``."""
+        config = self._config(Path(importer).parent)
+        if config is not None:
+            directory, base_url, paths = config
+            for pattern, targets in paths.items():
+                prefix = pattern[:-1] if pattern.endswith("*") else pattern
+                if spec == pattern or pattern.endswith("*") and spec.startswith(prefix):
+                    rest = spec[len(prefix):] if pattern.endswith("*") else ""
+                    for t in targets if isinstance(targets, list) else []:
+                        if isinstance(t, str):
+                            yield (directory / base_url / t.replace("*", rest, 1))
+            return
+        if spec.startswith(("@/", "~/")):
+            package = self._package_root(Path(importer).parent)
+            for root in ([package] if package is not None else []) + [Path(r) for r in self._roots]:
+                yield root / spec[2:]
+                yield root / "src" / spec[2:]
+
+    def _package_root(self, directory: Path) -> Optional[Path]:
+        """The nearest directory holding a package.json (a JS project's root), inside the roots."""
+        while self._inside(directory):
+            if bounded_io.is_regular_file(directory / "package.json"):
+                return directory
+            if directory.parent == directory:
+                break
+            directory = directory.parent
+        return None
+
+    def _config(self, directory: Path):
+        """(directory, baseUrl, paths) of the nearest tsconfig.json/jsconfig.json inside the roots."""
+        if directory in self._configs:
+            return self._configs[directory]
+        found = None
+        for name in ("tsconfig.json", "jsconfig.json"):
+            path = directory / name
+            if bounded_io.is_regular_file(path) and self._inside(path):
+                found = _read_config(path)
+                break
+        if found is None and self._inside(directory.parent) and directory.parent != directory:
+            found = self._config(directory.parent)
+        self._configs[directory] = found
+        return found
+
+    def _candidate(self, base: Path) -> Optional[Path]:
+        stem = base.with_suffix("") if base.suffix in (".js", ".mjs", ".cjs", ".jsx") else None
+        candidates = [base] + [Path(str(base) + s) for s in SUFFIXES]
+        if stem is not None:  # ESM TypeScript writes `./x.js` for `./x.ts`
+            candidates += [Path(str(stem) + s) for s in (".ts", ".tsx", ".mts", ".cts")]
+        candidates += [base / ("index" + s) for s in SUFFIXES]
+        for c in candidates:
+            if c.suffix in SUFFIXES and bounded_io.is_regular_file(c):
+                return c if self._inside(c) else None
+        return None
+
+    def _inside(self, path: Path) -> bool:
+        real = os.path.realpath(path)
+        return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in self._roots)
+
+    def flow(self, importer: str, spec: str):
+        path = self.resolve(importer, spec)
+        if path is None:
+            return None
+        key = str(path)
+        if key not in self._flows:
+            if len(self._flows) >= MAX_MODULES:
+                return None
+            self._flows[key] = None  # an import cycle sees the module as unknown
+            self._flows[key] = self._load(path)
+        return self._flows[key]
+
+    def _load(self, path: Path):
+        from promptlint.tssource import grammar
+        from promptlint.tssource.flow import Flow
+        from promptlint.tssource.index import ModuleIndex
+
+        try:
+            source = bounded_io.read_bytes(path)
+        except (OSError, ValueError):
+            return None
+        self._depend(path)
+        tree = grammar.parse(path, source)
+        return Flow(_display(path), ModuleIndex(tree.root_node), self._kind_of, self, str(path))
+
+    def exported(self, importer: str, spec: str, name: str, depth: int):
+        """The value ``name`` has in the module ``spec`` names (None: not a linted module, or unknown)."""
+        other = self.flow(importer, spec)
+        if other is None:
+            return None
+        node = other.index.exports.get(name)
+        if node is None and "module.exports" in other.index.exports:
+            v = other.ev(other.index.exports["module.exports"], 0, None, depth)
+            return (v.mapping or {}).get(name) if name != "default" else v
+        if node is None:
+            for module, inner, alias in other.index.reexports:
+                if alias == name or inner is None:
+                    v = self.exported(other.fs_path, module, inner or name, depth + 1)
+                    if v is not None:
+                        return v
+            return None
+        return other.ev(node, 0, None, depth)
+
+    def exported_function(self, importer: str, spec: str, name: str, depth: int):
+        other = self.flow(importer, spec)
+        if other is None:
+            return None
+        node = other.index.exports.get(name)
+        if node is None and "module.exports" in other.index.exports:
+            node = _member_of(other.index.exports["module.exports"], name)
+        if node is None:
+            for module, inner, alias in other.index.reexports:
+                if alias == name or inner is None:
+                    found = self.exported_function(other.fs_path, module, inner or name, depth + 1)
+                    if found is not None:
+                        return found
+            return None
+        if node.type in ("identifier", "shorthand_property_identifier"):
+            return other.function_of(node, 0, depth)
+        return other.function_of(node, 0, depth) if node.type in ("arrow_function", "function_expression") else None
+
+
+@functools.lru_cache(maxsize=256)
+def _real(path: str) -> str:
+    """A root's real path (the same few roots for every file of a run)."""
+    return os.path.realpath(path)
+
+
+def _display(path: Path) -> str:
+    from promptlint.paths import display_path
+
+    return display_path(path)
+
+
+def _member_of(obj, name: str):
+    """The node ``name`` is bound to in ``module.exports = { name, other: fn }``, or None."""
+    from promptlint.tssource.values import text
+
+    if obj is None or obj.type != "object":
+        return None
+    for c in obj.named_children:
+        if c.type == "shorthand_property_identifier" and text(c) == name:
+            return c
+        if c.type == "pair" and text(c.child_by_field_name("key")).strip("'\"") == name:
+            return c.child_by_field_name("value")
+    return None
+
+
+def _read_config(path: Path):
+    """A tsconfig's ``compilerOptions.paths`` (JSON with comments and trailing commas), or None."""
+    import json
+    import re
+
+    try:
+        raw = bounded_io.read_bytes(path, 256 * 1024).decode("utf-8", "replace")
+    except OSError:
+        return None
+    raw = re.sub(r'("(?:\\.|[^"\\])*")|//[^\n]*|/\*.*?\*/', lambda m: m.group(1) or "", raw, flags=re.S)
+    raw = re.sub(r",\s*([}\]])", r"\1", raw)
+    try:
+        options = json.loads(raw).get("compilerOptions") or {}
+    except (ValueError, AttributeError):
+        return None
+    paths = options.get("paths")
+    if not isinstance(paths, dict):
+        return None
+    base = options.get("baseUrl", ".")
+    return path.parent, base if isinstance(base, str) else ".", paths
