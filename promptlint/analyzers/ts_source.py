@@ -52,11 +52,11 @@ def scan(path: Path, source: bytes, display: str, ctx: Context):
     tree = grammar.parse(path, source)
     problem = grammar.first_error(tree)
     if problem is not None:
-        f = file_error(display, "E009", f"{grammar.dialect(path).capitalize()} syntax error: {problem.what}; "
-                       "promptlint cannot analyse this file (fix it, or exclude the file)", problem.line)
         line = source.split(b"\n")[problem.line - 1] if problem.line - 1 < source.count(b"\n") + 1 else b""
-        f.column = f.end_column = len(line[: problem.column].decode("utf-8", "replace")) + 1
-        return None, f
+        column = len(line[: problem.column].decode("utf-8", "replace")) + 1
+        return None, file_error(display, "E009", f"{grammar.dialect(path).capitalize()} syntax error: {problem.what}; "
+                                "promptlint cannot analyse this file (fix it, or exclude the file)", problem.line,
+                                column, end_column=column)
     kind_of = name_patterns().kind_of
     project = Project(kind_of, ctx.depend, (ctx.settings.root, path.parent))
     flow = Flow(display, ModuleIndex(tree.root_node), kind_of, project, str(path))

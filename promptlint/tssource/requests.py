@@ -38,6 +38,11 @@ class RequestScan(HazardScan):
         self.claimed: set = set()
         self.sent: List[SentPrompt] = []
         self._self_attrs = None
+        # the Python scan's cross-module state (pysource.project): the TS flow follows its own imports
+        self.project = None
+        self.display = flow.path
+        self._sending = None
+        self._in = (flow, {})
         self._at = None  # the call being judged
         self._inside: List[Tuple[int, int]] = []  # byte ranges of request calls
 
