@@ -30,7 +30,6 @@ from promptlint.daemon import identity, protocol
 
 DEFAULT_IDLE = 900.0  # seconds without a request before the daemon exits
 START_WAIT = 30.0  # bounded wait for a starting daemon to answer
-IN_DAEMON = False  # set by the server: a request it runs is never forwarded again
 _NOTED = [False]
 
 
@@ -203,8 +202,6 @@ def _read_stdin() -> bytes:
 def forward_check(argv, args) -> Optional[int]:
     """Run ``promptlint check`` in this project's daemon and print its reply; None to run in-process
     (no daemon of this installation answered; --no-daemon, PROMPTLINT_DAEMON=0, or CI)."""
-    if IN_DAEMON:
-        return None
     root, configured = project()
     if configured is not None:
         note_project_setting(configured)
