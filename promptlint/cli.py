@@ -91,12 +91,11 @@ def _main(argv: Optional[List[str]] = None) -> int:
         parser.print_help()
         return EXIT_ERROR
     module = importlib.import_module(f"promptlint.commands.{args.command}")
-    try:
-        return _run(module, args, argv)
-    finally:
-        from promptlint import bounded_io
+    import contextvars
 
-        bounded_io.unrestricted()  # the read policy of untrusted mode lasts one command (in-process callers)
+    # A context of its own: what the command sets in context variables (untrusted mode's read
+    # policy, an installed tokenizer pool) lasts one command, also for in-process callers.
+    return contextvars.copy_context().run(_run, module, args, argv)
 
 
 def _run(module, args, argv) -> int:

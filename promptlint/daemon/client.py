@@ -30,7 +30,6 @@ from promptlint.daemon import identity, protocol
 
 DEFAULT_IDLE = 900.0  # seconds without a request before the daemon exits
 START_WAIT = 30.0  # bounded wait for a starting daemon to answer
-_NOTED = [False]
 
 
 def in_ci() -> bool:
@@ -84,10 +83,8 @@ def project(cwd: Optional[Path] = None) -> Tuple[Path, Optional[Path]]:
 
 
 def note_project_setting(config: Path) -> None:
-    """One note per process: the project's `daemon = true` is ignored, and how to turn it on."""
-    if _NOTED[0]:
-        return
-    _NOTED[0] = True
+    """The note (once per `check`: a command forwards at most once): the project's `daemon = true`
+    is ignored, and how to turn it on."""
     print(f"promptlint: note: {_printable(str(config))}: `daemon = true` in a project's configuration is ignored "
           f"(a repository cannot start processes); turn the daemon on for yourself with PROMPTLINT_DAEMON=1, "
           f"`daemon = true` in {_printable(str(user_config_path()))}, or `check --daemon`", file=sys.stderr)

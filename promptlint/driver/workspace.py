@@ -33,18 +33,26 @@ class Workspace:
         self.use_cache, self.evidence = use_cache, evidence
         self.jobs = None if resident else jobs  # a resident process analyses where its tokenizers are
         self.pool = pool if pool is not None else TokenizerPool(resident=resident)
+        from promptlint import bounded_io
+
+        self.read_policy = bounded_io.current_policy()  # untrusted mode's, when the command set one before making it
 
     def with_settings(self, settings: Settings, **options) -> "Workspace":
         """The same pool (what a resident process keeps) under another request's settings and options
         (``use_cache``, ``evidence``, ``jobs``)."""
         kept = dict(use_cache=self.use_cache, evidence=self.evidence, jobs=self.jobs)
         kept.update(options)
-        return Workspace(settings, resident=self.resident, pool=self.pool, **kept)
+        return Workspace(settings, resident=self.resident, pool=self.pool, **kept)._keeping(self)
 
-    def installed(self) -> installed:
-        """``with ws.installed():`` what runs inside (a fix's re-check, `--show-inferred`) uses this
-        workspace's tokenizer pool; the pool before is restored after."""
-        return installed(self.pool)
+    def _keeping(self, other: "Workspace") -> "Workspace":
+        if self.read_policy is None:
+            self.read_policy = other.read_policy
+        return self
+
+    def installed(self) -> "_Installed":
+        """``with ws.installed():`` what runs inside (a check, a fix's re-check, `--show-inferred`)
+        uses this workspace's tokenizer pool and read policy; the ones before are restored after."""
+        return _Installed(self)
 
     def check(self, targets: Sequence[str] = (), buffers: Optional[Mapping[str, str]] = None, *, force_exclude: bool = False,
               progress: Optional[Callable[[int, int], None]] = None, baseline: Optional[str] = None) -> LintResult:
@@ -55,7 +63,7 @@ class Workspace:
             return empty_result(self.settings)  # an excluded --stdin-filename: nothing to lint
         request = Request(list(targets), dict(buffers) if buffers else None, force_exclude, self.use_cache, self.evidence,
                           self.jobs, progress)
-        with installed(self.pool):
+        with self.installed():
             result = self._models(request) if self.settings.tokenizers else self._one(request, self.settings, None)
             if baseline:
                 result.baseline = self.baseline(baseline, targets, result, force_exclude=force_exclude)
@@ -66,7 +74,7 @@ class Workspace:
         raises GitError or TokenizerError."""
         from promptlint.baseline import compare_with
 
-        with installed(self.pool):
+        with self.installed():
             return compare_with(ref, list(targets), self.settings, result, force_exclude=force_exclude, jobs=self.jobs)
 
     def _one(self, request: Request, settings: Settings, shared: Optional[Dict[object, object]]) -> LintResult:
@@ -96,3 +104,20 @@ class Workspace:
             if result.tokenizer_sha256 and not result.tokenizer_sha256.startswith("embedded:"):
                 self.pool.release(result.tokenizer_sha256)  # the next model's run needs its own tokenizer only
         return merge(runs)
+
+
+class _Installed:
+    def __init__(self, ws: Workspace):
+        from promptlint import bounded_io
+
+        self.contexts = [installed(ws.pool), bounded_io.policy_installed(ws.read_policy)]
+
+    def __enter__(self):
+        for c in self.contexts:
+            c.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        for c in reversed(self.contexts):
+            c.__exit__(*exc)
+        return False
