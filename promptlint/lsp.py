@@ -242,6 +242,14 @@ class PromptlintServer(LanguageServer):
             self._checker = Workspace(settings, resident=True)
         return self._checker.with_settings(settings)
 
+    def installed_for(self, uri: str):
+        """``with ls.installed_for(uri):`` a code action's re-checks (a fix proven by linting it
+        again) use the resident Workspace's tokenizer pool, as the diagnostics do."""
+        import contextlib
+
+        fs = to_fs_path(uri)
+        return self.checker(self.settings_for(Path(fs))).installed() if fs is not None else contextlib.nullcontext()
+
     def diagnostics(self, path: Path, text: str) -> List[types.Diagnostic]:
         start = time.perf_counter()
         settings = self.settings_for(path)
@@ -450,7 +458,8 @@ def build_server(options: Options) -> PromptlintServer:
         if _wanted(only, types.CodeActionKind.QuickFix):
             lines = doc.source.splitlines()
             try:
-                actions += fix_actions(ls, uri, doc.source, params.context.diagnostics)
+                with ls.installed_for(uri):
+                    actions += fix_actions(ls, uri, doc.source, params.context.diagnostics)
             except Exception as e:  # a fix that fails must not cost the editor its suppression quick fix
                 log.exception("fix failed")
                 ls.log(f"promptlint: no fix offered: {type(e).__name__}: {e}")
@@ -460,7 +469,8 @@ def build_server(options: Options) -> PromptlintServer:
                     actions.append(action)
         if _wanted(only, types.CodeActionKind.SourceFixAll):
             try:
-                action = fix_all_action(ls, uri, doc.source)
+                with ls.installed_for(uri):
+                    action = fix_all_action(ls, uri, doc.source)
             except Exception as e:  # a failing fix costs the editor this action, not the others
                 log.exception("fix all failed")
                 ls.log(f"promptlint: no fix-all offered: {type(e).__name__}: {e}")
