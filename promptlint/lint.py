@@ -247,6 +247,9 @@ class _Run:
         self.files, self.ctx, self.cache = files, ctx, cache
         self.settings_key, self.tok_sha, self.evidence = settings_key, tok_sha, evidence
         self.expired = 0  # unvetted tokenizers this process stopped at their deadline (EXPIRED_RUNS: no more are run)
+        from promptlint.pools.tokenizers import active
+
+        self.pool = active()  # the Workspace's: a worker installs it again (whatever thread it forked from)
 
     def one(self, item: _Todo, analyse: bool = True):
         ctx = self.ctx
@@ -259,13 +262,15 @@ class _Run:
 
     def unit(self, unit: Tuple[List[_Todo], Optional[str]]) -> _UnitResult:
         """In a worker: analyse a unit's files, then release its directory tokenizer."""
+        from promptlint.pools.tokenizers import installed
         from promptlint.tokens import parse_count
 
         items, sha = unit
-        parses = parse_count()
-        results = [found for _, found in self.group(items, sha)]
-        return _UnitResult(results, parse_count() - parses, self.ctx.tokenizer.used, self.cache.wrote, self.cache.warning,
-                           os.getpid())
+        with installed(self.pool):
+            parses = parse_count()
+            results = [found for _, found in self.group(items, sha)]
+            parses = parse_count() - parses
+        return _UnitResult(results, parses, self.ctx.tokenizer.used, self.cache.wrote, self.cache.warning, os.getpid())
 
     def group(self, items: List[_Todo], sha: Optional[str]):
         """Yield (item, (findings, notices, seen)) for files sharing one tokenizer (``sha``: a model
