@@ -9,6 +9,7 @@ a path check), and read in chunks that stop one byte past the cap whatever its s
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import os
 import stat
@@ -56,23 +57,47 @@ def _under(real: str, directory: str) -> bool:
         return False
 
 
-_POLICY = [None]  # the process's read policy: set once per run, inherited by forked workers
+# The read policy of the command in progress: a context variable, so that what sets it (untrusted
+# mode, promptlint.commands.options) lasts as long as the context the command runs in (cli runs
+# each command in a context of its own, and a Workspace installs the policy it was made under for
+# its checks); forked workers inherit it.
+_POLICY: "contextvars.ContextVar[Optional[_Tracked]]" = contextvars.ContextVar("promptlint_read_policy", default=None)
 
 
 def limit_to_tracked(top: Union[str, Path], files, exempt=()) -> None:
-    """From now on, a read of a file inside ``top`` that is not in ``files`` (real paths of the
-    files git tracks) raises ``NotTracked``; ``exempt`` (real paths: files or directories) stay readable."""
-    _POLICY[0] = _Tracked(os.path.realpath(top), files, [os.path.realpath(e) for e in exempt])
+    """From now on (in this context), a read of a file inside ``top`` that is not in ``files`` (real
+    paths of the files git tracks) raises ``NotTracked``; ``exempt`` (real paths: files or directories) stay readable."""
+    _POLICY.set(_Tracked(os.path.realpath(top), files, [os.path.realpath(e) for e in exempt]))
 
 
 def unrestricted() -> None:
-    """Drop the read policy (the end of a run in a process that serves several: tests, the daemon)."""
-    _POLICY[0] = None
+    """Drop the read policy of this context."""
+    _POLICY.set(None)
+
+
+def current_policy():
+    """The read policy in force (None: unrestricted); a Workspace keeps it for its checks."""
+    return _POLICY.get()
+
+
+class policy_installed:
+    """``with policy_installed(policy):`` reads follow ``policy`` until the block ends, then the one before."""
+
+    def __init__(self, policy):
+        self.policy = policy
+
+    def __enter__(self):
+        self.token = _POLICY.set(self.policy)
+        return self.policy
+
+    def __exit__(self, *exc) -> bool:
+        _POLICY.reset(self.token)
+        return False
 
 
 def readable(path: Union[str, Path]) -> bool:
     """Whether the read policy lets ``path`` be read (a directory walk skips what it refuses)."""
-    policy = _POLICY[0]
+    policy = _POLICY.get()
     return policy is None or policy.allows(path)
 
 

@@ -57,10 +57,11 @@ class _Parser(argparse.ArgumentParser):
         super().error(message)
 
 
-def build_parser(only: Optional[str] = None) -> argparse.ArgumentParser:
+def build_parser(only: Optional[str] = None, parser_class=None) -> argparse.ArgumentParser:
     """The full parser; with ``only``, just that subcommand (parsing its arguments is the same,
-    without importing and building the other eight: a pre-commit run parses `check` alone)."""
-    parser = _Parser(
+    without importing and building the other eight: a pre-commit run parses `check` alone);
+    ``parser_class``: a ``_Parser`` whose messages go elsewhere than sys (a daemon request's console)."""
+    parser = (parser_class or _Parser)(
         prog="promptlint",
         description="Find prompt-layout hazards that break the KV prefix cache, in tokens and blocks.",
     )
@@ -90,16 +91,15 @@ def _main(argv: Optional[List[str]] = None) -> int:
         parser.print_help()
         return EXIT_ERROR
     module = importlib.import_module(f"promptlint.commands.{args.command}")
-    try:
-        return _run(module, args, argv)
-    finally:
-        from promptlint import bounded_io
+    import contextvars
 
-        bounded_io.unrestricted()  # the read policy of untrusted mode lasts one command (in-process callers)
+    # A context of its own: what the command sets in context variables (untrusted mode's read
+    # policy, an installed tokenizer pool) lasts one command, also for in-process callers.
+    return contextvars.copy_context().run(_run, module, args, argv)
 
 
 def _run(module, args, argv) -> int:
-    try:
+    def command() -> int:
         if args.command == "check" and not _untrusted(args):  # a running daemon answers for this project (docs/performance.md)
             from promptlint.daemon.client import forward_check
 
@@ -107,32 +107,64 @@ def _run(module, args, argv) -> int:
             if forwarded is not None:
                 return forwarded
         return module.run(args)
+
+    return _handled(command, sys.stderr, os.environ)
+
+
+def _handled(command, err, environ) -> int:
+    """``command()``'s exit code; a usage error, ^C, a closed pipe or a bug is one line on ``err``."""
+    try:
+        return command()
     except UsageError as e:
         from promptlint.line_guard import one_line
 
-        print(f"promptlint: error: {one_line(e)}", file=sys.stderr)
+        print(f"promptlint: error: {one_line(e)}", file=err)
         return EXIT_ERROR
     except KeyboardInterrupt:
-        print("promptlint: interrupted", file=sys.stderr)
+        print("promptlint: interrupted", file=err)
         return 130
     except BrokenPipeError:
         return EXIT_OK
     except (SystemExit, GeneratorExit):
         raise
     except BaseException as e:  # never a bare traceback for users (a native panic is a BaseException); PROMPTLINT_DEBUG=1 shows it
-        if os.environ.get("PROMPTLINT_DEBUG"):
+        if environ.get("PROMPTLINT_DEBUG"):
             raise
         from promptlint.line_guard import one_line
 
         if _input_error(e):  # a tokenizer that cannot be used or crashed on its input: the input's fault
-            print(f"promptlint: error: {one_line(e)}", file=sys.stderr)
+            print(f"promptlint: error: {one_line(e)}", file=err)
             return EXIT_ERROR
         print(
             f"promptlint: internal error: {type(e).__name__}: {one_line(e)} (a bug: please report it; "
             "PROMPTLINT_DEBUG=1 shows the traceback)",
-            file=sys.stderr,
+            file=err,
         )
         return EXIT_ERROR
+
+
+def serve_check(argv: List[str], console, workspace, environ) -> int:
+    """A `check` the daemon was asked for, run in its resident ``workspace`` with the request's
+    ``console`` (its streams and stdin) and ``environ`` (read, never installed): the exit code.
+    Nothing of the process (sys.std*, os.environ) is swapped; argparse's messages go to the console."""
+    from promptlint.commands import check
+
+    class Parser(_Parser):
+        def _print_message(self, message, file=None):
+            if message:
+                (console.out if file is sys.stdout else console.err).write(message)
+
+    try:
+        parser = build_parser("check", Parser)
+        args, extra = parser.parse_known_args(argv)
+        if extra:
+            parser._subparsers._group_actions[0].choices["check"].error("unrecognized arguments: " + " ".join(extra))
+    except SystemExit as e:  # --help, or a usage error argparse printed
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else EXIT_ERROR)
+    if getattr(args, "command", None) != "check":
+        print("promptlint: error: the daemon runs `check` only", file=console.err)
+        return EXIT_ERROR
+    return _handled(lambda: check.run(args, console, workspace), console.err, environ)
 
 
 def _input_error(e: BaseException) -> bool:

@@ -184,7 +184,7 @@ class LlamaCppEncoder:
         self.control_ids = {i for _, i in specials}
         # added tokens that `tokenizers` matches with lstrip/rstrip (llama.cpp does not strip)
         self._strip_texts = [
-            t.content for t in pinned._tok.get_added_tokens_decoder().values() if t.lstrip or t.rstrip
+            t.content for t in pinned.added_tokens_decoder().values() if t.lstrip or t.rstrip
         ]
 
     # same surface as LoadedTokenizer where the CLI and the checks need it
@@ -351,23 +351,19 @@ class LlamaCppEncoder:
         return self._merges_only
 
 
-_ENCODERS: Dict[Tuple[str, str], object] = {}
-
-
 def engine_encoder(tokenizer: LoadedTokenizer, engine: str):
     """An object with ``.encode(text, add_special_tokens) -> Encoding`` for ``engine``.
 
     vllm / sglang: the pinned tokenizer itself. llamacpp: a :class:`LlamaCppEncoder`
-    (built once per tokenizer and process).
+    (built once per tokenizer by the run's tokenizer pool, and released with it).
     """
     if engine in ("vllm", "sglang"):
         return tokenizer
     if engine != "llamacpp":
         raise ValueError(f"unknown engine {engine!r}; choose one of {', '.join(ENGINES)}")
-    key = (tokenizer.sha256, engine)
-    if key not in _ENCODERS:
-        _ENCODERS[key] = _build_llamacpp(tokenizer)
-    return _ENCODERS[key]
+    from promptlint.pools.tokenizers import active
+
+    return active().encoder(tokenizer.sha256, engine, lambda: _build_llamacpp(tokenizer))
 
 
 def _is_byte_level(node) -> bool:
@@ -420,7 +416,7 @@ def token_bytes(tokenizer, token_id: int) -> Optional[bytes]:
 def _build_llamacpp(pinned: LoadedTokenizer) -> LlamaCppEncoder:
     from tokenizers import Tokenizer  # lazy; already imported by the pinned tokenizer
 
-    data = json.loads(pinned._tok.to_str())
+    data = json.loads(pinned.serialized())
     model = data.get("model") or {}
     notes: List[str] = []
     byte_level, pre, merges_differ = _as_llamacpp_loads_it(pinned, data, notes)
@@ -430,7 +426,7 @@ def _build_llamacpp(pinned: LoadedTokenizer) -> LlamaCppEncoder:
         raise TokenizerError(f"{pinned.spec.display}: cannot build the llama.cpp tokenizer ({e})") from None
     special_list, promoted = _llamacpp_specials(pinned, model, notes)
     prefix_ids, suffix_ids = _added_special_ids(pinned, notes)
-    normalizer = pinned._tok.normalizer
+    normalizer = pinned.normalizer
     exact = byte_level and pre is not None
     return LlamaCppEncoder(
         pinned, tok, special_list, promoted, prefix_ids, suffix_ids, exact, notes, normalizer, pre, merges_differ
@@ -523,8 +519,8 @@ def _added_special_ids(pinned: LoadedTokenizer, notes: List[str]):
     """add_special_tokens: llama.cpp adds BOS/EOS per the GGUF's add_bos/add_eos flags, which the
     converter derives from the same tokenizer files: take what the post-processor adds."""
     probe = "a"
-    plain = pinned._tok.encode(probe, add_special_tokens=False).ids
-    full = pinned._tok.encode(probe, add_special_tokens=True).ids
+    plain = pinned.probe_ids(probe, add_special_tokens=False)
+    full = pinned.probe_ids(probe, add_special_tokens=True)
     prefix_ids: List[int] = []
     suffix_ids: List[int] = []
     if plain and full != plain:
@@ -541,7 +537,7 @@ def _llamacpp_pre_tokenizer(pinned: LoadedTokenizer):
     from promptlint.llamacpp import pretype
 
     specials = pinned.added_tokens(special_only=True).values()
-    pre, name = pretype.detect(pinned._tok, specials)
+    pre, name = pretype.detect(pinned, specials)
     if pre is not None and not pre.byte_encode:
         return None, name
     return pre, name
@@ -651,7 +647,7 @@ def _split_differs(enc: LlamaCppEncoder, segment: str) -> bool:
     (The stretch with its context: ``'s`` splits differently only after the character before it.)"""
     from promptlint.llamacpp.split import split_words
 
-    pre_tokenizer = enc.pinned._tok.pre_tokenizer
+    pre_tokenizer = enc.pinned.pre_tokenizer
     if pre_tokenizer is None:
         return True
     pinned_ends = {b for _, (_, b) in pre_tokenizer.pre_tokenize_str(segment)}

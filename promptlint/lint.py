@@ -38,6 +38,36 @@ def empty_result(settings: Settings) -> LintResult:
     )
 
 
+@dataclass
+class Request:
+    """What one check asks for: the targets, editor buffers (or stdin) and how to treat the cache."""
+
+    paths: Sequence[str] = ()
+    overrides: Optional[Dict[str, str]] = None  # path -> its text (an editor buffer, stdin): no discovery for these
+    force_exclude: bool = False
+    use_cache: bool = True
+    evidence: bool = False
+    jobs: Optional[int] = None  # worker processes (promptlint.parallel); None or 1: this process
+    progress: Optional[Callable[[int, int], None]] = None  # told (done, total) after each file
+
+
+@dataclass
+class Plan:
+    """A run before any file is analysed: what to analyse, in which order (files sharing a
+    tokenizer together), what the manifest already answers, and the state the run shares."""
+
+    request: Request
+    result: LintResult
+    ctx: kernel.Context
+    cache: object
+    files: List[Path]
+    order: "_Plan"
+    done: List[Tuple[List[Finding], List[str]]]  # per file, in discovery order
+    todo: List["_Todo"]
+    run: Optional["_Run"] = None
+    manifest: Optional[object] = None
+
+
 def lint(
     paths: Sequence[str],
     settings: Settings,
@@ -49,73 +79,94 @@ def lint(
     shared: Optional[Dict[object, object]] = None,
     jobs: Optional[int] = None,
 ) -> LintResult:
-    """Lint ``paths`` (or the configured templates); ``overrides`` maps a path to its text (stdin);
-    ``progress(done, total)`` is told after each file (the command's progress bar); ``shared``:
-    what the runs of several models share (promptlint.models); ``jobs``: worker processes for the
-    files to analyse (promptlint.parallel; None or 1: this process — `check` passes its --jobs,
-    one per CPU by default)."""
+    """Lint ``paths`` (or the configured templates) with one tokenizer: plan, execute, finish.
+    ``shared``: what the runs of several models share (the Workspace passes it). A library
+    caller with several models, a baseline or a resident pool uses promptlint.driver.Workspace."""
+    request = Request(paths, overrides, force_exclude, use_cache, evidence, jobs, progress)
+    plan = plan_run(request, settings, shared)
+    execute(plan)
+    return finish(plan)
+
+
+def plan_run(request: Request, settings: Settings, shared: Optional[Dict[object, object]] = None) -> Plan:
+    """Discover the files, group them by tokenizer, answer what the manifest holds."""
     from promptlint.cache import Cache
 
     result = empty_result(settings)  # resolving the tokenizer raises TokenizerError before any work
-    spec = result.tokenizer
-    provider = kernel.TokenizerProvider(spec)
-    cache = Cache(settings.root, enabled=use_cache)
-    if overrides and not paths:  # stdin / editor buffers only: no discovery
+    provider = kernel.TokenizerProvider(result.tokenizer)
+    cache = Cache(settings.root, enabled=request.use_cache)
+    overrides = request.overrides
+    if overrides and not request.paths:  # stdin / editor buffers only: no discovery
         files, missing = [], []
     else:
-        files, missing = discover(paths, settings.root, settings.templates, settings.exclude, force_exclude, kinds=analyzers)
+        files, missing = discover(request.paths, settings.root, settings.templates, settings.exclude, request.force_exclude,
+                                  kinds=analyzers)
     if overrides:
         files = [Path(p) for p in overrides] + [f for f in files if str(f) not in overrides]
-    is_enabled = kernel.rule_filter(settings)
-    ctx = kernel.Context(settings, provider, is_enabled, shared=shared)
-    tok_sha = None
-    manifest = None  # opened with the first file that needs it (after the tokenizer's sha is known)
-    settings_key = _settings_key(settings)
+    ctx = kernel.Context(settings, provider, kernel.rule_filter(settings), shared=shared)
     for raw, reason in missing:
         result.errors.append(kernel.file_error(raw, "E005", reason))
     # Work in the plan's order (files sharing a tokenizer together, each released after its last
     # file); results and notices are put back in discovery order, as if linted one by one.
-    done: List[Tuple[List[Finding], List[str]]] = [([], [])] * len(files)
-    plan = _plan(files, settings, cache)
-    if progress is not None:
-        progress(0, len(files))
-    todo: List[_Todo] = []  # what neither the manifest nor a refusal answers, in the plan's order
-    for i in plan.order:
-        path = files[i]
+    plan = Plan(request, result, ctx, cache, files, _plan(files, settings, cache), [([], [])] * len(files), [])
+    _consult_manifest(plan)
+    return plan
+
+
+def _consult_manifest(plan: Plan) -> None:
+    """Files refused or answered by the manifest are done; the rest are the plan's todo."""
+    settings, result, ctx, cache, request = plan.ctx.settings, plan.result, plan.ctx, plan.cache, plan.request
+    if request.progress is not None:
+        request.progress(0, len(plan.files))
+    tok_sha = None
+    settings_key = _settings_key(settings)
+    for i in plan.order.order:
+        path = plan.files[i]
         result.files += 1
-        text = (overrides or {}).get(str(path))
+        text = (request.overrides or {}).get(str(path))
         refused = None if text is not None else not_read(path, settings.root)
         if refused:
-            done[i] = ([kernel.file_error(ctx.display(path), "E005", refused)], [])
+            plan.done[i] = ([kernel.file_error(ctx.display(path), "E005", refused)], [])
             continue
         if tok_sha is None:
-            tok_sha = kernel.tokenizer_sha(spec, cache)  # verifies a pinned sha without loading the tokenizer
-        if manifest is None and cache.enabled:
+            tok_sha = kernel.tokenizer_sha(result.tokenizer, cache)  # verifies a pinned sha without loading the tokenizer
+        if plan.manifest is None and cache.enabled:
             from promptlint.manifest import Manifest
 
-            manifest = Manifest(cache, settings_key, tok_sha, evidence)
+            plan.manifest = Manifest(cache, settings_key, tok_sha, request.evidence)
         nb = before = None
-        if text is None and manifest is not None:  # an editor buffer or stdin is never in the manifest
+        if text is None and plan.manifest is not None:  # an editor buffer or stdin is never in the manifest
             nb = _neighbourhood(path)
-            hit = _from_manifest(manifest, path, nb)
+            hit = _from_manifest(plan.manifest, path, nb)
             if hit is not None:
-                done[i] = hit
+                plan.done[i] = hit
                 continue
             before = _lstat(path)  # before the read: a change during the run leaves a stale stamp
-        todo.append(_Todo(i, text, nb, before))
-    run = _Run(files, ctx, cache, settings_key, tok_sha, evidence)
-    finished = len(files) - len(todo)
-    for item, (found, notices, seen) in _analyse(todo, plan, run, jobs):
-        done[item.i] = (found, notices)
+        plan.todo.append(_Todo(i, text, nb, before))
+    plan.run = _Run(plan.files, ctx, cache, settings_key, tok_sha, request.evidence)
+
+
+def execute(plan: Plan) -> None:
+    """Analyse the plan's todo (here or in workers), recording each answer in the manifest."""
+    files, request, manifest = plan.files, plan.request, plan.manifest
+    finished = len(files) - len(plan.todo)
+    for item, (found, notices, seen) in _analyse(plan.todo, plan.order, plan.run, request.jobs):
+        plan.done[item.i] = (found, notices)
         if "sha" in seen and manifest is not None and item.nb is not None:
             manifest.record(files[item.i], item.before, seen["sha"], item.nb, seen["deps"],
-                            [f.to_dict(evidence=evidence, internal=True) for f in found], notices)
+                            [f.to_dict(evidence=request.evidence, internal=True) for f in found], notices)
         finished += 1
-        if progress is not None and finished < len(files):
-            progress(finished, len(files))
-    if progress is not None:
-        progress(len(files), len(files))
-    for found, notices in done:
+        if request.progress is not None and finished < len(files):
+            request.progress(finished, len(files))
+    if request.progress is not None:
+        request.progress(len(files), len(files))
+
+
+def finish(plan: Plan) -> LintResult:
+    """Put the answers in discovery order, merge what includes repeat, save the manifest, prune the cache."""
+    result, ctx, cache = plan.result, plan.ctx, plan.cache
+    provider, spec, tok_sha = ctx.tokenizer, result.tokenizer, plan.run.tok_sha if plan.run else None
+    for found, notices in plan.done:
         for f in found:
             (result.errors if f.code.startswith("E") else result.findings).append(f)
         result.notices.extend(notices)
@@ -128,8 +179,8 @@ def lint(
         result.tokenizer_sha256 = provider.loaded.sha256
     elif tok_sha is not None:
         result.tokenizer_sha256 = tok_sha
-    if manifest is not None:
-        manifest.save()
+    if plan.manifest is not None:
+        plan.manifest.save()
     cache.prune()
     if cache.warning:
         result.notices.append(cache.warning)
@@ -185,26 +236,30 @@ class _Run:
         self.files, self.ctx, self.cache = files, ctx, cache
         self.settings_key, self.tok_sha, self.evidence = settings_key, tok_sha, evidence
         self.expired = 0  # unvetted tokenizers this process stopped at their deadline (EXPIRED_RUNS: no more are run)
+        from promptlint.pools.tokenizers import active
+
+        self.pool = active()  # the Workspace's: a worker installs it again (whatever thread it forked from)
 
     def one(self, item: _Todo, analyse: bool = True):
         ctx = self.ctx
         start = len(ctx.notices)
         seen: Dict = {}
-        found = _check_one(self.files[item.i], item.text, ctx, self.cache, self.settings_key, self.tok_sha, self.evidence,
-                           seen, analyse)
+        found = _check_one(self, self.files[item.i], item.text, seen, analyse)
         notices = ctx.notices[start:]
         del ctx.notices[start:]
         return None if found is None else (found, notices, seen)
 
     def unit(self, unit: Tuple[List[_Todo], Optional[str]]) -> _UnitResult:
         """In a worker: analyse a unit's files, then release its directory tokenizer."""
+        from promptlint.pools.tokenizers import installed
         from promptlint.tokens import parse_count
 
         items, sha = unit
-        parses = parse_count()
-        results = [found for _, found in self.group(items, sha)]
-        return _UnitResult(results, parse_count() - parses, self.ctx.tokenizer.used, self.cache.wrote, self.cache.warning,
-                           os.getpid())
+        with installed(self.pool):
+            parses = parse_count()
+            results = [found for _, found in self.group(items, sha)]
+            parses = parse_count() - parses
+        return _UnitResult(results, parses, self.ctx.tokenizer.used, self.cache.wrote, self.cache.warning, os.getpid())
 
     def group(self, items: List[_Todo], sha: Optional[str]):
         """Yield (item, (findings, notices, seen)) for files sharing one tokenizer (``sha``: a model
@@ -490,18 +545,19 @@ def _plan(files: List[Path], settings: Settings, cache) -> _Plan:
     return _Plan(order, keys)
 
 
-def _check_one(path: Path, text: Optional[str], ctx: kernel.Context, cache, settings_key: str, tok_sha: str, evidence: bool,
-               seen: Optional[Dict] = None, analyse: bool = True) -> Optional[List[Finding]]:
+def _check_one(run: "_Run", path: Path, text: Optional[str], seen: Optional[Dict] = None,
+               analyse: bool = True) -> Optional[List[Finding]]:
     """One file's findings: analysed (or from the cache), filtered, suppressed, with their source lines;
     ``seen`` gets the content's sha256 and the dependencies' digests when the result may be remembered.
     With ``analyse=False``: None when the cache does not hold them."""
+    ctx = run.ctx
     settings = ctx.settings
 
     def keep(f: Finding) -> bool:
         rel = relative(Path(f.path), settings.root)
         return ctx.is_enabled(f.code) and not ignored_for_file(f.code, rel, settings.per_file_ignores)
 
-    raw, text = _analysed(path, ctx, text, cache, settings_key, tok_sha, evidence, seen, analyse)
+    raw, text = _analysed(run, path, text, seen, analyse)
     if raw is None:
         return None
     complete = not any(f.code.startswith("E") for f in raw)  # else nothing can be called unused
@@ -579,14 +635,15 @@ def lint_file(path: Path, ctx: kernel.Context, text: Optional[str] = None) -> Li
     return analyzer.lint_file(path, text, ctx)
 
 
-def _analysed(path: Path, ctx: kernel.Context, text, cache, settings_key, tok_sha, evidence, seen=None, analyse=True):
+def _analysed(run: "_Run", path: Path, text, seen=None, analyse=True):
     """One file's analysis; a bug that input from a pull request triggers costs that file, not the run."""
     import os
 
     from promptlint.tokens import BudgetExceeded, PromptNotText, TokenizerCrashed, TokenizerError, TokenizerUnvetted, native_panic
 
+    ctx = run.ctx
     try:
-        return _cached_lint_file(path, ctx, text, cache, settings_key, tok_sha, evidence, seen, analyse)
+        return _cached_lint_file(run, path, text, seen, analyse)
     except TokenizerError:
         raise  # the tokenizer is the run's, not the file's: exit 2
     except (PromptNotText, TokenizerCrashed, TokenizerUnvetted) as e:  # what this file renders, or its directory's tokenizer
@@ -611,10 +668,8 @@ def _analysed(path: Path, ctx: kernel.Context, text, cache, settings_key, tok_sh
         return [kernel.file_error(ctx.display(path), "E002", message)], text
 
 
-def _cached_lint_file(
-    path: Path, ctx: kernel.Context, text: Optional[str], cache, settings_key: str, tok_sha: str, evidence: bool = False,
-    seen: Optional[Dict] = None, analyse: bool = True,
-) -> Tuple[Optional[List[Finding]], Optional[str]]:
+def _cached_lint_file(run: "_Run", path: Path, text: Optional[str], seen: Optional[Dict] = None,
+                      analyse: bool = True) -> Tuple[Optional[List[Finding]], Optional[str]]:
     """(findings, the file's text) — from the cache when nothing it depends on changed.
 
     The text is returned so that suppression comments and source lines are read from the same
@@ -622,6 +677,7 @@ def _cached_lint_file(
     """
     from promptlint.cache import sha256_bytes
 
+    ctx, cache, evidence = run.ctx, run.cache, run.evidence
     if text is None and path.is_dir():
         content = b""  # a model directory: its files enter the key through _neighbourhood()
     elif text is None:
@@ -635,7 +691,7 @@ def _cached_lint_file(
         text = decoded
     else:
         content = text.encode("utf-8", "surrogatepass")
-    key = cache.key(path, content, settings_key + _neighbourhood(path), tok_sha)
+    key = cache.key(path, content, run.settings_key + _neighbourhood(path), run.tok_sha)
     entry = cache.get(key)
     if entry is not None and (entry.get("evidence") is True or not evidence):
         try:

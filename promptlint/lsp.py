@@ -2,7 +2,7 @@
 
 Imported only by the `server` command (pygls is the optional `lsp` extra). Publishes
 diagnostics on open and save, and on change after a debounce; the tokenizer stays loaded
-between lints (promptlint.tokens caches it per process). Positions are converted from
+between lints (the server's resident Workspace keeps it in its tokenizer pool). Positions are converted from
 promptlint's 1-based code-point columns to the negotiated LSP encoding (UTF-16 unless the
 client offers UTF-8/UTF-32). A quick fix inserts `{# promptlint: ignore[CODE] #}` (or
 `# promptlint: ignore[CODE]` in Python files) at the end of the line; a template finding with a
@@ -133,6 +133,7 @@ class PromptlintServer(LanguageServer):
         self.last_findings: Dict[str, Tuple[str, list]] = {}  # resolved path -> (linted text, its findings)
         self.last_lint_ms: Optional[float] = None
         self._reported: set = set()
+        self._checker = None  # the resident promptlint Workspace (pygls owns ``self.workspace``: the documents)
 
     # -- compatibility between pygls 1.x and 2.x
     def publish(self, uri: str, diagnostics: List[types.Diagnostic], version: Optional[int]) -> None:
@@ -232,16 +233,28 @@ class PromptlintServer(LanguageServer):
         f = file_error(str(path), "E005", f"file is larger than {limit:,} bytes; exclude it or split it")
         return to_diagnostic(f, text[:10_000].splitlines() or [""], self.encoding)
 
-    def diagnostics(self, path: Path, text: str) -> List[types.Diagnostic]:
-        from promptlint.lint import lint
-        from promptlint.models import lint_models
+    def checker(self, settings):
+        """The server's one resident Workspace under ``settings``: its tokenizer pool keeps what it
+        parsed between edits (within the pool's budget), and it analyses in this process."""
+        from promptlint.driver.workspace import Workspace
 
+        if self._checker is None:
+            self._checker = Workspace(settings, resident=True)
+        return self._checker.with_settings(settings)
+
+    def installed_for(self, uri: str):
+        """``with ls.installed_for(uri):`` a code action's re-checks (a fix proven by linting it
+        again) use the resident Workspace's tokenizer pool, as the diagnostics do."""
+        import contextlib
+
+        fs = to_fs_path(uri)
+        return self.checker(self.settings_for(Path(fs))).installed() if fs is not None else contextlib.nullcontext()
+
+    def diagnostics(self, path: Path, text: str) -> List[types.Diagnostic]:
         start = time.perf_counter()
         settings = self.settings_for(path)
-        if settings.tokenizers:  # every deployed model: one diagnostic per hazard, merged as `check` merges them
-            report = lint_models([], settings, overrides={str(path): text}, keep_loaded=True)
-        else:
-            report = lint([], settings, overrides={str(path): text})
+        # every deployed model (`tokenizers`): one diagnostic per hazard, merged as `check` merges them
+        report = self.checker(settings).check([], {str(path): text})
         target = path.resolve()
         self.last_findings[str(target)] = (text, [f for f in report.findings if _same_file(f.path, target)])
         lines = text.splitlines() or [""]
@@ -446,7 +459,8 @@ def build_server(options: Options) -> PromptlintServer:
         if _wanted(only, types.CodeActionKind.QuickFix):
             lines = doc.source.splitlines()
             try:
-                actions += fix_actions(ls, uri, doc.source, params.context.diagnostics)
+                with ls.installed_for(uri):
+                    actions += fix_actions(ls, uri, doc.source, params.context.diagnostics)
             except Exception as e:  # a fix that fails must not cost the editor its suppression quick fix
                 log.exception("fix failed")
                 ls.log(f"promptlint: no fix offered: {type(e).__name__}: {e}")
@@ -456,7 +470,8 @@ def build_server(options: Options) -> PromptlintServer:
                     actions.append(action)
         if _wanted(only, types.CodeActionKind.SourceFixAll):
             try:
-                action = fix_all_action(ls, uri, doc.source)
+                with ls.installed_for(uri):
+                    action = fix_all_action(ls, uri, doc.source)
             except Exception as e:  # a failing fix costs the editor this action, not the others
                 log.exception("fix all failed")
                 ls.log(f"promptlint: no fix-all offered: {type(e).__name__}: {e}")
@@ -475,10 +490,7 @@ def serve(options: Options, stdin=None, stdout=None) -> int:
     from promptlint.lsp_stdio import StrictStdin
     from promptlint.tokens import env_tokenizer_threads
 
-    from promptlint import parallel
-
-    env_tokenizer_threads()
-    parallel.disable()  # a server with threads does not fork workers: each lint is one buffer anyway
+    env_tokenizer_threads()  # a resident Workspace forks no workers: each lint is one buffer anyway
     _one_line_client_errors()
     stdout = stdout or sys.stdout.buffer
     strict = StrictStdin(stdin or sys.stdin.buffer, stdout)

@@ -1,7 +1,8 @@
 """Every deployed model at once (``tokenizers`` in the configuration; docs/configuration.md).
 
-The project is linted once per model, with that model's tokenizer, pin, engine and block size
-(each tokenizer is loaded once, for its own run, and released after it). What does not depend
+The project is linted once per model (promptlint.driver.Workspace runs them), with that model's
+tokenizer, pin, engine and block size (each tokenizer is loaded once, for its own run, and released
+after it). What does not depend
 on the model is done once for all the runs: an application template's load, scenario and renders
 (promptlint.analyzers.jinja_template.prepare); each run tokenizes them. The runs' findings are
 merged by where they are and what they say: one finding per hazard, with ``models`` listing
@@ -16,9 +17,8 @@ import dataclasses
 from typing import Dict, List, Optional, Tuple
 
 from promptlint.config import Settings
-from promptlint.lint import LintResult, lint
+from promptlint.lint import LintResult
 from promptlint.records import Finding, ModelHit
-from promptlint.tokens import TokenizerError, release
 
 
 def model_settings(settings: Settings) -> List[Tuple[str, Settings]]:
@@ -51,28 +51,6 @@ def choose(settings: Settings, name: Optional[str]) -> Settings:
         if model == name:
             return chosen
     raise ConfigError(f"--model {name}: not one of the `tokenizers` in {where} ({', '.join(m for m, _ in models)})")
-
-
-def lint_models(paths, settings: Settings, keep_loaded: bool = False, **kwargs) -> LintResult:
-    """One lint run per model, merged (see the module's docstring); ``keep_loaded``: every
-    tokenizer stays loaded after the run (the language server lints again on the next edit)."""
-    runs: List[Tuple[str, LintResult]] = []
-    models = model_settings(settings)
-    progress = kwargs.pop("progress", None)
-    shared: dict = {}  # the renders every model's run shares (kernel.Context.shared)
-    for i, (name, model) in enumerate(models):
-        told = None
-        if progress is not None:  # one bar over every model's run
-            def told(done, total, i=i):
-                progress(i * total + done, total * len(models))
-        try:
-            result = lint(paths, model, progress=told, shared=shared, **kwargs)
-        except TokenizerError as e:
-            raise TokenizerError(f"tokenizers.{name}: {e}") from None
-        runs.append((name, result))
-        if not keep_loaded and result.tokenizer_sha256 and not result.tokenizer_sha256.startswith("embedded:"):
-            release(result.tokenizer_sha256)  # the next model's run needs its own tokenizer only
-    return merge(runs)
 
 
 def _key(f: Finding) -> Tuple:

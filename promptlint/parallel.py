@@ -8,8 +8,8 @@ parses and releases when the unit is done, so that each process holds one direct
 at a time). A unit's results come back as plain records and the driver puts them in discovery
 order: the report is the one a single process writes, byte for byte.
 
-Fork is Linux-only here (macOS and Windows run one process); a resident process (the daemon,
-the language server) runs one process too: its warmth is its point. When a worker dies the
+Fork is Linux-only here (macOS and Windows run one process); a resident Workspace (the daemon,
+the language server) asks for no workers (``jobs`` None): its warmth is its point. When a worker dies the
 units it had not returned are analysed in the parent.
 """
 
@@ -21,15 +21,9 @@ from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
 
 JOBS_ENV = "PROMPTLINT_JOBS"
 MIN_FILES = 4  # fewer files to analyse than this: one process (forking costs more than it wins)
-_DISABLED = [False]
 
 # What the forked workers call: set in the parent right before the fork, inherited, never pickled.
 _WORK: Dict[str, object] = {}
-
-
-def disable() -> None:
-    """From now on this process analyses in one process (the daemon and the language server call it)."""
-    _DISABLED[0] = True
 
 
 def jobs_wanted(requested: Optional[int]) -> int:
@@ -52,7 +46,7 @@ def jobs_wanted(requested: Optional[int]) -> int:
 def workers_for(n_units: int, n_files: int, requested: Optional[int]) -> int:
     """How many worker processes to fork for this much work (0: analyse in this process); a
     library caller that asks for nothing (None) gets this process."""
-    if requested is None or _DISABLED[0] or not sys.platform.startswith("linux") or n_files < MIN_FILES:
+    if requested is None or not sys.platform.startswith("linux") or n_files < MIN_FILES:
         return 0
     jobs = min(requested, n_units)
     return jobs if jobs > 1 else 0

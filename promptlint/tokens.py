@@ -166,6 +166,46 @@ class LoadedTokenizer:
             "check that it is the model's complete tokenizer.json"
         )
 
+    # What other modules need of the parsed tokenizer, so that none reaches into it.
+
+    def added_tokens_decoder(self) -> Dict[int, object]:
+        """id -> the backend's AddedToken (content, special, lstrip/rstrip, normalized, single_word)."""
+        return self._tok.get_added_tokens_decoder()
+
+    @property
+    def normalizer(self):
+        return self._tok.normalizer
+
+    @property
+    def pre_tokenizer(self):
+        return self._tok.pre_tokenizer
+
+    @property
+    def post_processor(self):
+        return self._tok.post_processor
+
+    def serialized(self) -> str:
+        """The tokenizer.json text of the parse (engine encoders and special-token copies are built from it)."""
+        return self._tok.to_str()
+
+    def probe_ids(self, text: str, add_special_tokens: bool = False) -> List[int]:
+        """Ids of a short probe the code makes itself (what the post-processor adds, which pre-tokenizer
+        this is): not charged to the file's budget, no panic translation (no input of the file's)."""
+        return list(self._tok.encode(text, add_special_tokens=add_special_tokens).ids)
+
+    def token_to_id(self, text: str) -> Optional[int]:
+        return self._tok.token_to_id(text)
+
+    def with_special_texts(self, texts, serialized: str) -> "LoadedTokenizer":
+        """A copy parsed from ``serialized`` (this tokenizer's JSON) that matches each of ``texts`` as one special token."""
+        from dataclasses import replace
+
+        from tokenizers import AddedToken, Tokenizer
+
+        copy = Tokenizer.from_str(serialized)
+        copy.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in texts])
+        return replace(self, _tok=copy, _added=None)
+
     def token_text(self, token_id: Optional[int]) -> str:
         if token_id is None:
             return ""
@@ -181,13 +221,11 @@ class LoadedTokenizer:
         return {text: i for text, i, special in self._added if special or not special_only}
 
 
-# Parsed tokenizers are keyed by their content's sha256, so copies, symlinks and hard links of one
-# tokenizer.json share one parse; what differs per directory (the special tokens of its
-# tokenizer_config.json) lives in the LoadedTokenizer around it, keyed by that config file too.
-_PARSED: Dict[str, object] = {}
-_LOADED: Dict[Tuple[str, Optional[str], Optional[str], Tuple[int, ...]], LoadedTokenizer] = {}
-_PARSES = [0]  # parses so far in this process (tests assert sharing with it: parse_count())
-_EMBEDDED_SHA256: List[str] = []
+# Parsed tokenizers live in the run's tokenizer pool (promptlint.pools.tokenizers), keyed by
+# their content's sha256, so copies, symlinks and hard links of one tokenizer.json share one
+# parse; what differs per directory (the special tokens of its tokenizer_config.json) lives in
+# the LoadedTokenizer around it, keyed by that config file too.
+_EMBEDDED_SHA256: List[str] = []  # memo of a constant: the embedded file's sha256
 
 
 def native_panic(e: BaseException) -> bool:
@@ -270,57 +308,30 @@ def _charge(tokens: int) -> None:
 
 
 def parse_count() -> int:
-    """How many tokenizer.json texts this process has parsed (each distinct content once, until released)."""
-    return _PARSES[0]
+    """How many tokenizer.json texts the active pool has parsed (each distinct content once, until released)."""
+    return _pool().parses
 
 
 def note_parses(n: int) -> None:
     """Count parses a forked worker made for this run (promptlint.parallel)."""
-    _PARSES[0] += n
-
-
-# A resident process (the daemon) keeps the tokenizers it parsed for its next request, within a
-# budget: at most RESIDENT_COUNT of them and RESIDENT_BYTES of tokenizer.json text between them
-# (a parsed tokenizer takes 12-19 times its JSON's size: ~400 MB at most), the least recently used
-# going first.
-RESIDENT_COUNT = 4
-RESIDENT_BYTES = 24 * 1024 * 1024
-_KEEP = [False]
-_SIZES: Dict[str, int] = {}  # sha256 -> bytes of the parsed tokenizer.json, for the byte budget
-
-
-def keep_loaded() -> None:
-    """From now on release() keeps parsed tokenizers within the resident budget (the daemon calls it once)."""
-    _KEEP[0] = True
+    _pool().parses += n
 
 
 def held_count() -> int:
-    """How many parsed tokenizers this process holds (the daemon reports it)."""
-    return len(_PARSED)
+    """How many parsed tokenizers the active pool holds (the daemon reports it)."""
+    return _pool().held()
 
 
 def release(sha256: str) -> None:
-    """Forget the parsed tokenizer of this content (the driver calls it when no remaining file needs it);
-    objects already handed out stay usable, the memory goes when they do. After keep_loaded() it
-    stays held, and only the least recently used beyond the budget go."""
-    if _KEEP[0]:
-        _evict()
-        return
-    _forget(sha256)
+    """No remaining file needs the tokenizer of this content: the active pool's policy decides
+    (promptlint.pools.tokenizers). The driver's finish step is the one caller."""
+    _pool().release(sha256)
 
 
-def _forget(sha256: str) -> None:
-    _PARSED.pop(sha256, None)
-    _SIZES.pop(sha256, None)
-    for key in [k for k in _LOADED if k[0] == sha256]:
-        del _LOADED[key]
+def _pool():
+    from promptlint.pools.tokenizers import active
 
-
-def _evict(keep: Optional[str] = None) -> None:
-    """Drop the least recently used parsed tokenizers (never ``keep``) until the budget holds."""
-    while len(_PARSED) > 1 and (len(_PARSED) > RESIDENT_COUNT or sum(_SIZES.values()) > RESIDENT_BYTES):
-        oldest = next(s for s in _PARSED if s != keep)
-        _forget(oldest)
+    return active()
 
 
 def _embedded_json() -> bytes:
@@ -345,56 +356,46 @@ def check_pin(spec: TokenizerSpec, sha: str) -> None:
 
 
 def load(spec: TokenizerSpec) -> LoadedTokenizer:
-    """Load and verify the tokenizer named by ``spec``: parsed once per content while it is held,
-    with the special tokens of ``spec``'s own tokenizer_config.json."""
+    """Load and verify the tokenizer named by ``spec``: parsed once per content while the active
+    pool holds it, with the special tokens of ``spec``'s own tokenizer_config.json."""
+    pool = _pool()
     if spec.path is None:
         sha = embedded_sha256()
         check_pin(spec, sha)
-        key = (sha, None, None, ())
-        if key not in _LOADED:
-            _LOADED[key] = LoadedTokenizer(spec, sha, _parsed(sha, spec, lambda: _embedded_json().decode("utf-8")))
-        return _used(sha, _LOADED[key])
+        return pool.loaded_for((sha, None, None, ()), lambda: LoadedTokenizer(
+            spec, sha, _parsed(pool, sha, spec, lambda: _embedded_json().decode("utf-8"))))
     sha = cached_sha256(spec.path)
     check_pin(spec, sha)
     config = spec.config_path
     # a LoadedTokenizer per file named (its error messages name it) and per config file; the parse is shared
     key = (sha, str(spec.path.absolute()), None if config is None else str(config.absolute()), _stamp_of(config))
-    if key not in _LOADED:
-        tok = LoadedTokenizer(spec, sha, _parsed(sha, spec, lambda: _vetted_text(spec, sha)))
+
+    def make() -> LoadedTokenizer:
+        tok = LoadedTokenizer(spec, sha, _parsed(pool, sha, spec, lambda: _vetted_text(spec, sha, pool)))
         tok.special_tokens = _special_tokens(config)
-        _LOADED[key] = tok
-    return _used(sha, _LOADED[key])
+        return tok
+
+    return pool.loaded_for(key, make)
 
 
-def _used(sha: str, tok: LoadedTokenizer) -> LoadedTokenizer:
-    """Mark the parse of ``sha`` most recently used (dicts keep insertion order: the oldest go first)."""
-    if sha in _PARSED:
-        _PARSED[sha] = _PARSED.pop(sha)
-    return tok
-
-
-def _parsed(sha: str, spec: TokenizerSpec, text):
-    if sha not in _PARSED:
+def _parsed(pool, sha: str, spec: TokenizerSpec, text):
+    def parse():
         with not_charged():  # once per run: not the first file's cost
             source = text()
-            _PARSED[sha] = _from_str(source, spec)
-        _SIZES[sha] = len(source.encode("utf-8"))  # the file's size, as the budget is stated
-        _PARSES[0] += 1
-        if _KEEP[0]:
-            _evict(keep=sha)
-    return _PARSED[sha]
+            return _from_str(source, spec), len(source.encode("utf-8"))  # the file's size, as the budget is stated
+
+    return pool.parsed_for(sha, parse)
 
 
 # ------------------------------------------------------------------ untrusted tokenizers
 
-_VETTING: Dict[str, List[str]] = {}  # sha256 -> its unvetted patterns (empty: vetted)
-_UNVETTED_ALLOWED = [False]
+_VETTING: Dict[str, List[str]] = {}  # memo of a pure function of the content: sha256 -> its unvetted patterns (empty: vetted)
 
 
 def allow_unvetted() -> None:
-    """This process may parse and run unvetted tokenizers: a child under a deadline calls it
-    (promptlint.deadline_child via promptlint.lint), never the process that reports."""
-    _UNVETTED_ALLOWED[0] = True
+    """The active pool may parse and run unvetted tokenizers: a child under a deadline calls it
+    (promptlint.deadline_child via the driver), never the process that reports."""
+    _pool().unvetted_allowed = True
 
 
 def needs_deadline(spec: TokenizerSpec, sha: str) -> bool:
@@ -414,9 +415,9 @@ def _unvetted(path: Path, sha: str, text: Optional[str] = None) -> List[str]:
     return _VETTING[sha]
 
 
-def _vetted_text(spec: TokenizerSpec, sha: str) -> str:
+def _vetted_text(spec: TokenizerSpec, sha: str, pool) -> str:
     text = _read_tokenizer(spec.path)
-    if spec.vet and not spec.sha256 and not _UNVETTED_ALLOWED[0]:
+    if spec.vet and not spec.sha256 and not pool.unvetted_allowed:
         unknown = _unvetted(spec.path, sha, text)
         if unknown:
             from promptlint.tokenizer_vetting import describe

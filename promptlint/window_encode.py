@@ -110,7 +110,7 @@ class _Plan:
         # a weak reference: the plan lives in the tokenizer's __dict__, and a strong one would make
         # a cycle that keeps a released tokenizer (hundreds of MB outside Python's view) until a GC pass
         self._tok = weakref.ref(tokenizer)
-        decoder = tokenizer._tok.get_added_tokens_decoder()
+        decoder = tokenizer.added_tokens_decoder()
         self.added_texts = [t.content for t in decoder.values() if t.content]
         # candidate hard anchors: id -> text (isolation is decided on first use)
         self.candidates: Dict[int, str] = {
@@ -121,7 +121,7 @@ class _Plan:
         self._joined: Optional[str] = None
         self._texts: set = set()
         self._frames: Dict[str, tuple] = {}
-        self.starts_line = _soft_anchors(tokenizer._tok, self.added_texts)
+        self.starts_line = _soft_anchors(tokenizer, self.added_texts)
 
     @property
     def tok(self) -> LoadedTokenizer:
@@ -311,7 +311,8 @@ def _soft_anchors(tok, added_texts: List[str]) -> Optional[Callable[[str], bool]
     normalizer = _state(tok.normalizer)
     if normalizer is not None and not _normalizer_ok(normalizer):
         return None
-    pre = _state(tok.pre_tokenizer)
+    pre_tokenizer = tok.pre_tokenizer  # the component, never ``tok``: the plan lives in the tokenizer (no cycle)
+    pre = _state(pre_tokenizer)
     if pre is None or not _pre_tokenizer_ok(pre):
         return None
 
@@ -320,7 +321,7 @@ def _soft_anchors(tok, added_texts: List[str]) -> Optional[Callable[[str], bool]
             for sep in _PROBE_SEP:
                 probe = before + sep + after + after + " x"
                 at = len(before) + len(sep)
-                if not any(start == at for _, (start, _) in tok.pre_tokenizer.pre_tokenize_str(probe)):
+                if not any(start == at for _, (start, _) in pre_tokenizer.pre_tokenize_str(probe)):
                     return False
         return True
 

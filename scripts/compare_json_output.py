@@ -2,6 +2,8 @@
 
     python scripts/compare_json_output.py record BASELINE_DIR    # on the unmodified code
     python scripts/compare_json_output.py compare BASELINE_DIR   # after the change: diff against it
+    python scripts/compare_json_output.py record BEFORE --checkout /path/to/main   # any checkout
+    python scripts/compare_json_output.py diff BEFORE AFTER      # two recorded directories
 
 Each run lints, in a fresh temporary workspace and with `--no-cache`:
 
@@ -189,8 +191,9 @@ def compare(baseline: Path, current: Path, allow: Sequence[str], without: Sequen
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("action", choices=["record", "compare"])
+    ap.add_argument("action", choices=["record", "compare", "diff"])
     ap.add_argument("baseline", help="directory of the recorded outputs")
+    ap.add_argument("other", nargs="?", help="diff: the second recorded directory")
     ap.add_argument("--checkout", default=str(REPO), help="the promptlint checkout to run (default: this one)")
     ap.add_argument("--apps", type=int, default=12, help="application templates in the bench repository (default 12)")
     ap.add_argument("--chats", type=int, default=22, help="chat templates in the bench repository (default 22: all)")
@@ -203,6 +206,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     baseline = Path(args.baseline)
     checkout = Path(args.checkout)
+    if args.action == "diff":
+        if not args.other:
+            ap.error("diff compares two recorded directories: BASELINE OTHER")
+        return compare(baseline, Path(args.other), args.allow, args.without_field)
     if args.action == "record":
         run_all(baseline, checkout, args.apps, args.chats)
         print(f"recorded {len(list(baseline.iterdir()))} outputs in {baseline}", file=sys.stderr)

@@ -449,3 +449,102 @@ def test_the_write_scan_leaves_reads_alone():
              'dataclasses.replace(x, a=1)\nitems.remove(x)\nd.copy()\nos.open(p, os.O_RDONLY)\nos.fdopen(fd, "rb")\n'
              'stack.touch(block)\nsafe_write.write_text(p, "x")\n')
     assert write_calls(reads) == []
+
+
+# ------------------------------------------------------------------ no run state in module globals
+
+# Every module-level name that code changes after import (a `global` statement; an item stored,
+# deleted or a mutating method called on it inside a function; a module-level instance of a class of
+# the same module), with why it is not the state of a run. A new one fails the test until it is
+# either made state of the Workspace (promptlint/driver/workspace.py) or listed here with its reason;
+# a listed name that is gone fails too. docs/architecture.md ("What stays in modules") says the same.
+MODULE_STATE = {
+    # memo tables of pure functions (the same key always gives the same value)
+    "promptlint.tokens:_EMBEDDED_SHA256": "memo: the sha256 of the embedded tokenizer file shipped with the package",
+    "promptlint.tokens:_VETTING": "memo: a tokenizer.json's unknown regexes, keyed by its content's sha256",
+    "promptlint.tokens:_SHA256": "memo: a file's sha256 keyed by its path and full stat stamp (size, mtime, ctime, inode, device)",
+    "promptlint.paths:_BASES": "memo: a base directory's resolved path, keyed by its spelling, the cwd and its device/inode",
+    "promptlint.chat.request:_FORMATS": "memo: a chat template text's content format (string or parts), keyed by the text",
+    "promptlint.pysource.breakpoints:_TABLES": "memo: the cache-minimums table, keyed by the override file's path and stamp",
+    "promptlint.render:_RECORDING": "memo: the recording code-generator subclass made for a Jinja code-generator class",
+    "promptlint.render.lexer:_FAST": "memo: the faster lexer for a Jinja lexer object (bounded)",
+    "promptlint.render.environments:PARSED": "memo: parse trees keyed by template text and parser settings (bounded)",
+    "promptlint.cache:_CODE_STAMP": "memo: the stamp of the installed promptlint code (a constant of the process)",
+    "promptlint.cache:_SECRET": "memo: the user's cache secret, read once from the user-level file (not the project's)",
+    "promptlint.lsp:_HREFS": "memo: rule code -> its documentation page (from the shipped rule files)",
+    "promptlint.render.stubs:_VALUE_METHODS": "memo: the method names of the value types a sample can hold",
+    "promptlint.scenarios.names:_PATTERNS": "memo: the name patterns parsed from the shipped M101 rule file",
+    "promptlint.lint:_ALL_CODES": "a lazy view of the shipped rule codes (read when a suppression comment needs them)",
+    # registries filled at import from the package's own modules
+    "promptlint.registry:_IMPLEMENTED_BY": "registry: rule code -> the module that implements it, filled at import",
+    "promptlint.checks:_CHECKS": "registry: the template check modules of the package, found once",
+    # contexts installed for a block and always restored
+    "promptlint.pools.tokenizers:_ACTIVE": "context: the Workspace's tokenizer pool while it checks (installed, restored)",
+    "promptlint.pools.tokenizers:_DEFAULT": "the transient pool a library call outside any Workspace uses",
+    "promptlint.bounded_io:_POLICY": "context: untrusted mode's read policy for one command (cli runs each command in its own context)",
+    "promptlint.tokens:_BUDGET": "context: the per-file analysis budget, installed by `with budget()` and restored",
+    "promptlint.parallel:_WORK": "what forked workers call: set right before the fork, cleared after (never a run's input)",
+    "promptlint.audit.parallel:_opts": "a worker process's options, set once by its pool initializer (the process is that run)",
+    # constants that are instances
+    "promptlint.scenarios.names:STATIC": "constant: the immutable classification of a static name",
+    # statistics nothing reads to decide anything
+    "promptlint.render:_RENDERS": "statistic: renders started in this process (tests assert sharing with render_count())",
+}
+
+_MUTATORS = {"append", "extend", "update", "clear", "pop", "popitem", "setdefault", "add", "discard", "remove", "insert",
+             "move_to_end", "set", "reset", "appendleft", "sort", "reverse", "__setitem__", "__delitem__"}
+
+
+def module_state(tree: ast.Module, module: str) -> set:
+    """``module:name`` of each module-level name the code changes after import (see MODULE_STATE)."""
+    names, classes, found = set(), {n.name for n in tree.body if isinstance(n, ast.ClassDef)}, set()
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        for t in targets:
+            if isinstance(t, ast.Name):
+                names.add(t.id)
+                value = node.value
+                if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in classes:
+                    found.add(t.id)  # an instance of the module's own class: its methods can change it
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Global):
+                found.update(node.names)
+            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else \
+                [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+            for t in targets:
+                if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in names:
+                    found.add(t.value.id)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _MUTATORS \
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id in names:
+                found.add(node.func.value.id)
+    return {f"{module}:{name}" for name in found}
+
+
+def _package_state() -> set:
+    out = set()
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        module = ".".join(("promptlint",) + path.relative_to(PACKAGE_DIR).with_suffix("").parts)
+        module = module[: -len(".__init__")] if module.endswith(".__init__") else module
+        out |= module_state(ast.parse(path.read_text(encoding="utf-8")), module)
+    return out
+
+
+def test_no_module_global_holds_run_state():
+    found = _package_state()
+    assert sorted(found - set(MODULE_STATE)) == [], "module-level state a run may depend on: make it the Workspace's"
+    assert sorted(set(MODULE_STATE) - found) == [], "listed in MODULE_STATE but no longer module state: drop the entry"
+
+
+@pytest.mark.parametrize("snippet, expected", [
+    ("_N = [0]\ndef f():\n    _N[0] += 1\n", {"m:_N"}),  # an item stored
+    ("_N = None\ndef f():\n    global _N\n    _N = 1\n", {"m:_N"}),  # a global statement
+    ("_C = {}\ndef f(k):\n    _C.setdefault(k, 1)\n", {"m:_C"}),  # a mutating method
+    ("class P:\n    pass\n_P = P()\n", {"m:_P"}),  # an instance of the module's own class
+    ("TABLE = {'a': 1}\ndef f(k):\n    return TABLE[k]\n", set()),  # a constant table, only read
+    ("def f():\n    local = {}\n    local['a'] = 1\n", set()),  # a function's own dict
+])
+def test_the_state_scan_sees_each_way_to_keep_state(snippet, expected):
+    assert module_state(ast.parse(snippet), "m") == expected

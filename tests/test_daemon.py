@@ -277,3 +277,17 @@ def test_consecutive_requests_parse_the_tokenizer_once(env):
     assert int(words[words.index("requests") - 1]) == 2
     assert int(words[words.index("tokenizer") - 1]) == 1  # both directories share one content: one parse
     run(env, "daemon", "stop", cwd=project)
+
+
+def test_a_request_with_another_run_environment_is_left_to_the_client(env):
+    """The daemon answers from its resident Workspace and reads a request's environment, never
+    installing it: a request that differs from the daemon's own in a variable a check reads (here
+    NO_COLOR) is refused, and the client prints what the in-process run prints; the same request
+    in the daemon's environment is answered by it."""
+    start(env)
+    direct = run(env, "check", "--no-daemon", "--output-format", "concise", extra={"NO_COLOR": "1"})
+    assert direct[0] == 1 and b"M101" in direct[1]
+    assert run(env, "check", "--output-format", "concise", extra={"NO_COLOR": "1"}) == direct
+    assert status(env)[1] == 0  # not answered by the daemon
+    assert run(env, "check", "--output-format", "concise")[:2] == direct[:2]
+    assert status(env)[1] == 1  # this one was

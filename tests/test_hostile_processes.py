@@ -402,25 +402,26 @@ def test_the_daemon_holds_tokenizers_within_its_budget(daemons, python, tmp_path
     assert running.get("tokenizers_held") == 4
 
 
-def test_the_resident_byte_budget_drops_the_least_recently_used(monkeypatch):
-    """In a resident process (keep_loaded), three large tokenizers (12.1 + 8.0 + 7.3 MB of JSON) exceed
-    24 MiB: the least recently used goes, and a tokenizer used again moves to the back of the line."""
+def test_the_resident_byte_budget_drops_the_least_recently_used():
+    """In a resident pool (the daemon's, the language server's), three large tokenizers (12.1 + 8.0 +
+    7.3 MB of JSON) exceed 24 MiB: the least recently used goes, and a tokenizer used again moves to
+    the back of the line."""
     from promptlint import tokens
+    from promptlint.pools.tokenizers import TokenizerPool, installed
 
-    for name, value in (("_KEEP", [True]), ("_PARSED", {}), ("_LOADED", {}), ("_SIZES", {})):
-        monkeypatch.setattr(tokens, name, value)
     path = {n: DATA / "tokenizers" / n / "tokenizer.json" for n in ("gpt-oss-o200k-harmony", "qwen2.5", "mistral-nemo-tekken", "mistral-v3-spm")}
     sha = {n: tokens.cached_sha256(p) for n, p in path.items()}
-    for n in ("gpt-oss-o200k-harmony", "qwen2.5"):
-        tokens.load(tokens.resolve(str(path[n])))
-        tokens.release(sha[n])  # what the driver does after the last file that needs it
-    assert tokens.held_count() == 2  # 20.1 MB: within the budget, both kept
-    tokens.load(tokens.resolve(str(path["gpt-oss-o200k-harmony"])))  # used again: now the most recent
-    tokens.load(tokens.resolve(str(path["mistral-nemo-tekken"])))  # 27.4 MB > 24 MiB: qwen2.5 goes
-    assert set(tokens._PARSED) == {sha["gpt-oss-o200k-harmony"], sha["mistral-nemo-tekken"]}
-    assert {k[0] for k in tokens._LOADED} == set(tokens._PARSED)
-    tokens.load(tokens.resolve(str(path["mistral-v3-spm"])))  # 1.5 MB more: 20.9 MB, three held
-    assert tokens.held_count() == 3
+    with installed(TokenizerPool(resident=True)) as pool:
+        for n in ("gpt-oss-o200k-harmony", "qwen2.5"):
+            tokens.load(tokens.resolve(str(path[n])))
+            tokens.release(sha[n])  # what the driver does after the last file that needs it
+        assert tokens.held_count() == 2  # 20.1 MB: within the budget, both kept
+        tokens.load(tokens.resolve(str(path["gpt-oss-o200k-harmony"])))  # used again: now the most recent
+        tokens.load(tokens.resolve(str(path["mistral-nemo-tekken"])))  # 27.4 MB > 24 MiB: qwen2.5 goes
+        assert set(pool.parsed) == {sha["gpt-oss-o200k-harmony"], sha["mistral-nemo-tekken"]}
+        assert {k[0] for k in pool.loaded} == set(pool.parsed)
+        tokens.load(tokens.resolve(str(path["mistral-v3-spm"])))  # 1.5 MB more: 20.9 MB, three held
+        assert tokens.held_count() == 3
 
 
 # --- multiprocessing and the package's source -------------------------------------------------

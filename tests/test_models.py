@@ -102,7 +102,8 @@ def test_the_render_is_shared_by_the_models_and_the_findings_are_those_of_separa
     from promptlint import render
     from promptlint.config import load_settings
     from promptlint.lint import lint
-    from promptlint.models import lint_models, merge, model_settings
+    from promptlint.driver.workspace import Workspace
+    from promptlint.models import merge, model_settings
 
     root = project(tmp_path, TWO)
     monkeypatch.chdir(root)
@@ -118,7 +119,7 @@ def test_the_render_is_shared_by_the_models_and_the_findings_are_those_of_separa
     lint([], models[0][1], use_cache=False)
     renders_of_one_model = render.render_count() - before
     before = render.render_count()
-    together = lint_models([], settings, use_cache=False)
+    together = Workspace(settings, use_cache=False).check([])
     renders_together = render.render_count() - before
 
     assert renders_of_one_model > 0 and renders_separately == 2 * renders_of_one_model

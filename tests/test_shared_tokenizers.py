@@ -46,6 +46,13 @@ def _forget(*files: Path) -> None:
         tokens.release(tokens.tokenizer_file_sha256(f))
 
 
+def _held() -> dict:
+    """The parsed tokenizers the active pool holds (sha256 -> parse)."""
+    from promptlint.pools.tokenizers import active
+
+    return active().parsed
+
+
 def _by_path(findings):
     out = {}
     for f in findings:
@@ -121,7 +128,7 @@ def test_the_run_holds_one_directory_tokenizer_at_a_time_and_keeps_the_report_or
     ours = (tokens.tokenizer_file_sha256(QWEN), tokens.tokenizer_file_sha256(MISTRAL))
 
     def observed(path, ctx, text=None):
-        held.append(sum(sha in tokens._PARSED for sha in ours))  # other tests' tokenizers may stay loaded
+        held.append(sum(sha in _held() for sha in ours))  # other tests' tokenizers may stay loaded
         order.append(path.name)
         return real_lint_file(path, ctx, text)
 
@@ -131,7 +138,7 @@ def test_the_run_holds_one_directory_tokenizer_at_a_time_and_keeps_the_report_or
     assert tokens.parse_count() - before == 2
     assert order == ["m0", "m2", "m1", "m3"]  # grouped by tokenizer, first appearance first
     assert max(held) == 1 and held[2] == 0  # the first tokenizer was released before the second group
-    assert tokens._PARSED == {} or all(sha not in tokens._PARSED for sha in (tokens.tokenizer_file_sha256(QWEN), tokens.tokenizer_file_sha256(MISTRAL)))
+    assert not _held() or all(sha not in _held() for sha in (tokens.tokenizer_file_sha256(QWEN), tokens.tokenizer_file_sha256(MISTRAL)))
     assert [f.path for f in result.findings] == sorted(f.path for f in result.findings)
     assert sorted({f.path for f in result.findings if f.code == "M101"}) == [
         f"models/{d.name}/tokenizer_config.json" for d in dirs
@@ -155,7 +162,7 @@ def test_a_configured_tokenizer_is_not_replanned(tmp_path, monkeypatch):
     monkeypatch.setattr(lint_mod, "lint_file", observed)
     lint(["models"], Settings(root=root, tokenizer=str(QWEN)), use_cache=False, jobs=1)
     assert order == ["m0", "m1", "m2"]
-    assert tokens.tokenizer_file_sha256(QWEN) in tokens._PARSED
+    assert tokens.tokenizer_file_sha256(QWEN) in _held()
 
 
 def test_a_released_tokenizer_is_freed_at_once_not_at_the_next_garbage_collection(tmp_path, monkeypatch):
@@ -177,8 +184,8 @@ def test_a_released_tokenizer_is_freed_at_once_not_at_the_next_garbage_collectio
     def observed(path, ctx, text=None):
         out = real_lint_file(path, ctx, text)
         for sha in ours:
-            if sha in tokens._PARSED:
-                seen.setdefault(sha, weakref.ref(tokens._PARSED[sha]))
+            if sha in _held():
+                seen.setdefault(sha, weakref.ref(_held()[sha]))
         return out
 
     monkeypatch.setattr(lint_mod, "lint_file", observed)

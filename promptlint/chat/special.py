@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections import OrderedDict
 from typing import Callable, Dict, Iterable, List, Tuple
 
 # added special tokens by well-known text, per role, when the post-processor does not say
@@ -34,11 +33,11 @@ _SPECIAL_TEXT = re.compile(
 
 def from_tokenizer(loaded) -> Dict[str, str]:
     """``bos_token``/``eos_token``/... of a tokenizer.json without its tokenizer_config.json."""
-    tok = getattr(loaded, "_tok", None)
-    if tok is None:
+    tok = loaded
+    if not hasattr(tok, "added_tokens_decoder"):
         return {}
     try:
-        specials = [str(t.content) for t in tok.get_added_tokens_decoder().values() if t.special]
+        specials = [str(t.content) for t in tok.added_tokens_decoder().values() if t.special]
     except Exception:
         specials = []
     out: Dict[str, str] = {}
@@ -88,12 +87,9 @@ def template_special_texts(source) -> List[str]:
 
 
 # Copies of the embedded tokenizer with a template's special texts added, by that set of texts:
-# templates sharing a set share a copy, and at most MAX_COPIES are kept (least recently used
+# templates sharing a set share a copy; the run's tokenizer pool keeps a few (least recently used
 # goes first), so many templates with distinct texts cost time per file, not memory per file
 # (each copy is a full parse, ~25 MB).
-MAX_COPIES = 4
-_COPIES: "OrderedDict[Tuple[str, ...], object]" = OrderedDict()
-_BASE_JSON: Dict[str, str] = {}  # the embedded tokenizer's serialization, by its sha256: made once
 
 
 def atomic(provider: Callable, texts: Iterable[str]) -> Callable:
@@ -112,23 +108,14 @@ def atomic(provider: Callable, texts: Iterable[str]) -> Callable:
 
 
 def _copy(provider: Callable, key: Tuple[str, ...]):
-    if key in _COPIES:
-        _COPIES.move_to_end(key)
-        return _COPIES[key]
-    from dataclasses import replace
-
-    from tokenizers import AddedToken, Tokenizer
-
+    from promptlint.pools.tokenizers import active
     from promptlint.tokens import not_charged
 
-    base = provider()
-    with not_charged():  # a parse, shared by every template with these texts: not one file's analysis
-        if base.sha256 not in _BASE_JSON:
-            _BASE_JSON.clear()
-            _BASE_JSON[base.sha256] = base._tok.to_str()
-        copy = Tokenizer.from_str(_BASE_JSON[base.sha256])
-        copy.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in key])
-    _COPIES[key] = replace(base, _tok=copy, _added=None)
-    while len(_COPIES) > MAX_COPIES:
-        _COPIES.popitem(last=False)
-    return _COPIES[key]
+    pool = active()
+
+    def build():
+        base = provider()
+        with not_charged():  # a parse, shared by every template with these texts: not one file's analysis
+            return base.with_special_texts(key, pool.serialized(base.sha256, base.serialized))
+
+    return pool.special_copy(key, build)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Optional
 
 from promptlint import bounded_io
 from promptlint.commands.options import add_chat_options, add_common_tokenizer_options, settings_from_args
@@ -166,19 +167,6 @@ def _write_file(fmt: str, path: str, result, args, root) -> None:
         raise _report_file_error(fmt, path, e) from None
 
 
-def _compare_with_baseline(ref: str, args, settings, result, jobs=None) -> None:
-    """Measure the templates at ``ref`` and here; ``result.baseline`` carries the comparison."""
-    from promptlint.baseline import compare_with
-    from promptlint.commands import UsageError
-    from promptlint.git_tree import GitError
-    from promptlint.tokens import TokenizerError
-
-    try:
-        result.baseline = compare_with(ref, args.paths, settings, result, force_exclude=args.force_exclude, jobs=jobs)
-    except (GitError, TokenizerError) as e:
-        raise UsageError(str(e)) from None
-
-
 def _fix_summary(fix_run, out) -> None:
     """One line per template fix (what it won back, or why it was not applied), then the unsafe ones left."""
     for outcome in fix_run.outcomes:
@@ -189,9 +177,23 @@ def _fix_summary(fix_run, out) -> None:
         print(f"{len(left):,} unsafe fix{'es' if len(left) != 1 else ''} available with --unsafe-fixes ({where}).", file=out)
 
 
-def run(args) -> int:
+class Console:
+    """Where a check's output goes and its stdin comes from: the process's streams, or a daemon
+    request's (promptlint.daemon.server), passed down instead of swapped into ``sys``."""
+
+    def __init__(self, out=None, err=None, stdin=None):
+        self.out = out if out is not None else sys.stdout
+        self.err = err if err is not None else sys.stderr
+        self.stdin = stdin if stdin is not None else sys.stdin.buffer  # bytes
+
+
+def run(args, console: Optional[Console] = None, workspace=None) -> int:
+    """The command; ``console``: its streams (default: the process's); ``workspace``: a resident
+    Workspace to check in (the daemon's: its pool stays warm), else one made for this command."""
+    console = console or Console()
+    out, err = console.out, console.err
     from promptlint.commands import EXIT_FINDINGS, EXIT_OK, UsageError
-    from promptlint.lint import lint
+    from promptlint.driver.workspace import Workspace
     from promptlint.tokens import TokenizerError
 
     baseline_ref = getattr(args, "baseline", None)
@@ -220,7 +222,7 @@ def run(args) -> int:
             raise UsageError("--stdin-filename lints stdin only: give no PATH arguments")
         settings = settings_from_args(args, start=Path(stdin_name))
         try:
-            text = bounded_io.read_stream(sys.stdin.buffer, bounded_io.MAX_FILE_BYTES, "stdin").decode("utf-8")
+            text = bounded_io.read_stream(console.stdin, bounded_io.MAX_FILE_BYTES, "stdin").decode("utf-8")
         except UnicodeDecodeError:
             raise UsageError("stdin is not UTF-8 text") from None
         except bounded_io.InputRefused as e:
@@ -234,24 +236,25 @@ def run(args) -> int:
     else:
         settings = settings_from_args(args)
     _check_report_files(report_files, settings.root)
-    run_lint = lint
-    if settings.tokenizers:  # every deployed model at once (promptlint.models); --baseline measures each
-        from promptlint.models import lint_models as run_lint
+    options = dict(use_cache=not args.no_cache, evidence=args.evidence, jobs=jobs)
+    ws = workspace.with_settings(settings, **options) if workspace is not None else Workspace(settings, **options)
+    with ws.installed():  # the whole command (fixes re-check too) uses the workspace's tokenizer pool
+        return _checked(args, console, ws, settings, overrides, report_files, baseline_ref, fail_on)
+
+
+def _checked(args, console: Console, ws, settings, overrides, report_files, baseline_ref, fail_on) -> int:
+    from promptlint.commands import EXIT_FINDINGS, EXIT_OK, UsageError
+    from promptlint.git_tree import GitError
+    from promptlint.tokens import TokenizerError
+
+    out, err = console.out, console.err
     try:
-        if overrides == {}:
-            from promptlint.lint import empty_result
+        from promptlint import progress
 
-            result = empty_result(settings)
-        else:
-            from promptlint import progress
-
-            # a bar only for people: a terminal's stderr, a human format (docs/cli.md)
-            with progress.Bar("checking", "file", progress.wanted() and _kind(args.output_format) == "human",
-                              every_update=True) as bar:
-                result = run_lint(
-                    args.paths, settings, force_exclude=args.force_exclude, overrides=overrides, use_cache=not args.no_cache,
-                    evidence=args.evidence, progress=bar, jobs=jobs,
-                )
+        # a bar only for people: a terminal's stderr, a human format (docs/cli.md)
+        with progress.Bar("checking", "file", progress.wanted(err) and _kind(args.output_format) == "human",
+                          every_update=True, file=err) as bar:
+            result = ws.check(args.paths, overrides, force_exclude=args.force_exclude, progress=bar)
     except TokenizerError as e:
         raise UsageError(str(e)) from None
     fmt = args.output_format or "full"
@@ -264,10 +267,11 @@ def run(args) -> int:
 
         added, skipped = add_suppressions(result, settings)
         n = sum(added.values())
-        print(f"Added {n:,} suppression comment{'s' if n != 1 else ''} in {len(added):,} file{'s' if len(added) != 1 else ''}.")
+        print(f"Added {n:,} suppression comment{'s' if n != 1 else ''} in {len(added):,} file{'s' if len(added) != 1 else ''}.",
+              file=out)
         if skipped:
             print(f"promptlint: note: {skipped:,} finding{'s' if skipped != 1 else ''} left without a comment (a line ending "
-                  "inside a tag or a string, or a template stored in JSON)", file=sys.stderr)
+                  "inside a tag or a string, or a template stored in JSON)", file=err)
         return EXIT_FINDINGS if skipped and not args.exit_zero else EXIT_OK
     if getattr(args, "fix", False) or getattr(args, "diff", False):
         from promptlint.fixing import run_fixes
@@ -275,39 +279,39 @@ def run(args) -> int:
         fix_run = run_fixes(result, write=not args.diff, unsafe=getattr(args, "unsafe_fixes", False), settings=settings)
         fixed = fix_run.fixed
         if args.diff:
-            sys.stdout.write("".join(fix_run.diffs))
-            _fix_summary(fix_run, sys.stderr)
+            out.write("".join(fix_run.diffs))
+            _fix_summary(fix_run, err)
             n = len(fixed)
-            print(f"Would fix {n:,} finding{'s' if n != 1 else ''}." if n else "No fixes available.", file=sys.stderr)
+            print(f"Would fix {n:,} finding{'s' if n != 1 else ''}." if n else "No fixes available.", file=err)
             return EXIT_FINDINGS if fix_run.diffs and not args.exit_zero else EXIT_OK
         if fixed:  # report what remains after the rewrite
-            result = run_lint(
-                args.paths, settings, force_exclude=args.force_exclude, use_cache=not args.no_cache, evidence=args.evidence,
-                jobs=jobs,
-            )
+            result = ws.check(args.paths, force_exclude=args.force_exclude)
     if settings.cost is not None:  # [tool.promptlint.cost]: what each finding's lost tokens cost a day
         from promptlint.cost import price_findings
 
         result.findings = price_findings(settings.cost, result.findings)
     if baseline_ref:
-        _compare_with_baseline(baseline_ref, args, settings, result, jobs)
-    _write(fmt, result, args)
+        try:
+            result.baseline = ws.baseline(baseline_ref, args.paths, result, force_exclude=args.force_exclude)
+        except (GitError, TokenizerError) as e:
+            raise UsageError(str(e)) from None
+    _write(fmt, result, args, out)
     for report_fmt, report_path in report_files:
         _write_file(report_fmt, report_path, result, args, settings.root)
     if getattr(args, "show_inferred", False):
         from promptlint.commands.samples import show_inferred
 
-        show_inferred(args.paths, settings, args.force_exclude, overrides or {}, sys.stdout)
+        show_inferred(args.paths, settings, args.force_exclude, overrides or {}, out)
     if fix_run is not None:
-        _fix_summary(fix_run, sys.stderr if _kind(fmt) == "json" else sys.stdout)
+        _fix_summary(fix_run, err if _kind(fmt) == "json" else out)
     if fixed:
         n = len(fixed)
         where = ", ".join(f"{f.code} {f.path}:{f.line}:{f.column}" for f in fixed[:5]) + (", ..." if n > 5 else "")
-        print(f"Fixed {n:,} finding{'s' if n != 1 else ''} ({where}).", file=sys.stderr if fmt == "json" else sys.stdout)
+        print(f"Fixed {n:,} finding{'s' if n != 1 else ''} ({where}).", file=err if fmt == "json" else out)
     from promptlint.line_guard import one_line
 
     for notice in result.notices:
-        print(f"promptlint: note: {one_line(notice)}", file=sys.stderr)
+        print(f"promptlint: note: {one_line(notice)}", file=err)
     if args.exit_zero:
         return EXIT_OK
     # Notes (severity "info", e.g. an order the samples file declares pinned) never fail a run.

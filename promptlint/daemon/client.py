@@ -30,8 +30,6 @@ from promptlint.daemon import identity, protocol
 
 DEFAULT_IDLE = 900.0  # seconds without a request before the daemon exits
 START_WAIT = 30.0  # bounded wait for a starting daemon to answer
-IN_DAEMON = False  # set by the server: a request it runs is never forwarded again
-_NOTED = [False]
 
 
 def in_ci() -> bool:
@@ -85,10 +83,8 @@ def project(cwd: Optional[Path] = None) -> Tuple[Path, Optional[Path]]:
 
 
 def note_project_setting(config: Path) -> None:
-    """One note per process: the project's `daemon = true` is ignored, and how to turn it on."""
-    if _NOTED[0]:
-        return
-    _NOTED[0] = True
+    """The note (once per `check`: a command forwards at most once): the project's `daemon = true`
+    is ignored, and how to turn it on."""
     print(f"promptlint: note: {_printable(str(config))}: `daemon = true` in a project's configuration is ignored "
           f"(a repository cannot start processes); turn the daemon on for yourself with PROMPTLINT_DAEMON=1, "
           f"`daemon = true` in {_printable(str(user_config_path()))}, or `check --daemon`", file=sys.stderr)
@@ -203,8 +199,6 @@ def _read_stdin() -> bytes:
 def forward_check(argv, args) -> Optional[int]:
     """Run ``promptlint check`` in this project's daemon and print its reply; None to run in-process
     (no daemon of this installation answered; --no-daemon, PROMPTLINT_DAEMON=0, or CI)."""
-    if IN_DAEMON:
-        return None
     root, configured = project()
     if configured is not None:
         note_project_setting(configured)

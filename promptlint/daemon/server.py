@@ -1,14 +1,17 @@
-"""The daemon process: accepts `check` requests on a private Unix socket and runs each through
-the same `cli.main` an in-process run uses, with the client's cwd, environment, stdin and stream
-settings, so the reply is byte for byte what the client would have printed.
+"""The daemon process: accepts `check` requests on a private Unix socket and runs each in its one
+resident ``Workspace`` (promptlint.driver.workspace: the tokenizers it parsed stay in its pool,
+within the pool's budget) through ``cli.serve_check``: the request's argv, its stdin and stream
+settings as a console, its environment read (never installed), so the reply is byte for byte what
+the client would have printed. Nothing of the process is swapped but the working directory, which
+relative paths are opened against (entered for the request, always restored). A request whose
+environment differs from the daemon's in a variable a check reads (``RUN_ENV``) is refused, and
+the client runs it in its own process.
 
-Requests run one at a time (a run owns the process's cwd, environment and standard streams); a
-second client waits in the listen queue. The daemon exits when idle, when asked, and when
+Requests run one at a time; a second client waits in the listen queue. The daemon exits when idle, when asked, and when
 promptlint's code, jinja2 or tokenizers (daemon/identity.py), the project's configuration or its
 tokenizer changed since it started: per request (it answers "stale", and the client runs
 in-process or starts a fresh daemon) and between requests (checked every `RECHECK` seconds). It
-answers only a client of its own installation. It holds the tokenizers it parsed within the
-resident budget of `tokens.keep_loaded`.
+answers only a client of its own installation.
 
 It was started isolated (``python -I``, promptlint.interpreters) in its private run directory;
 during a request its working directory is the client's, but nothing there is on ``sys.path``.
@@ -26,7 +29,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from promptlint import safe_write
-from promptlint.daemon import client, identity, protocol
+from promptlint.daemon import identity, protocol
 from promptlint.daemon.protocol import ProtocolError
 
 REQUEST_TIMEOUT = 60.0  # a client that connects must send its request within this
@@ -74,30 +77,52 @@ class _Stream(io.TextIOWrapper):
         return self.buffer.getvalue()
 
 
-def run_check(header: Dict[str, Any], stdin: bytes) -> Tuple[int, bytes, bytes]:
+# What a check reads from its environment (besides the streams' tty-ness, which the request
+# carries): a request whose values differ from the daemon's is run by the client itself.
+RUN_ENV_PREFIXES = ("PROMPTLINT_",)
+RUN_ENV = ("NO_COLOR", "FORCE_COLOR", "GITHUB_WORKSPACE", "CI_PROJECT_DIR", "XDG_CACHE_HOME", "HOME", "CI", "GITHUB_ACTIONS")
+NOT_RUN_ENV = ("PROMPTLINT_DAEMON",)  # the client's switch for the daemon itself
+
+
+def run_env(env: Dict[str, str]) -> Dict[str, str]:
+    return {k: v for k, v in env.items()
+            if (k in RUN_ENV or k.startswith(RUN_ENV_PREFIXES)) and k not in NOT_RUN_ENV}
+
+
+def run_check(workspace, header: Dict[str, Any], stdin: bytes) -> Tuple[int, bytes, bytes]:
+    """One request in the resident ``workspace``: (exit code, stdout bytes, stderr bytes)."""
     from promptlint import cli
+    from promptlint.commands.check import Console
+    from promptlint.line_guard import LineGuard
 
     out, err = _Stream(header.get("stdout", {})), _Stream(header.get("stderr", {}))
-    saved = (sys.stdin, sys.stdout, sys.stderr, os.getcwd(), dict(os.environ))
-    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8")
-    sys.stdout, sys.stderr = out, err
+    console = Console(LineGuard(out), LineGuard(err), io.BytesIO(stdin))
+    env = {str(k): str(v) for k, v in header.get("env", {}).items()}
     try:
-        os.chdir(header["cwd"])
-        os.environ.clear()
-        os.environ.update({str(k): str(v) for k, v in header.get("env", {}).items()})
-        try:
-            rc = cli.main(list(header["argv"]))
-        except SystemExit as e:
-            rc = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
-        except BaseException:  # PROMPTLINT_DEBUG=1 re-raises: print what Python would have
-            traceback.print_exc()
-            rc = 1
-    finally:
-        sys.stdin, sys.stdout, sys.stderr = saved[0], saved[1], saved[2]
-        os.chdir(saved[3])
-        os.environ.clear()
-        os.environ.update(saved[4])
+        with _in_directory(header["cwd"]):
+            rc = cli.serve_check(list(header["argv"]), console, workspace, env)
+    except BaseException:  # PROMPTLINT_DEBUG=1 re-raises: print what Python would have
+        err.write(traceback.format_exc())
+        rc = 1
+    for stream in (console.out, console.err):
+        stream.finish_line()
     return rc, out.captured(), err.captured()
+
+
+class _in_directory:
+    """The request's working directory, for the length of the request: relative paths (the
+    arguments, discovery, the report's names) are the client's. Always restored."""
+
+    def __init__(self, cwd: str):
+        self.cwd = cwd
+
+    def __enter__(self):
+        self.saved = os.getcwd()
+        os.chdir(self.cwd)
+
+    def __exit__(self, *exc) -> bool:
+        os.chdir(self.saved)
+        return False
 
 
 def _inside(cwd: str, root: Path) -> bool:
@@ -117,6 +142,7 @@ class Daemon:
         self.identity = identity.identity()
         self.last = time.monotonic()
         self.listener: Optional[socket.socket] = None
+        self.workspace = None  # the resident Workspace (made in main, after the bind)
 
     def bind(self) -> bool:
         if self.path.exists() or self.path.is_symlink():
@@ -205,37 +231,36 @@ class Daemon:
             if header.get("identity") != self.identity:
                 protocol.send_json(conn, {"refused": "a client of another installation of promptlint"})
                 return
+            if run_env(env) != run_env(dict(os.environ)):
+                protocol.send_json(conn, {"refused": "the request's environment differs from the daemon's in what a check reads"})
+                return
             conn.settimeout(None)
-            rc, out, err = run_check(header, body)
+            rc, out, err = run_check(self.workspace, header, body)
             self.requests += 1
             protocol.send_json(conn, {"rc": rc, "identity": self.identity}, out, err)
         else:
             protocol.send_json(conn, {"refused": f"unknown op {op!r}"})
 
     def status(self) -> Dict[str, Any]:
-        from promptlint.tokens import held_count, parse_count
-
+        pool = self.workspace.pool if self.workspace is not None else None
         return {"pid": os.getpid(), "root": str(self.root), "uptime": round(time.time() - self.started, 1),
-                "requests": self.requests, "idle_timeout": self.idle, "parses": parse_count(),
-                "tokenizers_held": held_count(), "identity": self.identity}
+                "requests": self.requests, "idle_timeout": self.idle, "parses": pool.parses if pool else 0,
+                "tokenizers_held": pool.held() if pool else 0, "identity": self.identity}
 
 
 def main(argv: List[str]) -> int:
     root, path, idle = Path(argv[0]).resolve(), Path(argv[1]), float(argv[2])
-    client.IN_DAEMON = True
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     daemon = Daemon(root, path, idle)
     if not daemon.bind():
         return 0
     try:
-        import promptlint.lint  # noqa: F401 - warm the modules a check needs before the first request
-        from promptlint import tokens
+        from promptlint.config import Settings
+        from promptlint.driver.workspace import Workspace
 
-        from promptlint import parallel
-
-        tokens.keep_loaded()  # multi-file runs release tokenizers; the daemon holds some (LRU) for the next request
-        parallel.disable()  # and analyses in its own process, where they are
-
+        # resident: its pool keeps what it parsed (LRU, within the budget) for the next request, and
+        # it analyses in this process, where they are; each request brings its own settings
+        daemon.workspace = Workspace(Settings(root=root), resident=True)
         daemon.serve()
     finally:
         daemon.close()

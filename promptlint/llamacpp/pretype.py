@@ -16,7 +16,7 @@ front.
 from __future__ import annotations
 
 import hashlib
-from typing import NamedTuple, Optional, Tuple
+from typing import List, NamedTuple, Optional, Tuple
 
 from promptlint.llamacpp import tables
 
@@ -33,13 +33,19 @@ def _hash(ids) -> str:
     return hashlib.sha256(str(list(ids)).encode("utf-8")).hexdigest()
 
 
+def _probe(tok, text: str, special: bool) -> List[int]:
+    if hasattr(tok, "probe_ids"):  # a LoadedTokenizer: the converter's probe is not the file's encode
+        return tok.probe_ids(text, add_special_tokens=special)
+    return list(tok.encode(text, add_special_tokens=special).ids)
+
+
 def converter_name(tok, special_ids=()) -> Optional[str]:
-    """The ``tokenizer.ggml.pre`` name the converter gives ``tok`` (a ``tokenizers.Tokenizer``), or None."""
+    """The ``tokenizer.ggml.pre`` name the converter gives ``tok`` (a ``tokens.LoadedTokenizer``, or a
+    ``tokenizers.Tokenizer``), or None."""
     doc = tables.data()
     table = doc["chkhsh"]
     chktxt = doc["chktxt"]
-    full = tok.encode(chktxt, add_special_tokens=True).ids
-    plain = tok.encode(chktxt, add_special_tokens=False).ids
+    full, plain = _probe(tok, chktxt, True), _probe(tok, chktxt, False)
     for ids in (full, plain):
         name = table.get(_hash(ids))
         if name is not None:
