@@ -474,9 +474,12 @@ MODULE_STATE = {
     "promptlint.lsp:_HREFS": "memo: rule code -> its documentation page (from the shipped rule files)",
     "promptlint.render.stubs:_VALUE_METHODS": "memo: the method names of the value types a sample can hold",
     "promptlint.scenarios.names:_PATTERNS": "memo: the name patterns parsed from the shipped M101 rule file",
+    "promptlint.pysource.project:_PARSED": "memo: an imported module's syntax tree, keyed by its path and bytes",
+    "promptlint.tssource.grammar:_PARSERS": "memo: one tree-sitter parser per dialect (TypeScript, TSX, JavaScript)",
     "promptlint.lint:_ALL_CODES": "a lazy view of the shipped rule codes (read when a suppression comment needs them)",
     # registries filled at import from the package's own modules
     "promptlint.registry:_IMPLEMENTED_BY": "registry: rule code -> the module that implements it, filled at import",
+    "promptlint.report:_FORMATS": "registry: the output format modules of the package, found once",
     "promptlint.checks:_CHECKS": "registry: the template check modules of the package, found once",
     # contexts installed for a block and always restored
     "promptlint.pools.tokenizers:_ACTIVE": "context: the Workspace's tokenizer pool while it checks (installed, restored)",
