@@ -165,7 +165,8 @@ def _finding(conv, row: Row, broke: fields.Break, rule, pext: Rendered, cur: Ren
     req = row.request
     lost = max(0, row.ideal_reused_tokens - row.reused_tokens)
     change = f": {broke.before!r} -> {broke.after!r}" if broke.before or broke.after else ""
-    message = (f"{req.where} of conversation {conv.name}: {broke.detail}{change}; first divergent token "
+    turn = len(conv.rows) + 1
+    message = (f"{req.where}, turn {turn} of conversation {conv.name}: {broke.detail}{change}; first divergent token "
                f"{row.shared_tokens:,} of {row.prompt_tokens:,} (ideal {row.ideal_shared_tokens:,}); {rule.provider} "
                f"reuses {row.reused_tokens:,} tokens instead of {row.ideal_reused_tokens:,} ({lost:,} lost)")
     f = finding(code, req.path, message, req.line, variable=broke.field)
