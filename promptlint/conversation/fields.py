@@ -100,7 +100,7 @@ def _system(a: Optional[str], b: Optional[str]) -> Break:
         hi_b += 1
         hi_a += 1
     old, new = ta[lo:hi_a], tb[lo:hi_b]
-    volatile = bool(VOLATILE.search(new) and VOLATILE.search(old or new))
+    volatile = bool(VOLATILE.search(new) or VOLATILE.search(old))
     what = "looks like a time or an id that changes every request" if volatile else "changed"
     return Break("system-changed", "system", f"system text at character {start} {what}", volatile=volatile,
                  before=_short(old), after=_short(new))
