@@ -23,9 +23,12 @@ def group(requests: List[Request]) -> List[Tuple[str, List[Request]]]:
             order.append(name)
         keyed[name].append(r)
     out = []
-    for n, name in enumerate(order, 1):
+    counts: Dict[str, int] = {}
+    for name in order:
         reqs = keyed[name]
-        label = reqs[0].conversation if reqs[0].conversation is not None else f"#{n}"
+        scope = reqs[0].test_id or ""  # numbered per test (plugin) or per run
+        counts[scope] = counts.get(scope, 0) + 1
+        label = reqs[0].conversation if reqs[0].conversation is not None else f"#{counts[scope]}"
         out.append((str(label) if reqs[0].test_id is None else f"{reqs[0].test_id} {label}", reqs))
     return out
 
