@@ -166,7 +166,7 @@ def _finding(conv, row: Row, broke: fields.Break, rule, pext: Rendered, cur: Ren
     lost = max(0, row.ideal_reused_tokens - row.reused_tokens)
     change = f": {broke.before!r} -> {broke.after!r}" if broke.before or broke.after else ""
     turn = len(conv.rows) + 1
-    message = (f"{req.where}, turn {turn} of conversation {conv.name}: {broke.detail}{change}; first divergent token "
+    message = (f"{req.where}, turn {turn} of its conversation: {broke.detail}{change}; first divergent token "
                f"{row.shared_tokens:,} of {row.prompt_tokens:,} (ideal {row.ideal_shared_tokens:,}); {rule.provider} "
                f"reuses {row.reused_tokens:,} tokens instead of {row.ideal_reused_tokens:,} ({lost:,} lost)")
     f = finding(code, req.path, message, req.line, variable=broke.field)

@@ -46,7 +46,7 @@ def read(path: str) -> Capture:
             raise ReadError(f"{path}: not a regular file; pass a capture (JSON Lines, HAR or OTLP JSON)")
         if _whole_json(head):
             data = bounded_io.read_bytes(path, bounded_io.MAX_INPUT_BYTES)
-            doc = _parse(data)
+            doc = _parse(data, path)
             if isinstance(doc, dict) and isinstance(doc.get("log"), dict):
                 return _har(path, doc["log"])
             if isinstance(doc, dict) and "resourceSpans" in doc:
@@ -77,11 +77,15 @@ def _complete(line: bytes) -> bool:
         return False
 
 
-def _parse(data: bytes) -> Any:
+def _parse(data: bytes, path: Optional[str] = None) -> Any:
+    """The JSON value, or None; a whole file (``path``) nested too deeply is a ReadError, one
+    record nested too deeply is a bad record like any other that is not JSON."""
     try:
         return json.loads(data.decode("utf-8-sig"))
     except RecursionError:
-        raise ReadError("JSON nested too deeply to read") from None
+        if path is None:
+            return None
+        raise ReadError(f"{path}: JSON nested too deeply to read") from None
     except (ValueError, UnicodeDecodeError):
         return None
 
