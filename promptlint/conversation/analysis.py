@@ -62,7 +62,7 @@ def analyse(name: str, requests: List[Request], settings: Settings, tok, tables:
     for req in requests:
         cur_shape = shapes.shape(req.body)
         try:
-            cur = render(req.body, cur_shape.kind, settings, tok)
+            cur = render(req.body, cur_shape.kind, settings, tok, prev[2] if prev is not None else None)
         except InputError as e:
             conv.errors.append(f"{req.path}: {req.where}: {e}")
             continue
@@ -87,7 +87,7 @@ def _with_reply(req: Request, s: shapes.Shape, cur: Rendered, settings, tok) -> 
     body = dict(req.body)
     body[s.message_key] = list(s.messages) + added
     try:
-        return render(body, s.kind, settings, tok)
+        return render(body, s.kind, settings, tok, cur)
     except InputError:
         return cur
 
@@ -123,7 +123,7 @@ def _ideal(preq, pshape, reply, cur_shape, settings, tok, pext) -> Rendered:
     body = dict(preq.body)
     body[pshape.message_key] = history + list(tail)
     try:
-        return render(body, pshape.kind, settings, tok)
+        return render(body, pshape.kind, settings, tok, pext)
     except InputError:
         return pext
 

@@ -26,10 +26,12 @@ class Rendered:
     offsets: List[tuple] = field(default_factory=list)  # each token's character span in the text
 
 
-def render(body: Dict[str, Any], kind: str, settings: Settings, tok) -> Rendered:
-    """The body's prompt; InputError (one line, no path) for a body its renderer refuses."""
+def render(body: Dict[str, Any], kind: str, settings: Settings, tok, base: Optional[Rendered] = None) -> Rendered:
+    """The body's prompt; InputError (one line, no path) for a body its renderer refuses. With
+    ``base`` (a render this one mostly repeats: the previous request), only the window where the
+    texts differ is tokenized (``promptlint.window_encode``: the same ids as a whole encode)."""
     if kind == "chat":
-        return _chat(body, settings, tok)
+        return _chat(body, settings, tok, base)
     from promptlint.captured import _GEMINI_ALIASES
     from promptlint.pysource import layout
 
@@ -39,16 +41,26 @@ def render(body: Dict[str, Any], kind: str, settings: Settings, tok) -> Rendered
 
     lay = layout.build("bedrock" if kind == "bedrock" else kind, get)
     text = layout.render_text(lay)
-    enc = tok.encode(text)
+    enc = _encode(tok, text, base)
     ids = enc.ids
     points = []
+    whole = Rendered(text, ids, offsets=enc.offsets)
     for block, _bp in lay.breakpoints:
         upto = "".join(p if isinstance(p, str) else "" for p in lay.parts(block))
-        points.append((block, len(tok.encode(upto).ids) if upto != text else len(ids)))
+        points.append((block, len(_encode(tok, upto, whole).ids) if upto != text else len(ids)))
     return Rendered(text, ids, len(lay.blocks), points, "layout", enc.offsets)
 
 
-def _chat(body: Dict[str, Any], settings: Settings, tok) -> Rendered:
+def _encode(tok, text: str, base: Optional[Rendered]):
+    if base is None or not base.offsets:
+        return tok.encode(text)
+    from promptlint import window_encode
+    from promptlint.tokens import Encoding
+
+    return window_encode.encode_variant(tok, base.text, Encoding(base.ids, base.offsets), text, False)
+
+
+def _chat(body: Dict[str, Any], settings: Settings, tok, base: Optional[Rendered]) -> Rendered:
     from promptlint import captured, chat_framing
 
     if captured._chat_template_of(settings) is not None:
@@ -60,5 +72,5 @@ def _chat(body: Dict[str, Any], settings: Settings, tok) -> Rendered:
         except chat_framing.BodyError as e:
             raise InputError(f"not a usable chat-completions request body: {e}") from None
         framing = chat_framing.NAME
-    enc = tok.encode(text)
+    enc = _encode(tok, text, base)
     return Rendered(text, enc.ids, framing=framing, offsets=enc.offsets)
