@@ -117,8 +117,9 @@ def _line(text: str, needle: str) -> int:
 
 def test_the_plugin_reports_each_break_at_the_test_and_the_line_that_sent_it(tmp_path):
     root = _project(tmp_path)
-    done = _pytest(root, "--promptlint-conversations")
+    done = _pytest(root, "--promptlint-conversations", "test_app.py")  # the bare option before a path
     out = done.stdout
+    assert "4 passed" in out, out + done.stderr
     assert done.returncode == 0, out + done.stderr  # report mode: the tests' own verdict
     assert "promptlint conversations" in out
     openai_line = _line(AGENT, "client.chat.completions.create")

@@ -75,8 +75,21 @@ def analyse(name: str, requests: List[Request], settings: Settings, tok, tables:
             row.written_tokens = max((t for _, t in written), default=0)
             entries.extend(written)
         conv.rows.append(row)
-        prev = (req, cur_shape, cur, _with_reply(req, cur_shape, cur, settings, tok))
+        prev = (req, cur_shape, cur, _Lazy(req, cur_shape, cur, settings, tok))
     return conv
+
+
+class _Lazy:
+    """The previous request with its reply, rendered only when a figure needs it (a hosted API
+    caches prompts, so a clean turn is measured against the previous prompt alone)."""
+
+    def __init__(self, *args) -> None:
+        self.args, self.value = args, None
+
+    def __call__(self) -> Rendered:
+        if self.value is None:
+            self.value = _with_reply(*self.args)
+        return self.value
 
 
 def _with_reply(req: Request, s: shapes.Shape, cur: Rendered, settings, tok) -> Rendered:
@@ -93,17 +106,18 @@ def _with_reply(req: Request, s: shapes.Shape, cur: Rendered, settings, tok) -> 
 
 
 def _compare(conv, row, prev, cur_shape, cur, rule, entries, settings, tok) -> None:
-    preq, pshape, prendered, pext = prev
+    preq, pshape, prendered, lazy = prev
     reply = shapes.reply_messages(preq.reply, pshape.kind)
-    shared = compare.shared_prefix(pext.ids, cur.ids)
     broke = fields.first_break(pshape, reply, cur_shape)
+    hosted = rule.provider not in reuse.ENGINES
+    pext = prendered if hosted and broke is None else lazy()
+    shared = compare.shared_prefix(pext.ids, cur.ids)
     if broke is not None and broke.family == "model-changed":
         shared = 0  # a cache belongs to one model
     ideal = shared
     if broke is not None:
         ideal = compare.shared_prefix(pext.ids, _ideal(preq, pshape, reply, cur_shape, settings, tok, pext).ids)
     row.shared_tokens, row.ideal_shared_tokens = shared, max(ideal, shared)
-    hosted = rule.provider not in reuse.ENGINES
     cap = (lambda s: min(s, len(prendered.ids))) if hosted else (lambda s: s)
     row.reused_tokens = reuse.reused(rule, cap(shared), len(cur.ids), entries, cur.breakpoints)
     row.ideal_reused_tokens = reuse.reused(rule, cap(row.ideal_shared_tokens), len(cur.ids), entries, cur.breakpoints)

@@ -30,7 +30,7 @@ _MACHINERY = ("httpx", "httpx2", "httpcore", "openai", "anthropic", "respx", "go
 
 def pytest_addoption(parser) -> None:
     group = parser.getgroup("promptlint", "promptlint conversations")
-    group.addoption("--promptlint-conversations", nargs="?", const="report", default=None, choices=MODES,
+    group.addoption("--promptlint-conversations", nargs="?", const="report", default=None, metavar="report|fail",
                     help="record the LLM requests tests send and report where a conversation stops extending "
                          "its previous request (fail: also fail the run)")
     parser.addini("promptlint_conversations", "report | fail: as --promptlint-conversations (default: off)", default="")
@@ -198,11 +198,20 @@ _KEY = "promptlint_conversations_recorder"
 
 
 def _mode(config) -> Optional[str]:
-    mode = config.getoption("promptlint_conversations", None) or str(config.getini("promptlint_conversations") or "").strip()
+    given = config.getoption("promptlint_conversations", None)
+    if given is not None and given not in MODES:
+        # the bare option took the next argument (a test path: `--promptlint-conversations tests/`):
+        # give it back to the paths pytest collects, and record in the default mode
+        explicit = getattr(config, "args_source", None) == getattr(getattr(config, "ArgsSource", None), "ARGS", 0)
+        config.args[:] = [given] + (list(config.args) if explicit else [])
+        given = "report"
+    mode = given or str(config.getini("promptlint_conversations") or "").strip()
     if not mode or mode == "off":
         return None
     if mode not in MODES:
-        raise ValueError(f"promptlint_conversations = {mode!r}: use report or fail")
+        import pytest
+
+        raise pytest.UsageError(f"promptlint_conversations = {mode!r}: use report or fail (or off)")
     return mode
 
 
