@@ -297,3 +297,73 @@ def test_the_conversation_cost_uses_the_dated_price_table(cli, tmp_path):
     expected = ((conv["prompt_tokens"] - conv["reused_tokens"]) * 2.0 + conv["reused_tokens"] * 0.5) / 1e6
     assert conv["usd"] == round(expected, 6) and conv["reused_tokens"] > 0 and conv["lost_usd"] == 0
     assert "gpt-4.1, prices as of 2025-10" in conv["priced_as"]
+
+
+# ----------------------------------------------------------------------------- other shapes and rules
+
+
+def test_openai_responses_reasoning_items_not_sent_back_are_reasoning_dropped(cli, tmp_path):
+    reply = {"id": "resp_1", "object": "response", "created_at": 1, "model": "gpt-5", "status": "completed",
+             "output": [{"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAA"},
+                        {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                         "content": [{"type": "output_text", "text": "It ships today.", "annotations": []}]}]}
+    wire = Wire([reply, reply])
+    client = openai_client(wire)
+    first = [{"role": "user", "content": "Where is order 1042?"}]
+    client.responses.create(model="gpt-5", instructions=POLICY, input=first)
+    answer = {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+              "content": [{"type": "output_text", "text": "It ships today.", "annotations": []}]}
+    client.responses.create(model="gpt-5", instructions=POLICY, input=first + [answer, {"role": "user", "content": "ok"}])
+    done, doc = run(cli, tmp_path, wire)
+    [f] = doc["findings"]
+    assert (f["code"], f["line"], f["cause"], f["variable"]) == ("M204", 2, "reasoning-dropped", "input[1]"), done.out
+
+
+def test_gemini_system_instruction_with_a_date_is_m101(cli, tmp_path):
+    def body(day, contents):
+        return {"model": "gemini-2.5-flash", "systemInstruction": {"parts": [{"text": f"Today is 2026-12-{day}.\n{POLICY}"}]},
+                "contents": contents}
+
+    first = [{"role": "user", "parts": [{"text": "hi"}]}]
+    later = first + [{"role": "model", "parts": [{"text": "Hello."}]}, {"role": "user", "parts": [{"text": "more"}]}]
+    path = tmp_path / "gemini.jsonl"
+    path.write_text(json.dumps(body("01", first)) + "\n" + json.dumps(body("02", later)) + "\n", encoding="utf-8")
+    done = cli("conversation", *PIN, "--output-format", "json", path)
+    [f] = done.json()["findings"]
+    assert (f["code"], f["line"], f["variable"]) == ("M101", 2, "system"), done.err
+    assert done.json()["conversations"][0]["provider"] == "gemini"
+
+
+def test_a_self_hosted_engine_counts_full_blocks(cli, tmp_path, qwen):
+    """vLLM: floor(min(S, P-1)/16)*16 reused, before and without the replaced tool result."""
+    call = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}
+    first = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "weather?"},
+             {"role": "assistant", "content": None, "tool_calls": [call]},
+             {"role": "tool", "tool_call_id": "call_1", "content": "4 C. " + POLICY}]
+    later = json.loads(json.dumps(first)) + [{"role": "assistant", "content": "Cold."}, {"role": "user", "content": "ok"}]
+    later[3]["content"] = "(elided)"
+    path = tmp_path / "vllm.jsonl"
+    path.write_text("\n".join(json.dumps({"model": "qwen", "messages": m}) for m in (first, later)) + "\n", encoding="utf-8")
+    done = cli("conversation", *PIN, "--provider", "vllm", "--output-format", "json", path)
+    [f] = done.json()["findings"]
+
+    def blocks(s, p):
+        return min(s, p - 1) // 16 * 16
+
+    sent = ids(qwen, chatml(later))
+    prev = ids(qwen, chatml(first))
+    ideal = ids(qwen, chatml(first + later[4:]))
+    s, s_ideal = shared_prefix(prev, sent), shared_prefix(prev, ideal)
+    assert (f["cause"], f["variable"], f["block_size"]) == ("tool-result-replaced", "messages[3]", 16)
+    assert f["lost_tokens"] == blocks(s_ideal, len(sent)) - blocks(s, len(sent)) > 0
+
+
+def test_a_dated_table_older_than_the_maximum_age_is_a_note(cli, tmp_path):
+    wire = Wire([openai_reply()])
+    openai_client(wire).chat.completions.create(model="gpt-4.1", messages=[{"role": "user", "content": "hi"}])
+    path = wire.write(tmp_path / "one.jsonl")
+    done = cli("conversation", *PIN, "--table-max-age", "0", path)
+    assert "note: the openai prices table is dated 2025-10, older than --table-max-age" in done.out
+    assert "gemini" not in done.out  # only the tables the report used
+    done = cli("conversation", *PIN, "--table-max-age", "100000", path)
+    assert "note:" not in done.out
