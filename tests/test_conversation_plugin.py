@@ -31,6 +31,12 @@ AGENT = textwrap.dedent('''\
                                       messages=[{"role": "user", "content": question}])
 
 
+    async def ask_async(client, tools):
+        for _ in range(2):
+            await client.chat.completions.create(model="gpt-4.1", tools=tools, messages=[{"role": "user", "content": "q"}])
+            tools = tools[::-1]
+
+
     def ask_raw(url, body):
         with httpx.Client() as client:
             return client.post(url, json=body).json()
@@ -39,7 +45,8 @@ AGENT = textwrap.dedent('''\
 TESTS = textwrap.dedent('''\
     import http.server, json, threading
     import anthropic, httpx, httpx2, openai, respx
-    from agent import ask_claude, ask_openai, ask_raw
+    import asyncio
+    from agent import ask_async, ask_claude, ask_openai, ask_raw
 
     REPLY = {"id": "c", "object": "chat.completion", "created": 1, "model": "gpt-4.1",
              "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Sure."}}]}
@@ -90,6 +97,13 @@ TESTS = textwrap.dedent('''\
         ask_raw("https://llm.example/v1/chat/completions", body)
 
 
+    def test_async_openai():
+        tool = lambda name: {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
+        client = openai.AsyncOpenAI(api_key="k", max_retries=0, http_client=httpx2.AsyncClient(
+            transport=httpx2.MockTransport(lambda r: httpx2.Response(200, json=REPLY))))
+        asyncio.run(ask_async(client, [tool("a"), tool("b")]))
+
+
     def test_nothing_is_wrapped_unless_asked():
         import os
         if os.environ.get("EXPECT_INERT"):
@@ -119,17 +133,20 @@ def test_the_plugin_reports_each_break_at_the_test_and_the_line_that_sent_it(tmp
     root = _project(tmp_path)
     done = _pytest(root, "--promptlint-conversations", "test_app.py")  # the bare option before a path
     out = done.stdout
-    assert "4 passed" in out, out + done.stderr
+    assert "5 passed" in out, out + done.stderr
     assert done.returncode == 0, out + done.stderr  # report mode: the tests' own verdict
     assert "promptlint conversations" in out
     openai_line = _line(AGENT, "client.chat.completions.create")
     claude_line = _line(AGENT, "client.messages.create")
     [m101] = [l for l in out.splitlines() if " M101 " in l]
     assert m101.startswith(f"agent.py:{openai_line}:1: M101 ") and "'10:00:01' -> '10:00:09'" in m101
-    [m202] = [l for l in out.splitlines() if " M202 " in l]
+    [m202] = [l for l in out.splitlines() if " M202 " in l and l.startswith(f"agent.py:{claude_line}:")]
     assert m202.startswith(f"agent.py:{claude_line}:1: M202 ")
     assert "test: test_app.py::test_openai_over_a_mock_transport" in out
     assert "test: test_app.py::test_anthropic_against_a_local_server" in out
+    async_line = _line(AGENT, "await client.chat.completions.create")
+    [m202_async] = [l for l in out.splitlines() if l.startswith(f"agent.py:{async_line}:1: M202 ")]
+    assert "test: test_app.py::test_async_openai" in out
     # respx: the two identical requests were recorded, and a repeat is clean
     assert "test_app.py::test_plain_httpx_under_respx #1: 2 requests" in out
     assert "sk-plugin-secret" not in out + done.stderr and "sk-ant-plugin-secret" not in out + done.stderr
@@ -138,7 +155,7 @@ def test_the_plugin_reports_each_break_at_the_test_and_the_line_that_sent_it(tmp
 def test_fail_mode_fails_the_run_and_the_ini_option_turns_it_on(tmp_path):
     root = _project(tmp_path)
     done = _pytest(root, "--promptlint-conversations=fail")
-    assert done.returncode == 1 and "4 passed" in done.stdout, done.stdout
+    assert done.returncode == 1 and "5 passed" in done.stdout, done.stdout
     (root / "pytest.ini").write_text("[pytest]\npromptlint_conversations = fail\n", encoding="utf-8")
     assert _pytest(root).returncode == 1
 
