@@ -367,3 +367,24 @@ def test_a_dated_table_older_than_the_maximum_age_is_a_note(cli, tmp_path):
     assert "gemini" not in done.out  # only the tables the report used
     done = cli("conversation", *PIN, "--table-max-age", "100000", path)
     assert "note:" not in done.out
+
+
+def test_a_chat_template_renders_the_requests_when_given(cli, tmp_path, qwen):
+    """Qwen2.5's own template (its default system prompt when none is sent): the figures are the
+    template's ChatML, written out here by hand."""
+    from conftest import DATA
+
+    template = DATA / "chat_templates" / "Qwen-Qwen2.5-7B-Instruct.jinja"
+    default = {"role": "system", "content": "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."}
+    first = [{"role": "user", "content": "Order 1042: " + POLICY}]
+    second = [{"role": "user", "content": "Order 1043: " + POLICY}, {"role": "assistant", "content": OPENAI_REPLY},
+              {"role": "user", "content": "ok"}]
+    path = tmp_path / "qwen.jsonl"
+    path.write_text("\n".join(json.dumps({"session": "q", "model": "qwen", "messages": m}) for m in (first, second)) + "\n",
+                    encoding="utf-8")
+    done = cli("conversation", *PIN, "--chat-template", template, "--provider", "vllm", "--output-format", "json", path)
+    [f] = done.json()["findings"]
+    sent = ids(qwen, chatml([default] + second))
+    prev = ids(qwen, chatml([default] + first))
+    assert (f["cause"], f["variable"], f["prompt_tokens"]) == ("message-rewritten", "messages[0]", len(sent)), done.err
+    assert f["shared_tokens"] == shared_prefix(prev, sent)

@@ -51,7 +51,7 @@ def run(args) -> int:
         tok = settings.load_tokenizer()
     except InputError as e:
         raise UsageError(str(e)) from None
-    requests, bad = [], 0
+    requests = []
     for path in args.files:
         try:
             capture = readers.read(path)
@@ -62,7 +62,6 @@ def run(args) -> int:
         if capture.bad:
             print(f"promptlint: {path}: {len(capture.bad)} record{'s' if len(capture.bad) != 1 else ''} skipped, "
                   f"{len(capture.requests)} analysed", file=sys.stderr)
-        bad += len(capture.bad)
         requests += capture.requests
     if not requests:
         print("promptlint: error: no request bodies in " + ", ".join(args.files) + "; pass a capture of LLM requests "

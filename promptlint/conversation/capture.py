@@ -1,14 +1,11 @@
-"""One captured request: its body, the reply when known, and where it came from."""
+"""One captured request: its body, the reply when known, and where it came from. No header is
+ever kept (readers and the plugin read bodies and URL paths only): a capture is shared and a
+report is printed."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
-
-# headers never kept: whatever authenticates (a capture file is shared; a report is printed)
-SECRET_HEADERS = ("authorization", "x-api-key", "api-key", "x-goog-api-key", "cookie", "set-cookie",
-                  "proxy-authorization", "openai-organization", "openai-project", "x-amz-security-token")
-
 
 @dataclass
 class Request:

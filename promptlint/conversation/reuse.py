@@ -13,7 +13,7 @@ dates and sources each figure; ``data/hosted-cache-minimums.json`` has the per-m
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from promptlint import compare
 
@@ -78,7 +78,3 @@ def explicit(rule: Rule, shared: int, entries: List[Tuple[int, int]], points: Li
 
 def reused(rule: Rule, shared: int, prompt_len: int, entries: List[Tuple[int, int]], points: List[Tuple[int, int]]) -> int:
     return explicit(rule, shared, entries, points) if rule.explicit else implicit(rule, shared, prompt_len)
-
-
-def notes_of(rules: Dict[str, Any], provider: str) -> Dict[str, Any]:
-    return rules.get(provider, {})
