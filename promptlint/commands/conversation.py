@@ -34,6 +34,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--table-max-age", type=int, default=365, metavar="DAYS",
                    help="a dated table older than this is reported as a note (default 365)")
     p.add_argument("--output-format", choices=tuple(FORMATS), default="full", help="output format (default full)")
+    p.add_argument("--jobs", type=int, metavar="N", help="worker processes for large captures (default: "
+                   "PROMPTLINT_JOBS, else one per CPU, at most 8)")
     return p
 
 
@@ -45,6 +47,12 @@ def run(args) -> int:
     if args.block_size is not None and args.block_size < 1:
         raise UsageError(f"--block-size {args.block_size}: must be a positive number of tokens")
     tables = _tables(args)
+    from promptlint import parallel
+
+    try:
+        jobs = parallel.jobs_wanted(args.jobs)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     settings = Settings(tokenizer=args.tokenizer, tokenizer_sha256=args.tokenizer_sha256, chat_template=args.chat_template,
                         quiet=True)
     try:
@@ -67,7 +75,7 @@ def run(args) -> int:
         print("promptlint: error: no request bodies in " + ", ".join(args.files) + "; pass a capture of LLM requests "
               "(JSON Lines of bodies, HAR or OTLP JSON; docs/conversations.md)", file=sys.stderr)
         return EXIT_ERROR
-    result, summary = analyse_requests(requests, settings, tok, tables, args.provider, args.block_size, args.files)
+    result, summary = analyse_requests(requests, settings, tok, tables, args.provider, args.block_size, args.files, jobs)
     used = {t["provider"] for t in summary} | {"anthropic" for t in summary if t["provider"] == "bedrock"}
     stale = {k: v for k, v in tables["stale"].items() if k.split(" ")[0] in used}
     _write(result, summary, args.output_format, tok.spec.embedded, stale)
@@ -104,18 +112,38 @@ def _rule_models(path, provider, block):
     return {}
 
 
-def analyse_requests(requests, settings, tok, tables, provider="auto", block_size=None, files=()):
-    """Group, analyse and total: (a LintResult for the reporters, the per-conversation totals)."""
+PARALLEL_REQUESTS = 2000  # fewer requests than this: one process (forking costs more than it wins)
+
+
+def analyse_requests(requests, settings, tok, tables, provider="auto", block_size=None, files=(), jobs=None):
+    """Group, analyse and total: (a LintResult for the reporters, the per-conversation totals).
+    Conversations are independent: a large capture is analysed in ``jobs`` forked workers
+    (``promptlint.parallel``), the results put back in the order of the conversations."""
+    from promptlint import parallel
     from promptlint.conversation import analysis, grouping, report
     from promptlint.lint import LintResult
 
+    groups = grouping.group(requests)
+
+    def unit(chunk):
+        out = []
+        for i in chunk:
+            conv = analysis.analyse(groups[i][0], groups[i][1], settings, tok, tables, provider, block_size)
+            out.append((i, conv.findings, report.totals(conv, tables["prices"], tables["rules"]), conv.errors))
+        return out
+
+    workers = parallel.workers_for(len(groups), len(groups), jobs) if len(requests) >= PARALLEL_REQUESTS else 0
+    if workers:
+        units = parallel.chunks(list(range(len(groups))), workers)
+        done = sorted(r for _, rows in parallel.run(units, unit, workers) for r in rows)
+    else:
+        done = unit(range(len(groups)))
     findings, summary = [], []
-    for name, reqs in grouping.group(requests):
-        conv = analysis.analyse(name, reqs, settings, tok, tables, provider, block_size)
-        for line in conv.errors:
+    for _, found, totals, errors in done:
+        for line in errors:
             print(f"promptlint: {line}", file=sys.stderr)
-        findings += conv.findings
-        summary.append(report.totals(conv, tables["prices"], tables["rules"]))
+        findings += found
+        summary.append(totals)
     findings.sort(key=lambda f: f.sort_key)
     result = LintResult(findings=findings, files=len(set(files)) or 1, tokenizer=tok.spec, tokenizer_sha256=tok.sha256,
                         engine=summary[0]["provider"] if summary else "openai", block_size=1)
