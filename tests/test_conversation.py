@@ -388,3 +388,23 @@ def test_a_chat_template_renders_the_requests_when_given(cli, tmp_path, qwen):
     prev = ids(qwen, chatml([default] + first))
     assert (f["cause"], f["variable"], f["prompt_tokens"]) == ("message-rewritten", "messages[0]", len(sent)), done.err
     assert f["shared_tokens"] == shared_prefix(prev, sent)
+
+
+def test_a_large_capture_in_worker_processes_gives_the_same_report(cli, tmp_path):
+    """2,000 requests (the threshold for workers): 200 conversations of 10 turns, every 7th with a
+    clock in its system prompt; two workers and one process print the same report."""
+    path = tmp_path / "large.jsonl"
+    with path.open("w", encoding="utf-8") as f:
+        for c in range(200):
+            history = []
+            for t in range(10):
+                stamp = f"10:00:{t:02d}" if c % 7 == 0 else "10:00:00"
+                history.append({"role": "user", "content": f"question {t}"})
+                f.write(json.dumps({"conversation": f"c{c}", "model": "gpt-4.1",
+                                    "messages": [{"role": "system", "content": f"Now {stamp}."}] + history}) + "\n")
+                history.append({"role": "assistant", "content": f"answer {t}"})
+    one = cli("conversation", *PIN, "--jobs", "1", "--output-format", "json", path)
+    two = cli("conversation", *PIN, "--jobs", "2", "--output-format", "json", path)
+    assert one.out == two.out and one.code == two.code == 1
+    findings = one.json()["findings"]
+    assert len(findings) == 29 * 9 and {f["code"] for f in findings} == {"M101"}  # c0, c7, ..., c196: 9 breaks each

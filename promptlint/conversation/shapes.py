@@ -54,6 +54,8 @@ def shape(body: Dict[str, Any], kind: Optional[str] = None) -> Shape:
     if kind == "bedrock" and isinstance(body.get("toolConfig"), dict):
         tools = body["toolConfig"].get("tools")
     system = next((body[k] for k in SYSTEM_KEYS if body.get(k) is not None), None)
+    if kind == "anthropic" and isinstance(system, str):  # a string is one text block, as in messages
+        system = [{"type": "text", "text": system}]
     params = {k: canon(body[k]) for k in PROMPT_PARAMS if body.get(k) is not None and not (kind == "bedrock" and k == "toolConfig")}
     model = body.get("model") if isinstance(body.get("model"), str) else body.get("modelId")
     return Shape(kind, model if isinstance(model, str) else None,
