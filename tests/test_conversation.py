@@ -408,3 +408,21 @@ def test_a_large_capture_in_worker_processes_gives_the_same_report(cli, tmp_path
     assert one.out == two.out and one.code == two.code == 1
     findings = one.json()["findings"]
     assert len(findings) == 29 * 9 and {f["code"] for f in findings} == {"M101"}  # c0, c7, ..., c196: 9 breaks each
+
+
+@pytest.mark.parametrize("turns, lost", [(9, False), (12, True)])
+def test_anthropic_a_breakpoint_moved_beyond_the_lookback_reads_nothing(cli, tmp_path, qwen, turns, lost):
+    """Request 1 writes an entry at the system block (block 0); request 2 keeps one breakpoint, on
+    its last block: 2*turns + 1 blocks after it. Within 20 blocks it reads the entry, beyond not."""
+    history = []
+    for t in range(turns):
+        history += [user(f"q{t}"), {"role": "assistant", "content": [{"type": "text", "text": "Noted."}]}]
+    sends = [dict(system=SYSTEM, messages=[user("q0")]),
+             dict(system=[{"type": "text", "text": POLICY}], messages=history[:1] + history[1:] + [user("last", cache=True)])]
+    done, doc = anthropic_turns(cli, tmp_path, sends)
+    entry = len(ids(qwen, POLICY))
+    if lost:
+        [f] = doc["findings"]
+        assert (f["cause"], f["line"], f["lost_tokens"]) == ("breakpoint-beyond-lookback", 2, entry), done.out
+    else:
+        assert doc["findings"] == [] and doc["conversations"][0]["reused_tokens"] == entry, done.out
