@@ -26,6 +26,7 @@ COMMANDS = [
     "samples",
     "rule",
     "diff",
+    "conversation",
     "hashes",
     "tokenize",
     "audit",

@@ -45,3 +45,24 @@ def merged(
             entry["as_of"] = f"{entry.get('as_of', '?')} + {path.name}"
         table[provider] = entry
     return table
+
+
+def stale(table: Dict[str, dict], today: str, max_age_days: int) -> Dict[str, str]:
+    """The providers whose block is older than ``max_age_days`` on ``today`` (ISO dates), with
+    their ``as_of``: a figure from such a block may be wrong, and the report says so."""
+    from datetime import date
+
+    def parsed(text: str):
+        parts = (str(text).split(" ")[0].split("-") + ["1", "1"])[:3]
+        try:
+            return date(int(parts[0]), int(parts[1]), int(parts[2]))
+        except ValueError:
+            return None
+
+    now = parsed(today)
+    out = {}
+    for provider, block in table.items():
+        when = parsed(block.get("as_of", "")) if isinstance(block, dict) else None
+        if now is not None and (when is None or (now - when).days > max_age_days):
+            out[provider] = str(block.get("as_of", "?")) if isinstance(block, dict) else "?"
+    return out

@@ -160,6 +160,31 @@ def promptlint_command() -> List[str]:
     return [found]
 
 
+def _captures(root: Path) -> None:
+    """Captured conversations (`promptlint conversation`): the secret in every header, cookie and
+    query a capture can hold, a conversation named like a workflow command, records that are not
+    requests, JSON nested past any parser's depth, and the run of a's that panics the model's tokenizer."""
+    body = {"model": "gpt-4.1", "messages": [{"role": "system", "content": "a" * 300 + "!"}, {"role": "user", "content": "hi"}]}
+    later = dict(body, messages=body["messages"] + [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "x"}],
+                 tools=[{"type": "function", "function": {"name": "t", "parameters": {"b": 1, "a": 2}}}])
+    entries = [{"pageref": "p\n::error::pwned", "request": {
+        "method": "POST", "url": f"https://api.openai.com/v1/chat/completions?key={SECRET}",
+        "headers": [{"name": "Authorization", "value": f"Bearer {SECRET}"}, {"name": "Cookie", "value": SECRET}],
+        "cookies": [{"name": "s", "value": SECRET}], "postData": {"mimeType": "application/json", "text": json.dumps(b)}},
+        "response": {"status": 200, "headers": [{"name": "Set-Cookie", "value": SECRET}],
+                     "content": {"text": "{" * 100_000}}} for b in (body, later)]
+    entries.append({"request": {"method": "POST", "url": "https://api.anthropic.com/v1/messages", "postData": {"text": "[" * 100_000}}})
+    (root / "capture.har").write_text(json.dumps({"log": {"pages": [{"id": "p\n::error::pwned"}], "entries": entries}}),
+                                      encoding="utf-8")
+    lines = [json.dumps({"conversation": "c\n::error::pwned", **b}) for b in (body, later)]
+    lines += ["[" * 100_000, "{\"messages\": [1, 2]}", "\"::error::pwned\""]
+    (root / "capture.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    span = {"traceId": "t", "attributes": [{"key": "gen_ai.input.messages", "value": {"stringValue": "[" * 100_000}},
+                                           {"key": "http.request.header.authorization", "value": {"stringValue": SECRET}}]}
+    (root / "trace.json").write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}, indent=1),
+                                     encoding="utf-8")
+
+
 def build(tmp_path: Path) -> Hostile:
     root, outside, canaries, home = (tmp_path / n for n in ("repo", "outside", "canaries", "home"))
     for d in (root, outside, canaries, home):
@@ -192,6 +217,7 @@ def build(tmp_path: Path) -> Hostile:
     # the run of a's makes the model directory's tokenizer panic ("retry-limit-in-match over")
     (root / "request.txt").write_text("You are a helpful assistant.\n" * 8 + "a" * 300 + "!\n", encoding="utf-8")
     (root / "request2.txt").write_text("You are a helpful assistant.\n" * 7 + "Today is Monday.\n", encoding="utf-8")
+    _captures(root)
 
     model = root / "models" / "evil"
     model.mkdir(parents=True)

@@ -23,7 +23,8 @@ from hostile_repo import SECRET, TOKEN
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None or shutil.which("bash") is None, reason="needs git and bash")
 
-COVERED = {"check", "render", "samples", "rule", "diff", "hashes", "tokenize", "audit", "clean", "server", "daemon"}
+COVERED = {"check", "render", "samples", "rule", "diff", "conversation", "hashes", "tokenize", "audit", "clean", "server",
+           "daemon"}
 
 
 @pytest.fixture(scope="module")
@@ -109,6 +110,21 @@ def test_diff_hashes_and_tokenize_with_the_repository_tokenizer_end_in_bounded_t
         done = hostile.run(*args, timeout=120)
         hostile.assert_safe(done.stdout, done.stderr)
         assert done.returncode in (0, 1, 2), (args, done.stderr)
+
+
+def test_conversation_captures_never_print_their_secrets_and_end_in_bounded_time(hostile):
+    for args in (["conversation", "capture.har", "capture.jsonl", "trace.json"],
+                 ["conversation", "--output-format", "github", "capture.har", "capture.jsonl"],
+                 ["conversation", "--output-format", "json", "capture.har"],
+                 ["conversation", "--tokenizer", "models/evil", "capture.jsonl"],
+                 ["conversation", "--chat-template", "models/evil", "capture.har"]):
+        done = hostile.run(*args, timeout=120)
+        hostile.assert_safe(done.stdout, done.stderr)
+        assert done.returncode in (0, 1, 2), (args, done.stderr)
+    done = hostile.run("conversation", "capture.har", "capture.jsonl", "trace.json")
+    assert done.returncode == 1 and "tools added t" in done.stdout, done.stderr  # the honest break, still reported
+    assert "capture.jsonl:3: JSON nested too deeply to read" in done.stderr
+    assert "capture.har: entry 3: no JSON request body" in done.stderr
 
 
 def test_audit_and_its_output_files(hostile):

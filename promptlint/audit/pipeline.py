@@ -10,6 +10,7 @@ from promptlint.audit.fingerprints import CHECKPOINT_TOKENS
 from promptlint.audit.index import DEFAULT_INDEX_BLOCKS, PrefixIndex, prefix_run
 from promptlint.audit.instances import NO_M, Partition, item as capacity_item
 from promptlint.audit.records import AuditRequest, block_fps, flag, lookup_skipped
+from promptlint.audit.volatile import Recent
 
 
 class Auditor:
@@ -27,6 +28,7 @@ class Auditor:
         self.trace_sums: Dict[str, Dict[str, int]] = {}  # instance -> sums for reconciliation
         self.bounded = 0  # requests looked up after their shard dropped a generation
         self.series: Any = None  # --scrape: per-interval trace sums (audit.series.Series)
+        self.recent = Recent()  # each tenant's last exact request: a cold row's early divergence
 
     def _capacity(self, instance: str) -> Optional[int]:
         return self.capacity.get(instance, self.capacity.get("*"))
@@ -63,6 +65,8 @@ class Auditor:
         if v.over_ceiling:
             evidence.append(f"over ceiling by {v.over_ceiling} tokens (connector/host tier, or cache older than the trace)")
         row.update(_verdict_fields(r, S, v, partner, stack_m, evidence))
+        if r.ids is not None:
+            _volatile_hint(self.recent.check(r.model_rev, r.tenant, r.request_id, r.ids, v.cls in ("M0", "U")), v, evidence)
         if interval is not None:
             P, B = r.prompt_tokens, r.block_size
             row["shared_interval"] = interval
@@ -238,6 +242,16 @@ def _verdict_fields(r: AuditRequest, S: Dict[str, int], v: Verdict, partner: Opt
         "over_ceiling_tokens": v.over_ceiling, "counted_observed_tokens": v.counted_observed,
         "lost": {k: n for k, n in v.lost.items()}, "stack_m": stack_m, "evidence": evidence,
     }
+
+
+def _volatile_hint(found: Optional[Dict[str, Any]], v: Verdict, evidence: List[str]) -> None:
+    """A request with nothing cacheable that agrees again with the tenant's previous request after
+    a few differing tokens: the row names the volatile value instead of a bare "cold"."""
+    if found is None or v.cls not in ("M0", "U") or found["agreeing_tokens"] < found["divergent_token"]:
+        return
+    evidence.insert(0, f"volatile value at token {found['divergent_token']}: {found['differing_tokens']} tokens differ "
+                       f"from the tenant's previous request {found['partner']}, then {found['agreeing_tokens']} agree again "
+                       "(a time or id rendered before shared content; move it after)")
 
 
 def _insert(shard, r: AuditRequest) -> None:

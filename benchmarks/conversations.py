@@ -1,0 +1,100 @@
+"""How much `pytest --promptlint-conversations` adds to a test suite, and how fast
+`promptlint conversation` reads a large capture.
+
+    python benchmarks/conversations.py            # 1,000 requests through the plugin; 100,000 read
+    python benchmarks/conversations.py --quick    # 200 and 10,000 (a smoke test)
+
+Rows, each a fresh subprocess (median of the repetitions; wall and CPU time of the process and
+its children):
+
+  plugin off   a generated suite: 10 tests, each a conversation of N/10 turns through the real
+               openai SDK over httpx2.MockTransport (pytest, the plugin loaded but not asked for)
+  plugin on    the same with --promptlint-conversations (recording, and the analysis at the end)
+  read         `promptlint conversation` on a JSON Lines capture of M requests (conversations of
+               10 turns, a system prompt of ~500 tokens), the embedded tokenizer
+
+Only the standard library here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+SUITE = '''
+import httpx2, openai, pytest
+REPLY = {"id": "c", "object": "chat.completion", "created": 1, "model": "gpt-4.1",
+         "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "Sure."}}]}
+
+@pytest.mark.parametrize("n", range(10))
+def test_conversation(n):
+    client = openai.OpenAI(api_key="k", max_retries=0, http_client=httpx2.Client(
+        transport=httpx2.MockTransport(lambda r: httpx2.Response(200, json=REPLY))))
+    history = [{"role": "system", "content": "Be kind. " * 200}]
+    for i in range(TURNS):
+        history.append({"role": "user", "content": f"question {i}"})
+        answer = client.chat.completions.create(model="gpt-4.1", messages=history).choices[0].message.content
+        history.append({"role": "assistant", "content": answer})
+'''
+
+
+def timed(argv, cwd, env):
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{argv[:4]} failed: {done.stderr[-2000:]}")
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def median(rows):
+    return statistics.median(r[0] for r in rows), statistics.median(r[1] for r in rows)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--reps", type=int, default=3)
+    args = ap.parse_args()
+    requests, captured = (200, 10_000) if args.quick else (1_000, 100_000)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+           "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        (work / "test_suite.py").write_text(SUITE.replace("TURNS", str(requests // 10)), encoding="utf-8")
+        pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "promptlint.conversation.plugin"]
+        off = median([timed(pytest + ["test_suite.py"], work, env) for _ in range(args.reps)])
+        on = median([timed(pytest + ["--promptlint-conversations", "test_suite.py"], work, env) for _ in range(args.reps)])
+        capture = work / "capture.jsonl"
+        system = "You are the support bot. " + "Rule: be kind and precise. " * 40
+        with capture.open("w", encoding="utf-8") as f:
+            for c in range(captured // 10):
+                history = [{"role": "system", "content": system}]
+                for t in range(10):
+                    history.append({"role": "user", "content": f"question {t} about order {c}"})
+                    f.write(json.dumps({"conversation": f"c{c}", "model": "gpt-4.1", "messages": history}) + "\n")
+                    history = history + [{"role": "assistant", "content": f"answer {t}"}]
+        read = median([timed([sys.executable, "-m", "promptlint", "conversation", str(capture)], work, env)
+                       for _ in range(max(1, args.reps - 1))])
+    print(f"{'row':<14}{'wall s':>10}{'cpu s':>10}")
+    print(f"{'plugin off':<14}{off[0]:>10.2f}{off[1]:>10.2f}   {requests:,} requests")
+    print(f"{'plugin on':<14}{on[0]:>10.2f}{on[1]:>10.2f}   +{(on[0] / off[0] - 1) * 100:.1f}% wall, "
+          f"+{(on[1] / off[1] - 1) * 100:.1f}% cpu")
+    print(f"{'read':<14}{read[0]:>10.2f}{read[1]:>10.2f}   {captured:,} requests ({os.cpu_count()} CPUs)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

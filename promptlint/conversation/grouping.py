@@ -1,0 +1,39 @@
+"""Requests into conversations: by the capture's own key (``conversation``/``session``, a HAR
+page, an OTLP conversation id or trace), else by their opening: a request without a key joins
+the latest conversation whose first non-system message it repeats, or starts one."""
+
+from __future__ import annotations
+
+import json
+from typing import Dict, List, Tuple
+
+from promptlint.conversation import shapes
+from promptlint.conversation.capture import Request
+
+
+def group(requests: List[Request]) -> List[Tuple[str, List[Request]]]:
+    """``(name, requests in order)`` per conversation, in order of their first request."""
+    keyed: Dict[str, List[Request]] = {}
+    order: List[str] = []
+    for r in requests:
+        key = ("key", r.path, r.test_id or "", r.conversation) if r.conversation is not None else ("open", r.path, r.test_id or "", _opening(r))
+        name = json.dumps(key)
+        if name not in keyed:
+            keyed[name] = []
+            order.append(name)
+        keyed[name].append(r)
+    out = []
+    counts: Dict[str, int] = {}
+    for name in order:
+        reqs = keyed[name]
+        scope = reqs[0].test_id or ""  # numbered per test (plugin) or per run
+        counts[scope] = counts.get(scope, 0) + 1
+        label = reqs[0].conversation if reqs[0].conversation is not None else f"#{counts[scope]}"
+        out.append((str(label) if reqs[0].test_id is None else f"{reqs[0].test_id} {label}", reqs))
+    return out
+
+
+def _opening(r: Request) -> str:
+    s = shapes.shape(r.body)
+    first = next((m for m in s.messages if not (isinstance(m, dict) and m.get("role") in ("system", "developer"))), None)
+    return shapes.message_canon(first, s.kind)

@@ -1,0 +1,258 @@
+"""The pytest plugin: `pytest --promptlint-conversations[=report|fail]` (or the ini option
+``promptlint_conversations = report|fail``) records every request the code under test sends
+to an LLM endpoint through httpx or httpx2 (what the openai and anthropic SDKs, and what is built
+on them, use), whatever the transport: a real one, ``MockTransport``, respx, a local fake server.
+
+Inert unless asked for: registered through the ``pytest11`` entry point, it adds its options and
+does nothing else. When on, ``Client.send``/``AsyncClient.send`` are wrapped: each request to a
+known provider endpoint (``readers.ENDPOINTS``) keeps its body bytes, the URL's path (no query:
+Gemini keys travel there), no header, the test id and the file:line of the first frame outside
+the SDKs and httpx; its response is kept to read the reply at the end. Nothing is parsed or
+tokenized during the run: the analysis (`promptlint conversation`'s) runs once, at session end.
+Ini options ``promptlint_tokenizer``, ``promptlint_tokenizer_sha256``, ``promptlint_provider``
+choose the tokenizer and the reuse rule as the command's options do. Standard library only at
+module level.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, List, Optional
+
+MODES = ("report", "fail")
+# frames of these packages are the sending machinery, not the user's code
+_MACHINERY = ("httpx", "httpx2", "httpcore", "openai", "anthropic", "respx", "google.genai", "google.api_core",
+              "litellm", "langchain_openai", "langchain_anthropic", "promptlint.conversation", "asyncio", "contextlib",
+              "functools", "anyio", "sniffio", "concurrent", "threading", "typing_extensions", "_pytest", "pluggy",
+              "pydantic", "tenacity", "backoff", "wrapt", "opentelemetry")
+
+
+def pytest_addoption(parser) -> None:
+    group = parser.getgroup("promptlint", "promptlint conversations")
+    group.addoption("--promptlint-conversations", nargs="?", const="report", default=None, metavar="report|fail",
+                    help="record the LLM requests tests send and report where a conversation stops extending "
+                         "its previous request (fail: also fail the run)")
+    parser.addini("promptlint_conversations", "report | fail: as --promptlint-conversations (default: off)", default="")
+    parser.addini("promptlint_tokenizer", "the model's tokenizer.json or model directory for the conversation report")
+    parser.addini("promptlint_tokenizer_sha256", "its pin (sha256)")
+    parser.addini("promptlint_provider", "whose reuse rule applies (auto, openai, anthropic, gemini, bedrock, vllm, "
+                  "sglang, llamacpp)", default="auto")
+
+
+class _Recorder:
+    def __init__(self, mode: str, root: str) -> None:
+        self.mode = mode
+        self.root = root
+        self.test_id: Optional[str] = None
+        self.sent: List[tuple] = []  # (test id, file, line, url path, body bytes, response)
+        self.patched: List[tuple] = []
+        self.findings: List[Any] = []
+        self.text = ""
+
+    # ----------------------------------------------------------------- recording
+
+    def install(self) -> None:
+        for name in ("httpx", "httpx2"):
+            module = sys.modules.get(name)
+            if module is None:
+                try:
+                    module = __import__(name)
+                except ImportError:
+                    continue
+            for cls, is_async in ((module.Client, False), (module.AsyncClient, True)):
+                original = cls.__dict__["send"]
+                cls.send = self._async_send(original) if is_async else self._send(original)
+                self.patched.append((cls, original))
+
+    def uninstall(self) -> None:
+        for cls, original in reversed(self.patched):
+            cls.send = original
+        self.patched.clear()
+
+    def _send(self, original):
+        recorder = self
+
+        def send(client, request, *args, **kwargs):
+            entry = recorder._entry(request)
+            response = original(client, request, *args, **kwargs)
+            if entry is not None:
+                recorder.sent.append(entry + (response,))
+            return response
+
+        send.__wrapped__ = original
+        return send
+
+    def _async_send(self, original):
+        recorder = self
+
+        async def send(client, request, *args, **kwargs):
+            entry = recorder._entry(request)
+            response = await original(client, request, *args, **kwargs)
+            if entry is not None:
+                recorder.sent.append(entry + (response,))
+            return response
+
+        send.__wrapped__ = original
+        return send
+
+    def _entry(self, request) -> Optional[tuple]:
+        from promptlint.conversation.readers import endpoint_provider
+
+        try:
+            path = request.url.path
+            if request.method != "POST" or endpoint_provider(path) is None:
+                return None
+            body = request.content  # bytes: the SDKs build the body before sending
+        except Exception:  # a streamed upload or another client's request object: not an LLM request body
+            return None
+        where, line = self._caller()
+        return (self.test_id, where, line, path, bytes(body))
+
+    def _caller(self) -> tuple:
+        frame = sys._getframe(2)
+        while frame is not None:
+            name = frame.f_globals.get("__name__", "")
+            if not any(name == m or name.startswith(m + ".") for m in _MACHINERY):
+                filename = frame.f_code.co_filename
+                try:
+                    shown = os.path.relpath(filename, self.root)
+                except ValueError:
+                    shown = filename
+                return (shown if not shown.startswith("..") else filename), frame.f_lineno
+            frame = frame.f_back
+        return "<unknown>", 1
+
+    # ----------------------------------------------------------------- the analysis, once
+
+    def analyse(self, config) -> None:
+        import json
+
+        from promptlint.conversation.capture import Request
+        from promptlint.conversation.readers import endpoint_provider
+
+        requests, bad = [], []
+        for n, (test_id, where, line, path, body, response) in enumerate(self.sent, 1):
+            try:
+                parsed = json.loads(body.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError, RecursionError):
+                bad.append(f"{where}:{line}: request {n} ({test_id}): not a JSON body")
+                continue
+            if not isinstance(parsed, dict):
+                bad.append(f"{where}:{line}: request {n} ({test_id}): not a JSON object")
+                continue
+            requests.append(Request(n, parsed, where, line, None, _reply(response), _hint(endpoint_provider(path)),
+                                    test_id, where=f"request {n} of the run"))
+        lines = [f"promptlint: {b}" for b in bad]
+        if requests:
+            lines.append(self._report(config, requests))
+        self.text = "\n".join(lines)
+
+    def _report(self, config, requests) -> str:
+        import io
+        from types import SimpleNamespace
+
+        from promptlint import report as reporters
+        from promptlint.captured import Settings
+        from promptlint.commands.conversation import _tables, analyse_requests
+        from promptlint.conversation import report
+
+        def ini(name: str) -> Optional[str]:
+            value = config.getini(name)
+            return str(value) if value else None
+
+        tokenizer = ini("promptlint_tokenizer")
+        if tokenizer and not os.path.isabs(tokenizer):
+            tokenizer = os.path.join(self.root, tokenizer)
+        settings = Settings(tokenizer=tokenizer, tokenizer_sha256=ini("promptlint_tokenizer_sha256"), quiet=True)
+        tok = settings.load_tokenizer()
+        args = SimpleNamespace(cache_minimums=None, price_table=None, provider_rules=None, table_max_age=365)
+        tables = _tables(args)
+        result, summary = analyse_requests(requests, settings, tok, tables, ini("promptlint_provider") or "auto")
+        self.findings = result.findings
+        out = io.StringIO()
+        reporters.get("full").write(result, out)
+        out.write(report.format_text(summary, tok.spec.embedded, {}))
+        return out.getvalue()
+
+
+def _hint(provider: Optional[str]) -> Optional[str]:
+    return "openai" if provider == "openai-responses" else provider
+
+
+def _reply(response) -> Optional[dict]:
+    """The response's JSON body when it was read (a streamed reply is not kept)."""
+    import json
+
+    content = getattr(response, "_content", None)
+    if not isinstance(content, (bytes, bytearray)):
+        return None
+    try:
+        reply = json.loads(bytes(content).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    return reply if isinstance(reply, dict) else None
+
+
+_KEY = "promptlint_conversations_recorder"
+
+
+def _mode(config) -> Optional[str]:
+    given = config.getoption("promptlint_conversations", None)
+    if given is not None and given not in MODES:
+        # the bare option took the next argument (a test path: `--promptlint-conversations tests/`):
+        # give it back to the paths pytest collects, and record in the default mode
+        explicit = getattr(config, "args_source", None) == getattr(getattr(config, "ArgsSource", None), "ARGS", 0)
+        config.args[:] = [given] + (list(config.args) if explicit else [])
+        given = "report"
+    mode = given or str(config.getini("promptlint_conversations") or "").strip()
+    if not mode or mode == "off":
+        return None
+    if mode not in MODES:
+        import pytest
+
+        raise pytest.UsageError(f"promptlint_conversations = {mode!r}: use report or fail (or off)")
+    return mode
+
+
+def pytest_configure(config) -> None:
+    mode = _mode(config)
+    if mode is None:
+        return
+    recorder = _Recorder(mode, str(config.rootpath))
+    recorder.install()
+    setattr(config, _KEY, recorder)
+
+
+def pytest_runtest_setup(item) -> None:
+    recorder = getattr(item.config, _KEY, None)
+    if recorder is not None:
+        recorder.test_id = item.nodeid
+
+
+def pytest_sessionfinish(session, exitstatus) -> None:
+    recorder = getattr(session.config, _KEY, None)
+    if recorder is None:
+        return
+    recorder.uninstall()
+    try:
+        recorder.analyse(session.config)
+    except Exception as e:  # a report that cannot be made is said in one line, never a traceback
+        from promptlint.line_guard import one_line
+
+        recorder.text = f"promptlint: the conversation report failed: {type(e).__name__}: {one_line(e)}"
+        if recorder.mode == "fail":
+            session.exitstatus = 1
+        return
+    if recorder.mode == "fail" and recorder.findings and session.exitstatus == 0:
+        session.exitstatus = 1
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    recorder = getattr(config, _KEY, None)
+    if recorder is None:
+        return
+    terminalreporter.section("promptlint conversations")
+    terminalreporter.write(recorder.text if recorder.text.endswith("\n") or not recorder.text else recorder.text + "\n")
+    if not recorder.sent:
+        terminalreporter.write_line("no LLM requests recorded")

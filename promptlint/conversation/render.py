@@ -1,0 +1,76 @@
+"""A request body's prompt as its provider sees it: text, token ids, and (for explicit caching)
+where each cache breakpoint closes the prefix, in tokens and in content blocks.
+
+Chat Completions bodies go through the chat template when one is given (``--chat-template``, or
+``--tokenizer MODEL_DIR``), else through the documented approximate framing
+(``promptlint.chat_framing``); hosted-API bodies through their cache-prefix layout
+(``promptlint.pysource.layout``: tools, system, messages), as `promptlint diff` renders them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+from promptlint.captured import InputError, Settings
+
+
+@dataclass
+class Rendered:
+    text: str
+    ids: List[int]
+    blocks: int = 0  # content blocks of the layout (the unit of Anthropic's lookback)
+    # (block index, token position where the prefix it closes ends) per breakpoint, in order
+    breakpoints: List[tuple] = field(default_factory=list)
+    framing: Optional[str] = None  # "chatml" (approximate), "template", "layout"
+    offsets: List[tuple] = field(default_factory=list)  # each token's character span in the text
+
+
+def render(body: Dict[str, Any], kind: str, settings: Settings, tok, base: Optional[Rendered] = None) -> Rendered:
+    """The body's prompt; InputError (one line, no path) for a body its renderer refuses. With
+    ``base`` (a render this one mostly repeats: the previous request), only the window where the
+    texts differ is tokenized (``promptlint.window_encode``: the same ids as a whole encode)."""
+    if kind == "chat":
+        return _chat(body, settings, tok, base)
+    from promptlint.captured import _GEMINI_ALIASES
+    from promptlint.pysource import layout
+
+    def get(key: str):
+        value = body.get(key, body.get(_GEMINI_ALIASES.get(key, ""))) if kind == "gemini" else body.get(key)
+        return layout.from_json(value) if value is not None else None
+
+    lay = layout.build("bedrock" if kind == "bedrock" else kind, get)
+    text = layout.render_text(lay)
+    enc = _encode(tok, text, base)
+    ids = enc.ids
+    points = []
+    whole = Rendered(text, ids, offsets=enc.offsets)
+    for block, _bp in lay.breakpoints:
+        upto = "".join(p if isinstance(p, str) else "" for p in lay.parts(block))
+        points.append((block, len(_encode(tok, upto, whole).ids) if upto != text else len(ids)))
+    return Rendered(text, ids, len(lay.blocks), points, "layout", enc.offsets)
+
+
+def _encode(tok, text: str, base: Optional[Rendered]):
+    if base is None or not base.offsets:
+        return tok.encode(text)
+    from promptlint import window_encode
+    from promptlint.tokens import Encoding
+
+    return window_encode.encode_variant(tok, base.text, Encoding(base.ids, base.offsets), text, False)
+
+
+def _chat(body: Dict[str, Any], settings: Settings, tok, base: Optional[Rendered]) -> Rendered:
+    from promptlint import captured, chat_framing
+
+    if captured._chat_template_of(settings) is not None:
+        text = captured._render_chat_request("request", body, settings)
+        framing = "template"
+    else:
+        try:
+            text = chat_framing.render(body)
+        except chat_framing.BodyError as e:
+            raise InputError(f"not a usable chat-completions request body: {e}") from None
+        framing = chat_framing.NAME
+    enc = _encode(tok, text, base)
+    return Rendered(text, enc.ids, framing=framing, offsets=enc.offsets)

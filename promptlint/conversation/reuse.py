@@ -1,0 +1,80 @@
+"""What a provider or engine reuses of a request, under its own rule (``data/provider-rules.json``
+dates and sources each figure; ``data/hosted-cache-minimums.json`` has the per-model minimums).
+
+- **openai** (automatic): nothing below 1,024 shared tokens, then 1,024 + 128-token steps;
+- **gemini** (implicit): the shared prefix once it reaches the model's minimum (an upper bound);
+- **anthropic** and **bedrock** (explicit): a request reads the longest entry an earlier request
+  of the conversation wrote at one of its breakpoints, when that entry lies within the shared
+  prefix, is at least the model's minimum, and sits no more than the lookback (20 blocks) before
+  one of this request's breakpoints; no breakpoint, nothing read;
+- **vllm**, **sglang**, **llamacpp**: full blocks of the shared prefix, the last token recomputed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Tuple
+
+from promptlint import compare
+
+ENGINES = ("vllm", "sglang", "llamacpp")
+PROVIDERS = ("openai", "anthropic", "gemini", "bedrock") + ENGINES
+
+
+@dataclass
+class Rule:
+    provider: str
+    model: Optional[str]
+    minimum: int  # tokens; 0 for engines
+    increment: int  # openai 128; engines: the block size; others 1
+    max_breakpoints: int = 0  # explicit caching: the cap (a request over it is refused)
+    lookback_blocks: int = 0
+    as_of: str = ""
+
+    @property
+    def explicit(self) -> bool:
+        return self.provider in ("anthropic", "bedrock")
+
+
+def rule_for(provider: str, model: Optional[str], minimums: Dict[str, dict], rules: Dict[str, dict],
+             block_size: Optional[int] = None) -> Rule:
+    """The rule of ``provider`` for ``model`` (the table's default model when unknown)."""
+    row = rules.get(provider, {})
+    if provider in ENGINES:
+        size = block_size or int(row.get("block_size", compare.ENGINE_DEFAULT_BLOCK[provider]))
+        return Rule(provider, model, 0, size, as_of=str(row.get("as_of", "")))
+    table_provider = provider
+    if provider == "bedrock" and model and ("anthropic." in model or "claude" in model):
+        table_provider = "anthropic"
+        model = model.split("anthropic.", 1)[-1]
+    block = minimums.get(table_provider, {})
+    models = block.get("models", {})
+    key = compare._lookup_model(models, model or "") or (model if model in models else None)
+    if key is None:
+        key = "*" if "*" in models else block.get("default")
+    minimum = int(models.get(key, 0)) if key else 0
+    return Rule(provider, model, minimum, int(block.get("increment") or 1),
+                int(row.get("max_breakpoints", 0)), int(row.get("lookback_blocks", 0)), str(block.get("as_of", "")))
+
+
+def implicit(rule: Rule, shared: int, prompt_len: int) -> int:
+    """Tokens reused without breakpoints (openai, gemini, engines)."""
+    if rule.provider in ENGINES:
+        return compare.eligible_tokens(shared, prompt_len, rule.increment)
+    return compare.hosted_eligible_tokens(shared, prompt_len, rule.minimum, rule.increment)
+
+
+def explicit(rule: Rule, shared: int, entries: List[Tuple[int, int]], points: List[Tuple[int, int]]) -> int:
+    """Tokens an explicit-caching request reads: ``entries`` (block, tokens) written before,
+    ``points`` (block, tokens) this request's breakpoints, ``shared`` its prefix with them."""
+    best = 0
+    for block, tokens in entries:
+        if tokens > shared or tokens < rule.minimum:
+            continue
+        if any(0 <= pb - block < max(rule.lookback_blocks, 1) and tokens <= pt for pb, pt in points):
+            best = max(best, tokens)
+    return best
+
+
+def reused(rule: Rule, shared: int, prompt_len: int, entries: List[Tuple[int, int]], points: List[Tuple[int, int]]) -> int:
+    return explicit(rule, shared, entries, points) if rule.explicit else implicit(rule, shared, prompt_len)
