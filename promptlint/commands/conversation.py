@@ -157,15 +157,17 @@ def _write(result, summary, fmt: str, approximate: bool, stale: dict) -> None:
     from promptlint.conversation import report
 
     if fmt == "json":
-        from promptlint.report.json_format import document
+        from promptlint import __version__
 
-        doc = document(result)
+        doc = result.to_dict(__version__)
         doc["conversations"] = summary
         doc["approximate"] = approximate
         doc["stale_tables"] = stale
         json.dump(doc, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
         return
-    reporters.get(fmt).write(result, sys.stdout)
+    from promptlint.commands.report_context import from_process
+
+    reporters.get(fmt).write(result, from_process(sys.stdout), sys.stdout)
     if fmt in ("full", "concise"):
         sys.stdout.write(report.format_text(summary, approximate, stale))

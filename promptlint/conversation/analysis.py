@@ -183,17 +183,14 @@ def _finding(conv, row: Row, broke: fields.Break, rule, pext: Rendered, cur: Ren
     message = (f"{req.where}, turn {turn} of its conversation: {broke.detail}{change}; first divergent token "
                f"{row.shared_tokens:,} of {row.prompt_tokens:,} (ideal {row.ideal_shared_tokens:,}); {rule.provider} "
                f"reuses {row.reused_tokens:,} tokens instead of {row.ideal_reused_tokens:,} ({lost:,} lost)")
-    f = finding(code, req.path, message, req.line, variable=broke.field)
-    if code == "M204":
-        f.cause = broke.family
     inc = max(rule.increment, 1)
-    f.arithmetic = Arithmetic(row.prompt_tokens, row.shared_tokens, row.ideal_shared_tokens, inc,
-                              row.reused_tokens // inc, row.ideal_reused_tokens // inc,
-                              max(0, row.ideal_reused_tokens // inc - row.reused_tokens // inc), lost)
-    f.first_divergent_token = _divergent(pext, cur, row.shared_tokens, tok)
-    if req.test_id:
-        f.notes.append(f"test: {req.test_id}")
-    return f
+    arithmetic = Arithmetic(row.prompt_tokens, row.shared_tokens, row.ideal_shared_tokens, inc,
+                            row.reused_tokens // inc, row.ideal_reused_tokens // inc,
+                            max(0, row.ideal_reused_tokens // inc - row.reused_tokens // inc), lost)
+    return finding(code, req.path, message, req.line, variable=broke.field,
+                   cause=broke.family if code == "M204" else None, arithmetic=arithmetic,
+                   first_divergent_token=_divergent(pext, cur, row.shared_tokens, tok),
+                   notes=[f"test: {req.test_id}"] if req.test_id else [])
 
 
 def _divergent(base: Rendered, cur: Rendered, s: int, tok) -> DivergentToken:

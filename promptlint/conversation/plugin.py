@@ -170,8 +170,10 @@ class _Recorder:
         tables = _tables(args)
         result, summary = analyse_requests(requests, settings, tok, tables, ini("promptlint_provider") or "auto")
         self.findings = result.findings
+        from promptlint.commands.report_context import from_process
+
         out = io.StringIO()
-        reporters.get("full").write(result, out)
+        reporters.get("full").write(result, from_process(out), out)
         out.write(report.format_text(summary, tok.spec.embedded, {}))
         return out.getvalue()
 
