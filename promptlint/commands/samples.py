@@ -50,7 +50,7 @@ def inferred_samples(path, settings, text=None) -> str:
     if analyzer is None or not analyzer.__name__.endswith("jinja_template"):
         what = "a chat template, whose inputs are the built-in conversations (docs/chat-templates.md)"
         if analyzer is None or not analyzer.__name__.endswith("chat_template"):
-            what = "not an application template (.j2, .jinja, .jinja2, .prompt)"
+            what = "not an application template (.j2, .jinja, .jinja2, .prompt, .prompty)"
         raise UsageError(f"{shown}: {what}; `promptlint samples` infers the inputs of application templates")
     try:
         text = bounded_io.read_text(path) if text is None else text

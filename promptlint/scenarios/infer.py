@@ -146,8 +146,13 @@ def template_scenario(loaded, text: str, samples=None) -> Scenario:
 
     roots = getattr(loaded.env.loader, "roots", None)  # the sidecar may lead where includes may
     declared = scenario_from_samples(load_samples(samples, roots), samples) if samples is not None else None
+    prompt_file = getattr(loaded, "prompt_file", None)
+    if prompt_file is not None:
+        text = prompt_file.template  # the front matter is not template text
     asts = template_asts(loaded.env, loaded.env.parse(text), name=loaded.name)
     scenario = infer_scenario(asts, loaded.env.globals, name_patterns(), declared)
+    if prompt_file is not None:
+        given_samples(scenario, prompt_file)
     from promptlint.scenarios.includes import resolve
 
     scenario.unresolved_includes = resolve(scenario, asts, loaded.path, dict(scenario.include_choices))
@@ -155,6 +160,17 @@ def template_scenario(loaded, text: str, samples=None) -> Scenario:
     loaded.declare_names(o for options in scenario.include_choices.values() for o in options)
     add_volatile_stubs(scenario, loaded.env)
     return scenario
+
+
+def given_samples(scenario: Scenario, prompt_file) -> None:
+    """A prompt file's own sample values (Prompty's `sample:`) are the inputs' values; their kinds
+    stay inferred (a sample question is still per request). A samples file's declaration wins."""
+    for name, value in prompt_file.samples.items():
+        var = scenario.variables.get(name)
+        if var is None or var.declared or value is None:
+            continue
+        var.value = value
+        var.why = tuple(var.why) + (f"value from the front matter's `{prompt_file.sample_keys.get(name, name)}`",)
 
 
 def add_volatile_stubs(scenario: Scenario, env) -> None:
