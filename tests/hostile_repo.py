@@ -19,8 +19,8 @@ job's token in the environment) and files outside it that nothing may touch:
   template-controlled text with `@org/team`;
 - a configuration that asks for a daemon (`daemon = true`: a repository may not start one);
 - prompt files (`.prompty` front matter with aliases, a file reference and deep nesting, an unclosed
-  one; promptflow and Semantic Kernel role-line bodies; a bare chat template in a `.j2`) that try
-  the same leaks;
+  one; promptflow and Semantic Kernel role-line bodies; an agent YAML's `system_prompt: |`; a bare
+  chat template in a `.j2`) that try the same leaks;
 - one honest template with a timestamp first (an M101) that every `check` must still report.
 
 `Hostile.assert_safe(*texts)` is the common verdict: no canary module ran, nothing outside
@@ -73,6 +73,8 @@ PROMPT_FILES = {
     "leak_flow.jinja2": "# system:\n{% set s %}{% include '.env' %}{% endset %}{{ {'a': 1}[s] }}\n# user:\n{{ question }}\n",
     "leak_sk.jinja2": '<message role="system">{% set s %}{% include \'.env\' %}{% endset %}{{ name | attr(s) }}</message>'
                       '<message role="user">{{ question }}</message>\n',
+    "leak_agent.yaml": "name: &n agent\nalias: *n\nsystem_prompt: |\n  {% set s %}{% include '.env' %}{% endset %}\n"
+                       "  {{ s | attr(s) }} {{ question }}\n" + "deep: " + "{" * 300 + "\n",
     "leak_chat.j2": "{% set loop_messages = messages %}{% set s %}{% include '.env' %}{% endset %}"
                     "{% for m in loop_messages %}{{ raise_exception(s) }}{% endfor %}"
                     "{% if add_generation_prompt %}go{% endif %}\n",

@@ -83,7 +83,7 @@ def test_render_samples_and_rule(hostile):
                  ["render", "--scenario", "scenario.json", "prompts/leak_attr.j2"],
                  ["render", "--scenario", "scenario.json", "models/evil"],
                  ["samples", "prompts/leak_key.j2", "prompts/leak_include.j2", "prompts/x\n::error::pwned.j2"],
-                 ["samples", "prompts/leak.prompty"],
+                 ["samples", "prompts/leak.prompty", "prompts/leak_agent.yaml"],
                  ["samples", "prompts/unclosed.prompty", "prompts/leak_flow.jinja2", "prompts/leak_sk.jinja2"],
                  ["render", "--scenario", "scenario.json", "prompts/leak.prompty"],
                  ["render", "--scenario", "scenario.json", "prompts/leak_chat.j2"],

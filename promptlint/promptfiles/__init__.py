@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Optional
 from promptlint.promptfiles.frontmatter import FrontMatterError, parse, split
 
 SUFFIX = ".prompty"
+YAML_SUFFIXES = (".yaml", ".yml")
 
 
 @dataclass
@@ -29,6 +30,7 @@ class PromptFile:
     model: Optional[str] = None  # the deployment or model the front matter names
     api: str = "chat"
     notes: List[str] = field(default_factory=list)
+    shifts: Dict[int, int] = field(default_factory=dict)  # line -> columns the masking moved it left (YAML indentation)
 
     def framing_note(self) -> str:
         how = {"prompty": "Prompty's role lines", "promptflow": "promptflow's role lines",
@@ -51,6 +53,16 @@ def read(path: Path, source: str) -> Optional[PromptFile]:
     FrontMatterError for front matter that cannot be read."""
     from promptlint.promptfiles.roles import style_of
 
+    if Path(path).suffix in YAML_SUFFIXES:
+        from promptlint.promptfiles.yaml_prompts import embedded
+
+        found = embedded(source)
+        if found is None:
+            return None
+        masked, shifts, key, samples = found
+        out = PromptFile(masked, style_of(masked), samples, {k: f"a default of `{k}`" for k in samples}, shifts=shifts)
+        out.notes.append(f"the template is the YAML key `{key}`'s text (its indentation removed, as YAML reads it)")
+        return out
     if Path(path).suffix != SUFFIX:
         style = style_of(source)
         return PromptFile(source, style) if style else None
@@ -108,4 +120,4 @@ def _samples(data: dict, out: PromptFile) -> None:
         )
 
 
-__all__ = ["FrontMatterError", "PromptFile", "read", "SUFFIX"]
+__all__ = ["FrontMatterError", "PromptFile", "read", "SUFFIX", "YAML_SUFFIXES"]
