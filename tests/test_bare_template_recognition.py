@@ -142,3 +142,25 @@ def test_without_tokenizer_config_the_family_tokens_are_assumed_and_said(tmp_pat
     assert [f["code"] for f in doc["findings"] if f["code"] in ("M102", "E004", "PL101")] == []
     expected = hf_render(MISTRAL_ALIAS, NOW, messages=[{"role": "user", "content": "Hi"}], bos_token="<s>", eos_token="</s>")
     assert mistral.encode(expected, add_special_tokens=False).ids[0] == mistral.token_to_id("<s>")
+
+
+def test_render_and_check_agree_on_bos_for_a_bare_template_with_a_tokenizer(tmp_path, cli, mistral):
+    """Issue 32 family 8: `render` gives a bare template the BOS `check` gives it (from tokenizer.json)."""
+    import json
+
+    (tmp_path / "mistral_alias.jinja").write_text(MISTRAL_ALIAS)
+    messages = [{"role": "user", "content": "Hi there"}]
+    (tmp_path / "scenario.json").write_text(json.dumps({"messages": messages}))
+    r = cli("render", "--scenario", "scenario.json", "--tokenizer", MISTRAL, "--output-format", "json", "mistral_alias.jinja", cwd=tmp_path)
+    assert r.code == 0, r.err
+    doc = json.loads(r.out)
+    expected = hf_render(MISTRAL_ALIAS, NOW, messages=messages, bos_token="<s>", eos_token="</s>")
+    assert doc["render"] == expected == "<s>[INST] Hi there [/INST]"
+    assert doc["token_ids"][0] == mistral.token_to_id("<s>")
+    # check renders the same prompt for the same conversation (its samples file): its M204 evidence
+    # (the reply's re-rendered leading space) starts with it
+    (tmp_path / "mistral_alias.samples.json").write_text(json.dumps({"messages": messages, "add_generation_prompt": True}))
+    found, err = check(cli, "--tokenizer", MISTRAL, "mistral_alias.jinja", cwd=tmp_path)
+    assert found["errors"] == [] and "assumed" not in err
+    (f,) = [f for f in found["findings"] if f["code"] == "M204"]
+    assert f["evidence"]["base_render"].startswith(doc["render"])

@@ -181,24 +181,15 @@ def scenario_runs(path: Path, text: str, ctx: Context):
 
 
 def _special_tokens(source, tokenizer, ctx: Context, embedded: bool) -> None:
-    """The special-token strings the template sees: the source's, else the tokenizer directory's,
-    else a configured tokenizer.json's own (never the embedded approximate one's); a BOS or EOS
-    still missing is the template's model family's (chat/special.py), with a notice saying so."""
-    from promptlint.chat.special import assumed_special_tokens, from_tokenizer
+    """The special-token strings the template sees (chat/special.py ``fill_special_tokens``, as
+    `promptlint render` gives them), with a notice when a BOS or EOS had to be assumed."""
+    from promptlint.chat.special import fill_special_tokens
 
     if source.special_tokens:
         return
-    source.special_tokens = dict(tokenizer().special_tokens) or ({} if embedded else from_tokenizer(tokenizer()))
-    family, assumed = assumed_special_tokens(source.templates.values(), source.special_tokens)
-    if not assumed:
-        return
-    source.special_tokens.update(assumed)
-    given = ", ".join(f"`{key}` = {value!r}" for key, value in assumed.items())
-    ctx.notices.append(
-        f"{ctx.display(source.path)}: no tokenizer_config.json gives the special tokens, so the render assumed {given} "
-        f"({family}, from the template's own turn markers); lint the model directory or configure a tokenizer "
-        "directory that has a tokenizer_config.json to use the model's own"
-    )
+    notice = fill_special_tokens(source, tokenizer(), embedded, ctx.display(source.path))
+    if notice:
+        ctx.notices.append(notice)
 
 
 def _scenarios(path: Path, root: Path) -> list:

@@ -106,6 +106,26 @@ def assumed_special_tokens(templates: Iterable[str], have: Dict[str, str]) -> Tu
     return family, {key: value for key, value in tokens.items() if key not in have}
 
 
+def fill_special_tokens(source, loaded, embedded: bool, shown: str) -> "str | None":
+    """Give ``source`` (a ChatSource without its own special tokens) those ``check`` and ``render``
+    both use: the tokenizer directory's tokenizer_config.json, else the tokenizer.json's own (never
+    the embedded approximate one's), else the model family's (``assumed_special_tokens``). Returns
+    the notice saying what was assumed (``shown``: the file as displayed), or None."""
+    if source.special_tokens:
+        return None
+    source.special_tokens = dict(loaded.special_tokens) or ({} if embedded else from_tokenizer(loaded))
+    family, assumed = assumed_special_tokens(source.templates.values(), source.special_tokens)
+    if not assumed:
+        return None
+    source.special_tokens.update(assumed)
+    given = ", ".join(f"`{key}` = {value!r}" for key, value in assumed.items())
+    return (
+        f"{shown}: no tokenizer_config.json gives the special tokens, so the render assumed {given} "
+        f"({family}, from the template's own turn markers); lint the model directory or configure a tokenizer "
+        "directory that has a tokenizer_config.json to use the model's own"
+    )
+
+
 def template_special_texts(source) -> List[str]:
     """The special-token texts a chat source uses: its configured ones and those its templates write."""
     texts = list(source.special_tokens.values()) + list(source.additional_special_tokens)
