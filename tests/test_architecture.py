@@ -260,7 +260,7 @@ def test_template_checks_are_found_by_registration_in_code_order():
     from promptlint import checks
 
     assert [m.CODES for m in checks.template_checks()] == [
-        ("M101",), ("M102",), ("M103",), ("M104",), ("M105",), ("M201", "M202", "M203"), ("M204",)
+        ("M101",), ("M102",), ("M103",), ("M104",), ("M105",), ("M107",), ("M201", "M202", "M203"), ("M204",)
     ]
 
 

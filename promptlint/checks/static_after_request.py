@@ -26,20 +26,25 @@ if TYPE_CHECKING:
 CODES = registry.implements(__name__, "M107")
 
 
+def _next_request(run: "Run") -> dict:
+    """Every per-request input changed (the variant behind the ideal shared prefix)."""
+    return {v.name: v.variant_value() for v in run.scenario.of_kind("per-request")}
+
+
 def plan(run: "Run") -> list:
-    """The next request (every per-request input changed): the ideal's variant, prefetched anyway."""
-    return list(run.plan_ideal()) if run.conversation is None else []
+    """The next request, prefetched with the other variants (the ideal's variant: rendered anyway)."""
+    return [_next_request(run)] if run.conversation is None and run.scenario.of_kind("per-request") else []
 
 
 def check(run: "Run") -> List["Finding"]:
     if run.conversation is not None:
         return []
-    ideal_variant = run.plan_ideal()
-    if not ideal_variant:
+    overrides = _next_request(run)
+    if not overrides:
         return []
     data = registry.get("M107").data
     base = run.base()
-    after = run.sample(**ideal_variant[0])
+    after = run.sample(**overrides)
     s = shared_prefix(base.ids, after.ids)
     first = run.first_divergent_char(after)
     minimum = data["min-passage-characters"]
