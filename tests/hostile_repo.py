@@ -18,6 +18,9 @@ job's token in the environment) and files outside it that nothing may touch:
 - **names CI interprets**: a template whose file name holds a newline and `::error::`, a
   template-controlled text with `@org/team`;
 - a configuration that asks for a daemon (`daemon = true`: a repository may not start one);
+- prompt files (`.prompty` front matter with aliases, a file reference and deep nesting, an unclosed
+  one; promptflow and Semantic Kernel role-line bodies; an agent YAML's `system_prompt: |`; a bare
+  chat template in a `.j2`) that try the same leaks;
 - one honest template with a timestamp first (an M101) that every `check` must still report.
 
 `Hostile.assert_safe(*texts)` is the common verdict: no canary module ran, nothing outside
@@ -58,6 +61,23 @@ LEAKS = {
     "leak_attr.j2": "{% set s %}{% include '.env' %}{% endset %}{{ name | attr(s) }}\nHello {{ name }}\n",
     "leak_raise.j2": "{% set s %}{% include '.env' %}{% endset %}{{ raise_exception(s) }}\n",
     "mention.j2": "{{ raise_exception('@octo-org/security and @someone, look') }}\n",
+}
+# Prompt files (issue 32): front matter with aliases, a file reference to `.env`, deep flow
+# nesting and an unclosed block; role-line bodies that try the same leaks; a bare chat template
+# (a `.j2` recognised by what it does) raising with a computed text.
+PROMPT_FILES = {
+    "leak.prompty": "---\nname: &a [*a, *a]\nmodel:\n  api: chat\nsample: ${file:../.env}\n"
+                    "inputs:\n  deep:\n    sample: " + "[" * 200 + "x" + "]" * 200 + "\n---\nsystem:\n"
+                    "{% set s %}{% include '.env' %}{% endset %}{% include s %}\nuser:\n{{ question }}\n",
+    "unclosed.prompty": "---\nname: never closed\nsample:\n  question: hi\nsystem:\n{{ question }}\n",
+    "leak_flow.jinja2": "# system:\n{% set s %}{% include '.env' %}{% endset %}{{ {'a': 1}[s] }}\n# user:\n{{ question }}\n",
+    "leak_sk.jinja2": '<message role="system">{% set s %}{% include \'.env\' %}{% endset %}{{ name | attr(s) }}</message>'
+                      '<message role="user">{{ question }}</message>\n',
+    "leak_agent.yaml": "name: &n agent\nalias: *n\nsystem_prompt: |\n  {% set s %}{% include '.env' %}{% endset %}\n"
+                       "  {{ s | attr(s) }} {{ question }}\n" + "deep: " + "{" * 300 + "\n",
+    "leak_chat.j2": "{% set loop_messages = messages %}{% set s %}{% include '.env' %}{% endset %}"
+                    "{% for m in loop_messages %}{{ raise_exception(s) }}{% endfor %}"
+                    "{% if add_generation_prompt %}go{% endif %}\n",
 }
 PANIC_REGEX = "(a+)+b"  # onig gives up ("retry-limit-in-match over") and tokenizers panics
 
@@ -210,7 +230,7 @@ def build(tmp_path: Path) -> Hostile:
     prompts.mkdir()
     (prompts / "support.j2").write_text(GOOD, encoding="utf-8")
     (prompts / "support.samples.toml").write_text(GOOD_SAMPLES, encoding="utf-8")
-    for name, text in LEAKS.items():
+    for name, text in {**LEAKS, **PROMPT_FILES}.items():
         (prompts / name).write_text(text, encoding="utf-8")
     (prompts / "x\n::error::pwned.j2").write_text("Hello {{ name }}\n", encoding="utf-8")
     (prompts / "@octo-org.j2").write_text("Hello {{ name }}\n", encoding="utf-8")

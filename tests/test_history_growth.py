@@ -91,11 +91,34 @@ def expected(qwen, template, values, grown):
 
 
 def test_history_rendered_append_only_is_not_reported(tmp_path, cli):
+    # the newest request rendered as the history renders it, the excerpts in the system part: turn
+    # N+1 extends turn N's whole prompt and the reply (issue 32 family 4's clean form)
+    template = SYSTEM + EXCERPTS + HISTORY_LOOP + QUESTION
+    samples = copy.deepcopy(SAMPLES)
+    samples["variables"]["context"]["kind"] = "static"  # the same excerpts every turn (a fixed handbook)
+    assert check(cli, write(tmp_path, "support_chat.j2", template, samples)) == []
+
+
+def test_excerpts_appended_to_the_newest_request_break_the_prefix_at_it(tmp_path, cli, qwen):
+    """Issue 32 family 4: the history comes back unchanged, but turn N's request (its excerpts and
+    question) is not rendered back as sent: the engine holds turn N's whole prompt plus the reply,
+    so turn N+1 diverges at the excerpts on every turn. Missed when only the history was compared."""
     template = SYSTEM + HISTORY_LOOP + EXCERPTS + QUESTION  # per-request text after the history
-    assert check(cli, write(tmp_path, "support_chat.j2", template)) == []
-    # zero-config too (`history` is history-like by name, `context` retrieved, `question` the input)
-    (tmp_path / "support_chat.samples.json").unlink()
-    assert check(cli, tmp_path / "support_chat.j2") == []
+    for samples in (SAMPLES, None):  # declared, and zero-config (`history`, `context`, `question` by name)
+        (f,) = check(cli, write(tmp_path, "support_chat.j2", template, samples))
+        assert f["cause"] == "current-turn" and (f["line"], f["column"]) == (4, 13)  # `Relevant excerpts:`
+        base, after = f["evidence"]["base_render"], f["evidence"]["variant_render"]
+        if samples is not None:
+            assert base == render(template, VALUES) + ANSWER and after == render(template, NEXT)
+        prompt = base[: -len(ANSWER)]
+        cached = qwen.encode(prompt, add_special_tokens=False).ids + qwen.encode(ANSWER, add_special_tokens=False).ids
+        a = qwen.encode(after, add_special_tokens=False).ids
+        s = shared_prefix(cached, a)
+        assert prompt[len(qwen.decode(cached[:s])):].startswith("Re")  # the excerpts' first token
+        assert f["first_divergent_token"]["index"] == s == f["shared_tokens"]
+        assert f["ideal_shared_tokens"] == len(cached) and f["prompt_tokens"] == len(a)
+        assert f["lost_blocks"] == min(len(cached), len(a) - 1) // B - min(s, len(a) - 1) // B >= 1
+        (tmp_path / "support_chat.samples.json").unlink(missing_ok=True)
 
 
 def test_retrieved_context_before_history_is_reported_at_its_line(tmp_path, cli, qwen):

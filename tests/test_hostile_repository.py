@@ -19,7 +19,7 @@ import time
 import pytest
 
 import hostile_repo
-from hostile_repo import SECRET, TOKEN
+from hostile_repo import PROMPT_FILES, SECRET, TOKEN
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None or shutil.which("bash") is None, reason="needs git and bash")
 
@@ -45,6 +45,8 @@ def test_check_in_every_format(hostile, fmt):
     assert done.returncode == 1, done.stderr
     assert "support.j2" in done.stdout and "M101" in done.stdout  # the honest template is still reported
     assert "leak_include.j2" in done.stdout  # and each leaking template is reported, not skipped
+    for name in PROMPT_FILES:  # prompt files too (issue 32)
+        assert name in done.stdout, name
 
 
 def test_typescript_agent_is_linted_and_imports_never_leave_the_repository(hostile):
@@ -91,6 +93,10 @@ def test_render_samples_and_rule(hostile):
                  ["render", "--scenario", "scenario.json", "prompts/leak_attr.j2"],
                  ["render", "--scenario", "scenario.json", "models/evil"],
                  ["samples", "prompts/leak_key.j2", "prompts/leak_include.j2", "prompts/x\n::error::pwned.j2"],
+                 ["samples", "prompts/leak.prompty", "prompts/leak_agent.yaml"],
+                 ["samples", "prompts/unclosed.prompty", "prompts/leak_flow.jinja2", "prompts/leak_sk.jinja2"],
+                 ["render", "--scenario", "scenario.json", "prompts/leak.prompty"],
+                 ["render", "--scenario", "scenario.json", "prompts/leak_chat.j2"],
                  ["samples", "--write", "reports/../promptlint.sarif"],
                  ["rule", "M101"]):
         done = hostile.run(*args)

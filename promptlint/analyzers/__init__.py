@@ -21,6 +21,7 @@ from typing import List, Optional
 ANALYZERS = [
     "promptlint.analyzers.chat_template",  # before jinja_template: chat `.jinja` files are templates too
     "promptlint.analyzers.jinja_template",
+    "promptlint.analyzers.yaml_prompt",  # YAML files whose block scalar holds a Jinja template
     "promptlint.analyzers.python_source",
     "promptlint.analyzers.ts_source",
     "promptlint.analyzers.launch_config",

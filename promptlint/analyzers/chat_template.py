@@ -182,18 +182,15 @@ def scenario_runs(path: Path, text: str, ctx: Context):
 
 
 def _special_tokens(source, tokenizer, ctx: Context, embedded: bool) -> None:
-    """The special-token strings the template sees: the source's, else the tokenizer directory's,
-    else a configured tokenizer.json's own (never the embedded approximate one's)."""
-    from promptlint.chat.special import from_tokenizer
+    """The special-token strings the template sees (chat/special.py ``fill_special_tokens``, as
+    `promptlint render` gives them), with a notice when a BOS or EOS had to be assumed."""
+    from promptlint.chat.special import fill_special_tokens
 
     if source.special_tokens:
         return
-    source.special_tokens = dict(tokenizer().special_tokens) or ({} if embedded else from_tokenizer(tokenizer()))
-    if not source.special_tokens:
-        ctx.notices.append(
-            f"{ctx.display(source.path)}: no tokenizer_config.json gives the special tokens, so `bos_token`/`eos_token` are "
-            "undefined in the render; lint the model directory or configure a tokenizer directory that has one"
-        )
+    notice = fill_special_tokens(source, tokenizer(), embedded, ctx.display(source.path))
+    if notice:
+        ctx.notices.append(notice)
 
 
 def _scenarios(path: Path, root: Path) -> list:

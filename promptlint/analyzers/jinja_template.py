@@ -1,4 +1,4 @@
-"""Application Jinja templates (`*.j2`, `*.jinja`, `*.jinja2`, `*.prompt`).
+"""Application Jinja templates (`*.j2`, `*.jinja`, `*.jinja2`, `*.prompt`, Prompty `*.prompty`).
 
 Parse -> scenario (samples file, else inferred) -> render + tokenize (memoised in a
 TemplateRun) -> every enabled check.
@@ -17,7 +17,7 @@ from promptlint.records import Finding
 # PL101 analysis-assumption: the one note per file naming what the render assumed (assumption_notes)
 NOTE_CODES = registry.implements(__name__, "PL101")
 
-SUFFIXES = (".j2", ".jinja", ".jinja2", ".prompt")
+SUFFIXES = (".j2", ".jinja", ".jinja2", ".prompt", ".prompty")
 FILES = Files(suffixes=SUFFIXES, never_infix=".samples.")
 
 
@@ -164,7 +164,8 @@ def other_choices(run) -> List[Finding]:
 
 def assumption_notes(run) -> List[Finding]:
     """PL101: one info note naming what the render assumed: stand-ins for unknown filters, tests
-    and globals (render/stubs.py), include inputs rendered as empty (scenarios/includes.py)."""
+    and globals (render/stubs.py), include inputs rendered as empty (scenarios/includes.py), a
+    prompt file's messages framed in ChatML (promptfiles/roles.py)."""
     from promptlint.render.stubs import note
 
     if not run.enabled("PL101"):
@@ -180,6 +181,11 @@ def assumption_notes(run) -> List[Finding]:
             f"the include name `{name}` is an input no samples file or template beside it resolves, so the include "
             f"renders as empty; list its files in the samples file (`[include-choices]` `{name} = [\"...\"]`)"
         )
+    prompt_file = getattr(run.loaded, "prompt_file", None)
+    if prompt_file is not None:
+        for note_text in prompt_file.notes + ([prompt_file.framing_note()] if prompt_file.style else []):
+            places.append((run.loaded.name, 1))
+            parts.append(note_text)
     if not parts:
         return []
     template, line = places[0]

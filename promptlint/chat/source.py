@@ -26,7 +26,13 @@ TEMPLATE_FILE = "chat_template.jinja"
 TEMPLATES_DIR = "chat_templates"
 # transformers 5.x `special_tokens_map`: the named string tokens only
 
-_MESSAGES_USE = re.compile(r"\bin\s+messages\b|\bmessages\s*\[|\bmessages\s*\|")
+# how a template walks the conversation: `for m in messages`, `messages[0]`, `messages|selectattr`
+_USE = r"\bin\s+{0}\b|\b{0}\s*\[|\b{0}\s*\|"
+_MESSAGES_USE = re.compile(_USE.format("messages"))
+# `{% set loop_messages = messages %}`, `{%- set msgs = messages[1:] %}`: a name bound to the messages
+_ALIAS = re.compile(r"\{%-?\s*set\s+([A-Za-z_]\w{0,80})\s*=\s*([^%]{0,400}?)-?%\}")
+# what only a chat template reads (the renderer of a chat request passes these)
+_CHAT_MARKERS = re.compile(r"\b(?:add_generation_prompt|bos_token|eos_token|raise_exception|strftime_now)\b")
 
 
 class SourceError(Exception):
@@ -66,8 +72,34 @@ class ChatSource:
 
 
 def looks_like_chat_template(text: str) -> bool:
-    """A `.jinja` file that iterates/indexes `messages` and reads roles: a chat template."""
-    return bool(_MESSAGES_USE.search(text)) and "role" in text
+    """A `.jinja` file that walks the messages (directly or through a name bound to them, as
+    `{% set loop_messages = messages %}`) and reads roles or what a chat renderer passes
+    (`add_generation_prompt`, `bos_token`, ...): a chat template."""
+    return walks_messages(text) and ("role" in text or bool(_CHAT_MARKERS.search(text)))
+
+
+def is_chat_template_anywhere(text: str) -> bool:
+    """Any Jinja file (`.j2`, `.jinja2` too) that walks the messages and asks whether to add the
+    generation prompt: only a chat template is rendered with `add_generation_prompt`."""
+    return walks_messages(text) and "add_generation_prompt" in text
+
+
+def walks_messages(text: str) -> bool:
+    """Whether ``text`` iterates, indexes or filters `messages` or a name bound to it (aliases of
+    aliases too; bounded: at most 20 names)."""
+    if _MESSAGES_USE.search(text):
+        return True
+    names, bound = ["messages"], [(m.group(1), m.group(2)) for m in _ALIAS.finditer(text)]
+    grew = True
+    while grew and len(names) < 20:
+        grew = False
+        for name, value in bound:
+            if name not in names and any(re.search(r"\b%s\b" % known, value) for known in names):
+                names.append(name)
+                grew = True
+                if re.search(_USE.format(re.escape(name)), text):
+                    return True
+    return False
 
 
 def is_model_dir(path: Path) -> bool:
@@ -81,14 +113,17 @@ def handles(path: Path) -> bool:
         return is_model_dir(path)
     if path.name == CONFIG_NAME or path.name == TEMPLATE_FILE:
         return True
-    # Only `.jinja` files can be bare chat templates (the Hugging Face convention); `.j2`, `.jinja2`
-    # and `.prompt` are application templates, and so is a `.jinja` whose samples file has [variables].
-    if path.suffix == ".jinja" and ".samples." not in path.name and not _has_app_samples(path):
+    # A `.jinja` file is a bare chat template when it walks the messages (the Hugging Face
+    # convention); `.prompt` files are application templates, and so is any file whose samples
+    # file has [variables].
+    # A `.j2`/`.jinja2` file is one only when it does what only a chat template does (walks the
+    # messages and reads `add_generation_prompt`).
+    if path.suffix in (".jinja", ".j2", ".jinja2") and ".samples." not in path.name and not _has_app_samples(path):
         try:
             head = bounded_io.read_prefix(path, 200_000).decode("utf-8", "replace")
         except OSError:
             return False
-        return looks_like_chat_template(head)
+        return looks_like_chat_template(head) if path.suffix == ".jinja" else is_chat_template_anywhere(head)
     return False
 
 

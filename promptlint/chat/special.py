@@ -78,6 +78,53 @@ def _post_processor_tokens(tok) -> Tuple[List[str], List[str]]:
     return [], []
 
 
+# A bare template with no tokenizer_config.json and a tokenizer that does not say: the special
+# tokens of the model family its own turn markers name (each family's tokenizer_config.json), first
+# match wins; a template with no known marker gets Llama 2's `<s>`/`</s>`, the commonest pair.
+# ChatML (Qwen 2/2.5/3) has no BOS: `bos_token` is the empty text, as the model's null renders.
+_FAMILIES = (
+    ("Llama 3", ("<|start_header_id|>", "<|eot_id|>"), {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>"}),
+    ("gpt-oss (harmony)", ("<|start|>", "<|channel|>"), {"bos_token": "<|startoftext|>", "eos_token": "<|return|>"}),
+    ("ChatML (Qwen)", ("<|im_start|>",), {"bos_token": "", "eos_token": "<|im_end|>"}),
+    ("Gemma", ("<start_of_turn>",), {"bos_token": "<bos>", "eos_token": "<eos>"}),
+    ("DeepSeek", ("<｜User｜>", "<｜Assistant｜>"), {"bos_token": "<｜begin▁of▁sentence｜>", "eos_token": "<｜end▁of▁sentence｜>"}),
+    ("Command R", ("<|START_OF_TURN_TOKEN|>",), {"bos_token": "<BOS_TOKEN>", "eos_token": "<|END_OF_TURN_TOKEN|>"}),
+    ("Granite", ("<|start_of_role|>",), {"bos_token": "<|end_of_text|>", "eos_token": "<|end_of_text|>"}),
+    ("Phi-3", ("<|user|>", "<|end|>"), {"bos_token": "<s>", "eos_token": "<|endoftext|>"}),
+    ("Mistral / Llama 2", ("[INST]",), {"bos_token": "<s>", "eos_token": "</s>"}),
+)
+_DEFAULT = ("Llama 2 (no family marker found)", {"bos_token": "<s>", "eos_token": "</s>"})
+
+
+def assumed_special_tokens(templates: Iterable[str], have: Dict[str, str]) -> Tuple[str, Dict[str, str]]:
+    """(family, the `bos_token`/`eos_token` ``have`` lacks): what a bare chat template is given when
+    neither a tokenizer_config.json nor the tokenizer names them, so that no scenario fails on an
+    undefined token. The caller says what was assumed."""
+    text = "".join(templates)
+    family, tokens = next(((name, tokens) for name, markers, tokens in _FAMILIES if any(m in text for m in markers)), _DEFAULT)
+    return family, {key: value for key, value in tokens.items() if key not in have}
+
+
+def fill_special_tokens(source, loaded, embedded: bool, shown: str) -> "str | None":
+    """Give ``source`` (a ChatSource without its own special tokens) those ``check`` and ``render``
+    both use: the tokenizer directory's tokenizer_config.json, else the tokenizer.json's own (never
+    the embedded approximate one's), else the model family's (``assumed_special_tokens``). Returns
+    the notice saying what was assumed (``shown``: the file as displayed), or None."""
+    if source.special_tokens:
+        return None
+    source.special_tokens = dict(loaded.special_tokens) or ({} if embedded else from_tokenizer(loaded))
+    family, assumed = assumed_special_tokens(source.templates.values(), source.special_tokens)
+    if not assumed:
+        return None
+    source.special_tokens.update(assumed)
+    given = ", ".join(f"`{key}` = {value!r}" for key, value in assumed.items())
+    return (
+        f"{shown}: no tokenizer_config.json gives the special tokens, so the render assumed {given} "
+        f"({family}, from the template's own turn markers); lint the model directory or configure a tokenizer "
+        "directory that has a tokenizer_config.json to use the model's own"
+    )
+
+
 def template_special_texts(source) -> List[str]:
     """The special-token texts a chat source uses: its configured ones and those its templates write."""
     texts = list(source.special_tokens.values()) + list(source.additional_special_tokens)

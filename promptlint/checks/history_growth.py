@@ -15,12 +15,18 @@ every turn. The cause names what moved it:
   kept at its turn-N value, which moves the divergence past it;
 - ``loop-last``: the history renders its last item differently (a branch on ``loop.last``);
 - ``history-derived``: text computed from the history (its length, its last message, its order)
-  is rendered before the history ends.
+  is rendered before the history ends;
+- ``current-turn``: turn N's history comes back unchanged, but turn N's own request (the question
+  with the sources or other material appended to it, the reply's lead-in) is not rendered back in
+  turn N+1 as it was sent: the engine holds turn N's whole prompt and the reply it generated, so
+  the prefix breaks at the last request on every turn.
 
 The end of turn N's history is the end of the last expression in its render that prints the text
 of a history item (a field read, a macro call or a filter over the list). The arithmetic is
 M204's (``growth_comparison``): S is the first divergent token, the ideal S the tokens before
-that end, P the tokens of turn N+1.
+that end (the first three causes), or for ``current-turn`` all of turn N's prompt plus the reply
+the model generated (the grown history's answer, encoded on its own as generated tokens are), P
+the tokens of turn N+1.
 """
 
 from __future__ import annotations
@@ -36,7 +42,13 @@ if TYPE_CHECKING:
     from promptlint.records import Finding
     from promptlint.scenarios import Variable
 
-APPLICATION_CAUSES = ("changed-input", "loop-last", "history-derived")
+APPLICATION_CAUSES = ("changed-input", "loop-last", "history-derived", "current-turn")
+# the help of the cause added by issue 32 until rules/M204.toml's [data.help-application] carries it
+_CURRENT_TURN_HELP = (
+    "render the newest request exactly as the history will render it on the next turn (same role prefix and format), "
+    "and put per-turn material (retrieved sources, tool output) where the history keeps it too, or after the last "
+    "request in a part that is dropped consistently; then every turn extends the previous prompt and its reply"
+)
 _PROBE = 24  # characters of a history item's text looked for in a printed expression
 _MIN_TEXT = 12  # shorter item texts (roles, names) are not evidence of where the history is
 
@@ -111,14 +123,53 @@ def check_application(run: "Run") -> List["Finding"]:
         return []  # the template refuses the longer history: not this rule's business
     end = history_end(base, [v.value for v in grown])
     c = shared_prefix(base.text, after.text)
-    if end == 0 or c >= end:
-        return []  # turn N+1 renders turn N's history unchanged (the rest is the new request)
+    if end == 0 or c >= len(base.text):
+        return []  # turn N+1 extends turn N's whole prompt (the rest is the reply and the new request)
+    if c >= end:  # the history came back unchanged; turn N's own request did not
+        return _current_turn(run, base, after, grown, overrides, changed, kept, c)
     ideal = sum(1 for s, e in base.encoding.offsets if e <= end)
     cmp = growth_comparison(base.ids, after.ids, ideal, run.profile.block_size)
     if cmp.lost_blocks <= 0:
         return []
     moved, rest = _moved_inputs(run, base, overrides, changed, c, end)
     return [_finding(run, base, after, cmp, grown, overrides, changed, kept, moved, rest, end)]
+
+
+def _current_turn(run: "Run", base, after, grown, overrides, changed, kept, c: int) -> List["Finding"]:
+    """M204 ``current-turn``: the engine holds turn N's whole prompt and the generated reply; turn
+    N+1 diverges inside turn N's last request (after its history)."""
+    from promptlint.scenarios.values import grown_answer
+
+    generated = list(run.tokenizer.encode(grown_answer()).ids)
+    cached = list(base.ids) + generated
+    cmp = growth_comparison(cached, after.ids, len(cached), run.profile.block_size)
+    if cmp.lost_blocks <= 0:
+        return []
+    history = ", ".join(f"`{v.name}`" for v in grown)
+    token_offset = figures.token_offset(base.encoding.offsets, base.text, cmp.shared)
+    token = figures.divergent_token(run.tokenizer, cached, after.ids, cmp.shared, token_offset)
+    location = run.locate(c)
+    message = (
+        f"the conversation does not grow as a prefix (current-turn): turn N+1 renders turn N's request back differently "
+        f"from token {cmp.shared} (`{_show(token.base_text)}` → `{_show(token.variant_text)}`), after the history {history}: "
+        f"{cmp.lost_blocks:,} of {cmp.ideal_eligible_blocks:,} eligible KV blocks lost on every turn"
+    )
+    notes = [
+        f"cause `current-turn`: turn N sent `{_show(base.text[c:c + 40], 60)}` where turn N+1's history has "
+        f"`{_show(after.text[c:c + 40], 60)}` (template line {location.line}: `{_show(_line_text(base, location), 80)}`)",
+        f"{run.profile.name}, block {cmp.block_size}: turn N caches {len(cached):,} tokens ({len(base.ids):,} prompt + "
+        f"{len(generated):,} generated); turn N+1 ({len(after.ids):,} tokens) reuses {cmp.eligible_blocks:,} blocks, "
+        f"{cmp.ideal_eligible_blocks:,} if it extended turn N's prompt and reply",
+    ]
+    help_text = registry.get("M204").data.get("help-application", {}).get("current-turn") or _CURRENT_TURN_HELP
+    grew = ", ".join(f"`{v.name}` {len(v.value)} → {len(overrides[v.name])} items" for v in grown)
+    inputs = f"; changed: {', '.join(changed)}" if changed else ""
+    inputs += f"; kept (M101 reports them): {', '.join(kept)}" if kept else ""
+    return [run.finding(
+        "M204", message, location, help=help_text, notes=notes, cause="current-turn",
+        variant_description=f"the conversation grown by one turn: + the previous question and an answer ({grew}){inputs}",
+        **figures.of(token, cmp, figures.evidence(base.text + grown_answer(), after.text, run.add_special_tokens)),
+    )]
 
 
 def _moved_inputs(run: "Run", base: "Sample", overrides: Dict[str, Any], changed: List[str], c: int, end: int) -> Tuple[List[Tuple[str, int]], int]:

@@ -157,6 +157,17 @@ def check(run: "Run") -> List["Finding"]:
     return [_finding(run, *worst)] if worst else []
 
 
+def next_turn_clock(run: "Run", now):
+    """The clock of turn N+1: seconds later when the template reads it to the second (a daily date
+    stays: turns are seconds apart), unless M101 already reports the clock (one finding per hazard)."""
+    from promptlint.checks.volatile_before_shared_prefix import reports
+
+    clock = run.scenario.variables.get("strftime_now")  # the chat run's clock variable (chat/run.py)
+    if clock is None or clock.sub_kind != "timestamp" or now is None or reports(run, clock):
+        return now
+    return clock.variant_value()
+
+
 def grow(run: "Run", conv: "Conversation", sent_back: bool = True) -> Optional[Turns]:
     """Render turn N, turn N with the reply, and turn N+1; None when the rule does not apply.
 
@@ -194,7 +205,7 @@ def grow(run: "Run", conv: "Conversation", sent_back: bool = True) -> Optional[T
     try:
         base = run.base()
         replied, _ = conv.render_request(final, now)
-        after, _ = conv.render_request(grown, now)
+        after, _ = conv.render_request(grown, next_turn_clock(run, now))
     except RenderError:
         return None  # the template refuses the longer conversation: not this rule's business
     return Turns(request, now, reply, len(grown.messages), next_user["content"], base, replied, after)

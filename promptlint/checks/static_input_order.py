@@ -145,6 +145,14 @@ def _compare(run: "Run", code: str, var, variant_value: Any, described: str) -> 
         "M202": "sort tools by name where the list is built (or `|sort(attribute='name')` in the template), or pin the order",
         "M203": "sort the documents by a stable key before rendering, or pin the order",
     }[code]
+    if code in ("M202", "M203") and not var.declared and run.conversation is None:
+        # the items are the inferred stand-ins (the template names none): say so, and how a caller that
+        # already orders them stably declares it
+        described = f"{described} (sample items promptlint made up: the template names none)"
+        help_text += (
+            f"; if the caller already builds `{var.name}` in one stable order, declare it in the samples file beside the "
+            f"template: `[variables.{var.name}]` with `order = \"pinned\"` and its `value`"
+        )
     notes = [
         f"{run.profile.name}, block {cmp.block_size}: eligible {figures.blocks(cmp.eligible_blocks)} with the other order, "
         f"{cmp.ideal_eligible_blocks:,} with a stable one"

@@ -168,8 +168,13 @@ def _render_chat(target, data, scenario_path, settings, limits):
     if directory is None and (source.path.parent / "tokenizer.json").is_file():
         directory = source.path.parent
     spec = _tokenizer_spec(settings, directory)
-    if not source.special_tokens and spec.config_path is not None:
-        source.special_tokens = dict(load(spec).special_tokens)
+    if not source.special_tokens:  # as `check` gives them (chat/special.py), with the same notice
+        from promptlint.chat.special import fill_special_tokens
+        from promptlint.discovery import display_path
+
+        notice = fill_special_tokens(source, load(spec), spec.embedded, display_path(source.path))
+        if notice:
+            print(f"promptlint: note: {notice}", file=sys.stderr)
     profile = ChatProfile(settings.transformers, settings.frontend, settings.serving)
     now = scenario.now if "now" in data else datetime.now()
     rendered, _, _ = ChatTemplate(source, profile, limits).render(scenario.request, now)

@@ -47,10 +47,10 @@ def inferred_samples(path, settings, text=None) -> str:
     if text is None and not path.is_file():
         raise UsageError(f"{shown}: no such file" if not path.exists() else f"{shown}: give template files, not a directory")
     analyzer = analyzer_for(path)
-    if analyzer is None or not analyzer.__name__.endswith("jinja_template"):
+    if analyzer is None or not analyzer.__name__.endswith(("jinja_template", "yaml_prompt")):
         what = "a chat template, whose inputs are the built-in conversations (docs/chat-templates.md)"
         if analyzer is None or not analyzer.__name__.endswith("chat_template"):
-            what = "not an application template (.j2, .jinja, .jinja2, .prompt)"
+            what = "not an application template (.j2, .jinja, .jinja2, .prompt, .prompty)"
         raise UsageError(f"{shown}: {what}; `promptlint samples` infers the inputs of application templates")
     try:
         text = bounded_io.read_text(path) if text is None else text
@@ -91,7 +91,7 @@ def show_inferred(paths, settings, force_exclude: bool, overrides, out) -> None:
         files += [f for f in discover(paths, settings.root, settings.templates, settings.exclude, force_exclude, kinds=analyzers)[0] if str(f) not in overrides]
     for path in files:
         analyzer = analyzer_for(path)
-        if analyzer is None or not analyzer.__name__.endswith("jinja_template"):
+        if analyzer is None or not analyzer.__name__.endswith(("jinja_template", "yaml_prompt")):
             continue
         if str(path) not in overrides and not_read(path, settings.root):
             continue  # not read: the report has its E005

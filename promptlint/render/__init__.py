@@ -65,6 +65,7 @@ class LoadedTemplate:
     source: Optional[str] = None  # the top-level text, when known
     _source_texts: Dict[str, SourceText] = field(default_factory=dict, repr=False, compare=False)
     limit_error: Optional["RenderError"] = field(default=None, repr=False, compare=False)
+    prompt_file: Optional[object] = field(default=None, repr=False, compare=False)  # promptfiles.PromptFile
 
     def source_of(self, name: str) -> Optional[str]:
         if name == self.name and self.source is not None:
@@ -159,6 +160,16 @@ def load_template(
         except FileRefused as e:
             raise RenderError(e.code, e.message, name, None) from None
     budget.charge(len(source.encode("utf-8", "surrogatepass")))
+    prompt_file = None
+    if includes:  # Prompty, promptflow and Semantic Kernel files: front matter masked, renders split into messages
+        from promptlint.promptfiles import FrontMatterError, read
+
+        try:
+            prompt_file = read(path, source)
+        except FrontMatterError as e:
+            raise RenderError("E005", f"invalid front matter: {e.message}", name, e.line) from None
+        if prompt_file is not None:
+            source = prompt_file.template
     loader = None
     if includes:
         lookup = [path.parent] + [p for p in search_paths if p != path.parent]
@@ -190,7 +201,7 @@ def load_template(
                 template = env.template_class.from_code(env, env.compile(source, name), env.make_globals(None), None)
     except (Exception, DeadlineExceeded) as e:
         raise _parse_error(e, name, parse_timeout, env) from None
-    return LoadedTemplate(path, name, env, template, clock, source)
+    return LoadedTemplate(path, name, env, template, clock, source, prompt_file=prompt_file)
 
 
 def _parse_error(e: BaseException, name: str, parse_timeout: float, env=None) -> "RenderError":
@@ -310,6 +321,8 @@ def render(loaded: LoadedTemplate, variables: dict, limits: Limits = Limits(), c
         raise error from None
     sm = SourceMap(loaded.sources())
     text = "".join(parts)
+    if loaded.prompt_file is not None:  # the messages a prompt file's render becomes, as the model sees them
+        text, chunk_meta = loaded.prompt_file.frame(text, chunk_meta)
     sm.defer(text, chunk_meta)
     return Rendered(text, sm)
 

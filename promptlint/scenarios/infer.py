@@ -146,8 +146,15 @@ def template_scenario(loaded, text: str, samples=None) -> Scenario:
 
     roots = getattr(loaded.env.loader, "roots", None)  # the sidecar may lead where includes may
     declared = scenario_from_samples(load_samples(samples, roots), samples) if samples is not None else None
+    prompt_file = getattr(loaded, "prompt_file", None)
+    if prompt_file is not None:
+        text = prompt_file.template  # the front matter is not template text
     asts = template_asts(loaded.env, loaded.env.parse(text), name=loaded.name)
     scenario = infer_scenario(asts, loaded.env.globals, name_patterns(), declared)
+    if prompt_file is not None:
+        given_samples(scenario, prompt_file)
+        if prompt_file.style is not None:
+            user_turn_inputs(loaded, scenario)
     from promptlint.scenarios.includes import resolve
 
     scenario.unresolved_includes = resolve(scenario, asts, loaded.path, dict(scenario.include_choices))
@@ -155,6 +162,50 @@ def template_scenario(loaded, text: str, samples=None) -> Scenario:
     loaded.declare_names(o for options in scenario.include_choices.values() for o in options)
     add_volatile_stubs(scenario, loaded.env)
     return scenario
+
+
+def given_samples(scenario: Scenario, prompt_file) -> None:
+    """A prompt file's own sample values (Prompty's `sample:`) are the inputs' values; their kinds
+    stay inferred (a sample question is still per request). A samples file's declaration wins."""
+    for name, value in prompt_file.samples.items():
+        var = scenario.variables.get(name)
+        if var is None or var.declared or value is None:
+            continue
+        var.value = value
+        var.why = tuple(var.why) + (f"value from the front matter's `{prompt_file.sample_keys.get(name, name)}`",)
+
+
+def user_turn_inputs(loaded, scenario: Scenario) -> None:
+    """Kind by role: in a prompt file split into messages, a text input printed only inside user
+    turns is what the user sends on each request (per-request input), whatever its words say,
+    unless a samples file declares it. One render of the base scenario shows where each prints."""
+    import re
+
+    from promptlint.render import Limits, RenderError, render
+
+    try:
+        rendered = render(loaded, scenario.values(), Limits())
+    except RenderError:
+        return
+    text, sources = rendered.text, rendered.sourcemap.sources
+    roles: dict = {}
+    for chunk in rendered.sourcemap.chunks:
+        src = sources.get(chunk.template)
+        if chunk.kind != "expression" or chunk.source_start is None or src is None or chunk.end <= chunk.start:
+            continue
+        m = re.match(r"\{\{-?\s*([A-Za-z_]\w*)", src.text[chunk.source_start:chunk.source_end])
+        if m is None:
+            continue
+        marker = text.rfind("<|im_start|>", 0, chunk.start)
+        role = text[marker + 12:text.find("\n", marker)] if marker >= 0 else ""
+        roles.setdefault(m.group(1), set()).add(role)
+    for name, seen in roles.items():
+        var = scenario.variables.get(name)
+        if var is None or var.declared or var.kind != "static" or seen != {"user"} or not isinstance(var.value, str):
+            continue
+        var.kind, var.sub_kind = "per-request", "input"
+        said = "per-request input: printed only in the user turn of a prompt file (what the user sends each request)"
+        var.why = (said,) + tuple(w for w in var.why if not w.startswith("static"))
 
 
 def add_volatile_stubs(scenario: Scenario, env) -> None:

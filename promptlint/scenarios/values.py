@@ -214,6 +214,11 @@ def grown_history(value: List[Any], question: Optional[str] = None) -> List[Any]
     return list(value) + grown
 
 
+def grown_answer() -> str:
+    """The assistant's reply that ``grown_history`` adds: what the model generated after turn N."""
+    return _ANSWERS[-1]
+
+
 def value_leaves(value: Any):
     """Every scalar inside nested dicts and lists."""
     if isinstance(value, dict):
