@@ -16,7 +16,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, List
 
 from promptlint import registry
-from promptlint.checks.variants import describe
 from promptlint.compare import Comparison, shared_prefix
 
 if TYPE_CHECKING:
@@ -76,6 +75,5 @@ def check(run: "Run") -> List["Finding"]:
         f"{run.profile.name}, block {cmp.block_size}: eligible {cmp.eligible_blocks:,} blocks now, "
         f"{cmp.ideal_eligible_blocks:,} with the static text before the per-request material",
     ]
-    f = run.finding("M107", message, where, variant=after, cmp=cmp, help=data["help"], notes=notes)
-    describe(f, "the next request: every per-request input changed")
-    return [f]
+    return [run.finding("M107", message, where, variant=after, cmp=cmp, help=data["help"], notes=notes,
+                        variant_description="the next request: every per-request input changed")]
