@@ -43,12 +43,6 @@ if TYPE_CHECKING:
     from promptlint.scenarios import Variable
 
 APPLICATION_CAUSES = ("changed-input", "loop-last", "history-derived", "current-turn")
-# the help of the cause added by issue 32 until rules/M204.toml's [data.help-application] carries it
-_CURRENT_TURN_HELP = (
-    "render the newest request exactly as the history will render it on the next turn (same role prefix and format), "
-    "and put per-turn material (retrieved sources, tool output) where the history keeps it too, or after the last "
-    "request in a part that is dropped consistently; then every turn extends the previous prompt and its reply"
-)
 _PROBE = 24  # characters of a history item's text looked for in a printed expression
 _MIN_TEXT = 12  # shorter item texts (roles, names) are not evidence of where the history is
 
@@ -161,7 +155,7 @@ def _current_turn(run: "Run", base, after, grown, overrides, changed, kept, c: i
         f"{len(generated):,} generated); turn N+1 ({len(after.ids):,} tokens) reuses {cmp.eligible_blocks:,} blocks, "
         f"{cmp.ideal_eligible_blocks:,} if it extended turn N's prompt and reply",
     ]
-    help_text = registry.get("M204").data.get("help-application", {}).get("current-turn") or _CURRENT_TURN_HELP
+    help_text = registry.get("M204").data["help-application"]["current-turn"]
     grew = ", ".join(f"`{v.name}` {len(v.value)} → {len(overrides[v.name])} items" for v in grown)
     inputs = f"; changed: {', '.join(changed)}" if changed else ""
     inputs += f"; kept (M101 reports them): {', '.join(kept)}" if kept else ""
