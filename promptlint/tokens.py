@@ -330,9 +330,12 @@ def _embedded_json() -> bytes:
 
 
 def embedded_sha256() -> str:
-    """sha256 of the embedded tokenizer.json (decompressed), as a pin names it."""
+    """sha256 of the embedded tokenizer.json (decompressed), as a pin names it: as its shipped
+    compact form records it (a test holds the two together), else hashed."""
     if not _EMBEDDED_SHA256:
-        _EMBEDDED_SHA256.append(hashlib.sha256(_embedded_json()).hexdigest())
+        from promptlint import fastbpe  # fast-load hook
+
+        _EMBEDDED_SHA256.append(fastbpe.embedded_sha256() or hashlib.sha256(_embedded_json()).hexdigest())
     return _EMBEDDED_SHA256[0]
 
 
@@ -376,13 +379,30 @@ def _used(sha: str, tok: LoadedTokenizer) -> LoadedTokenizer:
 def _parsed(sha: str, spec: TokenizerSpec, text):
     if sha not in _PARSED:
         with not_charged():  # once per run: not the first file's cost
-            source = text()
-            _PARSED[sha] = _from_str(source, spec)
-        _SIZES[sha] = len(source.encode("utf-8"))  # the file's size, as the budget is stated
+            _PARSED[sha], _SIZES[sha] = _parse(sha, spec, text)  # _SIZES: the file's size, as the budget is stated
         _PARSES[0] += 1
         if _KEEP[0]:
             _evict(keep=sha)
     return _PARSED[sha]
+
+
+# ------------------------------------------------------------------ fast load (promptlint.fastbpe)
+# THE HOOK where a tokenizer is loaded: a proven compact form of this content when there is one
+# (the embedded tokenizer ships one), else the tokenizer.json parsed as ever, and its compact form
+# written for the next run. Only formed for tokenizers whose regexes are the known families', so
+# the vetting in ``text`` is never skipped for one that needs it.
+
+
+def _parse(sha: str, spec: TokenizerSpec, text) -> Tuple[object, int]:
+    from promptlint import fastbpe
+
+    fast = fastbpe.load(sha, embedded=spec.path is None)
+    if fast is not None:
+        return fast
+    source = text()
+    tok = _from_str(source, spec)
+    fastbpe.remember(sha, source, tok)
+    return tok, len(source.encode("utf-8"))
 
 
 # ------------------------------------------------------------------ untrusted tokenizers
