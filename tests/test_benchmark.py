@@ -28,6 +28,11 @@ ROWS = [
     "(f) scale, every variant encoded whole",
     "(g) models/: 2 dirs, 1 distinct tokenizer, cold",
     "(g0) parse the 1 distinct tokenizer once",
+    "(n) newcomer app: one changed template, daemon off",
+    "(n) the same, tokenizer.json parsed (no fast load)",
+    "(n) the same, pinned 151k tokenizer (Qwen2.5)",
+    "(n) one changed template, daemon on",
+    "(p) pre-commit, promptlint hook / no-op hook, daemon on",
 ]
 RATIOS = ["warm / bare python", "one changed / its floor (d1)", "cold / floor (d)", "transformers (e) / promptlint cold",
           "scale (f) seconds", "scale (f) peak MiB", "tokenizer load / one changed (c)",

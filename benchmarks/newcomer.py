@@ -1,0 +1,202 @@
+"""The newcomer's app (issue 33): what a person trying promptlint on a small app sees, as ratios
+of interleaved pairs in one run.
+
+The app: 5 application templates and 2 Python modules that build prompts with the OpenAI SDK, no
+tokenizer configured (the embedded cl100k_base), a git repository with a .pre-commit-config.yaml.
+Each row runs, per repetition, `python -c pass` and then the command (one pair, same moment of
+the machine's load), and reports the median seconds and the **median of the per-pair ratios**:
+on a shared machine the load moves between repetitions, and a ratio taken within a pair moves
+with it. One template is edited before each timed command (a cache miss for that file, as after
+an edit); `check -- FILE` lints that file, as pre-commit passes it.
+
+Rows (n = newcomer):
+  n_off          `promptlint check -- changed.j2`, daemon off
+  n_off_slow     the same with the fast tokenizer load off (PROMPTLINT_FAST_TOKENIZER=0): before issue 33
+  n_off_nopyc    the same, fast load on, with no bytecode cache (PYTHONDONTWRITEBYTECODE=1 and a fresh
+                 PYTHONPYCACHEPREFIX): what a source checkout in an environment that never writes .pyc files pays
+  n_pinned       daemon off, a pinned 151k-vocabulary tokenizer (Qwen2.5) instead of the embedded one
+  n_daemon       daemon on (PROMPTLINT_DAEMON=1; the default for a person at a terminal)
+  pc_daemon      `pre-commit run --files changed.j2` with promptlint as the only hook, daemon on (the
+                 default under pre-commit), paired with the same `pre-commit run` of a no-op local hook
+  pc_off         the same with the daemon off (PROMPTLINT_DAEMON=0)
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence
+
+BUILDER = '''\
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def answer(question: str, customer: str, now: str) -> str:
+    response = client.chat.completions.create(
+        model="gpt-4o-mini",
+        messages=[
+            {"role": "system", "content": f"Today is {now}. You are the Acme shop assistant. Be brief and polite."},
+            {"role": "user", "content": f"{customer} asks: {question}"},
+        ],
+    )
+    return response.choices[0].message.content
+'''
+
+HOOK = """\
+repos:
+- repo: local
+  hooks:
+  - id: {id}
+    name: {id}
+    entry: {entry}
+    language: system
+    types: [text]
+    files: '(\\.(j2|jinja|jinja2|prompt|py)|(^|/)(tokenizer_config\\.json|chat_template\\.jinja))$'
+    require_serial: true
+"""
+
+
+def make_app(root: Path, app_template: Callable[[int, Path], None]) -> Path:
+    """root/prompts/*.j2 (5), root/app/*.py (2), a git repository; returns the template edited per run."""
+    prompts = root / "prompts"
+    prompts.mkdir(parents=True)
+    for i in range(5):
+        app_template(i, prompts)
+    (root / "app").mkdir()
+    for name in ("support.py", "returns.py"):
+        (root / "app" / name).write_text(BUILDER, encoding="utf-8")
+    (root / "README.md").write_text("A small app.\n", encoding="utf-8")
+    env = dict(os.environ, GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@example.invalid", GIT_COMMITTER_NAME="b",
+               GIT_COMMITTER_EMAIL="b@example.invalid", GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull)
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "app"]):
+        subprocess.run(["git", *args], cwd=root, env=env, check=True, capture_output=True)
+    return prompts / "app_0001.j2"
+
+
+class Pairs:
+    """Interleaved pairs: ``python -c pass`` (or another yardstick), then the command."""
+
+    def __init__(self, python: str, env: Dict[str, str], reps: int):
+        self.python, self.env, self.reps = python, env, reps
+
+    def _once(self, argv: Sequence[str], cwd: Path, env: Dict[str, str]) -> float:
+        import time
+
+        t0 = time.perf_counter()
+        r = subprocess.run(list(argv), cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        dt = time.perf_counter() - t0
+        if r.returncode not in (0, 1):
+            raise RuntimeError(f"{' '.join(argv)} failed:\n{r.stderr.decode('utf-8', 'replace')[-2000:]}")
+        return dt
+
+    def run(self, argv: Sequence[str], cwd: Path, before=None, env: Optional[Dict[str, str]] = None,
+            yardstick: Optional[Sequence[str]] = None) -> Dict[str, float]:
+        """Median seconds of the command and of the yardstick, and the median per-pair ratio; one
+        untimed warm-up first (bytecode, the OS file cache, the tokenizer's compact form)."""
+        full = dict(self.env, **(env or {}))
+        for key in [k for k, v in full.items() if v is None]:
+            del full[key]
+        stick = list(yardstick or [self.python, "-c", "pass"])
+        if before:
+            before()
+        self._once(argv, cwd, full)
+        ours, theirs = [], []
+        for _ in range(self.reps):
+            theirs.append(self._once(stick, cwd, full if yardstick else self.env))
+            if before:
+                before()
+            ours.append(self._once(argv, cwd, full))
+        return {"s": statistics.median(ours), "yard": statistics.median(theirs),
+                "ratio": statistics.median(a / b for a, b in zip(ours, theirs))}
+
+
+def rows(python: str, base_env: Dict[str, str], work: Path, reps: int, qwen: Path,
+         app_template: Callable[[int, Path], None]) -> Dict[str, Dict[str, float]]:
+    root = work / "newcomer"
+    changed = make_app(root, app_template)
+    text = changed.read_text(encoding="utf-8")
+    counter = [0]
+
+    def edit():
+        counter[0] += 1
+        changed.write_text(text + f"Edit number {counter[0]}.\n", encoding="utf-8")
+
+    runtime = Path(tempfile.mkdtemp(prefix="pln"))  # short: a socket path holds 108 bytes
+    os.chmod(runtime, 0o700)
+    env = dict(base_env, XDG_RUNTIME_DIR=str(runtime), XDG_CACHE_HOME=str(work / "user-cache"),
+               XDG_CONFIG_HOME=str(work / "user-config"), PROMPTLINT_DAEMON="0")
+    pairs = Pairs(python, env, reps)
+    check = [python, "-m", "promptlint", "check", "--", str(changed.relative_to(root))]
+    out: Dict[str, Dict[str, float]] = {}
+    try:
+        out["n_off"] = pairs.run(check, root, edit)
+        out["n_off_slow"] = pairs.run(check, root, edit, env={"PROMPTLINT_FAST_TOKENIZER": "0"})
+        nopyc = Path(tempfile.mkdtemp(prefix="plnopyc"))
+        out["n_off_nopyc"] = pairs.run(check, root, edit, env={"PYTHONDONTWRITEBYTECODE": "1", "PYTHONPYCACHEPREFIX": str(nopyc)})
+        shutil.rmtree(nopyc, ignore_errors=True)
+        out["n_daemon"] = pairs.run(check, root, edit, env={"PROMPTLINT_DAEMON": "1"})
+        out.update(_pre_commit(pairs, python, root, changed, edit))
+        pinned = root / "promptlint.toml"
+        shutil.copy(qwen, root / "tokenizer.json")
+        pinned.write_text('tokenizer = "tokenizer.json"\n', encoding="utf-8")
+        out["n_pinned"] = pairs.run(check, root, edit)
+        pinned.unlink()
+    finally:
+        subprocess.run([python, "-m", "promptlint", "daemon", "stop"], cwd=root, env=env, capture_output=True)
+        changed.write_text(text, encoding="utf-8")
+        shutil.rmtree(runtime, ignore_errors=True)
+    return out
+
+
+def _pre_commit(pairs: Pairs, python: str, root: Path, changed: Path, edit) -> Dict[str, Dict[str, float]]:
+    """pre-commit with promptlint as the only hook against pre-commit with a no-op hook."""
+    r = subprocess.run([python, "-c", "import pre_commit"], capture_output=True)
+    if r.returncode != 0:
+        return {}
+    configs = {"promptlint": f"{python} -m promptlint check --force-exclude --", "noop": "true"}
+    for name, entry in configs.items():
+        (root / f".pc-{name}.yaml").write_text(HOOK.format(id=name, entry=entry), encoding="utf-8")
+    home = root.parent / "pre-commit-home"
+
+    def run(name: str) -> List[str]:
+        return [python, "-m", "pre_commit", "run", "-c", f".pc-{name}.yaml", "--files", str(changed.relative_to(root))]
+
+    env = {"PRE_COMMIT_HOME": str(home)}
+    return {
+        "pc_daemon": pairs.run(run("promptlint"), root, edit, env=dict(env, PROMPTLINT_DAEMON=None), yardstick=run("noop")),
+        "pc_off": pairs.run(run("promptlint"), root, edit, env=env, yardstick=run("noop")),
+    }
+
+
+LABELS = {
+    "n_off": "(n) newcomer app: one changed template, daemon off",
+    "n_off_slow": "(n) the same, tokenizer.json parsed (no fast load)",
+    "n_off_nopyc": "(n) the same, no bytecode cache (.pyc never written)",
+    "n_pinned": "(n) the same, pinned 151k tokenizer (Qwen2.5)",
+    "n_daemon": "(n) one changed template, daemon on",
+    "pc_daemon": "(p) pre-commit, promptlint hook / no-op hook, daemon on",
+    "pc_off": "(p) pre-commit, promptlint hook / no-op hook, daemon off",
+}
+TARGETS = {"n_off": 12.0, "n_pinned": 15.0, "pc_daemon": 1.3, "pc_off": 2.0}
+
+
+def print_rows(out: Dict[str, Dict[str, float]], quick: bool) -> None:
+    print()
+    print(f"{'newcomer app (interleaved pairs)':<58} {'median s':>9} {'yardstick':>9} {'ratio':>7} {'target':>7}")
+    print("-" * 94)
+    for key, label in LABELS.items():
+        if key not in out:
+            print(f"{label:<58} {'skipped':>9}  (pre-commit not importable)")
+            continue
+        row = out[key]
+        target = TARGETS.get(key)
+        verdict = "" if target is None or quick else ("  yes" if row["ratio"] <= target else "  NO")
+        tgt = f"<= {target:g}" if target else ""
+        print(f"{label:<58} {row['s']:>9.3f} {row['yard']:>9.3f} {row['ratio']:>7.2f} {tgt:>7}{verdict}")
+    print("(yardstick: `python -c pass`, for (p) the same `pre-commit run` with a no-op local hook)")
