@@ -601,7 +601,8 @@ def _run(bench: Bench, work: Path, quick: bool, reps: int, apps: int, chats: int
     rows.update(_models(bench, work, models, py, scale_reps))
 
     print_table(rows, quick, apps, chats, scale, tver, tpy, len(data["requests"]), models)
-    _newcomer(py, bench, work, reps, quick)
+    if not quick:  # --quick --only newcomer smoke-tests these rows on their own
+        _newcomer(py, bench, work, reps, quick)
     return 0
 
 

@@ -427,6 +427,11 @@ def _unvetted(path: Path, sha: str, text: Optional[str] = None) -> List[str]:
     from promptlint.tokenizer_vetting import unknown_patterns
 
     if sha not in _VETTING:
+        from promptlint import fastbpe  # fast-load hook: a proven compact form exists only for vetted content
+
+        if text is None and fastbpe.vetted(sha):
+            _VETTING[sha] = []
+            return []
         try:
             _VETTING[sha] = unknown_patterns(text if text is not None else _read_tokenizer(path))
         except TokenizerError:

@@ -185,3 +185,25 @@ def test_switched_off_the_tokenizer_json_is_parsed(own_forms, monkeypatch):
     assert (fastbpe.built_count(), fastbpe.loaded_count()) == (built, loaded)
     assert not any(own_forms.iterdir())
     assert tok.encode("hi").ids == [6023]
+
+
+def test_an_unpinned_tokenizer_with_a_proven_form_is_not_read_again_to_be_vetted(own_forms, monkeypatch):
+    """A form is written only for a tokenizer whose regexes are all known: its presence vets the
+    file without reading and scanning its megabytes; without one (or vetted against another list
+    of known regexes) the file is scanned."""
+    from promptlint import tokenizer_vetting
+
+    sha, _ = _load_qwen()
+    scanned = []
+    monkeypatch.setattr(tokenizer_vetting, "unknown_patterns", lambda text: scanned.append(len(text)) or [])
+    spec = tokens.TokenizerSpec(QWEN, None, vet=True)  # a model directory's own, unpinned
+    monkeypatch.setattr(tokens, "_VETTING", {})
+    assert tokens.needs_deadline(spec, sha) is False and scanned == []
+    path = own_forms / f"{sha}.bpe"
+    rest = path.read_bytes()[len(form.MAGIC) + 32:]
+    header = dict(form.decode(path.read_bytes()).header, vetting="another list")
+    rest = json.dumps(header).encode() + rest[rest.index(b"\n"):]
+    path.write_bytes(form.MAGIC + hashlib.sha256(rest).digest() + rest)
+    monkeypatch.setattr(tokens, "_VETTING", {})
+    monkeypatch.setattr(store, "_KEPT", {})  # the form read ahead by the first check: read the file again
+    assert tokens.needs_deadline(spec, sha) is False and scanned == [len(QWEN.read_text(encoding="utf-8"))]

@@ -91,6 +91,17 @@ def _attempt(sha256: str, text: str, original) -> Optional[str]:
     return None
 
 
+def vetted(sha256: str) -> bool:
+    """Whether an intact form of content ``sha256`` exists, vetted against today's list of known
+    regexes: a form is only written for a tokenizer whose every regex is a known family's (its
+    shell holds every pattern of the file: the vocabulary and merges hold none), so the file need
+    not be read and scanned again. The form is kept for the load that follows."""
+    if not enabled():
+        return False
+    parts = store.user_form(sha256, keep=True)
+    return parts is not None and parts.source_sha256 == sha256 and parts.header.get("vetting") == form.vetting_list()
+
+
 def embedded_sha256() -> Optional[str]:
     """The sha256 of the embedded tokenizer.json as the shipped compact form records it (None when
     that form is missing or corrupted: the caller hashes the decompressed JSON)."""

@@ -48,6 +48,14 @@ def tokenizers_version() -> str:
     return tokenizers.__version__
 
 
+def vetting_list() -> str:
+    """Which list of known regexes a form was vetted against (a form stands for a vetted file only
+    under the same list)."""
+    from promptlint.tokenizer_vetting import KNOWN_PATTERNS
+
+    return hashlib.sha256("\0".join(sorted(KNOWN_PATTERNS)).encode("utf-8")).hexdigest()[:16]
+
+
 def ineligible(data: Dict) -> Optional[str]:
     """Why this parsed tokenizer.json cannot have a compact form (None: it can). Only a
     deterministic BPE model whose regexes are the known families' (promptlint.tokenizer_vetting:
@@ -105,7 +113,7 @@ def encode(data: Dict, source_sha256: str, source_bytes: int) -> bytes:
     table = "\0".join(tokens).encode("utf-8")
     merges = ids.tobytes()
     header = {"source_sha256": source_sha256, "source_bytes": source_bytes, "tokenizers": tokenizers_version(),
-              "sizes": [len(shell), len(table), len(merges)]}
+              "vetting": vetting_list(), "sizes": [len(shell), len(table), len(merges)]}
     rest = json.dumps(header).encode("utf-8") + b"\n" + shell + table + merges
     return MAGIC + hashlib.sha256(rest).digest() + rest
 

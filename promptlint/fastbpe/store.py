@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Iterator, List, Optional
+from typing import Dict, Iterator, List, Optional
 
 from promptlint import bounded_io, safe_write
 from promptlint.fastbpe import form
@@ -31,11 +31,28 @@ def path_of(sha256: str, suffix: str = ".bpe") -> str:
     return os.path.join(base(), "promptlint", "tokenizers", sha256 + suffix)
 
 
-def _read(path) -> Optional[form.Parts]:
+_KEPT: Dict[str, form.Parts] = {}  # the one form read ahead (vetting) for the load that follows
+
+
+def _read(path, keep: bool = False) -> Optional[form.Parts]:
+    kept = _KEPT.pop(str(path), None)
+    if kept is not None:
+        return kept
     try:
-        return form.decode(bounded_io.read_bytes(path, bounded_io.MAX_TOKENIZER_BYTES))
+        parts = form.decode(bounded_io.read_bytes(path, bounded_io.MAX_TOKENIZER_BYTES))
     except OSError:
         return None
+    if keep and parts is not None:
+        _KEPT.clear()
+        _KEPT[str(path)] = parts
+    return parts
+
+
+def user_form(sha256: str, keep: bool = False) -> Optional[form.Parts]:
+    """The intact form in the user cache named for ``sha256`` (``keep``: held for the next read)."""
+    if len(sha256) != 64 or any(c not in "0123456789abcdef" for c in sha256):
+        return None
+    return _read(path_of(sha256), keep)
 
 
 def packaged() -> Optional[form.Parts]:
@@ -49,10 +66,9 @@ def candidates(sha256: str, embedded: bool) -> Iterator[form.Parts]:
     """Intact compact forms that may hold ``sha256``'s tokenizer, the shipped one first."""
     if embedded and packaged() is not None:
         yield packaged()
-    if len(sha256) == 64 and all(c in "0123456789abcdef" for c in sha256):
-        parts = _read(path_of(sha256))
-        if parts is not None:
-            yield parts
+    parts = user_form(sha256)
+    if parts is not None:
+        yield parts
 
 
 def save(sha256: str, blob: bytes) -> None:
