@@ -21,13 +21,11 @@ from __future__ import annotations
 import io
 import os
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
-from promptlint import safe_write
 from promptlint.daemon import identity, protocol
 
 DEFAULT_IDLE = 900.0  # seconds without a request before the daemon exits
@@ -167,7 +165,9 @@ def start(root: Path, idle: float = DEFAULT_IDLE) -> Optional[Dict[str, Any]]:
 
     The interpreter runs isolated, in the private run directory, importing promptlint from where
     this process did (interpreters.command): nothing under the project is ever on its path."""
-    from promptlint import interpreters
+    import subprocess  # only when starting one: a forwarded check does not pay for it
+
+    from promptlint import interpreters, safe_write
 
     path = protocol.socket_path(root, create=True)
     if path is None:
