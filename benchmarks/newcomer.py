@@ -19,6 +19,8 @@ Rows (n = newcomer):
   pc_daemon      `pre-commit run --files changed.j2` with promptlint as the only hook, daemon on (the
                  default under pre-commit), paired with the same `pre-commit run` of a no-op local hook
   pc_off         the same with the daemon off (PROMPTLINT_DAEMON=0)
+  lsp_*          `promptlint server`: seconds from its start to the initialize reply, and from that
+                 reply to the first diagnostics of the opened template (a target in seconds)
 """
 
 from __future__ import annotations
@@ -142,6 +144,7 @@ def rows(python: str, base_env: Dict[str, str], work: Path, reps: int, qwen: Pat
         shutil.rmtree(nopyc, ignore_errors=True)
         out["n_daemon"] = pairs.run(check, root, edit, env={"PROMPTLINT_DAEMON": "1"})
         out.update(_pre_commit(pairs, python, root, changed, edit))
+        out.update(lsp_rows(python, env, root, changed, reps))
         pinned = root / "promptlint.toml"
         shutil.copy(qwen, root / "tokenizer.json")
         pinned.write_text('tokenizer = "tokenizer.json"\n', encoding="utf-8")
@@ -174,6 +177,69 @@ def _pre_commit(pairs: Pairs, python: str, root: Path, changed: Path, edit) -> D
     }
 
 
+# Starts `promptlint server`, sends initialize, then didOpen of one template; prints the seconds
+# from the start to the initialize reply and from that reply to the first publishDiagnostics.
+LSP_PROBE = r"""
+import json, subprocess, sys, time
+from pathlib import Path
+path = Path(sys.argv[2]).resolve()
+t0 = time.perf_counter()
+p = subprocess.Popen([sys.argv[1], "-m", "promptlint", "server"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                     stderr=subprocess.DEVNULL)
+def send(m):
+    body = json.dumps(m).encode()
+    p.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    p.stdin.flush()
+def read():
+    n = 0
+    while True:
+        line = p.stdout.readline()
+        if not line:
+            raise SystemExit("the server exited")
+        if not line.strip():
+            break
+        if line.lower().startswith(b"content-length:"):
+            n = int(line.split(b":")[1])
+    return json.loads(p.stdout.read(n))
+send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": None, "rootUri": path.parent.parent.as_uri(),
+      "capabilities": {}}})
+while read().get("id") != 1:
+    pass
+t1 = time.perf_counter()
+send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+send({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+      "uri": path.as_uri(), "languageId": "jinja", "version": 1, "text": path.read_text(encoding="utf-8")}}})
+while True:
+    m = read()
+    if m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == path.as_uri():
+        break
+t2 = time.perf_counter()
+send({"jsonrpc": "2.0", "id": 2, "method": "shutdown", "params": None})
+send({"jsonrpc": "2.0", "method": "exit", "params": None})
+p.wait(timeout=30)
+print(t1 - t0, t2 - t1)
+"""
+
+
+def lsp_rows(python: str, env: Dict[str, str], root: Path, changed: Path, reps: int) -> Dict[str, Dict[str, float]]:
+    """The language server on the app: initialize, then the first diagnostics of an opened template."""
+    r = subprocess.run([python, "-c", "import pygls"], capture_output=True, env=env)
+    if r.returncode != 0:
+        return {}
+    inits, diags = [], []
+    for i in range(reps + 1):  # the first is a warm-up
+        r = subprocess.run([python, "-c", LSP_PROBE, python, str(changed)], cwd=root, env=env, capture_output=True, text=True,
+                           timeout=300)
+        if r.returncode != 0:
+            raise RuntimeError(f"language server probe failed:\n{r.stderr[-2000:]}")
+        if i:
+            a, b = (float(x) for x in r.stdout.split())
+            inits.append(a)
+            diags.append(b)
+    return {"lsp_init": {"s": statistics.median(inits), "yard": float("nan"), "ratio": float("nan")},
+            "lsp_diag": {"s": statistics.median(diags), "yard": float("nan"), "ratio": float("nan")}}
+
+
 LABELS = {
     "n_off": "(n) newcomer app: one changed template, daemon off",
     "n_off_slow": "(n) the same, tokenizer.json parsed (no fast load)",
@@ -182,8 +248,11 @@ LABELS = {
     "n_daemon": "(n) one changed template, daemon on",
     "pc_daemon": "(p) pre-commit, promptlint hook / no-op hook, daemon on",
     "pc_off": "(p) pre-commit, promptlint hook / no-op hook, daemon off",
+    "lsp_init": "(l) language server: start to initialize reply (s)",
+    "lsp_diag": "(l) language server: first diagnostics after initialize (s)",
 }
 TARGETS = {"n_off": 12.0, "n_pinned": 15.0, "pc_daemon": 1.3, "pc_off": 2.0}
+SECONDS = {"lsp_diag": 1.0}  # targets in seconds, not ratios
 
 
 def print_rows(out: Dict[str, Dict[str, float]], quick: bool) -> None:
@@ -192,11 +261,14 @@ def print_rows(out: Dict[str, Dict[str, float]], quick: bool) -> None:
     print("-" * 94)
     for key, label in LABELS.items():
         if key not in out:
-            print(f"{label:<58} {'skipped':>9}  (pre-commit not importable)")
+            print(f"{label:<58} {'skipped':>9}  (pre-commit or pygls not importable)")
             continue
         row = out[key]
-        target = TARGETS.get(key)
-        verdict = "" if target is None or quick else ("  yes" if row["ratio"] <= target else "  NO")
+        target = TARGETS.get(key, SECONDS.get(key))
+        value = row["s"] if key in SECONDS else row["ratio"]
+        verdict = "" if target is None or quick else ("  yes" if value <= target else "  NO")
         tgt = f"<= {target:g}" if target else ""
-        print(f"{label:<58} {row['s']:>9.3f} {row['yard']:>9.3f} {row['ratio']:>7.2f} {tgt:>7}{verdict}")
+        yard = f"{row['yard']:>9.3f}" if row["yard"] == row["yard"] else f"{'-':>9}"
+        ratio = f"{row['ratio']:>7.2f}" if row["ratio"] == row["ratio"] else f"{'-':>7}"
+        print(f"{label:<58} {row['s']:>9.3f} {yard} {ratio} {tgt:>7}{verdict}")
     print("(yardstick: `python -c pass`, for (p) the same `pre-commit run` with a no-op local hook)")
