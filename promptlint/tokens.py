@@ -429,7 +429,7 @@ def _unvetted(path: Path, sha: str, text: Optional[str] = None) -> List[str]:
     if sha not in _VETTING:
         from promptlint import fastbpe  # fast-load hook: a proven compact form exists only for vetted content
 
-        if text is None and fastbpe.vetted(sha):
+        if text is None and fastbpe.vetted(sha, keep=sha not in _PARSED):
             _VETTING[sha] = []
             return []
         try:

@@ -44,9 +44,8 @@ def load(sha256: str, embedded: bool = False) -> Optional[Tuple[object, int]]:
             continue
         try:
             tok = form.build(parts)
-        except (KeyboardInterrupt, SystemExit):
-            raise
-        except BaseException:  # an option this tokenizers lacks, a broken table, a panic: parse the file
+        except BaseException as e:  # an option this tokenizers lacks, a broken table, a panic: parse the file
+            _reraise(e)
             continue
         _LOADS[0] += 1
         return tok, parts.source_bytes
@@ -59,7 +58,11 @@ def remember(sha256: str, text: str, original) -> None:
     is not, so no later run pays the attempt again."""
     if not enabled() or store.known_unfit(sha256):
         return
-    reason = _attempt(sha256, text, original)
+    try:
+        reason = _attempt(sha256, text, original)
+    except BaseException as e:  # whatever goes wrong here costs the next run time, never this run its tokenizer
+        _reraise(e)
+        reason = f"not proven ({type(e).__name__})"
     if reason is None:
         _BUILDS[0] += 1
     else:
@@ -81,9 +84,8 @@ def _attempt(sha256: str, text: str, original) -> Optional[str]:
     try:
         blob = form.encode(data, sha256, len(text.encode("utf-8")))
         fast = form.build(form.decode(blob))
-    except (KeyboardInterrupt, SystemExit):
-        raise
     except BaseException as e:  # a panic (PanicException) too: the file's own parse stands
+        _reraise(e)
         return f"cannot be rebuilt ({type(e).__name__})"
     if not proof.proven(fast, original):
         return "not proven identical"
@@ -91,15 +93,22 @@ def _attempt(sha256: str, text: str, original) -> Optional[str]:
     return None
 
 
-def vetted(sha256: str) -> bool:
+def vetted(sha256: str, keep: bool = True) -> bool:
     """Whether an intact form of content ``sha256`` exists, vetted against today's list of known
     regexes: a form is only written for a tokenizer whose every regex is a known family's (its
     shell holds every pattern of the file: the vocabulary and merges hold none), so the file need
-    not be read and scanned again. The form is kept for the load that follows."""
+    not be read and scanned again. ``keep``: hold the form for the load that follows."""
     if not enabled():
         return False
-    parts = store.user_form(sha256, keep=True)
+    parts = store.user_form(sha256, keep=keep)
     return parts is not None and parts.source_sha256 == sha256 and parts.header.get("vetting") == form.vetting_list()
+
+
+def _reraise(e: BaseException) -> None:
+    """^C, exit and promptlint's render deadline pass through; anything else (a Rust panic is a
+    BaseException) means only that there is no form."""
+    if isinstance(e, (KeyboardInterrupt, SystemExit, GeneratorExit)) or type(e).__name__ == "DeadlineExceeded":
+        raise e
 
 
 def embedded_sha256() -> Optional[str]:
