@@ -257,11 +257,11 @@ SECONDS = {"lsp_diag": 1.0}  # targets in seconds, not ratios
 
 def print_rows(out: Dict[str, Dict[str, float]], quick: bool) -> None:
     print()
-    print(f"{'newcomer app (interleaved pairs)':<58} {'median s':>9} {'yardstick':>9} {'ratio':>7} {'target':>7}")
-    print("-" * 94)
+    print(f"{'newcomer app (interleaved pairs)':<62} {'median s':>9} {'yardstick':>9} {'ratio':>7} {'target':>7}")
+    print("-" * 98)
     for key, label in LABELS.items():
         if key not in out:
-            print(f"{label:<58} {'skipped':>9}  (pre-commit or pygls not importable)")
+            print(f"{label:<62} {'skipped':>9}  (pre-commit or pygls not importable)")
             continue
         row = out[key]
         target = TARGETS.get(key, SECONDS.get(key))
@@ -270,5 +270,5 @@ def print_rows(out: Dict[str, Dict[str, float]], quick: bool) -> None:
         tgt = f"<= {target:g}" if target else ""
         yard = f"{row['yard']:>9.3f}" if row["yard"] == row["yard"] else f"{'-':>9}"
         ratio = f"{row['ratio']:>7.2f}" if row["ratio"] == row["ratio"] else f"{'-':>7}"
-        print(f"{label:<58} {row['s']:>9.3f} {yard} {ratio} {tgt:>7}{verdict}")
+        print(f"{label:<62} {row['s']:>9.3f} {yard} {ratio} {tgt:>7}{verdict}")
     print("(yardstick: `python -c pass`, for (p) the same `pre-commit run` with a no-op local hook)")
