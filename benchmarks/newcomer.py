@@ -147,7 +147,10 @@ def rows(python: str, base_env: Dict[str, str], work: Path, reps: int, qwen: Pat
         out.update(lsp_rows(python, env, root, changed, reps))
         pinned = root / "promptlint.toml"
         shutil.copy(qwen, root / "tokenizer.json")
-        pinned.write_text('tokenizer = "tokenizer.json"\n', encoding="utf-8")
+        import hashlib
+
+        pin = hashlib.sha256((root / "tokenizer.json").read_bytes()).hexdigest()
+        pinned.write_text(f'tokenizer = "tokenizer.json"\ntokenizer-sha256 = "{pin}"\n', encoding="utf-8")
         out["n_pinned"] = pairs.run(check, root, edit)
         pinned.unlink()
     finally:
