@@ -25,6 +25,9 @@ and times, each as a fresh subprocess (median of several repetitions):
   (a1) (f1) (g1)  (a), (f), (g) in one process (PROMPTLINT_JOBS=1; the default forks a worker per CPU)
   ..._tree the peak of a run's whole process tree: the summed PSS of the driver and its workers
            (shared pages split between them), read from /proc every 50 ms in an untimed run
+  (n) (p)  the newcomer's app (5 templates, 2 Python builders, the embedded tokenizer) and pre-commit
+           on it, as medians of interleaved pairs against `python -c pass` (benchmarks/newcomer.py;
+           `--only newcomer` runs these alone)
   (g)      a models/ folder: one directory per corpus chat template, each with its own copy of
            its tokenizer.json (5 distinct among them: tokenizers that share one, as users have
            them) and no tokenizer configured, cold, with peak memory; against a script that
@@ -418,7 +421,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--chats", type=int, help="chat templates in the repository (default 20, --quick 2)")
     ap.add_argument("--scale", type=int, help="application templates for (f) (default 1000, --quick 10)")
     ap.add_argument("--models", type=int, help="model directories for (g) (default 22: every corpus template, --quick 2)")
-    ap.add_argument("--only", choices=("models",), help="run only these rows: models = (g)")
+    ap.add_argument("--only", choices=("models", "newcomer"),
+                    help="run only these rows: models = (g), newcomer = (n) and (p) (benchmarks/newcomer.py)")
     ap.add_argument("--transformers-python", default=os.environ.get("PROMPTLINT_BENCH_TRANSFORMERS_PYTHON"),
                     help="interpreter with transformers for (e) (env PROMPTLINT_BENCH_TRANSFORMERS_PYTHON; default this one)")
     ap.add_argument("--keep", metavar="DIR", help="generate the repositories here and keep them")
@@ -447,6 +451,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         shutil.rmtree(work)
     work.mkdir(parents=True, exist_ok=True)
     try:
+        if args.only == "newcomer":
+            _newcomer(py, bench, work, reps, quick)
+            return 0
         if args.only == "models":
             rows = _models(bench, work, models, py, reps if quick else min(reps, 3))
             print_table(rows, quick, apps, chats, scale, None, tpy, 0, models)
@@ -455,6 +462,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     finally:
         if not args.keep:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _newcomer(py: str, bench: Bench, work: Path, reps: int, quick: bool) -> None:
+    """(n) and (p): the newcomer's app, interleaved pairs against `python -c pass` (benchmarks/newcomer.py)."""
+    import newcomer
+
+    newcomer.print_rows(newcomer.rows(py, bench.env, work, max(reps, 1), QWEN, app_template), quick)
 
 
 def _daemon_rows(bench: Bench, work: Path, repo: Path, change) -> Dict:
@@ -587,6 +601,8 @@ def _run(bench: Bench, work: Path, quick: bool, reps: int, apps: int, chats: int
     rows.update(_models(bench, work, models, py, scale_reps))
 
     print_table(rows, quick, apps, chats, scale, tver, tpy, len(data["requests"]), models)
+    if not quick:  # --quick --only newcomer smoke-tests these rows on their own
+        _newcomer(py, bench, work, reps, quick)
     return 0
 
 

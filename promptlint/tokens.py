@@ -341,9 +341,12 @@ def _embedded_json() -> bytes:
 
 
 def embedded_sha256() -> str:
-    """sha256 of the embedded tokenizer.json (decompressed), as a pin names it."""
+    """sha256 of the embedded tokenizer.json (decompressed), as a pin names it: as its shipped
+    compact form records it (a test holds the two together), else hashed."""
     if not _EMBEDDED_SHA256:
-        _EMBEDDED_SHA256.append(hashlib.sha256(_embedded_json()).hexdigest())
+        from promptlint import fastbpe  # fast-load hook
+
+        _EMBEDDED_SHA256.append(fastbpe.embedded_sha256() or hashlib.sha256(_embedded_json()).hexdigest())
     return _EMBEDDED_SHA256[0]
 
 
@@ -381,10 +384,28 @@ def load(spec: TokenizerSpec) -> LoadedTokenizer:
 def _parsed(pool, sha: str, spec: TokenizerSpec, text):
     def parse():
         with not_charged():  # once per run: not the first file's cost
-            source = text()
-            return _from_str(source, spec), len(source.encode("utf-8"))  # the file's size, as the budget is stated
+            return _parse(sha, spec, text)  # (tokenizer, the file's size, as the budget is stated)
 
     return pool.parsed_for(sha, parse)
+
+
+# ------------------------------------------------------------------ fast load (promptlint.fastbpe)
+# THE HOOK where a tokenizer is loaded: a proven compact form of this content when there is one
+# (the embedded tokenizer ships one), else the tokenizer.json parsed as ever, and its compact form
+# written for the next run. Only formed for tokenizers whose regexes are the known families', so
+# the vetting in ``text`` is never skipped for one that needs it.
+
+
+def _parse(sha: str, spec: TokenizerSpec, text) -> Tuple[object, int]:
+    from promptlint import fastbpe
+
+    fast = fastbpe.load(sha, embedded=spec.path is None)
+    if fast is not None:
+        return fast
+    source = text()
+    tok = _from_str(source, spec)
+    fastbpe.remember(sha, source, tok)
+    return tok, len(source.encode("utf-8"))
 
 
 # ------------------------------------------------------------------ untrusted tokenizers
@@ -408,6 +429,11 @@ def _unvetted(path: Path, sha: str, text: Optional[str] = None) -> List[str]:
     from promptlint.tokenizer_vetting import unknown_patterns
 
     if sha not in _VETTING:
+        from promptlint import fastbpe  # fast-load hook: a proven compact form exists only for vetted content
+
+        if text is None and fastbpe.vetted(sha, keep=sha not in _pool().parsed):
+            _VETTING[sha] = []
+            return []
         try:
             _VETTING[sha] = unknown_patterns(text if text is not None else _read_tokenizer(path))
         except TokenizerError:

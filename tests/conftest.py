@@ -24,8 +24,15 @@ def _sealed_basetemp(tmp_path_factory):
     return base
 
 
+@pytest.fixture(scope="session")
+def _fast_tokenizer_forms(tmp_path_factory):
+    """One directory of compact tokenizer forms (promptlint.fastbpe) for the session: each
+    tokenizer is proven and formed once, not once per test's fresh user cache."""
+    return tmp_path_factory.mktemp("fast-tokenizers")
+
+
 @pytest.fixture(autouse=True)
-def _hermetic(_sealed_basetemp, tmp_path_factory, monkeypatch):
+def _hermetic(_sealed_basetemp, _fast_tokenizer_forms, tmp_path_factory, monkeypatch):
     """Every test starts in a directory of its own (never the checkout, so no `.promptlint_cache/`
     lands there), with its own user cache and configuration directories (the cache's machine
     secret; the user-level daemon switch) and none of the variables that change promptlint's
@@ -34,6 +41,7 @@ def _hermetic(_sealed_basetemp, tmp_path_factory, monkeypatch):
     monkeypatch.chdir(home)
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".user-cache"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".user-config"))  # never the user's own config.toml (daemon = true)
+    monkeypatch.setenv("PROMPTLINT_FAST_TOKENIZER_DIR", str(_fast_tokenizer_forms))
     for name in ("PROMPTLINT_DEBUG", "PROMPTLINT_DAEMON", "NO_COLOR", "FORCE_COLOR", "CI", "GITHUB_ACTIONS"):
         monkeypatch.delenv(name, raising=False)
     from promptlint import cache

@@ -29,6 +29,17 @@ ROWS = [
     "(g) models/: 2 dirs, 1 distinct tokenizer, cold",
     "(g0) parse the 1 distinct tokenizer once",
 ]
+NEWCOMER = [
+    "(n) newcomer app: one changed template, daemon off",
+    "(n) the same, tokenizer.json parsed (no fast load)",
+    "(n) the same, no bytecode cache (.pyc never written)",
+    "(n) the same, pinned 151k tokenizer (Qwen2.5)",
+    "(n) one changed template, daemon on",
+    "(p) pre-commit, promptlint hook / no-op hook, daemon on",
+    "(p) pre-commit, promptlint hook / no-op hook, daemon off",
+    "(l) language server: start to initialize reply (s)",
+    "(l) language server: first diagnostics after initialize (s)",
+]
 RATIOS = ["warm / bare python", "one changed / its floor (d1)", "cold / floor (d)", "transformers (e) / promptlint cold",
           "scale (f) seconds", "scale (f) peak MiB", "tokenizer load / one changed (c)",
           "models (g) cold / parse distinct once (g0)", "models (g) peak MiB",
@@ -50,3 +61,18 @@ def test_quick_benchmark_prints_the_table(tmp_path):
         if "(e)" not in row:  # (e) is "skipped" (ratios "n/a") where transformers is not installed
             assert any(ch.isdigit() for ch in hits[0][54:]), hits[0]
     assert "4 application templates, 2 chat templates" in r.stdout
+
+
+def test_quick_newcomer_rows_print_their_pairs(tmp_path):
+    """The newcomer's app and pre-commit rows (benchmarks/newcomer.py), one pair each; the daemon
+    they start runs in the benchmark's private runtime directory and is stopped at the end."""
+    r = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "run.py"), "--quick", "--only", "newcomer", "--keep", str(tmp_path / "bench")],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    for row in NEWCOMER:
+        hits = [line for line in lines if line.startswith(row)]
+        assert hits, f"no row {row!r} in:\n{r.stdout}"
+        assert float(hits[0][len(row):].split()[0]) > 0, hits[0]  # seconds; the pair rows add the yardstick and the ratio

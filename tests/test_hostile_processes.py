@@ -271,6 +271,79 @@ def test_no_daemon_in_ci(daemons, python, project, ci):
     assert status(daemons, python, root)["requests"] == 1
 
 
+def lint_in_terminal(state, py, *args, cwd, extra=None):
+    """`promptlint ARGS` as a person at a prompt runs it: stdin and stdout a pseudo-terminal."""
+    import pty
+
+    master, slave = pty.openpty()
+    chunks = []
+
+    def drain():
+        while True:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the last holder of the terminal's other end exited
+                return
+            if not data:
+                return
+            chunks.append(data)
+
+    try:
+        p = subprocess.Popen([str(py), "-I", "-m", "promptlint", *args], cwd=cwd, stdin=slave, stdout=slave,
+                             stderr=subprocess.PIPE, env=dict(state["env"], **(extra or {})))
+        os.close(slave)
+        slave = None
+        reader = threading.Thread(target=drain, daemon=True)
+        reader.start()
+        _, err = p.communicate(timeout=TIMEOUT)
+        reader.join(TIMEOUT)
+    finally:
+        if slave is not None:
+            os.close(slave)
+        os.close(master)
+    return p.returncode, b"".join(chunks), err
+
+
+def test_a_person_at_a_terminal_gets_a_daemon_by_default(daemons, python, project):
+    root, _ = project
+    rc_direct, _, _ = lint(daemons, python, "check", cwd=root)  # pipes: a machine, no daemon
+    assert status(daemons, python, root) is None and daemon_pids(daemons) == []
+    rc, out, err = lint_in_terminal(daemons, python, "check", cwd=root)
+    assert rc == rc_direct == 1, err  # examples/ has findings
+    running = status(daemons, python, root)
+    assert running is not None and running["requests"] == 1  # started on first use, and it answered
+    assert Path(f"/proc/{running['pid']}/cwd").resolve() == daemons["runtime"].resolve()  # isolated, outside the project
+    lint_in_terminal(daemons, python, "check", cwd=root)
+    assert status(daemons, python, root)["requests"] == 2 and len(daemon_pids(daemons)) == 1
+
+
+def test_a_pre_commit_hook_on_a_developer_machine_gets_a_daemon(daemons, python, project):
+    root, _ = project
+    rc, _, err = lint(daemons, python, "check", cwd=root, extra={"PRE_COMMIT": "1"})  # pre-commit pipes the output
+    assert rc == 1, err
+    assert status(daemons, python, root)["requests"] == 1
+
+
+@pytest.mark.parametrize("how", ["CI", "GITHUB_ACTIONS", "pre-commit in CI", "user config", "PROMPTLINT_DAEMON=0",
+                                 "project config cannot undo the user's off"])
+def test_machines_and_people_who_said_no_get_no_daemon(daemons, python, project, how):
+    root, _ = project
+    extra = {"CI": {"CI": "true"}, "GITHUB_ACTIONS": {"GITHUB_ACTIONS": "true"}, "pre-commit in CI": {"PRE_COMMIT": "1", "CI": "1"},
+             "PROMPTLINT_DAEMON=0": {"PROMPTLINT_DAEMON": "0"}}.get(how, {})
+    if how in ("user config", "project config cannot undo the user's off"):
+        user = Path(daemons["env"]["XDG_CONFIG_HOME"]) / "promptlint" / "config.toml"
+        user.parent.mkdir(parents=True)
+        user.write_text("daemon = false\n", encoding="utf-8")
+    if how.startswith("project config"):
+        config = root / "pyproject.toml"  # examples/ is configured in [tool.promptlint]
+        config.write_text(config.read_text(encoding="utf-8") + "daemon = true\n", encoding="utf-8")
+    run = lint if how == "pre-commit in CI" else lint_in_terminal
+    rc, _, err = run(daemons, python, "check", cwd=root, extra=extra)
+    assert rc == 1, err
+    assert status(daemons, python, root) is None and daemon_pids(daemons) == []
+    assert not daemons["runtime"].exists() or not list(daemons["runtime"].glob("*.sock"))
+
+
 @pytest.mark.parametrize("text, says", [('daemon = "yes"\n', "`daemon` must be true or false"),
                                         ("daemon = [\n", "invalid TOML (")])
 def test_a_bad_user_configuration_is_one_warning_and_no_daemon(cli, tmp_path, monkeypatch, text, says):

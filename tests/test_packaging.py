@@ -29,5 +29,7 @@ def test_installed_package_contains_runtime_data(tmp_path):
         "schemas/samples.schema.json",
         "data/cl100k_base.tokenizer.json.gz",
         "data/name_words.toml",
+        "data/cl100k_base.bpe",
+        "fastbpe/form.py",
     ):
         assert needed in files, needed

@@ -58,6 +58,9 @@ def hook_env(tmp_path_factory):
     (base / "gitconfig").write_text("", encoding="utf-8")
     env.pop("PROMPTLINT_DEBUG", None)
     env.pop("PYTHONPATH", None)  # the hook must run the installed package, not this checkout
+    # under pre-commit a person gets a daemon by default; these runs test the hook, and leave no
+    # process behind (tests/test_hostile_processes.py starts and stops the default one)
+    env["PROMPTLINT_DAEMON"] = "0"
     work = base / "work"
     work.mkdir()
     git(work, "init", "-q", env=env)

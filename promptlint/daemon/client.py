@@ -1,10 +1,12 @@
 """The client side: find this installation's daemon for the project, forward a `check` to it,
 start one when the user asked for it.
 
-Who may use a daemon is the user's choice alone, never the repository's: `check --daemon`,
-PROMPTLINT_DAEMON=1, or `daemon = true` in the user's own configuration file
-(``$XDG_CONFIG_HOME/promptlint/config.toml``, default ``~/.config``) start one; a running one
-(`promptlint daemon start`) answers. A project configuration's `daemon = true` is ignored with a
+Who may use a daemon is the user's choice alone, never the repository's. By default a person
+gets one: a `check` whose stdin and stdout are a terminal, or that a pre-commit hook runs, starts
+one on first use (it exits after 15 idle minutes). `check --daemon`, PROMPTLINT_DAEMON=1, or
+`daemon = true` in the user's own configuration file (``$XDG_CONFIG_HOME/promptlint/config.toml``,
+default ``~/.config``) start one from anywhere; `daemon = false` there, PROMPTLINT_DAEMON=0 or
+`--no-daemon` keep it off; a running one (`promptlint daemon start`) answers. A project configuration's `daemon = true` is ignored with a
 note (a pull request could otherwise start a process that outlives the job), and in CI (`CI` or
 `GITHUB_ACTIONS` set) no daemon is started or used. The daemon is started isolated
 (promptlint.interpreters) from outside the project, and a reply counts only when it comes from a
@@ -19,13 +21,11 @@ from __future__ import annotations
 import io
 import os
 import socket
-import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
-from promptlint import safe_write
 from promptlint.daemon import identity, protocol
 
 DEFAULT_IDLE = 900.0  # seconds without a request before the daemon exits
@@ -43,17 +43,25 @@ def user_config_path() -> Path:
 
 
 def user_wants_daemon() -> bool:
-    """`daemon = true` in the user's configuration file (not a project's). A file that cannot be
-    read or says something else gets one warning and counts as no."""
+    """`daemon = true` in the user's configuration file (not a project's)."""
+    return user_setting() is True
+
+
+def user_setting() -> Optional[bool]:
+    """`daemon` in the user's configuration file (not a project's): True, False, or None when the
+    file or the key is absent. A file that cannot be read or says something else gets one warning
+    and counts as False."""
     from promptlint import bounded_io
     from promptlint.toml_io import toml_loads
 
     path = user_config_path()
     if not path.exists():
-        return False
+        return None
     where = _printable(str(path))
     try:
-        value = toml_loads(bounded_io.read_text(path, 1 << 16)).get("daemon", False)
+        value = toml_loads(bounded_io.read_text(path, 1 << 16)).get("daemon")
+        if value is None:
+            return None
     except (OSError, UnicodeDecodeError) as e:
         problem = f"cannot read it ({_printable(getattr(e, 'strerror', None) or type(e).__name__)})"
     except ValueError as e:
@@ -64,6 +72,22 @@ def user_wants_daemon() -> bool:
         problem = "`daemon` must be true or false"
     print(f"promptlint: warning: {where}: {problem}; the daemon stays off", file=sys.stderr)
     return False
+
+
+def for_a_person() -> bool:
+    """Whether a person is waiting for this run (the daemon's default, outside CI): stdin and stdout
+    are a terminal, or a pre-commit hook runs it (pre-commit sets PRE_COMMIT=1 and pipes the
+    output). A script, an editor or a build tool piping both gets no daemon it did not ask for."""
+    if os.environ.get("PRE_COMMIT") == "1":
+        return True
+    return all(hasattr(s, "isatty") and _isatty(s) for s in (sys.stdin, sys.stdout))
+
+
+def _isatty(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (ValueError, OSError):  # closed
+        return False
 
 
 def project(cwd: Optional[Path] = None) -> Tuple[Path, Optional[Path]]:
@@ -137,7 +161,9 @@ def start(root: Path, idle: float = DEFAULT_IDLE) -> Optional[Dict[str, Any]]:
 
     The interpreter runs isolated, in the private run directory, importing promptlint from where
     this process did (interpreters.command): nothing under the project is ever on its path."""
-    from promptlint import interpreters
+    import subprocess  # only when starting one: a forwarded check does not pay for it
+
+    from promptlint import interpreters, safe_write
 
     path = protocol.socket_path(root, create=True)
     if path is None:
@@ -206,7 +232,8 @@ def forward_check(argv, args) -> Optional[int]:
     if getattr(args, "no_daemon", False) or env == "0" or in_ci():
         return None
     path = protocol.socket_path(root)
-    autostart = getattr(args, "daemon", False) or env == "1" or user_wants_daemon()
+    setting = user_setting()  # False: the user turned the default off (one they start still answers)
+    autostart = getattr(args, "daemon", False) or env == "1" or setting is True or (setting is None and for_a_person())
     if not autostart and (path is None or not path.exists()):
         return None  # the common case: nothing running, nothing to start
     body = b""

@@ -1,0 +1,127 @@
+"""A tokenizer that loads fast, proven identical: the compact form of a BPE tokenizer.json.
+
+Parsing a tokenizer.json is the floor every cold run stands on (0.4-1.9 s for a 100-150k
+vocabulary, most of it `tokenizers` deserializing the merges). For a BPE tokenizer of the known
+families (promptlint.fastbpe.form says which), the first parse also writes a compact form to the
+user cache, keyed by the file's sha256, once it is proven to be the same tokenizer
+(promptlint.fastbpe.proof: the same serialization, the same encodings of a corpus of hard
+strings); later runs build the `tokenizers.Tokenizer` from it without parsing JSON. The result
+is a real `tokenizers.Tokenizer`, so everything promptlint asks of one works unchanged. The
+embedded cl100k_base ships in this form (promptlint/data/cl100k_base.bpe, made by
+scripts/build_fast_tokenizer.py).
+
+Any doubt means the tokenizer.json is parsed as before, silently: no form, a form that is
+corrupted, changed (its digest), of another content or proven with another `tokenizers`
+version, a tokenizer that is not eligible or not proven (remembered, so it is not tried again),
+or PROMPTLINT_FAST_TOKENIZER=0.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Optional, Tuple
+
+from promptlint.fastbpe import form, store
+
+ENV = "PROMPTLINT_FAST_TOKENIZER"
+_BUILDS = [0]  # compact forms built in this process (tests read it: built_count())
+_LOADS = [0]  # tokenizers built from one (loaded_count())
+
+
+def enabled() -> bool:
+    return os.environ.get(ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def load(sha256: str, embedded: bool = False) -> Optional[Tuple[object, int]]:
+    """The tokenizer of content ``sha256`` built from a proven compact form, and the size of its
+    tokenizer.json; None when there is none to trust (the caller parses the file, then calls
+    ``remember``)."""
+    if not enabled():
+        return None
+    version = form.tokenizers_version()
+    for parts in store.candidates(sha256, embedded):
+        if parts.source_sha256 != sha256 or parts.header.get("tokenizers") != version:
+            continue
+        try:
+            tok = form.build(parts)
+        except BaseException as e:  # an option this tokenizers lacks, a broken table, a panic: parse the file
+            _reraise(e)
+            continue
+        _LOADS[0] += 1
+        return tok, parts.source_bytes
+    return None
+
+
+def remember(sha256: str, text: str, original) -> None:
+    """After ``text`` (a tokenizer.json whose content is ``sha256``) was parsed into ``original``:
+    write its compact form to the user cache when it is eligible and proven, else a note that it
+    is not, so no later run pays the attempt again."""
+    if not enabled() or store.known_unfit(sha256):
+        return
+    try:
+        reason = _attempt(sha256, text, original)
+    except BaseException as e:  # whatever goes wrong here costs the next run time, never this run its tokenizer
+        _reraise(e)
+        reason = f"not proven ({type(e).__name__})"
+    if reason is None:
+        _BUILDS[0] += 1
+    else:
+        store.mark_unfit(sha256, reason)
+
+
+def _attempt(sha256: str, text: str, original) -> Optional[str]:
+    import json
+
+    from promptlint.fastbpe import proof
+
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return "not JSON"
+    reason = form.ineligible(data) if isinstance(data, dict) else "not an object"
+    if reason:
+        return reason
+    try:
+        blob = form.encode(data, sha256, len(text.encode("utf-8")))
+        fast = form.build(form.decode(blob))
+    except BaseException as e:  # a panic (PanicException) too: the file's own parse stands
+        _reraise(e)
+        return f"cannot be rebuilt ({type(e).__name__})"
+    if not proof.proven(fast, original):
+        return "not proven identical"
+    store.save(sha256, blob)
+    return None
+
+
+def vetted(sha256: str, keep: bool = True) -> bool:
+    """Whether an intact form of content ``sha256`` exists, vetted against today's list of known
+    regexes: a form is only written for a tokenizer whose every regex is a known family's (its
+    shell holds every pattern of the file: the vocabulary and merges hold none), so the file need
+    not be read and scanned again. ``keep``: hold the form for the load that follows."""
+    if not enabled():
+        return False
+    parts = store.user_form(sha256, keep=keep)
+    return parts is not None and parts.source_sha256 == sha256 and parts.header.get("vetting") == form.vetting_list()
+
+
+def _reraise(e: BaseException) -> None:
+    """^C, exit and promptlint's render deadline pass through; anything else (a Rust panic is a
+    BaseException) means only that there is no form."""
+    if isinstance(e, (KeyboardInterrupt, SystemExit, GeneratorExit)) or type(e).__name__ == "DeadlineExceeded":
+        raise e
+
+
+def embedded_sha256() -> Optional[str]:
+    """The sha256 of the embedded tokenizer.json as the shipped compact form records it (None when
+    that form is missing or corrupted: the caller hashes the decompressed JSON)."""
+    parts = store.packaged() if enabled() else None
+    return parts.source_sha256 if parts is not None else None
+
+
+def built_count() -> int:
+    return _BUILDS[0]
+
+
+def loaded_count() -> int:
+    return _LOADS[0]
+

@@ -1,0 +1,85 @@
+"""The proof that a rebuilt tokenizer is the original: the same serialization (every component,
+option, token and merge as `tokenizers` itself writes them) and the same encodings of a corpus
+of hard strings.
+
+The serialization is what `tokenizers` reads a tokenizer from, so two tokenizers that write the
+same JSON are configured the same; the corpus checks the behaviour on the texts where
+tokenizers differ most often (Unicode edge cases, long whitespace runs, digits, special-token
+text with and around it), with and without the post-processor's special tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Iterable, List
+
+_BASE = [
+    "",
+    " ",
+    "Hello, world! You are a helpful assistant.",
+    "You are assistant 7 of the Acme shop.\nCustomer: {{ customer_name }}\nQuestion: Where is order 10023?\n",
+    "It's they'll we'd I'M YOU'RE He'S ’s 's’ ''s",
+    # whitespace runs: spaces, tabs, newlines, carriage returns, mixed, Unicode spaces
+    " " * 1000, "\n" * 500, "\t" * 300, "\r\n" * 200, " \n" * 300, "\n \n\t\r " * 100,
+    "a" + " " * 257 + "b", "x\n\n\n\n  y", "\u00a0\u2002\u2003\u3000\u200b\u2028\u2029\ufeff x",
+    # digits
+    "1234567890" * 40, "3.14159 2,718 1e-10 0x1F 007", "١٢٣٤٥٦٧٨٩٠ ٣٤٥ ０１２３ ⅷ ²³ ½",
+    # scripts, combining marks, normalization forms
+    "héllo he\u0301llo Å Å ﬁ ﬀ ǅ İstanbul ß ẞ",
+    "日本語のテキストです。中文文本。한국어 텍스트.", "ภาษาไทย हिन्दी नमस्ते বাংলা", "שלום עולם مرحبا بالعالم",
+    "Ελληνικά Кириллица Ӂ ԱԲԳ", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 𝟙𝟚𝟛 🀄 𓀀", "a\u0300\u0301\u0302\u0303\u0304b",
+    # emoji and their sequences
+    "👍👍🏽 👨‍👩‍👧‍👦 🇫🇷🇯🇵 ❤️ 1️⃣ 🏳️‍🌈",
+    # control characters, private use, noncharacters
+    "".join(chr(c) for c in range(0, 32)) + "\x7f\x80\x9f", "\ue000\uf8ff\U000f0000 \ufffe\uffff \ufffd",
+    # code and markup
+    'def f(x):\n    return {"a": [1, 2, 3]}  # comment\n\n\n', "<div class=\"x\">&amp;</div>\n```json\n{}\n```",
+    "!!!??? ... --- *** ### @@@ $$$ %%% ^^^ &&& ||| ~~~",
+]
+
+
+def corpus(special_texts: Iterable[str]) -> List[str]:
+    """The hard strings, with each added token's text alone, between words and spaces, twice in a
+    row, cut short, and a deterministic mix of characters from many Unicode blocks."""
+    texts = list(_BASE)
+    specials = sorted(set(special_texts))
+    for text in specials[:: max(1, len(specials) // 64)]:  # a thousand reserved tokens say nothing new
+        texts += [text, f"a {text} b", f"x{text}{text}y", f"\n {text}\n\n", text[:-1], text[1:]]
+    rnd = random.Random(20261202)
+    blocks = [(0x20, 0x7e), (0xa0, 0x24f), (0x370, 0x52f), (0x590, 0x6ff), (0x900, 0x97f), (0xe00, 0xe7f),
+              (0x3040, 0x30ff), (0x4e00, 0x4fff), (0xac00, 0xad00), (0x1f300, 0x1f6ff), (0x2000, 0x206f)]
+    for _ in range(60):
+        chars = []
+        for _ in range(rnd.randrange(20, 200)):
+            lo, hi = rnd.choice(blocks)
+            chars.append(chr(rnd.randint(lo, hi)) if rnd.random() < 0.8 else rnd.choice(" \n\t0123456789'"))
+        texts.append("".join(chars))
+    return texts
+
+
+def same_serialization(fast, original) -> bool:
+    a, b = fast.to_str(), original.to_str()
+    return a == b or json.loads(a) == json.loads(b)
+
+
+def same_encodings(fast, original, texts: List[str]) -> bool:
+    """Ids, tokens and offsets of every text, with and without special tokens, one by one and in a batch."""
+    for special in (False, True):
+        mine = fast.encode_batch(texts, add_special_tokens=special)
+        theirs = original.encode_batch(texts, add_special_tokens=special)
+        for a, b in zip(mine, theirs):
+            if a.ids != b.ids or a.offsets != b.offsets or a.tokens != b.tokens:
+                return False
+    for text in texts[:8]:
+        if fast.encode(text).ids != original.encode(text).ids:
+            return False
+    return True
+
+
+def proven(fast, original) -> bool:
+    """Whether ``fast`` is ``original``, by serialization and on the corpus."""
+    if not same_serialization(fast, original):
+        return False
+    specials = [t.content for t in original.get_added_tokens_decoder().values()]
+    return same_encodings(fast, original, corpus(specials))
