@@ -476,6 +476,8 @@ MODULE_STATE = {
     "promptlint.scenarios.names:_PATTERNS": "memo: the name patterns parsed from the shipped M101 rule file",
     "promptlint.pysource.project:_PARSED": "memo: an imported module's syntax tree, keyed by its path and bytes",
     "promptlint.tssource.grammar:_PARSERS": "memo: one tree-sitter parser per dialect (TypeScript, TSX, JavaScript)",
+    "promptlint.fastbpe.store:_PACKAGED": "memo: the compact form shipped with the package, read once",
+    "promptlint.fastbpe.store:_KEPT": "memo: a compact form read ahead (to vet its content) for the load that follows, keyed by the content's sha256",
     "promptlint.lint:_ALL_CODES": "a lazy view of the shipped rule codes (read when a suppression comment needs them)",
     # registries filled at import from the package's own modules
     "promptlint.registry:_IMPLEMENTED_BY": "registry: rule code -> the module that implements it, filled at import",
@@ -491,6 +493,8 @@ MODULE_STATE = {
     # constants that are instances
     "promptlint.scenarios.names:STATIC": "constant: the immutable classification of a static name",
     # statistics nothing reads to decide anything
+    "promptlint.fastbpe:_BUILDS": "statistic: compact forms built in this process (tests assert it)",
+    "promptlint.fastbpe:_LOADS": "statistic: tokenizers built from a compact form in this process (tests assert it)",
     "promptlint.render:_RENDERS": "statistic: renders started in this process (tests assert sharing with render_count())",
 }
 
