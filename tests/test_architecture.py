@@ -555,3 +555,14 @@ def test_no_module_global_holds_run_state():
 ])
 def test_the_state_scan_sees_each_way_to_keep_state(snippet, expected):
     assert module_state(ast.parse(snippet), "m") == expected
+
+
+def test_every_package_folder_ships():
+    """pyproject.toml lists the packages a wheel holds: a new folder left out would install a
+    promptlint that fails on import (tests here run from the checkout, so only this sees it)."""
+    from promptlint import toml_io
+
+    listed = set(toml_io.toml_loads((PACKAGE_DIR.parent / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
+    folders = {"promptlint." + p.relative_to(PACKAGE_DIR).as_posix().replace("/", ".")
+               for p in PACKAGE_DIR.rglob("*") if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders - listed == set(), "add the package to [tool.setuptools] packages in pyproject.toml"
