@@ -30,8 +30,8 @@ def main() -> int:
     from test_python_rules import generated_module
 
     from promptlint.analyzers import python_source
-    from promptlint.config import Settings
-    from promptlint.kernel import Context, TokenizerProvider, rule_filter as _enabled, tokenizer_spec
+    from promptlint.project.config import Settings
+    from promptlint.analysis.kernel import Context, TokenizerProvider, rule_filter as _enabled, tokenizer_spec
 
     source = generated_module(args.lines)
     with tempfile.TemporaryDirectory() as tmp:

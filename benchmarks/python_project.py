@@ -50,8 +50,8 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=3)
     args = ap.parse_args()
 
-    from promptlint.config import Settings
-    from promptlint.lint import lint
+    from promptlint.project.config import Settings
+    from promptlint.driver.lint import lint
 
     tokenizer = Path(__file__).resolve().parent.parent / "tests" / "data" / "tokenizers" / "qwen2.5" / "tokenizer.json"
     with tempfile.TemporaryDirectory() as tmp:

@@ -182,10 +182,10 @@ def capture(out: str) -> None:
     """Run promptlint in this process (cwd = the repository, no cache), recording every text it
     encodes (per file) and every chat request it renders; write them as JSON to ``out``."""
     sys.path.insert(0, str(REPO))
-    from promptlint import lint as lint_mod
-    from promptlint import tokens
+    from promptlint.driver import lint as lint_mod
+    from promptlint.tokenization import tokens
     from promptlint.chat import run as chat_run
-    from promptlint.config import load_settings
+    from promptlint.project.config import load_settings
 
     current = {"file": None}
     texts: Dict[str, List[str]] = {}
@@ -245,10 +245,10 @@ def resident(changed: str, reps: int) -> None:
     import io
     from contextlib import redirect_stderr
 
-    from promptlint.config import load_settings
-    from promptlint.kernel import tokenizer_spec
-    from promptlint.lint import lint
-    from promptlint.tokens import load
+    from promptlint.project.config import load_settings
+    from promptlint.analysis.kernel import tokenizer_spec
+    from promptlint.driver.lint import lint
+    from promptlint.tokenization.tokens import load
 
     settings = load_settings(None, Path.cwd())
     load(tokenizer_spec(settings))

@@ -99,8 +99,8 @@ def main() -> None:
     import ast
 
     from promptlint.analyzers import python_source, ts_source
-    from promptlint.config import Settings
-    from promptlint.kernel import Context
+    from promptlint.project.config import Settings
+    from promptlint.analysis.kernel import Context
     from promptlint.tssource import grammar
 
     with tempfile.TemporaryDirectory() as tmp:

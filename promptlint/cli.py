@@ -75,9 +75,9 @@ def build_parser(only: Optional[str] = None, parser_class=None) -> argparse.Argu
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    from promptlint.line_guard import guarded
+    from promptlint.doors.line_guard import guarded
 
-    with guarded():  # every line on stdout and stderr through one escaping step (promptlint/line_guard.py)
+    with guarded():  # every line on stdout and stderr through one escaping step (promptlint/doors/line_guard.py)
         return _main(argv)
 
 
@@ -117,7 +117,7 @@ def _handled(command, err, environ) -> int:
     try:
         return command()
     except UsageError as e:
-        from promptlint.line_guard import one_line
+        from promptlint.doors.line_guard import one_line
 
         print(f"promptlint: error: {one_line(e)}", file=err)
         return EXIT_ERROR
@@ -131,7 +131,7 @@ def _handled(command, err, environ) -> int:
     except BaseException as e:  # never a bare traceback for users (a native panic is a BaseException); PROMPTLINT_DEBUG=1 shows it
         if environ.get("PROMPTLINT_DEBUG"):
             raise
-        from promptlint.line_guard import one_line
+        from promptlint.doors.line_guard import one_line
 
         if _input_error(e):  # a tokenizer that cannot be used or crashed on its input: the input's fault
             print(f"promptlint: error: {one_line(e)}", file=err)
@@ -171,7 +171,7 @@ def serve_check(argv: List[str], console, workspace, environ) -> int:
 def _input_error(e: BaseException) -> bool:
     """A tokenizer the command was given that cannot be used, or that crashed on the input (its
     module is loaded when one was raised, so this imports nothing)."""
-    tokens = sys.modules.get("promptlint.tokens")
+    tokens = sys.modules.get("promptlint.tokenization.tokens")
     if tokens is not None and isinstance(e, (tokens.TokenizerError, tokens.TokenizerCrashed, tokens.TokenizerUnvetted)):
         return True
     return type(e).__name__ == "PanicException"  # pyo3's, from a tokenizer called directly

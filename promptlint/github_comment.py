@@ -20,7 +20,7 @@ import urllib.error
 import urllib.request
 from typing import Any, Dict, List, Optional
 
-from promptlint import bounded_io, safe_write
+from promptlint.doors import bounded_io, safe_write
 
 MARKER = "<!-- promptlint:sticky-report -->"
 MAX_BODY = 65_000  # GitHub refuses a comment body over 65,536 characters
@@ -120,7 +120,7 @@ def main(argv: List[str]) -> int:
 
 
 if __name__ == "__main__":
-    from promptlint import line_guard
+    from promptlint.doors import line_guard
 
     with line_guard.guarded():
         raise SystemExit(main(sys.argv[1:]))

@@ -9,8 +9,8 @@ soup, (3) SSTI payloads spliced into real templates, (4) includes whose names re
 symlinks (to the environment, to a canary file outside the project, to a directory outside,
 to /dev/zero, dangling, looping), FIFOs and plain files, from application and chat templates,
 and (5) malformed LSP framing fed to the language server's reader
-(``promptlint.lsp_stdio.StrictStdin``). Template cases are rendered in both environments
-through ``promptlint.lint.lint`` (the CLI's pipeline, in-process). A case fails when
+(``promptlint.editor.lsp_stdio.StrictStdin``). Template cases are rendered in both environments
+through ``promptlint.driver.lint.lint`` (the CLI's pipeline, in-process). A case fails when
 anything escapes as an exception (the CLI would print "internal error"), when an SSTI
 splice is not refused, when a canary file appears, when a canary text (the outside file's
 or an environment variable's) appears in any finding, or when the LSP reader forwards a
@@ -243,7 +243,7 @@ def check_lsp(data: bytes) -> str:
     import io
     import json
 
-    from promptlint.lsp_stdio import StrictStdin
+    from promptlint.editor.lsp_stdio import StrictStdin
 
     out = io.BytesIO()
     reader = StrictStdin(io.BytesIO(data), out)
@@ -291,8 +291,8 @@ def main() -> int:
 
     from dataclasses import replace
 
-    from promptlint.config import Settings
-    from promptlint.lint import lint
+    from promptlint.project.config import Settings
+    from promptlint.driver.lint import lint
 
     rng = random.Random(args.seed)
     seeds = {p.name: p.read_text(encoding="utf-8") for p in sorted(SEEDS.glob("*.jinja"))}

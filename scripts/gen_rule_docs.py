@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from promptlint import registry  # noqa: E402
+from promptlint.base import registry  # noqa: E402
 
 
 def generated() -> dict:

@@ -44,7 +44,7 @@ def _hermetic(_sealed_basetemp, _fast_tokenizer_forms, tmp_path_factory, monkeyp
     monkeypatch.setenv("PROMPTLINT_FAST_TOKENIZER_DIR", str(_fast_tokenizer_forms))
     for name in ("PROMPTLINT_DEBUG", "PROMPTLINT_DAEMON", "NO_COLOR", "FORCE_COLOR", "CI", "GITHUB_ACTIONS"):
         monkeypatch.delenv(name, raising=False)
-    from promptlint import cache
+    from promptlint.project import cache
 
     monkeypatch.setattr(cache, "_SECRET", [])
 
@@ -94,7 +94,7 @@ def cli(capsys, monkeypatch):
 
 
 def shared_prefix(a, b):
-    """Independent of promptlint.compare: the test's own longest common prefix."""
+    """Independent of promptlint.arithmetic.compare: the test's own longest common prefix."""
     n = 0
     for x, y in zip(a, b):
         if x != y:

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from promptlint.config import Settings
-from promptlint.lint import lint
+from promptlint.project.config import Settings
+from promptlint.driver.lint import lint
 from test_sdk_shapes import divergence, enc
 
 ROOT = Path(__file__).resolve().parent.parent

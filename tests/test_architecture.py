@@ -8,7 +8,7 @@
 - One rule registry: every rule file's code has exactly one implementation, registered under
   it, and every implementation a rule file with a failing and a passing case.
 - Checks see a run only through the ``Run``/``Conversation`` protocols: no private attributes.
-- One door for writes: nothing but ``promptlint.safe_write`` opens a file to write, renames, links
+- One door for writes: nothing but ``promptlint.doors.safe_write`` opens a file to write, renames, links
   or deletes one (a scan of the source; snippets show it sees each way and leaves reads alone).
 """
 
@@ -33,22 +33,22 @@ PACKAGE_DIR = Path(promptlint.__file__).parent
 
 # (sources, targets, why): an edge from a module under sources to one under targets is a bug.
 FORBIDDEN = [
-    (("promptlint.analyzers",), ("promptlint.lint", "promptlint.commands", "promptlint.cli", "promptlint.report"),
+    (("promptlint.analyzers",), ("promptlint.driver.lint", "promptlint.commands", "promptlint.cli", "promptlint.report"),
      "analyzers stand on the kernel, below the driver that calls them"),
-    (("promptlint.discovery", "promptlint.config"), ("promptlint.analyzers",),
+    (("promptlint.project.discovery", "promptlint.project.config"), ("promptlint.analyzers",),
      "discovery is given the analyzer registry; config knows no analyzer"),
-    (("promptlint.report",), ("promptlint.render", "promptlint.tokens", "promptlint.lint", "promptlint.kernel",
-                              "promptlint.analyzers", "promptlint.bounded_io"),
+    (("promptlint.report",), ("promptlint.render", "promptlint.tokenization.tokens", "promptlint.driver.lint", "promptlint.analysis.kernel",
+                              "promptlint.analyzers", "promptlint.doors.bounded_io"),
      "reporters only format the records"),
-    (("promptlint.checks",), ("promptlint.commands", "promptlint.cli", "promptlint.lint", "promptlint.analyzers"),
+    (("promptlint.checks",), ("promptlint.commands", "promptlint.cli", "promptlint.driver.lint", "promptlint.analyzers"),
      "checks see a run, not the program around it"),
-    (("promptlint.compare",), ("promptlint.tokens", "promptlint.render"), "the arithmetic is pure"),
-    (("promptlint.kernel", "promptlint.figures", "promptlint.template_run"),
-     ("promptlint.lint", "promptlint.analyzers", "promptlint.commands", "promptlint.cli", "promptlint.report"),
+    (("promptlint.arithmetic.compare",), ("promptlint.tokenization.tokens", "promptlint.render"), "the arithmetic is pure"),
+    (("promptlint.analysis.kernel", "promptlint.arithmetic.figures", "promptlint.analysis.template_run"),
+     ("promptlint.driver.lint", "promptlint.analyzers", "promptlint.commands", "promptlint.cli", "promptlint.report"),
      "the kernel stands below the analyzers and the driver"),
-    (("promptlint.cache", "promptlint.paths", "promptlint.toml_io", "promptlint.records", "promptlint.bounded_io",
-      "promptlint.safe_write", "promptlint.registry", "promptlint.line_guard"),
-     ("promptlint.config", "promptlint.kernel", "promptlint.lint", "promptlint.analyzers", "promptlint.discovery"),
+    (("promptlint.project.cache", "promptlint.base.paths", "promptlint.base.toml_io", "promptlint.base.records", "promptlint.doors.bounded_io",
+      "promptlint.doors.safe_write", "promptlint.base.registry", "promptlint.doors.line_guard"),
+     ("promptlint.project.config", "promptlint.analysis.kernel", "promptlint.driver.lint", "promptlint.analyzers", "promptlint.project.discovery"),
      "leaves and the cache stand below configuration"),
     (("promptlint.commands",), ("promptlint.cli",), "cli loads the commands by name: they import nothing from it"),
 ]
@@ -70,7 +70,7 @@ def test_the_graph_sees_local_and_dynamic_imports():
     """The edges the checker must not miss, on the real package: a function-local import, an
     import_module f-string, and a registry's list of module names."""
     graph = package_graph()
-    assert "promptlint.kernel" in graph["promptlint.suppress"]  # `from promptlint.kernel import finding` in a function
+    assert "promptlint.analysis.kernel" in graph["promptlint.driver.suppress"]  # `from promptlint.analysis.kernel import finding` in a function
     assert "promptlint.commands.check" in graph["promptlint.cli"]  # import_module(f"promptlint.commands.{name}")
     assert "promptlint.checks.volatile_before_shared_prefix" in graph["promptlint.checks"]  # f"{__name__}.{name}"
     assert "promptlint.analyzers.chat_template" in graph["promptlint.analyzers"]  # ANALYZERS = ["promptlint...."]
@@ -202,9 +202,9 @@ def test_full_excerpt_and_fingerprints_come_from_the_linted_text_not_the_disk(tm
 
 def test_reporters_open_no_file(tmp_path, cli, monkeypatch):
     """Every format, with every way to open a file made to fail while it writes."""
-    from promptlint.config import Settings
-    from promptlint.lint import lint
-    from promptlint.records import ReportContext
+    from promptlint.project.config import Settings
+    from promptlint.driver.lint import lint
+    from promptlint.base.records import ReportContext
     from promptlint.report import FORMATS, get
 
     (tmp_path / "t.j2").write_text(LINTED, encoding="utf-8")
@@ -248,7 +248,7 @@ def test_summary_counts_files_with_findings(tmp_path, cli):
 
 def _import_everything():
     """Import every module of the package (what registers the implementations)."""
-    skip = ("promptlint.lsp", "promptlint.__main__")  # pygls is optional; __main__ runs the CLI
+    skip = ("promptlint.editor.lsp", "promptlint.__main__")  # pygls is optional; __main__ runs the CLI
     for info in pkgutil.walk_packages([str(PACKAGE_DIR)], "promptlint."):
         if info.name not in skip:
             importlib.import_module(info.name)
@@ -267,7 +267,7 @@ def _implements_calls():
 
 
 def test_every_rule_has_exactly_one_implementation_and_every_implementation_a_rule_file():
-    from promptlint import registry
+    from promptlint.base import registry
 
     _import_everything()
     declared = set(registry.all_rules())
@@ -278,16 +278,16 @@ def test_every_rule_has_exactly_one_implementation_and_every_implementation_a_ru
     assert set(calls) == declared
 
 
-@pytest.mark.parametrize("code", sorted(__import__("promptlint.registry").registry.all_rules()))
+@pytest.mark.parametrize("code", sorted(__import__("promptlint.base.registry").registry.all_rules()))
 def test_every_rule_file_has_a_failing_and_a_passing_case(code):
-    from promptlint import registry
+    from promptlint.base import registry
 
     kinds = {case.get("kind") for case in registry.get(code).cases}
     assert {"fail", "pass"} <= kinds, f"{code}: cases of kinds {sorted(k for k in kinds if k)}"
 
 
 def test_registering_a_code_twice_is_refused():
-    from promptlint import registry
+    from promptlint.base import registry
 
     registry.implements("tests.one", "ZZ999")
     with pytest.raises(RuntimeError, match="ZZ999 is implemented twice"):
@@ -341,7 +341,7 @@ def test_checks_use_only_what_the_run_protocol_offers():
 
 def test_template_and_chat_runs_offer_the_protocol():
     from promptlint.chat.run import ChatRun
-    from promptlint.template_run import TemplateRun
+    from promptlint.analysis.template_run import TemplateRun
 
     members = _protocol_members()
     for cls, protocol in ((TemplateRun, "Run"), (ChatRun, "Run"), (ChatRun, "Conversation")):
@@ -364,7 +364,7 @@ def _instance_attributes(cls) -> set:
 
 # ------------------------------------------------------------------------------ one door for writes
 
-DOOR = "safe_write.py"  # promptlint.safe_write: every write, rename and deletion goes through it
+DOOR = "safe_write.py"  # promptlint.doors.safe_write: every write, rename and deletion goes through it
 # Called by name on any receiver (Path.unlink, os.unlink, shutil.rmtree, tempfile.mkstemp...).
 WRITERS = {"unlink", "rmdir", "removedirs", "rmtree", "mkdir", "makedirs", "write_text", "write_bytes", "touch",
            "symlink", "symlink_to", "hardlink_to", "link_to", "rename", "renames", "mkstemp", "mkdtemp",
@@ -426,7 +426,7 @@ def test_nothing_but_the_door_writes_renames_or_deletes_a_file():
             calls = write_calls(path.read_text(encoding="utf-8"))
             if calls:
                 found[path.relative_to(PACKAGE_DIR).as_posix()] = calls
-    assert found == {}, "write through promptlint.safe_write (it follows no link the repository committed)"
+    assert found == {}, "write through promptlint.doors.safe_write (it follows no link the repository committed)"
     assert write_calls((PACKAGE_DIR / DOOR).read_text(encoding="utf-8"))  # the scan sees the door's own writes
 
 
@@ -460,35 +460,35 @@ def test_the_write_scan_leaves_reads_alone():
 # a listed name that is gone fails too. docs/architecture.md ("What stays in modules") says the same.
 MODULE_STATE = {
     # memo tables of pure functions (the same key always gives the same value)
-    "promptlint.tokens:_EMBEDDED_SHA256": "memo: the sha256 of the embedded tokenizer file shipped with the package",
-    "promptlint.tokens:_VETTING": "memo: a tokenizer.json's unknown regexes, keyed by its content's sha256",
-    "promptlint.tokens:_SHA256": "memo: a file's sha256 keyed by its path and full stat stamp (size, mtime, ctime, inode, device)",
-    "promptlint.paths:_BASES": "memo: a base directory's resolved path, keyed by its spelling, the cwd and its device/inode",
+    "promptlint.tokenization.tokens:_EMBEDDED_SHA256": "memo: the sha256 of the embedded tokenizer file shipped with the package",
+    "promptlint.tokenization.tokens:_VETTING": "memo: a tokenizer.json's unknown regexes, keyed by its content's sha256",
+    "promptlint.tokenization.tokens:_SHA256": "memo: a file's sha256 keyed by its path and full stat stamp (size, mtime, ctime, inode, device)",
+    "promptlint.base.paths:_BASES": "memo: a base directory's resolved path, keyed by its spelling, the cwd and its device/inode",
     "promptlint.chat.request:_FORMATS": "memo: a chat template text's content format (string or parts), keyed by the text",
     "promptlint.pysource.breakpoints:_TABLES": "memo: the cache-minimums table, keyed by the override file's path and stamp",
     "promptlint.render:_RECORDING": "memo: the recording code-generator subclass made for a Jinja code-generator class",
     "promptlint.render.lexer:_FAST": "memo: the faster lexer for a Jinja lexer object (bounded)",
     "promptlint.render.environments:PARSED": "memo: parse trees keyed by template text and parser settings (bounded)",
-    "promptlint.cache:_CODE_STAMP": "memo: the stamp of the installed promptlint code (a constant of the process)",
-    "promptlint.cache:_SECRET": "memo: the user's cache secret, read once from the user-level file (not the project's)",
-    "promptlint.lsp:_HREFS": "memo: rule code -> its documentation page (from the shipped rule files)",
+    "promptlint.project.cache:_CODE_STAMP": "memo: the stamp of the installed promptlint code (a constant of the process)",
+    "promptlint.project.cache:_SECRET": "memo: the user's cache secret, read once from the user-level file (not the project's)",
+    "promptlint.editor.lsp:_HREFS": "memo: rule code -> its documentation page (from the shipped rule files)",
     "promptlint.render.stubs:_VALUE_METHODS": "memo: the method names of the value types a sample can hold",
     "promptlint.scenarios.names:_PATTERNS": "memo: the name patterns parsed from the shipped M101 rule file",
     "promptlint.pysource.project:_PARSED": "memo: an imported module's syntax tree, keyed by its path and bytes",
     "promptlint.tssource.grammar:_PARSERS": "memo: one tree-sitter parser per dialect (TypeScript, TSX, JavaScript)",
     "promptlint.fastbpe.store:_PACKAGED": "memo: the compact form shipped with the package, read once",
     "promptlint.fastbpe.store:_KEPT": "memo: a compact form read ahead (to vet its content) for the load that follows, keyed by the content's sha256",
-    "promptlint.lint:_ALL_CODES": "a lazy view of the shipped rule codes (read when a suppression comment needs them)",
+    "promptlint.driver.lint:_ALL_CODES": "a lazy view of the shipped rule codes (read when a suppression comment needs them)",
     # registries filled at import from the package's own modules
-    "promptlint.registry:_IMPLEMENTED_BY": "registry: rule code -> the module that implements it, filled at import",
+    "promptlint.base.registry:_IMPLEMENTED_BY": "registry: rule code -> the module that implements it, filled at import",
     "promptlint.report:_FORMATS": "registry: the output format modules of the package, found once",
     "promptlint.checks:_CHECKS": "registry: the template check modules of the package, found once",
     # contexts installed for a block and always restored
     "promptlint.pools.tokenizers:_ACTIVE": "context: the Workspace's tokenizer pool while it checks (installed, restored)",
     "promptlint.pools.tokenizers:_DEFAULT": "the transient pool a library call outside any Workspace uses",
-    "promptlint.bounded_io:_POLICY": "context: untrusted mode's read policy for one command (cli runs each command in its own context)",
-    "promptlint.tokens:_BUDGET": "context: the per-file analysis budget, installed by `with budget()` and restored",
-    "promptlint.parallel:_WORK": "what forked workers call: set right before the fork, cleared after (never a run's input)",
+    "promptlint.doors.bounded_io:_POLICY": "context: untrusted mode's read policy for one command (cli runs each command in its own context)",
+    "promptlint.tokenization.tokens:_BUDGET": "context: the per-file analysis budget, installed by `with budget()` and restored",
+    "promptlint.driver.parallel:_WORK": "what forked workers call: set right before the fork, cleared after (never a run's input)",
     "promptlint.audit.parallel:_opts": "a worker process's options, set once by its pool initializer (the process is that run)",
     # constants that are instances
     "promptlint.scenarios.names:STATIC": "constant: the immutable classification of a static name",
@@ -560,7 +560,7 @@ def test_the_state_scan_sees_each_way_to_keep_state(snippet, expected):
 def test_every_package_folder_ships():
     """pyproject.toml lists the packages a wheel holds: a new folder left out would install a
     promptlint that fails on import (tests here run from the checkout, so only this sees it)."""
-    from promptlint import toml_io
+    from promptlint.base import toml_io
 
     listed = set(toml_io.toml_loads((PACKAGE_DIR.parent / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["packages"])
     folders = {"promptlint." + p.relative_to(PACKAGE_DIR).as_posix().replace("/", ".")

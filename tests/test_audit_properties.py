@@ -13,7 +13,7 @@ from promptlint.audit.ingest import Options, native
 from promptlint.audit.pipeline import Auditor
 from promptlint.audit.reconcile import reconcile
 from promptlint.audit.summary import Summary
-from promptlint.compare import eligible_tokens, shared_prefix
+from promptlint.arithmetic.compare import eligible_tokens, shared_prefix
 
 KEY = b"k" * 32
 

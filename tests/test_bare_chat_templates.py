@@ -78,8 +78,8 @@ def test_every_scenario_that_cannot_render_is_listed(tmp_path, cli):
 
 def test_special_token_texts_stay_atomic_with_the_embedded_tokenizer(tmp_path, cli):
     from promptlint.chat.special import atomic
-    from promptlint.kernel import TokenizerProvider
-    from promptlint.tokens import resolve
+    from promptlint.analysis.kernel import TokenizerProvider
+    from promptlint.tokenization.tokens import resolve
 
     provider = TokenizerProvider(resolve(None))
     kept = atomic(provider, ["<|im_end|>", "<|im_start|>"])()

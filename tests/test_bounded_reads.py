@@ -17,7 +17,7 @@ import pytest
 
 from integration_helpers import BAD
 
-from promptlint import bounded_io
+from promptlint.doors import bounded_io
 
 pytestmark = pytest.mark.skipif(not Path("/dev/zero").exists() or os.name != "posix", reason="needs /dev/zero")
 

@@ -20,7 +20,7 @@ from promptlint.chat.run import ChatTemplate  # noqa: E402
 from promptlint.chat.scenarios import builtin_requests  # noqa: E402
 from promptlint.chat.source import load_source  # noqa: E402
 from promptlint.render import RenderError  # noqa: E402
-from promptlint.tokens import load, resolve  # noqa: E402
+from promptlint.tokenization.tokens import load, resolve  # noqa: E402
 
 NOW = datetime(2025, 3, 14, 9, 26, 53)
 # the installed transformers' major version decides the semantics under test (a 4.x CI job runs this file too)

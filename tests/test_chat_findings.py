@@ -16,8 +16,8 @@ from tokenizers import Tokenizer
 from chat_helpers import TEMPLATES, model_dir, special_tokens
 from promptlint.chat.scenarios import TOOLS, builtin_requests
 from promptlint.checks.history_not_prefix_stable import NEXT_USER, REASONING, REPLY
-from promptlint.config import Settings
-from promptlint.lint import lint
+from promptlint.project.config import Settings
+from promptlint.driver.lint import lint
 
 transformers = pytest.importorskip("transformers")
 

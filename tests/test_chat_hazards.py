@@ -10,8 +10,8 @@ import pytest
 from tokenizers import Tokenizer
 
 from chat_helpers import model_dir
-from promptlint.config import Settings
-from promptlint.lint import lint
+from promptlint.project.config import Settings
+from promptlint.driver.lint import lint
 
 
 @pytest.fixture(scope="module")

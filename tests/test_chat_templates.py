@@ -16,8 +16,8 @@ from promptlint.chat.request import ChatProfile, ChatRequest, detect_content_for
 from promptlint.chat.run import ChatTemplate
 from promptlint.chat.scenarios import builtin_requests
 from promptlint.chat.source import load_source
-from promptlint.config import Settings
-from promptlint.lint import lint
+from promptlint.project.config import Settings
+from promptlint.driver.lint import lint
 from promptlint.render import RenderError
 from promptlint.render.environments import make_environment
 
@@ -233,7 +233,7 @@ def test_vllm_content_format_detection():
 
 def test_completions_serving_double_bos(workdir):
     d = model_dir("vllm-tool_chat_template_mistral_official.jinja", workdir)
-    from promptlint.tokens import load, resolve
+    from promptlint.tokenization.tokens import load, resolve
 
     tok = load(resolve(str(d)))
     chat = ChatTemplate(load_source(d))

@@ -2,7 +2,7 @@
 
 import pytest
 
-from promptlint.compare import Comparison, compare, engine_profile, eligible_tokens, shared_prefix
+from promptlint.arithmetic.compare import Comparison, compare, engine_profile, eligible_tokens, shared_prefix
 
 
 def test_same_1200_token_request_twice_reuses_1184():

@@ -8,7 +8,7 @@ import textwrap
 
 from conftest import QWEN
 
-from promptlint.config import code_enabled
+from promptlint.project.config import code_enabled
 
 EARLY = "Time {{ now }}\n" + "Shared rules of the shop. " * 40 + "\nQ: {{ question }}\n"
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from promptlint import compare, json_order
+from promptlint.arithmetic import compare
+from promptlint.base import json_order
 from promptlint.cli import main
 
 DATA = Path(__file__).parent / "data"

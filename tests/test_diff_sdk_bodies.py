@@ -64,7 +64,7 @@ def diff_json(capsys, a, b, *extra):
 
 
 def test_anthropic_body_renders_tools_system_messages_in_order(tmp_path, tok):
-    from promptlint.captured import Settings, load_side
+    from promptlint.operators.captured import Settings, load_side
 
     p = tmp_path / "a.json"
     p.write_text(json.dumps(anthropic_body("2026-11-30")), encoding="utf-8")
@@ -115,7 +115,7 @@ def test_bedrock_converse_body(tmp_path, capsys, tok):
 
 
 def test_openai_responses_and_gemini_bodies(tmp_path):
-    from promptlint.captured import Settings, load_side
+    from promptlint.operators.captured import Settings, load_side
 
     settings = Settings(tokenizer=str(QWEN), quiet=True)
     responses = {"model": "gpt-4.1", "instructions": "Be brief.",

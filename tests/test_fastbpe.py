@@ -14,7 +14,8 @@ import pytest
 from tokenizers import Tokenizer, models, pre_tokenizers
 
 from conftest import DATA, QWEN
-from promptlint import fastbpe, tokens
+from promptlint import fastbpe
+from promptlint.tokenization import tokens
 from promptlint.fastbpe import form, proof, store
 
 EMBEDDED = Path(tokens.__file__).parent / "data" / "cl100k_base.tokenizer.json.gz"
@@ -191,7 +192,7 @@ def test_an_unpinned_tokenizer_with_a_proven_form_is_not_read_again_to_be_vetted
     """A form is written only for a tokenizer whose regexes are all known: its presence vets the
     file without reading and scanning its megabytes; without one (or vetted against another list
     of known regexes) the file is scanned."""
-    from promptlint import tokenizer_vetting
+    from promptlint.tokenization import tokenizer_vetting
 
     sha, _ = _load_qwen()
     scanned = []

@@ -274,7 +274,7 @@ def test_no_output_line_is_a_workflow_command_unless_the_github_reporter_wrote_i
 def test_the_line_guard_neutralises_every_line_that_reads_as_a_command():
     import io
 
-    from promptlint.line_guard import LineGuard
+    from promptlint.doors.line_guard import LineGuard
 
     raw = io.StringIO()
     g = LineGuard(raw)
@@ -308,8 +308,8 @@ def test_markdown_mentions_nobody(workspace, cli):
 def test_markdown_stays_under_a_mebibyte_and_counts_what_it_left_out():
     import io
 
-    from promptlint.kernel import finding
-    from promptlint.records import ReportContext, Result
+    from promptlint.analysis.kernel import finding
+    from promptlint.base.records import ReportContext, Result
     from promptlint.report import markdown
 
     n = 6000

@@ -479,7 +479,7 @@ def test_the_resident_byte_budget_drops_the_least_recently_used():
     """In a resident pool (the daemon's, the language server's), three large tokenizers (12.1 + 8.0 +
     7.3 MB of JSON) exceed 24 MiB: the least recently used goes, and a tokenizer used again moves to
     the back of the line."""
-    from promptlint import tokens
+    from promptlint.tokenization import tokens
     from promptlint.pools.tokenizers import TokenizerPool, installed
 
     path = {n: DATA / "tokenizers" / n / "tokenizer.json" for n in ("gpt-oss-o200k-harmony", "qwen2.5", "mistral-nemo-tekken", "mistral-v3-spm")}
@@ -572,13 +572,13 @@ def _interpreter_starts(path: Path) -> list:
 
 
 def test_every_interpreter_start_in_the_package_goes_through_one_door():
-    """Structural: only promptlint/interpreters.py starts Python itself (`command`, `context`), so a new
+    """Structural: only promptlint/doors/interpreters.py starts Python itself (`command`, `context`), so a new
     feature that starts a process takes the isolated way or fails here."""
     starts = {str(p.relative_to(REPO)): _interpreter_starts(p) for p in (REPO / "promptlint").rglob("*.py")}
     # the daemon's identity records which interpreter it runs on (it starts nothing)
     assert starts.pop("promptlint/daemon/identity.py") == ["sys.executable"]
-    assert {k: v for k, v in starts.items() if v and k != "promptlint/interpreters.py"} == {}
-    assert sorted(set(starts["promptlint/interpreters.py"])) == ["import multiprocessing", "multiprocessing.get_context",
+    assert {k: v for k, v in starts.items() if v and k != "promptlint/doors/interpreters.py"} == {}
+    assert sorted(set(starts["promptlint/doors/interpreters.py"])) == ["import multiprocessing", "multiprocessing.get_context",
                                                                  "sys.executable"]
     hook = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text(encoding="utf-8"))
     assert [h["entry"].split()[0] for h in hook] == ["promptlint"]  # the console script: its bin/ on sys.path, not the cwd

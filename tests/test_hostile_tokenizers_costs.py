@@ -255,7 +255,7 @@ def test_a_parquet_row_larger_than_the_line_cap_is_skipped_and_counted(tmp_path)
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
     from promptlint.audit import sources
-    from promptlint.jsonl import MAX_LINE_BYTES, LineError
+    from promptlint.base.jsonl import MAX_LINE_BYTES, LineError
 
     values = pa.DictionaryArray.from_arrays(pa.array([0] * 80, pa.int32()), pa.array(["y" * 1_000_000]))
     lists = pa.ListArray.from_arrays(pa.array([0, 80, 80], pa.int32()), values)  # row 1: 80 MB decoded; row 2: empty
@@ -294,7 +294,7 @@ def test_a_small_budget_in_the_configuration_is_honoured(tmp_path):
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is needed")
 def test_the_baseline_exports_only_what_a_lint_run_reads(tmp_path, cli, monkeypatch):
-    from promptlint import git_tree
+    from promptlint.project import git_tree
 
     env = dict(os.environ, GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
 
@@ -328,8 +328,8 @@ def test_the_baseline_exports_only_what_a_lint_run_reads(tmp_path, cli, monkeypa
 def test_the_known_families_are_vetted_and_a_pattern_cannot_hide():
     """Every real tokenizer in tests/data is vetted as it is; a pattern is found however its key
     is spelled (a JSON escape) and at any depth; a vocabulary's own token `Regex` is no pattern."""
-    from promptlint import tokens
-    from promptlint.tokenizer_vetting import unknown_patterns
+    from promptlint.tokenization import tokens
+    from promptlint.tokenization.tokenizer_vetting import unknown_patterns
 
     data = Path(__file__).parent / "data" / "tokenizers"
     for path in sorted(data.glob("*/tokenizer.json")):

@@ -133,7 +133,7 @@ def test_an_entry_read_through_a_link_is_a_miss(tmp_path, cli):
 
 
 def test_pruning_never_enters_a_link_nor_deletes_what_the_cache_did_not_write(tmp_path, cli):
-    from promptlint.cache import Cache
+    from promptlint.project.cache import Cache
 
     proj, out = project(tmp_path), outside(tmp_path)
     assert cli("check", "p/a.j2", cwd=proj).code == 1
@@ -156,7 +156,7 @@ def test_pruning_never_enters_a_link_nor_deletes_what_the_cache_did_not_write(tm
 def test_a_manifests_link_with_a_tiny_limit_deletes_nothing_outside(tmp_path, cli, monkeypatch):
     proj, out = project(tmp_path), outside(tmp_path)
     plant_cache_link(proj, f"{VERSION_DIR}/manifests", out / "tree")
-    monkeypatch.setattr("promptlint.cache.MAX_BYTES", 1)  # every run prunes everything it can
+    monkeypatch.setattr("promptlint.project.cache.MAX_BYTES", 1)  # every run prunes everything it can
     before = snapshot(out)
     for _ in range(2):
         r = cli("check", "--output-format", "concise", "p/a.j2", cwd=proj)
@@ -339,7 +339,7 @@ def test_a_crafted_revision_writes_nothing_beside_its_export(tmp_path):
     every link that leaves the tree is removed (as an entry, found without following another)."""
     if shutil.which("git") is None:
         pytest.skip("git is needed")
-    from promptlint import git_tree
+    from promptlint.project import git_tree
 
     repo = tmp_path / "repo"
     env = dict(os.environ, GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1")
@@ -391,7 +391,7 @@ def test_links_the_user_keeps_above_the_anchor_are_followed(tmp_path, cli):
 
 
 def test_the_door_refuses_each_kind_of_target(tmp_path):
-    from promptlint import safe_write
+    from promptlint.doors import safe_write
 
     (tmp_path / "d").mkdir()
     (tmp_path / "f").write_text("x", encoding="utf-8")

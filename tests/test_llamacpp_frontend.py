@@ -234,7 +234,7 @@ def test_diff_under_engine_llamacpp_renders_bodies_as_llama_server(tmp_path, cap
 
 
 def test_config_engine_llamacpp_defaults_the_frontend(tmp_path):
-    from promptlint.config import load_settings
+    from promptlint.project.config import load_settings
 
     (tmp_path / "promptlint.toml").write_text('engine = "llamacpp"\n', encoding="utf-8")
     assert load_settings(start=tmp_path).frontend == "llamacpp"

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from promptlint import tokens
-from promptlint.engine_tokenize import (
+from promptlint.tokenization import tokens
+from promptlint.tokenization.engine_tokenize import (
     CAUSE_CONTROL_TEXT,
     CAUSE_NFC,
     LLAMACPP_EOG_TEXTS,
@@ -256,7 +256,7 @@ def _synthetic(extra, added=()):
     """A byte-level BPE tokenizer: the 256 byte symbols plus ``extra`` whole-text entries."""
     from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers
 
-    from promptlint.engine_tokenize import _BYTE_TO_UNICODE
+    from promptlint.tokenization.engine_tokenize import _BYTE_TO_UNICODE
 
     vocab = {c: i for i, c in enumerate(_BYTE_TO_UNICODE.values())}
     for text in extra:

@@ -29,8 +29,8 @@ from pathlib import Path
 
 import pytest
 
-from promptlint import tokens
-from promptlint.engine_tokenize import CAUSE_SPLIT, engine_encoder, tokenization_differences
+from promptlint.tokenization import tokens
+from promptlint.tokenization.engine_tokenize import CAUSE_SPLIT, engine_encoder, tokenization_differences
 from promptlint.llamacpp import pretype, split, tables
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -149,7 +149,7 @@ def test_unrecognized_pre_tokenizer_is_flagged(tmp_path):
     """A byte-level BPE tokenizer the converter does not know: not exact, and said so."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
-    from promptlint.engine_tokenize import _BYTE_TO_UNICODE
+    from promptlint.tokenization.engine_tokenize import _BYTE_TO_UNICODE
 
     vocab = {c: i for i, c in enumerate(_BYTE_TO_UNICODE.values())}
     tok = Tokenizer(models.BPE(vocab=vocab, merges=[]))

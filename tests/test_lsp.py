@@ -362,7 +362,7 @@ def test_malformed_params_are_one_line_in_the_log_and_the_session_goes_on(tmp_pa
 
 
 def _rule_case(code, name):
-    from promptlint import registry
+    from promptlint.base import registry
 
     return next(c for c in registry.get(code).cases if c["name"] == name)
 
@@ -426,7 +426,8 @@ def test_rule_links_fall_back_to_the_shipped_rule_file(tmp_path, monkeypatch):
     the link is the rule file, which holds the same summary and sections."""
     import shutil
 
-    from promptlint import lsp, registry
+    from promptlint.editor import lsp
+    from promptlint.base import registry
 
     shipped = tmp_path / "site-packages" / "promptlint" / "_rules"
     shutil.copytree(registry.rules_dir(), shipped)

@@ -56,7 +56,7 @@ def manifests(root):
 
 def count_entry_reads(monkeypatch):
     """Calls of the result cache's per-file lookup (the manifest's hits make none)."""
-    from promptlint import cache
+    from promptlint.project import cache
 
     calls = []
     original = cache.Cache.get
@@ -179,7 +179,7 @@ def test_tampered_manifest_is_ignored(tmp_path, cli, monkeypatch):
 def test_manifest_from_another_secret_is_ignored(tmp_path, cli, monkeypatch):
     project(tmp_path)
     cold = cli("check", "--output-format", "json", cwd=tmp_path)
-    from promptlint import cache
+    from promptlint.project import cache
 
     monkeypatch.setattr(cache, "_SECRET", [os.urandom(32)])  # another user's or machine's
     calls = count_entry_reads(monkeypatch)
@@ -210,7 +210,7 @@ def test_selected_rules_and_settings_have_their_own_manifest(tmp_path, cli):
 
 
 def test_manifest_is_bounded_and_counted_in_the_cap(tmp_path, cli, monkeypatch):
-    from promptlint import manifest
+    from promptlint.project import manifest
 
     project(tmp_path)
     cap = manifest.MAX_BYTES
@@ -219,7 +219,7 @@ def test_manifest_is_bounded_and_counted_in_the_cap(tmp_path, cli, monkeypatch):
     assert manifests(tmp_path) == []
     assert cli("check", "--output-format", "json", cwd=tmp_path).out == cold.out
     monkeypatch.setattr(manifest, "MAX_BYTES", cap)
-    from promptlint import cache
+    from promptlint.project import cache
 
     monkeypatch.setattr(cache, "MAX_BYTES", 1)  # evict everything the run wrote
     cli("check", cwd=tmp_path)

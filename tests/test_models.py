@@ -100,10 +100,10 @@ def test_the_render_is_shared_by_the_models_and_the_findings_are_those_of_separa
     """An application template sees no tokenizer: two models' runs render each scenario once (as
     many renders as one model's run), and report what two separate runs merged report."""
     from promptlint import render
-    from promptlint.config import load_settings
-    from promptlint.lint import lint
+    from promptlint.project.config import load_settings
+    from promptlint.driver.lint import lint
     from promptlint.driver.workspace import Workspace
-    from promptlint.models import merge, model_settings
+    from promptlint.driver.models import merge, model_settings
 
     root = project(tmp_path, TWO)
     monkeypatch.chdir(root)

@@ -163,7 +163,7 @@ def test_sarif_validates_and_every_result_has_its_baseline_state(repo, check):
 def test_one_link_form_every_format_follows_an_absolute_docs_url(repo, check, monkeypatch):
     from urllib.parse import urlsplit
 
-    from promptlint import registry
+    from promptlint.base import registry
 
     monkeypatch.setattr(registry, "DOCS_URL", "https://docs.example.org/promptlint/rules/{code}.html")
     doc = json.loads(check(repo, "sarif").out)
@@ -212,7 +212,7 @@ def test_json_lines_and_gitlab_mark_the_new_finding(repo, check):
 def test_markdown_names_the_embedded_tokenizer_in_full_cold_and_warm(tmp_path, cli):
     (tmp_path / "a.j2").write_text(STAMPED, encoding="utf-8")
     (tmp_path / "a.samples.toml").write_text(STAMP_SAMPLES, encoding="utf-8")
-    from promptlint.tokens import EMBEDDED_NAME, embedded_sha256
+    from promptlint.tokenization.tokens import EMBEDDED_NAME, embedded_sha256
 
     cold = cli("check", "--output-format", "markdown", "a.j2", cwd=tmp_path)
     warm = cli("check", "--output-format", "markdown", "a.j2", cwd=tmp_path)  # from the result cache

@@ -499,7 +499,7 @@ def test_audit_otlp_export_without_spans_is_a_skipped_row(cli, tmp_path):
 
 
 def test_audit_a_line_over_the_cap_fails_alone_without_being_held(cli, tmp_path, monkeypatch):
-    from promptlint import jsonl
+    from promptlint.base import jsonl
 
     monkeypatch.setattr(jsonl, "MAX_LINE_BYTES", 2000)
     long_row = dict(ROW, request_id="long", arrival_ts=2.0, token_ids=list(range(1000)), prompt_tokens=1000)

@@ -1,5 +1,5 @@
 """`check --jobs N`: files analysed in forked worker processes give the report one process gives,
-byte for byte (promptlint.parallel)."""
+byte for byte (promptlint.driver.parallel)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from conftest import MISTRAL, QWEN
-from promptlint import lint as lint_mod
-from promptlint import parallel, tokens
-from promptlint.config import Settings
-from promptlint.lint import lint
+from promptlint.driver import lint as lint_mod
+from promptlint.driver import parallel
+from promptlint.tokenization import tokens
+from promptlint.project.config import Settings
+from promptlint.driver.lint import lint
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked on Linux only")
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from promptlint.config import Settings
-from promptlint.lint import lint
+from promptlint.project.config import Settings
+from promptlint.driver.lint import lint
 from test_agent_call_shapes import B, DAY, POLICY, QUESTION, TOKENIZER, TS, line_of, m101_figures
 from test_sdk_shapes import divergence, enc
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from promptlint.config import Settings
-from promptlint.lint import lint
+from promptlint.project.config import Settings
+from promptlint.driver.lint import lint
 from test_agent_call_shapes import POLICY, TOKENIZER
 
 PS = json.dumps(POLICY)

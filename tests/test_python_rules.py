@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from promptlint import registry
-from promptlint.config import Settings
-from promptlint.lint import lint
+from promptlint.base import registry
+from promptlint.project.config import Settings
+from promptlint.driver.lint import lint
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKENIZER = ROOT / "tests" / "data" / "tokenizers" / "qwen2.5" / "tokenizer.json"
@@ -50,7 +50,7 @@ def test_python_case(tmp_path, code, case):
     assert got == want, "\n".join(f"{f.code} {f.line}:{f.column} {f.message}" for f in report.findings + report.errors)
     assert (case["kind"] == "pass") == (not want)
     if "fixed" in case:
-        from promptlint.fixing import apply_fixes
+        from promptlint.fixes.fixing import apply_fixes
 
         fixed, _ = apply_fixes(report, write=True)
         assert {f.code for f in fixed} == {code}
@@ -114,7 +114,7 @@ def test_utf8_bom_and_crlf_python_files_are_analysed_and_fixed_in_place(tmp_path
     # Python itself accepts a UTF-8 BOM (Windows editors write one); promptlint must too. Columns are
     # counted after the BOM, as editors show them, and --fix keeps the BOM and the CRLF line ends.
     # Line 1 is `json.dumps` at column 8 (1-based) after "meta = " — counted by hand.
-    from promptlint.fixing import apply_fixes
+    from promptlint.fixes.fixing import apply_fixes
 
     source = (
         'meta = json.dumps(profile)\r\n'
@@ -133,7 +133,7 @@ def test_utf8_bom_and_crlf_python_files_are_analysed_and_fixed_in_place(tmp_path
 def test_template_only_run_never_imports_libcst_or_pysource(tmp_path):
     (tmp_path / "t.j2").write_text("You are helpful.\nQuestion: {{ question }}\n", encoding="utf-8")
     code = (
-        "import sys; from promptlint.config import Settings; from promptlint.lint import lint; from pathlib import Path;"
+        "import sys; from promptlint.project.config import Settings; from promptlint.driver.lint import lint; from pathlib import Path;"
         f"lint([{str(tmp_path)!r}], Settings(tokenizer={str(TOKENIZER)!r}, root=Path({str(tmp_path)!r})));"
         "bad = [m for m in sys.modules if m.startswith(('libcst', 'promptlint.pysource'))]; print(bad); assert not bad"
     )
@@ -145,7 +145,7 @@ def test_python_analysis_does_not_import_libcst(tmp_path):
     case = next(c for c in registry.get("M202").cases if c["name"] == "python-tools-from-set-in-helper-comprehension")
     (tmp_path / "a.py").write_text(case["python"], encoding="utf-8")
     code = (
-        "import sys; from promptlint.config import Settings; from promptlint.lint import lint; from pathlib import Path;"
+        "import sys; from promptlint.project.config import Settings; from promptlint.driver.lint import lint; from pathlib import Path;"
         f"r = lint([{str(tmp_path / 'a.py')!r}], Settings(tokenizer={str(TOKENIZER)!r}, root=Path({str(tmp_path)!r})));"
         "assert [f.code for f in r.findings] == ['M202'], r.findings; assert 'libcst' not in sys.modules"
     )
@@ -159,7 +159,7 @@ def test_directory_walk_takes_only_llm_python(tmp_path):
     (tmp_path / "serve.sh").write_text("vllm serve m --no-enable-prefix-caching\n", encoding="utf-8")
     (tmp_path / "other.sh").write_text("echo hi\n", encoding="utf-8")
     from promptlint import analyzers
-    from promptlint.discovery import discover
+    from promptlint.project.discovery import discover
 
     files, _ = discover([str(tmp_path)], tmp_path, (), (), kinds=analyzers)
     assert sorted(f.name for f in files) == ["bot.py", "serve.sh"]
@@ -211,7 +211,7 @@ def test_2000_line_module_is_analysed(tmp_path):
     path = tmp_path / "big.py"
     path.write_text(source, encoding="utf-8")
     s = settings(tmp_path)
-    from promptlint.kernel import Context, TokenizerProvider, rule_filter as _enabled, tokenizer_spec
+    from promptlint.analysis.kernel import Context, TokenizerProvider, rule_filter as _enabled, tokenizer_spec
     from promptlint.analyzers import python_source
 
     provider = TokenizerProvider(tokenizer_spec(s))

@@ -21,13 +21,13 @@ import pytest
 from conftest import REPO
 
 import promptlint
-from promptlint import records
+from promptlint.base import records
 
 PACKAGE_DIR = Path(promptlint.__file__).parent
 
 
 def _m101(**complete):
-    from promptlint.kernel import finding
+    from promptlint.analysis.kernel import finding
 
     return finding("M101", "prompts/a.j2", "`now` changes on every request", 1, 15, 1, 24, variable="now",
                    notes=["vllm, block 16: eligible 1 block now"], **complete)
@@ -53,7 +53,7 @@ def test_every_record_a_finding_holds_is_frozen():
 def test_a_check_hands_everything_to_the_constructor():
     """Severity, cause and the variant's description are the constructor's: the variant is the
     JSON `variant` and the first note, before the notes the check gives."""
-    from promptlint.records import Arithmetic, DivergentToken
+    from promptlint.base.records import Arithmetic, DivergentToken
 
     token = DivergentToken(19, 21, 22, "6", "7", 29)
     arithmetic = Arithmetic(67, 19, 60, 16, 1, 3, 2, 32)

@@ -13,10 +13,10 @@ from promptlint.chat.request import ChatProfile, ChatRequest
 from promptlint.chat.run import ChatRun, ChatTemplate
 from promptlint.chat.scenarios import ChatScenario
 from promptlint.chat.source import ChatSource
-from promptlint.compare import engine_profile
+from promptlint.arithmetic.compare import engine_profile
 from promptlint.render import load_template, render
 from promptlint.render.sourcemap import Location, SourceMap, SourceText
-from promptlint.tokens import load, resolve
+from promptlint.tokenization.tokens import load, resolve
 
 NOW = datetime(2025, 3, 14, 9, 26, 53)
 CHAT = "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}"

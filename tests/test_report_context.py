@@ -21,14 +21,14 @@ from conftest import QWEN, REPO
 
 
 def _result(path: str):
-    from promptlint.kernel import finding
-    from promptlint.records import Result
+    from promptlint.analysis.kernel import finding
+    from promptlint.base.records import Result
 
     return Result(findings=[finding("M101", path, "`now` changes on every request", 1, 15, 1, 24, variable="now")], files=1)
 
 
 def test_paths_follow_the_context_not_the_environment(tmp_path, monkeypatch):
-    from promptlint.records import ReportContext
+    from promptlint.base.records import ReportContext
     from promptlint.report import get
 
     work = tmp_path / "ws"
@@ -89,7 +89,7 @@ def test_the_formats_are_the_modules_that_declare_one():
 
 TSV = '''"""`tsv`: one tab-separated line per finding (a format added by one file)."""
 
-from promptlint.records import ReportContext, Result
+from promptlint.base.records import ReportContext, Result
 
 FORMAT = "tsv"
 KIND = "text"

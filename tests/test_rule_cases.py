@@ -22,7 +22,7 @@ from tokenizers import Tokenizer
 
 from conftest import DATA
 
-from promptlint import registry
+from promptlint.base import registry
 
 CASES = [
     pytest.param(rule, case, id=f"{code}-{case['name']}")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from conftest import QWEN, REPO
 
-from promptlint import registry
-from promptlint.toml_io import toml_loads
+from promptlint.base import registry
+from promptlint.base.toml_io import toml_loads
 
 RETRIEVED_BEFORE_HISTORY = """You are the support assistant for Acme Outdoor Gear. Answer questions about orders, shipping and returns politely and precisely, and cite the policy you rely on.
 Relevant excerpts:
@@ -21,8 +21,8 @@ assistant:
 def test_m204_says_what_its_rule_file_says(tmp_path, monkeypatch):
     """The rule file's [data.wording] is what the finding reads: change the file's text (here its
     parsed table) and the message, the cause note and the variant change with it."""
-    from promptlint.config import Settings
-    from promptlint.lint import lint
+    from promptlint.project.config import Settings
+    from promptlint.driver.lint import lint
 
     wording = registry.get("M204").data["wording"]
     monkeypatch.setitem(wording, "message", "grown history differs ({cause}) at token {shared}")

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from promptlint.config import Settings, load_settings
-from promptlint.lint import lint
+from promptlint.project.config import Settings, load_settings
+from promptlint.driver.lint import lint
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKENIZER = ROOT / "tests" / "data" / "tokenizers" / "qwen2.5" / "tokenizer.json"
@@ -284,7 +284,7 @@ def classify(ticket):
     settings = load_settings(start=tmp_path)
     assert run(tmp_path, source, settings) == []  # exactly at the minimum: cached
     (tmp_path / "minimums.json").write_text(json.dumps({"anthropic": {"models": {"claude-sonnet-4-5": "many"}}}))
-    from promptlint.config import ConfigError
+    from promptlint.project.config import ConfigError
 
     with pytest.raises(ConfigError, match="cache-minimums: .*minimums.json: anthropic.models must map model names"):
         load_settings(start=tmp_path)

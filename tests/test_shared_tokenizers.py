@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from conftest import MISTRAL, QWEN
-from promptlint import lint as lint_mod
-from promptlint import tokens
-from promptlint.config import Settings
-from promptlint.lint import lint
+from promptlint.driver import lint as lint_mod
+from promptlint.tokenization import tokens
+from promptlint.project.config import Settings
+from promptlint.driver.lint import lint
 
 # A chat template whose date comes first: M101 in every directory (a finding to compare), and
 # `eos_token` in the render, so each directory's own tokenizer_config.json matters.

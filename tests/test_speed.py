@@ -87,7 +87,7 @@ def _naive(a, b):
 def test_shared_prefix_matches_an_element_by_element_scan():
     import random
 
-    from promptlint.compare import shared_prefix
+    from promptlint.arithmetic.compare import shared_prefix
 
     rnd = random.Random(7)
     for _ in range(2000):
@@ -102,11 +102,11 @@ def test_prefetched_batch_equals_one_by_one(tmp_path):
     """Variants rendered ahead and tokenized with encode_batch give the very samples sample() gives."""
     from conftest import QWEN
 
-    from promptlint.template_run import TemplateRun
-    from promptlint.compare import engine_profile
+    from promptlint.analysis.template_run import TemplateRun
+    from promptlint.arithmetic.compare import engine_profile
     from promptlint.render import Limits
     from promptlint.scenarios import Scenario, Variable
-    from promptlint.tokens import load, resolve
+    from promptlint.tokenization.tokens import load, resolve
 
     t = tmp_path / "t.j2"
     t.write_text("Time {{ now }}\n{% for d in docs %}{{ d }}\n{% endfor %}Q: {{ question }}", encoding="utf-8")

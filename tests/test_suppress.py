@@ -6,8 +6,9 @@ import json
 
 from integration_helpers import BAD, GOOD, QWEN, SHARED, run_cli
 
-from promptlint import registry, suppress
-from promptlint.records import Finding
+from promptlint.base import registry
+from promptlint.driver import suppress
+from promptlint.base.records import Finding
 
 
 def finding(code, line, path="t.py"):

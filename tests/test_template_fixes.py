@@ -19,7 +19,7 @@ import pytest
 
 from conftest import DATA, REPO, shared_prefix
 
-from promptlint import registry
+from promptlint.base import registry
 
 CASES = [
     pytest.param(rule, case, id=f"{code}-{case['name']}")

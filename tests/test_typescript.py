@@ -19,8 +19,8 @@ import pytest
 
 from conftest import QWEN, shared_prefix
 
-from promptlint.config import Settings
-from promptlint.lint import lint
+from promptlint.project.config import Settings
+from promptlint.driver.lint import lint
 
 B = 16
 POLICY = ("You are the support assistant for Acme Corporation. Answer questions about orders, shipping and "

@@ -15,7 +15,7 @@ import pytest
 from conftest import QWEN
 from test_typescript import LANGS, POLICY, at, run, write
 
-from promptlint import registry
+from promptlint.base import registry
 
 LONG = POLICY * 40  # about 1,400 tokens: past every hosted minimum for Claude
 
@@ -158,8 +158,8 @@ def typescript_cases():
 
 @pytest.mark.parametrize("code,case", typescript_cases())
 def test_rule_file_typescript_case(tmp_path, code, case):
-    from promptlint.config import Settings
-    from promptlint.lint import lint
+    from promptlint.project.config import Settings
+    from promptlint.driver.lint import lint
 
     path = tmp_path / case.get("filename", "case.ts")
     path.write_text(case["typescript"], encoding="utf-8")
@@ -174,8 +174,8 @@ def test_rule_file_typescript_case(tmp_path, code, case):
     ("unclosed.mts", 'import OpenAI from "openai";\nconst s = `never closed ${1 + \n', (2, 1)),
 ])
 def test_a_file_that_does_not_parse_is_one_E009(tmp_path, name, source, where):
-    from promptlint.config import Settings
-    from promptlint.lint import lint
+    from promptlint.project.config import Settings
+    from promptlint.driver.lint import lint
 
     path = tmp_path / name
     path.write_text(source, encoding="utf-8")
@@ -195,8 +195,8 @@ STAMPED = ('import OpenAI from "openai";\nconst client = new OpenAI();\n'
 
 
 def test_bundles_and_build_output_are_not_walked_but_explicit_paths_are(tmp_path):
-    from promptlint.config import Settings
-    from promptlint.lint import lint
+    from promptlint.project.config import Settings
+    from promptlint.driver.lint import lint
 
     for rel in ("src/agent.ts", "dist/agent.js", "web/.next/server/page.js", "public/vendor.min.js",
                 "node_modules/pkg/index.js", "types/agent.d.ts"):
@@ -210,9 +210,9 @@ def test_bundles_and_build_output_are_not_walked_but_explicit_paths_are(tmp_path
 
 
 def test_a_huge_bundle_named_explicitly_is_refused_in_one_line(tmp_path):
-    from promptlint import bounded_io
-    from promptlint.config import Settings
-    from promptlint.lint import lint
+    from promptlint.doors import bounded_io
+    from promptlint.project.config import Settings
+    from promptlint.driver.lint import lint
 
     path = tmp_path / "app.js"
     path.write_text(STAMPED + "//" + "x" * bounded_io.MAX_FILE_BYTES + "\n", encoding="utf-8")
@@ -224,8 +224,8 @@ def test_a_huge_bundle_named_explicitly_is_refused_in_one_line(tmp_path):
 
 
 def test_suppression_comments_in_both_comment_styles(tmp_path):
-    from promptlint.config import Settings
-    from promptlint.lint import lint
+    from promptlint.project.config import Settings
+    from promptlint.driver.lint import lint
 
     source = ('import OpenAI from "openai";\n'
               "const client = new OpenAI();\n"
@@ -262,7 +262,7 @@ def test_per_file_ignores_and_sarif_locations(tmp_path, cli):
 
 
 def test_language_server_lints_typescript_documents():
-    from promptlint.lsp import lintable
+    from promptlint.editor.lsp import lintable
 
     for name in ("a.ts", "a.tsx", "a.mts", "a.cts", "a.js", "a.jsx", "a.mjs", "a.cjs"):
         assert lintable(Path(name)), name
@@ -327,7 +327,7 @@ def test_template_only_run_never_imports_tree_sitter(tmp_path):
 
     (tmp_path / "t.j2").write_text("You are helpful.\nQuestion: {{ question }}\n", encoding="utf-8")
     code = (
-        "import sys; from promptlint.config import Settings; from promptlint.lint import lint; from pathlib import Path;"
+        "import sys; from promptlint.project.config import Settings; from promptlint.driver.lint import lint; from pathlib import Path;"
         f"lint([{str(tmp_path)!r}], Settings(tokenizer={str(QWEN)!r}, root=Path({str(tmp_path)!r})));"
         "bad = [m for m in sys.modules if m.startswith(('tree_sitter', 'promptlint.tssource'))]; print(bad); assert not bad"
     )

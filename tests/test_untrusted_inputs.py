@@ -127,7 +127,7 @@ def test_a_damaged_cache_entry_is_a_miss(tmp_path, cli, damage):
 def test_a_cache_written_elsewhere_is_never_read(tmp_path, cli, monkeypatch):
     # A pull request commits `.promptlint_cache/` with an entry that says "no findings". Every
     # input of a key is predictable except the machine secret, which lives outside the project.
-    from promptlint import cache
+    from promptlint.project import cache
 
     root = _project(tmp_path)
     (root / "t.j2").write_text(BAD, encoding="utf-8")
@@ -170,7 +170,7 @@ def test_renders_are_cached_only_for_evidence_runs(tmp_path, cli):
 
 
 def test_the_cache_is_capped_and_evicts_the_oldest(tmp_path, cli, monkeypatch):
-    from promptlint import cache
+    from promptlint.project import cache
 
     root = _project(tmp_path)
     for i in range(6):

@@ -96,7 +96,7 @@ def test_a_path_longer_than_path_max_is_an_e005_not_a_crash(proj, cli):
 
 def test_the_iterative_walk_lists_what_os_walk_lists(tmp_path):
     # links to directories are listed as directories and never entered; dangling links are files
-    from promptlint.discovery import _walk_tree
+    from promptlint.project.discovery import _walk_tree
 
     (tmp_path / "a" / "b").mkdir(parents=True)
     (tmp_path / "a" / "b" / "t.j2").write_text("x", encoding="utf-8")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from promptlint import vllm_hash as vh
+from promptlint.arithmetic import vllm_hash as vh
 
 DATA = json.loads((Path(__file__).parent / "data" / "vllm-hash-vectors.json").read_text(encoding="utf-8"))
 VECTORS = DATA["vectors"]

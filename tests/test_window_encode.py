@@ -1,4 +1,4 @@
-"""Variants are tokenized in a window around their change (promptlint.window_encode), and the
+"""Variants are tokenized in a window around their change (promptlint.tokenization.window_encode), and the
 answer is exactly the full encode's.
 
 Every variant promptlint encodes while linting — the corpus chat templates with every tokenizer
@@ -20,7 +20,7 @@ import chat_helpers
 from conftest import DATA, REPO
 from test_rule_cases import CASES, run_case
 
-from promptlint import window_encode
+from promptlint.tokenization import window_encode
 
 TOKENIZERS = sorted(p.parent.name for p in (DATA / "tokenizers").glob("*/tokenizer.json"))
 
@@ -89,8 +89,8 @@ def _assert_exact(rec: Checked):
 def corpus_variants(tmp_path_factory):
     """Lint every corpus chat template with its own tokenizer (chat and completions serving,
     every variant checked against the full encode) and keep each base render with its variants."""
-    from promptlint.config import Settings
-    from promptlint.lint import lint
+    from promptlint.project.config import Settings
+    from promptlint.driver.lint import lint
 
     workdir = tmp_path_factory.mktemp("corpus")
     dirs = [str(chat_helpers.model_dir(t, workdir)) for t in chat_helpers.template_names()]
@@ -111,7 +111,7 @@ def test_corpus_chat_templates(corpus_variants):
 def test_corpus_chat_variants_with_every_tokenizer(tokenizer, corpus_variants, checked):
     """The same renders with each tokenizer in tests/data (a template's control tokens are plain
     text to most of them: no added-token anchors, line starts or nothing)."""
-    from promptlint import tokens
+    from promptlint.tokenization import tokens
 
     tok = tokens.load(tokens.resolve(str(DATA / "tokenizers" / tokenizer / "tokenizer.json")))
     for base_text, texts, add in corpus_variants[1]:
@@ -169,7 +169,7 @@ _ATOMS = list("abcXYZ0123456789 .,:;!?'\"-_()[]{}<>/|#*\n\t") + [
 
 @pytest.mark.parametrize("name", [None] + TOKENIZERS, ids=lambda t: t or "embedded-cl100k")
 def test_random_edits(name, checked):
-    from promptlint import tokens
+    from promptlint.tokenization import tokens
 
     tok = tokens.load(tokens.resolve(None if name is None else str(DATA / "tokenizers" / name / "tokenizer.json")))
     rnd = random.Random(17)
@@ -188,7 +188,7 @@ def test_random_edits(name, checked):
 def test_sentencepiece_prepend_has_no_line_anchors():
     """Mistral v3 SentencePiece prepends "▁" to every piece of text (its normalizer) and has no
     pre-tokenizer: a window starting at a line would gain a "▁" the full encode does not have."""
-    from promptlint import tokens
+    from promptlint.tokenization import tokens
 
     spm = window_encode._plan(tokens.load(tokens.resolve(str(DATA / "tokenizers" / "mistral-v3-spm" / "tokenizer.json"))))
     qwen = window_encode._plan(tokens.load(tokens.resolve(str(DATA / "tokenizers" / "qwen2.5" / "tokenizer.json"))))
@@ -198,7 +198,7 @@ def test_sentencepiece_prepend_has_no_line_anchors():
 
 def test_o200k_line_start_slash_is_no_anchor():
     """o200k's punctuation pre-token absorbs "\\n/" (`[\\r\\n/]*`): "/" after a newline is no anchor."""
-    from promptlint import tokens
+    from promptlint.tokenization import tokens
 
     plan = window_encode._plan(tokens.load(tokens.resolve(str(DATA / "tokenizers" / "gpt-oss-o200k-harmony" / "tokenizer.json"))))
     assert not plan.starts_line("/") and plan.starts_line("-") and plan.starts_line("a")

@@ -6,7 +6,7 @@ tests/test_daemon.py.)"""
 from __future__ import annotations
 
 from conftest import QWEN
-from promptlint.config import Settings
+from promptlint.project.config import Settings
 
 TEMPLATE = "{{ now }} You are a support agent for Acme. Answer politely.\n{{ question }}\n"
 
@@ -27,7 +27,7 @@ def _project(tmp_path):
 
 
 def test_a_check_parses_into_its_workspace_pool_and_nowhere_else(tmp_path, monkeypatch):
-    from promptlint import tokens
+    from promptlint.tokenization import tokens
     from promptlint.driver.workspace import Workspace
     from promptlint.pools.tokenizers import active
 

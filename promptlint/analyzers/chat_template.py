@@ -19,10 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional, Tuple
 
-from promptlint import bounded_io, registry
+from promptlint.doors import bounded_io
+from promptlint.base import registry
 from promptlint.analyzers.files import Files, OwnedDirectory
-from promptlint.kernel import Context, TokenizerProvider, file_error, finding
-from promptlint.records import Finding, SourceLine, StoredAt
+from promptlint.analysis.kernel import Context, TokenizerProvider, file_error, finding
+from promptlint.base.records import Finding, SourceLine, StoredAt
 
 # PL102 skipped-scenario: a built-in conversation the template refuses (_refusals)
 NOTE_CODES = registry.implements(__name__, "PL102")
@@ -47,7 +48,7 @@ def _tokenizer_for(source, ctx: Context):
     commit it), so its regexes are vetted before it runs here (tokens.needs_deadline)."""
     from dataclasses import replace
 
-    from promptlint.tokens import resolve
+    from promptlint.tokenization.tokens import resolve
 
     if ctx.settings.tokenizer:
         return ctx.tokenizer
@@ -126,10 +127,10 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
 def measure(path: Path, text: str, ctx: Context) -> list:
     """Eligible blocks per request of each scenario the template renders (``check --baseline``);
     a built-in scenario the template refuses is left out, as lint_file leaves it with a note."""
-    from promptlint import per_request
+    from promptlint.analysis import per_request
     from promptlint.chat.run import ChatRun
     from promptlint.chat.source import SourceError
-    from promptlint.compare import engine_profile
+    from promptlint.arithmetic.compare import engine_profile
     from promptlint.render import RenderError
 
     profile = engine_profile(ctx.settings.engine, ctx.settings.block_size)
@@ -159,7 +160,7 @@ def scenario_runs(path: Path, text: str, ctx: Context):
     ChatRun of each scenario that renders (the template fixes re-measure with these)."""
     from promptlint.chat.run import ChatRun
     from promptlint.chat.source import SourceError
-    from promptlint.compare import engine_profile
+    from promptlint.arithmetic.compare import engine_profile
     from promptlint.render import RenderError
 
     prepared = _prepare(path, text, ctx)
@@ -208,7 +209,7 @@ def _run_scenario(chat, scenario, tokenizer, ctx: Context, stored: "StoredTempla
     from promptlint import checks
     from promptlint.chat.run import ChatRun
     from promptlint.chat.source import SourceError
-    from promptlint.compare import engine_profile
+    from promptlint.arithmetic.compare import engine_profile
     from promptlint.render import RenderError
 
     display = ctx.display(chat.source.path)
@@ -319,7 +320,7 @@ class StoredTemplates:
                                    stored_at=self._stored_at(key, template, f))
 
     def _stored_at(self, key: str, template: str, f: Finding) -> Optional[StoredAt]:
-        from promptlint import json_locate
+        from promptlint.base import json_locate
         from promptlint.render.sourcemap import SourceText
 
         if self._json is None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import FrozenSet, Tuple
 
-from promptlint import bounded_io
+from promptlint.doors import bounded_io
 
 
 @dataclass(frozen=True)

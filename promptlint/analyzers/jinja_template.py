@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import List
 
-from promptlint import registry
+from promptlint.base import registry
 from promptlint.analyzers.files import Files
-from promptlint.kernel import Context, file_error
-from promptlint.records import Finding
+from promptlint.analysis.kernel import Context, file_error
+from promptlint.base.records import Finding
 
 # PL101 analysis-assumption: the one note per file naming what the render assumed (assumption_notes)
 NOTE_CODES = registry.implements(__name__, "PL101")
@@ -31,7 +31,7 @@ def engine_tokenizer(ctx: Context):
         return ctx.tokenizer
 
     def load():
-        from promptlint.engine_tokenize import engine_encoder
+        from promptlint.tokenization.engine_tokenize import engine_encoder
 
         return engine_encoder(ctx.tokenizer(), "llamacpp")
 
@@ -67,8 +67,8 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
 
 def measure(path: Path, text: str, ctx: Context) -> list:
     """The template's eligible blocks per request (``check --baseline``): one Measurement."""
-    from promptlint import per_request
-    from promptlint.compare import engine_profile
+    from promptlint.analysis import per_request
+    from promptlint.arithmetic.compare import engine_profile
     from promptlint.render import RenderError
 
     block = engine_profile(ctx.settings.engine, ctx.settings.block_size).block_size
@@ -84,8 +84,8 @@ def measure(path: Path, text: str, ctx: Context) -> list:
 def prepare(path: Path, text: str, ctx: Context):
     """The ``TemplateRun`` of ``text`` as the file ``path`` (its samples file, its includes), or
     the E findings when it cannot be loaded. Fixes (promptlint/fixes) re-measure with it."""
-    from promptlint.template_run import TemplateRun
-    from promptlint.compare import engine_profile
+    from promptlint.analysis.template_run import TemplateRun
+    from promptlint.arithmetic.compare import engine_profile
     from promptlint.render import Limits, RenderError, load_template
     from promptlint.scenarios import SamplesError, samples_path_for
     from promptlint.scenarios.infer import template_scenario
@@ -99,7 +99,7 @@ def prepare(path: Path, text: str, ctx: Context):
         max_recursion=settings.max_recursion,
     )
     sp = samples_path_for(path)
-    # Several models' runs (ctx.shared, promptlint.models) share the template, its scenario and
+    # Several models' runs (ctx.shared, promptlint.driver.models) share the template, its scenario and
     # its renders: an application template sees no tokenizer (no bos_token, no special tokens)
     # and the runs differ only in tokenizer, engine and block size.
     key = ("application template", str(path), text)

@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import List
 
-from promptlint import kernel
+from promptlint.analysis import kernel
 from promptlint.analyzers.files import Files
 from promptlint.checks import prefix_caching_disabled as m701
-from promptlint.records import Finding
+from promptlint.base.records import Finding
 
 SUFFIXES = (".sh", ".bash", ".zsh", ".yaml", ".yml", ".dockerfile", ".env")
 FILES = Files(

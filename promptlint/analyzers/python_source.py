@@ -12,10 +12,12 @@ import dataclasses
 from pathlib import Path
 from typing import List, NamedTuple, Optional, Sequence
 
-from promptlint import bounded_io, figures, kernel
+from promptlint.doors import bounded_io
+from promptlint.arithmetic import figures
+from promptlint.analysis import kernel
 from promptlint.analyzers.files import Files
-from promptlint.kernel import Context, file_error
-from promptlint.records import Finding
+from promptlint.analysis.kernel import Context, file_error
+from promptlint.base.records import Finding
 
 # A directory walk lints a .py file only when it contains one of these byte strings
 # (explicit paths and `templates` globs are always linted). Plain substring tests: about
@@ -132,8 +134,8 @@ def _relocate(f: Finding, c) -> Finding:
 def measure(path: Path, text: str, ctx: Context) -> list:
     """Each prompt the module sends, its eligible blocks per request (``check --baseline``;
     pysource.per_request); a file that does not parse is one row with its E008."""
-    from promptlint import per_request as rows
-    from promptlint.compare import engine_profile
+    from promptlint.analysis import per_request as rows
+    from promptlint.arithmetic.compare import engine_profile
     from promptlint.pysource import breakpoints, per_request
     display = ctx.display(path)
     profile = engine_profile(ctx.settings.engine, ctx.settings.block_size)
@@ -180,7 +182,7 @@ def _measured(c, ctx: Context, display: str, lines: Sequence[str], encodings: di
     """An M101 candidate measured as templates are: the prompt text around the volatile value
     rendered twice, tokenized, compared; figures and wording from the same functions."""
     from promptlint.checks import volatile_before_shared_prefix as m101
-    from promptlint.compare import engine_profile
+    from promptlint.arithmetic.compare import engine_profile
     from promptlint.pysource.holes import prompt_text, unresolved_after
 
     tok = ctx.tokenizer()
@@ -220,7 +222,7 @@ def _encoder(tok, encodings: dict):
         """``against``: an already encoded text this one is a variant of (tokenized in a window)."""
         if text not in encodings:
             if against is not None and against in encodings:
-                from promptlint import window_encode
+                from promptlint.tokenization import window_encode
 
                 encodings[text] = window_encode.encode_variant(tok, against, encodings[against], text, False)
             else:

@@ -13,10 +13,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import List
 
-from promptlint import registry
+from promptlint.base import registry
 from promptlint.analyzers.files import Files
-from promptlint.kernel import Context, file_error
-from promptlint.records import Finding
+from promptlint.analysis.kernel import Context, file_error
+from promptlint.base.records import Finding
 
 CODES = registry.implements(__name__, "E009")
 # A directory walk lints a script only when it names an LLM SDK or builds a chat message.
@@ -79,9 +79,9 @@ def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
 
 def measure(path: Path, text: str, ctx: Context) -> list:
     """Each request the module sends, its eligible blocks per request (``check --baseline``)."""
-    from promptlint import per_request as rows
+    from promptlint.analysis import per_request as rows
     from promptlint.analyzers import python_source as py
-    from promptlint.compare import engine_profile
+    from promptlint.arithmetic.compare import engine_profile
     from promptlint.pysource import breakpoints, per_request
 
     display = ctx.display(path)

@@ -14,10 +14,10 @@ import dataclasses
 from pathlib import Path
 from typing import List
 
-from promptlint import bounded_io
+from promptlint.doors import bounded_io
 from promptlint.analyzers.files import Files
-from promptlint.kernel import Context
-from promptlint.records import Finding
+from promptlint.analysis.kernel import Context
+from promptlint.base.records import Finding
 
 FILES = Files(suffixes=(".yaml", ".yml"), markers=(b"{{", b"{%"), never_infix=".samples.")
 

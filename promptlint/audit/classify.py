@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Dict, Optional
 
-from promptlint.compare import eligible_tokens
+from promptlint.arithmetic.compare import eligible_tokens
 
 CLASS_ORDER = ("M1", "M2", "M4", "M6", "M7", "M5", "U")  # tie-break order for the class
 LOST_KEYS = ("M3", "M2", "M1", "M4", "M6", "M7", "M5", "U")

@@ -31,15 +31,15 @@ def make_deriver(
     Under ``engine="llamacpp"`` the request goes through llama.cpp's server frontend and
     llama.cpp's tokenization by default; otherwise through vLLM's, with the pinned tokenizer.
     """
-    from promptlint import tokens
-    from promptlint.captured import _request_from_body as request_from_body
+    from promptlint.tokenization import tokens
+    from promptlint.operators.captured import _request_from_body as request_from_body
     from promptlint.chat.request import ChatProfile
     from promptlint.chat.run import ChatTemplate
     from promptlint.chat.source import SourceError, load_source
-    from promptlint.jsonl import lone_surrogate
+    from promptlint.base.jsonl import lone_surrogate
     from promptlint.render import Limits, RenderError
 
-    from promptlint.engine_tokenize import engine_encoder
+    from promptlint.tokenization.engine_tokenize import engine_encoder
 
     if frontend is None:
         frontend = "llamacpp" if engine == "llamacpp" else "vllm"
@@ -88,7 +88,7 @@ class Deriver:
     def check(self) -> "Deriver":
         """The cheap checks (paths, template source) without parsing the tokenizer: with
         --workers the workers load it, not this process."""
-        from promptlint import tokens
+        from promptlint.tokenization import tokens
         from promptlint.chat.source import SourceError, load_source
 
         tok, tmpl, _ = self.args
@@ -105,7 +105,7 @@ class Deriver:
 
     def load(self) -> "Deriver":
         if self._fn is None:
-            from promptlint.tokens import TokenizerError
+            from promptlint.tokenization.tokens import TokenizerError
 
             tok, tmpl, engine = self.args
             try:

@@ -11,8 +11,8 @@ import math
 import re
 from typing import Any, Dict, List, Optional, Sequence
 
-from promptlint.captured import token_id_error
-from promptlint.jsonl import surrogate_message
+from promptlint.operators.captured import token_id_error
+from promptlint.base.jsonl import surrogate_message
 
 _FP = re.compile(r"[0-9a-fA-F]{16}")
 _HEX_LOWER = re.compile(r"[0-9a-f]*")

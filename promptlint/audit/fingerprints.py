@@ -32,7 +32,7 @@ def load_key(path: Optional[str]) -> bytes:
     """Key from a file (raw bytes, at most 64 used), or a fresh random key when no path."""
     if not path:
         return new_key()
-    from promptlint import bounded_io
+    from promptlint.doors import bounded_io
 
     data = b""
     with bounded_io.open_stream(path) as f:

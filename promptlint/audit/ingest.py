@@ -14,7 +14,7 @@ import math
 import re
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
-from promptlint import jsonl
+from promptlint.base import jsonl
 from promptlint.audit import fingerprints as fpm
 from promptlint.audit import usage as usage_mod
 from promptlint.audit.fields import (

@@ -83,7 +83,7 @@ class LocalPartitions:
     def __init__(self, n: int, stack_limit: int, curve_limit: int) -> None:
         import threading
 
-        from promptlint import interpreters
+        from promptlint.doors import interpreters
 
         ctx = interpreters.context("spawn" if threading.active_count() > 1 else None)
         self.conns, self.procs = [], []

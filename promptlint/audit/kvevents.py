@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from promptlint import bounded_io, jsonl
+from promptlint.doors import bounded_io
+from promptlint.base import jsonl
 from promptlint.audit.fields import RowError, arr, count, kind, label, number, objects, token_ids
 from promptlint.audit.fingerprints import ROOT, chain_hex
 

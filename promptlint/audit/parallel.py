@@ -101,7 +101,7 @@ class LocalPool(InProcess):
             if self.defer > 0:
                 self.defer -= 1
                 return _Done(parse_batch(self.opts, name, batch))
-            from promptlint import interpreters
+            from promptlint.doors import interpreters
 
             ctx = interpreters.context("spawn" if _threads_started() else None)
             d = self.opts.deriver
@@ -145,7 +145,7 @@ class RayPool(InProcess):
         self.started = not ray.is_initialized()
         if self.started:
             import os
-            from promptlint import safe_write
+            from promptlint.doors import safe_write
 
             kw: dict = {"include_dashboard": False, "logging_level": "ERROR", "log_to_driver": False}
             try:
@@ -154,7 +154,7 @@ class RayPool(InProcess):
                 else:
                     # Ray puts the driver's working directory (a pull request's checkout, in CI) first on
                     # every worker's sys.path unless the job has a working_dir: an empty one keeps the
-                    # checkout's modules out of the workers (promptlint.interpreters, for our own starts).
+                    # checkout's modules out of the workers (promptlint.doors.interpreters, for our own starts).
                     with safe_write.temporary_directory("promptlint-ray-") as empty:
                         kw["runtime_env"] = {"working_dir": str(empty)}
                         if address:

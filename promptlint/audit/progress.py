@@ -11,11 +11,11 @@ POSTFIX_EVERY = 1024  # rows between updates of the "N requests" text (the bar i
 
 
 class Progress:
-    """The live bar while the trace is read (tqdm, through promptlint.progress: bytes of the trace
+    """The live bar while the trace is read (tqdm, through promptlint.base.progress: bytes of the trace
     read, rate and ETA, with the requests audited) and the closing line."""
 
     def __init__(self, total_bytes: int, out: IO[str], bar: bool = True) -> None:
-        from promptlint import progress
+        from promptlint.base import progress
 
         self.total = total_bytes or None
         self.out = out
@@ -27,7 +27,7 @@ class Progress:
     @classmethod
     def for_stderr(cls, total_bytes: int, bar: bool = True) -> Optional["Progress"]:
         """A progress for a person at a terminal (not a pipe, not PROMPTLINT_NO_PROGRESS=1), else None."""
-        from promptlint import progress
+        from promptlint.base import progress
 
         return cls(total_bytes, sys.stderr, bar) if progress.wanted() else None
 

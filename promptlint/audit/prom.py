@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Dict, FrozenSet, Iterable, Optional, Tuple
 
-from promptlint import bounded_io
+from promptlint.doors import bounded_io
 
 Series = Tuple[str, FrozenSet[Tuple[str, str]]]
 

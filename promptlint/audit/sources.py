@@ -81,7 +81,8 @@ def rows(shard: Shard, progress: Optional[Any] = None) -> Iterator[Tuple[int, An
     import itertools
     import sys
 
-    from promptlint import bounded_io, jsonl
+    from promptlint.doors import bounded_io
+    from promptlint.base import jsonl
     from promptlint.audit import llamacpp
 
     try:
@@ -120,7 +121,7 @@ def _parquet_rows(shard: Shard, progress: Optional[Any]) -> Iterator[Tuple[int, 
     pq = require_pyarrow()
     import pyarrow as pa
 
-    from promptlint.jsonl import MAX_LINE_BYTES, LineError
+    from promptlint.base.jsonl import MAX_LINE_BYTES, LineError
 
     try:
         schema = pq.ParquetFile(shard.path).schema
@@ -158,7 +159,7 @@ def _parquet_rows(shard: Shard, progress: Optional[Any]) -> Iterator[Tuple[int, 
 
 
 def _bomb(shard: Shard, cap: int) -> SourceError:
-    from promptlint.jsonl import MAX_LINE_BYTES
+    from promptlint.base.jsonl import MAX_LINE_BYTES
 
     return SourceError(f"{shard.name}: its rows decode to more than {cap:,} bytes (the cap: {MAX_EXPANSION:,} times the "
                        f"file's size, at least {MAX_LINE_BYTES:,}); a column's values are repeated or compressed far beyond "

@@ -15,7 +15,7 @@ from array import array
 from collections import OrderedDict
 from typing import Dict, Optional, Sequence, Tuple
 
-from promptlint.compare import shared_prefix
+from promptlint.arithmetic.compare import shared_prefix
 
 WINDOW = 2048  # ids kept per tenant (4 bytes each: at most 32 MB over MAX_TENANTS)
 MAX_GAP = 24  # differing tokens looked past on each side (a timestamp, a UUID)

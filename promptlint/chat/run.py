@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from promptlint.template_run import Sample, TemplateRun
+from promptlint.analysis.template_run import Sample, TemplateRun
 from promptlint.chat.frontends import prepare, template_source
 from promptlint.chat.request import ChatProfile, ChatRequest, Prepared, RequestError, cut_continued
 from promptlint.chat.scenarios import ChatScenario

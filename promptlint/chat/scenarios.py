@@ -206,7 +206,7 @@ def samples_path_for_chat(path: Path) -> Optional[Path]:
     else:
         stem = path.name.rsplit(".", 1)[0]
         candidates += [path.with_name(stem + ".samples.toml"), path.with_name(stem + ".samples.json")]
-    from promptlint.bounded_io import is_regular_file
+    from promptlint.doors.bounded_io import is_regular_file
 
     for c in candidates:
         if is_regular_file(c):  # never raises (a name made too long by the suffix)

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-from promptlint import bounded_io
+from promptlint.doors import bounded_io
 from promptlint.render import clip
 from promptlint.render.files import MAX_TEMPLATE_BYTES, FileRefused, decode_template, read_confined, real_roots
-from promptlint.tokens import special_tokens_of
+from promptlint.tokenization.tokens import special_tokens_of
 
 CONFIG_NAME = "tokenizer_config.json"
 TEMPLATE_FILE = "chat_template.jinja"

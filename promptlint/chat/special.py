@@ -156,7 +156,7 @@ def atomic(provider: Callable, texts: Iterable[str]) -> Callable:
 
 def _copy(provider: Callable, key: Tuple[str, ...]):
     from promptlint.pools.tokenizers import active
-    from promptlint.tokens import not_charged
+    from promptlint.tokenization.tokens import not_charged
 
     pool = active()
 

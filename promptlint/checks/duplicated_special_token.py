@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Dict, List, Optional, Sequence, Set, Tuple
 
-from promptlint import figures, registry
-from promptlint.compare import Comparison, shared_prefix
+from promptlint.arithmetic import figures
+from promptlint.base import registry
+from promptlint.arithmetic.compare import Comparison, shared_prefix
 
 if TYPE_CHECKING:
     from promptlint.checks.interface import Run
-    from promptlint.records import Finding
+    from promptlint.base.records import Finding
 
 CODES = registry.implements(__name__, "M102")
 

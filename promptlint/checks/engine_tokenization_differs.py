@@ -2,7 +2,7 @@
 
 Only llama.cpp differs from the pinned Hugging Face tokenizer today (no NFC normalizer;
 end-of-generation-looking vocabulary texts promoted to control tokens): see
-promptlint/engine_tokenize.py. Checked on the base render, so both template text and
+promptlint/tokenization/engine_tokenize.py. Checked on the base render, so both template text and
 sample inputs are covered.
 """
 
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List
 
-from promptlint import registry
+from promptlint.base import registry
 
 if TYPE_CHECKING:
     from promptlint.checks.interface import Run
-    from promptlint.records import Finding
+    from promptlint.base.records import Finding
 
 CODES = registry.implements(__name__, "M105")
 
@@ -29,7 +29,7 @@ _CAUSE = {
 def check(run: "Run") -> List["Finding"]:
     if run.engine != "llamacpp":
         return []
-    from promptlint.engine_tokenize import tokenization_differences
+    from promptlint.tokenization.engine_tokenize import tokenization_differences
 
     base = run.base()
     pinned = run.pinned_tokenizer

@@ -33,13 +33,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
-from promptlint import figures, registry
+from promptlint.arithmetic import figures
+from promptlint.base import registry
 from promptlint.checks.history_causes import chunk_line, loop_last_lines, show as _show
-from promptlint.compare import Comparison, shared_prefix
+from promptlint.arithmetic.compare import Comparison, shared_prefix
 
 if TYPE_CHECKING:
     from promptlint.checks.interface import Run, Sample
-    from promptlint.records import Finding
+    from promptlint.base.records import Finding
     from promptlint.scenarios import Variable
 
 APPLICATION_CAUSES = ("changed-input", "loop-last", "history-derived", "current-turn")

@@ -25,17 +25,18 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
-from promptlint import figures, registry
+from promptlint.arithmetic import figures
+from promptlint.base import registry
 from promptlint.checks.history_causes import BY_DESIGN, Cause, chunk_line, classify, loop_last_lines, parse
 from promptlint.checks.history_causes import show as _show
 from promptlint.checks.history_growth import check_application, growth_comparison
 from promptlint.checks.history_growth import plan  # noqa: F401 - application templates' turn N+1, prefetched
-from promptlint.compare import Comparison
+from promptlint.arithmetic.compare import Comparison
 from promptlint.render.sourcemap import Location
 
 if TYPE_CHECKING:
     from promptlint.checks.interface import Conversation, Run, Sample
-    from promptlint.records import Finding
+    from promptlint.base.records import Finding
 
 CODES = registry.implements(__name__, "M204")
 

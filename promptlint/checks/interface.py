@@ -2,7 +2,7 @@
 
 A check is ``check(run: Run) -> list[Finding]`` (plus an optional ``plan(run)`` listing the
 variants it will render, so they are tokenized in one batch). It sees only these members:
-``promptlint.template_run.TemplateRun`` implements ``Run`` for application templates and
+``promptlint.analysis.template_run.TemplateRun`` implements ``Run`` for application templates and
 ``promptlint.chat.run.ChatRun`` for one chat scenario, whose ``conversation`` is itself.
 tests/test_architecture.py checks that checks use nothing else (no private attributes).
 """
@@ -13,12 +13,12 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, List, Optional, Protocol, Sequence, Tuple
 
 if TYPE_CHECKING:  # types only: this module imports nothing at run time
-    from promptlint.compare import Comparison, Profile
-    from promptlint.records import Finding
+    from promptlint.arithmetic.compare import Comparison, Profile
+    from promptlint.base.records import Finding
     from promptlint.render import Rendered
     from promptlint.render.sourcemap import Location
     from promptlint.scenarios import Scenario, Variable
-    from promptlint.tokens import Encoding, LoadedTokenizer
+    from promptlint.tokenization.tokens import Encoding, LoadedTokenizer
 
 
 class Sample(Protocol):
@@ -77,7 +77,7 @@ class Run(Protocol):
     def base(self) -> Sample: ...
 
     # each exactly ``tokenizer.encode(text, add_special_tokens)``, tokenized in a window around where a
-    # text differs from the base render (promptlint.window_encode): for texts other than the scenario's
+    # text differs from the base render (promptlint.tokenization.window_encode): for texts other than the scenario's
     def encode_variants(self, texts: Sequence[str]) -> List["Encoding"]: ...
 
     def compare(self, variant: Sample) -> "Comparison": ...

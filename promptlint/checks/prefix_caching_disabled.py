@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from promptlint import registry
+from promptlint.base import registry
 
 CODES = registry.implements(__name__, "M701")
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List
 
-from promptlint import registry
+from promptlint.base import registry
 from promptlint.checks.variants import short
 
 if TYPE_CHECKING:
     from promptlint.checks.interface import Run
-    from promptlint.records import Finding
+    from promptlint.base.records import Finding
 
 CODES = registry.implements(__name__, "M103")
 

@@ -23,11 +23,12 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
-from promptlint import figures, registry
+from promptlint.arithmetic import figures
+from promptlint.base import registry
 
 if TYPE_CHECKING:
     from promptlint.checks.interface import Run
-    from promptlint.records import Finding
+    from promptlint.base.records import Finding
 
 CODES = registry.implements(__name__, "M201", "M202", "M203")
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, List, Optional
 
-from promptlint import registry
+from promptlint.base import registry
 from promptlint.checks.variants import short
-from promptlint.compare import Comparison, shared_prefix
+from promptlint.arithmetic.compare import Comparison, shared_prefix
 
 if TYPE_CHECKING:
     from promptlint.checks.interface import Run, Sample
-    from promptlint.records import Finding
+    from promptlint.base.records import Finding
 
 CODES = registry.implements(__name__, "M104")
 

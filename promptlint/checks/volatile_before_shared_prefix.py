@@ -1,7 +1,7 @@
 """M101 volatile-before-shared-prefix: a per-request-changing value precedes shared material.
 
 The template check is ``check(run)``; the Python analyzer measures the prompts it finds in
-code with the same figures (promptlint.figures) and words its findings with the functions
+code with the same figures (promptlint.arithmetic.figures) and words its findings with the functions
 below, so an M101 reads the same wherever it was found. The wording is the rule file's
 ``[data.wording]`` table (rules/M101.toml).
 """
@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
-from promptlint import registry
+from promptlint.base import registry
 from promptlint.checks.variants import short
-from promptlint.figures import blocks
+from promptlint.arithmetic.figures import blocks
 
 if TYPE_CHECKING:
     from promptlint.checks.interface import Run
-    from promptlint.compare import Comparison
-    from promptlint.records import Finding
+    from promptlint.arithmetic.compare import Comparison
+    from promptlint.base.records import Finding
 
 CODES = registry.implements(__name__, "M101")
 

@@ -113,9 +113,9 @@ def run(args: argparse.Namespace) -> int:
 
 @contextlib.contextmanager
 def _output(path: str, what: str):
-    """A file the audit writes (the worksheet, the plot), through promptlint.safe_write: never
+    """A file the audit writes (the worksheet, the plot), through promptlint.doors.safe_write: never
     through a link, and only once complete (the worksheet appears when the audit ends)."""
-    from promptlint import safe_write
+    from promptlint.doors import safe_write
 
     in_body = False  # an OSError of the audit itself (a trace unreadable) is not the file's
     try:
@@ -130,7 +130,7 @@ def _output(path: str, what: str):
 
 
 def _refuse_early(path: str, what: str) -> None:
-    from promptlint import safe_write
+    from promptlint.doors import safe_write
 
     try:
         safe_write.check_target(path)
@@ -140,7 +140,7 @@ def _refuse_early(path: str, what: str) -> None:
 
 def _write_error(path: str, what: str, e: OSError):
     from promptlint.commands import UsageError
-    from promptlint.safe_write import WriteRefused
+    from promptlint.doors.safe_write import WriteRefused
 
     if isinstance(e, WriteRefused):
         return UsageError(f"{path}: the {what} is not written: {e}")
@@ -155,7 +155,7 @@ class _FailurePrinter:
         self.n = 0
 
     def __call__(self, where: str, message: str) -> None:
-        from promptlint.line_guard import one_line
+        from promptlint.doors.line_guard import one_line
 
         self.n += 1
         if self.n <= self.shown:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Optional
 
-from promptlint import bounded_io
+from promptlint.doors import bounded_io
 from promptlint.commands.options import add_chat_options, add_common_tokenizer_options, settings_from_args
 
 
@@ -137,7 +137,7 @@ def _report_files(specs):
 
 def _report_file_error(fmt: str, path: str, e: OSError):
     from promptlint.commands import UsageError
-    from promptlint.safe_write import WriteRefused
+    from promptlint.doors.safe_write import WriteRefused
 
     why = f"not written: {e}" if isinstance(e, WriteRefused) else f"cannot write ({e.strerror or e}); check the path"
     return UsageError(f"--report-file {fmt}={path}: {why}")
@@ -146,7 +146,7 @@ def _report_file_error(fmt: str, path: str, e: OSError):
 def _check_report_files(report_files, root) -> None:
     """Refuse a report path before the run does its work (a link on the way, a hard-linked or
     special target, a missing directory); the write looks again."""
-    from promptlint import safe_write
+    from promptlint.doors import safe_write
 
     for fmt, path in report_files:
         try:
@@ -156,9 +156,9 @@ def _check_report_files(report_files, root) -> None:
 
 
 def _write_file(fmt: str, path: str, result, args, root) -> None:
-    """Write the report through promptlint.safe_write: never through a link the repository
+    """Write the report through promptlint.doors.safe_write: never through a link the repository
     committed (the Action's `promptlint.sarif -> .git/config`), and complete or not at all."""
-    from promptlint import safe_write
+    from promptlint.doors import safe_write
 
     try:
         with safe_write.replacing(path, within=(root,), errors="surrogateescape") as fh:
@@ -194,7 +194,7 @@ def run(args, console: Optional[Console] = None, workspace=None) -> int:
     out, err = console.out, console.err
     from promptlint.commands import EXIT_FINDINGS, EXIT_OK, UsageError
     from promptlint.driver.workspace import Workspace
-    from promptlint.tokens import TokenizerError
+    from promptlint.tokenization.tokens import TokenizerError
 
     baseline_ref = getattr(args, "baseline", None)
     fail_on = getattr(args, "fail_on", None) or ("regression" if baseline_ref else "any")
@@ -203,7 +203,7 @@ def run(args, console: Optional[Console] = None, workspace=None) -> int:
     if getattr(args, "annotate", None) == "new" and not baseline_ref:
         raise UsageError("--annotate new annotates the findings a baseline does not have: add --baseline REF")
     report_files = _report_files(getattr(args, "report_file", []) or [])
-    from promptlint import parallel
+    from promptlint.driver import parallel
 
     try:
         jobs = parallel.jobs_wanted(getattr(args, "jobs", None))
@@ -229,7 +229,7 @@ def run(args, console: Optional[Console] = None, workspace=None) -> int:
             raise UsageError(f"{stdin_name}: {e}; promptlint checks templates up to this size") from None
         overrides = {str(Path(stdin_name)): text}
         if args.force_exclude:
-            from promptlint.discovery import is_excluded
+            from promptlint.project.discovery import is_excluded
 
             if is_excluded(Path(stdin_name), settings.root, settings.exclude):
                 overrides = {}  # excluded: lint nothing, as ruff does
@@ -244,12 +244,12 @@ def run(args, console: Optional[Console] = None, workspace=None) -> int:
 
 def _checked(args, console: Console, ws, settings, overrides, report_files, baseline_ref, fail_on) -> int:
     from promptlint.commands import EXIT_FINDINGS, EXIT_OK, UsageError
-    from promptlint.git_tree import GitError
-    from promptlint.tokens import TokenizerError
+    from promptlint.project.git_tree import GitError
+    from promptlint.tokenization.tokens import TokenizerError
 
     out, err = console.out, console.err
     try:
-        from promptlint import progress
+        from promptlint.base import progress
 
         # a bar only for people: a terminal's stderr, a human format (docs/cli.md)
         with progress.Bar("checking", "file", progress.wanted(err) and _kind(args.output_format) == "human",
@@ -274,7 +274,7 @@ def _checked(args, console: Console, ws, settings, overrides, report_files, base
                   "inside a tag or a string, or a template stored in JSON)", file=err)
         return EXIT_FINDINGS if skipped and not args.exit_zero else EXIT_OK
     if getattr(args, "fix", False) or getattr(args, "diff", False):
-        from promptlint.fixing import run_fixes
+        from promptlint.fixes.fixing import run_fixes
 
         fix_run = run_fixes(result, write=not args.diff, unsafe=getattr(args, "unsafe_fixes", False), settings=settings)
         fixed = fix_run.fixed
@@ -287,7 +287,7 @@ def _checked(args, console: Console, ws, settings, overrides, report_files, base
         if fixed:  # report what remains after the rewrite
             result = ws.check(args.paths, force_exclude=args.force_exclude)
     if settings.cost is not None:  # [tool.promptlint.cost]: what each finding's lost tokens cost a day
-        from promptlint.cost import price_findings
+        from promptlint.arithmetic.cost import price_findings
 
         result.findings = price_findings(settings.cost, result.findings)
     if baseline_ref:
@@ -308,13 +308,13 @@ def _checked(args, console: Console, ws, settings, overrides, report_files, base
         n = len(fixed)
         where = ", ".join(f"{f.code} {f.path}:{f.line}:{f.column}" for f in fixed[:5]) + (", ..." if n > 5 else "")
         print(f"Fixed {n:,} finding{'s' if n != 1 else ''} ({where}).", file=err if fmt == "json" else out)
-    from promptlint.line_guard import one_line
+    from promptlint.doors.line_guard import one_line
 
     for notice in result.notices:
         print(f"promptlint: note: {one_line(notice)}", file=err)
     if args.exit_zero:
         return EXIT_OK
     # Notes (severity "info", e.g. an order the samples file declares pinned) never fail a run.
-    from promptlint.baseline import exit_failing
+    from promptlint.driver.baseline import exit_failing
 
     return EXIT_FINDINGS if exit_failing(result, result.baseline, fail_on) else EXIT_OK

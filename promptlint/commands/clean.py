@@ -1,6 +1,6 @@
 """`promptlint clean`: remove the result cache (.promptlint_cache/) of the project.
 
-Only what the cache wrote is removed (promptlint.cache.clean): a link is never followed, and a file
+Only what the cache wrote is removed (promptlint.project.cache.clean): a link is never followed, and a file
 promptlint did not write is left where it is, with one line saying so.
 """
 
@@ -16,10 +16,10 @@ def run(args) -> int:
     import sys
     from pathlib import Path
 
-    from promptlint.cache import DIR_NAME, clean
+    from promptlint.project.cache import DIR_NAME, clean
     from promptlint.commands import UsageError
-    from promptlint.config import ConfigError, find_config
-    from promptlint.safe_write import WriteRefused
+    from promptlint.project.config import ConfigError, find_config
+    from promptlint.doors.safe_write import WriteRefused
 
     try:
         if args.config:

@@ -41,13 +41,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     from promptlint.commands import EXIT_ERROR, EXIT_FINDINGS, EXIT_OK, UsageError
-    from promptlint.captured import InputError, Settings
+    from promptlint.operators.captured import InputError, Settings
     from promptlint.conversation import readers
 
     if args.block_size is not None and args.block_size < 1:
         raise UsageError(f"--block-size {args.block_size}: must be a positive number of tokens")
     tables = _tables(args)
-    from promptlint import parallel
+    from promptlint.driver import parallel
 
     try:
         jobs = parallel.jobs_wanted(args.jobs)
@@ -86,7 +86,8 @@ def _tables(args) -> dict:
     from datetime import datetime, timezone
     from pathlib import Path
 
-    from promptlint import compare, cost, dated_tables
+    from promptlint.arithmetic import compare, cost
+    from promptlint.base import dated_tables
     from promptlint.commands import UsageError
 
     try:
@@ -105,7 +106,7 @@ def _tables(args) -> dict:
 
 
 def _rule_models(path, provider, block):
-    from promptlint.compare import CacheTableError
+    from promptlint.arithmetic.compare import CacheTableError
 
     if not isinstance(block, dict):
         raise CacheTableError(f"{path}: each provider's rules must be a JSON object")
@@ -118,10 +119,10 @@ PARALLEL_REQUESTS = 2000  # fewer requests than this: one process (forking costs
 def analyse_requests(requests, settings, tok, tables, provider="auto", block_size=None, files=(), jobs=None):
     """Group, analyse and total: (a LintResult for the reporters, the per-conversation totals).
     Conversations are independent: a large capture is analysed in ``jobs`` forked workers
-    (``promptlint.parallel``), the results put back in the order of the conversations."""
-    from promptlint import parallel
+    (``promptlint.driver.parallel``), the results put back in the order of the conversations."""
+    from promptlint.driver import parallel
     from promptlint.conversation import analysis, grouping, report
-    from promptlint.lint import LintResult
+    from promptlint.driver.lint import LintResult
 
     groups = grouping.group(requests)
 

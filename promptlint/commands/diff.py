@@ -74,7 +74,7 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
 
 
 def settings_from_args(args):
-    from promptlint.captured import Settings
+    from promptlint.operators.captured import Settings
 
     return Settings(
         tokenizer=args.tokenizer,
@@ -89,8 +89,8 @@ def settings_from_args(args):
 
 def run(args) -> int:
     from promptlint.commands import UsageError
-    from promptlint.captured import InputError, check_vocabulary, load_side
-    from promptlint import compare
+    from promptlint.operators.captured import InputError, check_vocabulary, load_side
+    from promptlint.arithmetic import compare
 
     if args.block_size is not None and args.block_size < 1:
         raise UsageError(f"--block-size {args.block_size}: must be a positive number of tokens")
@@ -146,8 +146,8 @@ def _use_model(args) -> None:
     from pathlib import Path
 
     from promptlint.commands import UsageError
-    from promptlint.config import ConfigError, load_settings
-    from promptlint.models import choose
+    from promptlint.project.config import ConfigError, load_settings
+    from promptlint.driver.models import choose
 
     if args.tokenizer:
         raise UsageError("give --tokenizer PATH or --model NAME (one of the configured `tokenizers`), not both")
@@ -163,7 +163,7 @@ def _use_model(args) -> None:
 
 def build_report(base, variant, profiles, engine, tok, context, settings) -> dict:
     """The JSON record (plain data); the `full` format is rendered from it."""
-    from promptlint import compare
+    from promptlint.arithmetic import compare
 
     S = compare.shared_prefix(base.ids, variant.ids)
     P = len(variant.ids)
@@ -208,7 +208,7 @@ def _framing(base, variant):
 
 def _request_fields(base, variant):
     """Two chat-completions bodies compared field by field (null unless both sides are one)."""
-    from promptlint import request_fields
+    from promptlint.operators import request_fields
 
     if base.body is None or variant.body is None:
         return None
@@ -219,7 +219,7 @@ def _request_fields(base, variant):
 
 def _first_divergence(base, variant, S, tok, context):
     """The first divergent token record (ids, texts, offsets, context) and the JSON-order cause, if any."""
-    from promptlint import json_order
+    from promptlint.base import json_order
 
     def text_of(i):
         return tok.token_text(i) if (tok is not None and i is not None) else None
@@ -268,7 +268,7 @@ def _first_divergence(base, variant, S, tok, context):
 
 def _profile_figures(p, S, P) -> dict:
     """One profile's block size, minimum and eligible tokens/blocks for shared prefix S of a P-token prompt."""
-    from promptlint import compare
+    from promptlint.arithmetic import compare
 
     eligible = p.eligible(S, P)
     d = {

@@ -71,9 +71,9 @@ def _parse_checkpoints(value: str, block_size: int):
 
 def run(args) -> int:
     from promptlint.commands import UsageError
-    from promptlint.captured import InputError, check_vocabulary, load_side
+    from promptlint.operators.captured import InputError, check_vocabulary, load_side
     from promptlint.commands.diff import settings_from_args
-    from promptlint import vllm_hash as vh
+    from promptlint.arithmetic import vllm_hash as vh
 
     if args.block_size < 1:
         raise UsageError(f"--block-size {args.block_size}: must be a positive number of tokens")

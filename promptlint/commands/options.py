@@ -56,11 +56,11 @@ def apply_read_policy(args, start=None) -> None:
     import sys
     from pathlib import Path
 
-    from promptlint import bounded_io
+    from promptlint.doors import bounded_io
     from promptlint.commands import UsageError
-    from promptlint.config import find_config
-    from promptlint.git_tree import GitError, tracked_files
-    from promptlint.line_guard import one_line
+    from promptlint.project.config import find_config
+    from promptlint.project.git_tree import GitError, tracked_files
+    from promptlint.doors.line_guard import one_line
 
     config = Path(args.config) if getattr(args, "config", None) else None
     if config is None:
@@ -92,7 +92,7 @@ def settings_from_args(args, start=None):
     from pathlib import Path
 
     from promptlint.commands import UsageError
-    from promptlint.config import ConfigError, load_settings, parse_codes
+    from promptlint.project.config import ConfigError, load_settings, parse_codes
 
     first = Path(args.paths[0]) if getattr(args, "paths", None) else None
     overrides = {

@@ -10,7 +10,7 @@ Without `now`, `strftime_now` uses the real current time, as `apply_chat_templat
 from __future__ import annotations
 
 import sys
-from promptlint import bounded_io
+from promptlint.doors import bounded_io
 
 
 def add_parser(sub) -> None:
@@ -43,8 +43,8 @@ def _settings(args):
     from promptlint.commands.options import settings_from_args
 
     from promptlint.commands import UsageError
-    from promptlint.config import ConfigError
-    from promptlint.models import choose
+    from promptlint.project.config import ConfigError
+    from promptlint.driver.models import choose
 
     args.block_size = None
     args.paths = [args.target]
@@ -62,7 +62,7 @@ def _read_scenario(path):
     from pathlib import Path
 
     from promptlint.commands import UsageError
-    from promptlint.toml_io import toml_loads
+    from promptlint.base.toml_io import toml_loads
 
     p = Path(path)
     try:
@@ -83,7 +83,7 @@ def run(args) -> int:
 
     from promptlint.commands import EXIT_OK, UsageError
     from promptlint.render import Limits, RenderError
-    from promptlint.tokens import PromptNotText, TokenizerCrashed, TokenizerError, TokenizerUnvetted, load
+    from promptlint.tokenization.tokens import PromptNotText, TokenizerCrashed, TokenizerError, TokenizerUnvetted, load
 
     settings = _settings(args)
     target = Path(args.target)
@@ -106,7 +106,7 @@ def run(args) -> int:
         raise UsageError(f"{e.path}: {e.message}") from None
     except (TokenizerError, TokenizerUnvetted) as e:
         raise UsageError(str(e)) from None
-    from promptlint.engine_tokenize import engine_encoder
+    from promptlint.tokenization.engine_tokenize import engine_encoder
 
     tokenizer = engine_encoder(tokenizer, args.engine)
     try:
@@ -131,7 +131,7 @@ def run(args) -> int:
 
 
 def _tokenizer_spec(settings, source_dir):
-    from promptlint.tokens import resolve
+    from promptlint.tokenization.tokens import resolve
 
     if settings.tokenizer:
         return resolve(settings.tokenizer, settings.tokenizer_sha256)
@@ -152,7 +152,7 @@ def _render_chat(target, data, scenario_path, settings, limits):
     from promptlint.commands import UsageError
     from promptlint.scenarios import SamplesError
     from promptlint.schemas import validate
-    from promptlint.tokens import load
+    from promptlint.tokenization.tokens import load
 
     problem = validate("samples", data)
     if problem:
@@ -170,7 +170,7 @@ def _render_chat(target, data, scenario_path, settings, limits):
     spec = _tokenizer_spec(settings, directory)
     if not source.special_tokens:  # as `check` gives them (chat/special.py), with the same notice
         from promptlint.chat.special import fill_special_tokens
-        from promptlint.discovery import display_path
+        from promptlint.project.discovery import display_path
 
         notice = fill_special_tokens(source, load(spec), spec.embedded, display_path(source.path))
         if notice:

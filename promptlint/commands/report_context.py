@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Mapping, Optional
 
-from promptlint.records import ReportContext
+from promptlint.base.records import ReportContext
 
 # The CI variables naming the repository's checkout, which a format reports paths against
 # (the github and sarif formats: GITHUB_WORKSPACE; gitlab: CI_PROJECT_DIR).

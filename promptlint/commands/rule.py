@@ -12,7 +12,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from promptlint import registry
+    from promptlint.base import registry
     from promptlint.commands import UsageError
 
     if args.all or not args.code:

@@ -33,10 +33,10 @@ def inferred_samples(path, settings, text=None) -> str:
     UsageError naming the file."""
     from pathlib import Path
 
-    from promptlint import bounded_io
+    from promptlint.doors import bounded_io
     from promptlint.analyzers import analyzer_for
     from promptlint.commands import UsageError
-    from promptlint.discovery import display_path
+    from promptlint.project.discovery import display_path
     from promptlint.render import Limits, RenderError, load_template
     from promptlint.scenarios import SamplesError, samples_path_for
     from promptlint.scenarios.infer import template_scenario
@@ -83,8 +83,8 @@ def show_inferred(paths, settings, force_exclude: bool, overrides, out) -> None:
     from promptlint import analyzers
     from promptlint.analyzers import analyzer_for
     from promptlint.commands import UsageError
-    from promptlint.discovery import discover, display_path
-    from promptlint.paths import not_read
+    from promptlint.project.discovery import discover, display_path
+    from promptlint.base.paths import not_read
 
     files = [Path(p) for p in overrides]
     if paths or not overrides:
@@ -106,10 +106,10 @@ def show_inferred(paths, settings, force_exclude: bool, overrides, out) -> None:
 def run(args) -> int:
     from pathlib import Path
 
-    from promptlint import safe_write
+    from promptlint.doors import safe_write
     from promptlint.commands import EXIT_OK, UsageError
     from promptlint.commands.options import settings_from_args
-    from promptlint.discovery import display_path
+    from promptlint.project.discovery import display_path
     from promptlint.scenarios import default_samples_path, samples_path_for
 
     for key in ("tokenizer", "tokenizer_sha256", "engine", "block_size"):

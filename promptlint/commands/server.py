@@ -23,7 +23,7 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     from promptlint.commands import UsageError
-    from promptlint.config import ConfigError, parse_codes
+    from promptlint.project.config import ConfigError, parse_codes
 
     if args.block_size is not None and args.block_size < 1:
         raise UsageError("--block-size must be a positive number of tokens")
@@ -38,7 +38,7 @@ def run(args) -> int:
         select, ignore = parse_codes(args.select), parse_codes(args.ignore)
     except ConfigError as e:
         raise UsageError(str(e)) from None
-    from promptlint.lsp import Options, serve
+    from promptlint.editor.lsp import Options, serve
 
     return serve(
         Options(

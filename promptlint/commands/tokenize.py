@@ -40,7 +40,7 @@ def add_parser(subparsers) -> None:
 
 def _read_input(name: str) -> str:
     """The file's exact text (``-`` is stdin), or a one-line usage error."""
-    from promptlint.captured import InputError, read_input
+    from promptlint.operators.captured import InputError, read_input
     from promptlint.commands import UsageError
 
     try:
@@ -53,8 +53,8 @@ def _jsonl_inputs(name: str):
     """(label, text) per non-blank line; a line ends at \n only (a text may hold U+2028, U+0085, ...)."""
     import io
 
-    from promptlint import jsonl
-    from promptlint.captured import InputError, read_input_bytes
+    from promptlint.base import jsonl
+    from promptlint.operators.captured import InputError, read_input_bytes
     from promptlint.commands import UsageError
 
     label = "standard input" if name == "-" else name
@@ -83,7 +83,7 @@ def _settings(args):
     configuration machinery is present, then the defaults (embedded tokenizer, vllm)."""
     tokenizer, sha, engine = args.tokenizer, args.tokenizer_sha256, args.engine
     try:
-        from promptlint.config import ConfigError, load_settings
+        from promptlint.project.config import ConfigError, load_settings
     except ImportError:
         return tokenizer, sha, engine or "vllm"
     from pathlib import Path
@@ -105,7 +105,7 @@ def _settings(args):
 
 def _piece(encoder, token_id: int) -> str:
     """A readable piece: the decoded text, or the raw bytes of a partial UTF-8 character."""
-    from promptlint.engine_tokenize import token_bytes
+    from promptlint.tokenization.engine_tokenize import token_bytes
 
     text = encoder.token_text(token_id)
     if "\ufffd" in text:
@@ -135,8 +135,8 @@ def _quote(text: str) -> str:
 
 def run(args) -> int:
     from promptlint.commands import EXIT_OK, UsageError
-    from promptlint.engine_tokenize import describe_promoted, engine_encoder
-    from promptlint.tokens import TokenizerError, env_tokenizer_threads, load, resolve
+    from promptlint.tokenization.engine_tokenize import describe_promoted, engine_encoder
+    from promptlint.tokenization.tokens import TokenizerError, env_tokenizer_threads, load, resolve
 
     if args.jsonl and args.files:
         raise UsageError("pass either FILE arguments or --jsonl FILE, not both")

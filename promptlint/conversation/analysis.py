@@ -6,12 +6,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-from promptlint import compare
-from promptlint.captured import InputError, Settings
+from promptlint.arithmetic import compare
+from promptlint.operators.captured import InputError, Settings
 from promptlint.conversation import fields, reuse, shapes
 from promptlint.conversation.capture import Request
 from promptlint.conversation.render import Rendered, render
-from promptlint.records import Arithmetic, DivergentToken, Finding
+from promptlint.base.records import Arithmetic, DivergentToken, Finding
 
 # family -> rule code (the existing rules these breaks are instances of); the rest are M204's
 CODES = {"tools-reordered": "M202", "tool-rekeyed": "M201", "under-minimum": "M703", "over-cap": "M704"}
@@ -158,7 +158,7 @@ def _breakpoint_loss(row: Row, rule, entries, cur: Rendered, shared: int) -> Opt
 def _breakpoint_findings(conv: Conversation, req: Request, cur: Rendered, rule) -> None:
     if not rule.explicit or not cur.breakpoints:
         return
-    from promptlint.kernel import finding
+    from promptlint.analysis.kernel import finding
 
     if rule.max_breakpoints and len(cur.breakpoints) > rule.max_breakpoints:
         conv.findings.append(finding("M704", req.path, f"{req.where}: {len(cur.breakpoints)} cache breakpoints; "
@@ -173,7 +173,7 @@ def _breakpoint_findings(conv: Conversation, req: Request, cur: Rendered, rule) 
 
 
 def _finding(conv, row: Row, broke: fields.Break, rule, pext: Rendered, cur: Rendered, tok) -> Finding:
-    from promptlint.kernel import finding
+    from promptlint.analysis.kernel import finding
 
     code = "M101" if broke.family == "system-changed" and broke.volatile else CODES.get(broke.family, "M204")
     req = row.request

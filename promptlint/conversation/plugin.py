@@ -153,7 +153,7 @@ class _Recorder:
         from types import SimpleNamespace
 
         from promptlint import report as reporters
-        from promptlint.captured import Settings
+        from promptlint.operators.captured import Settings
         from promptlint.commands.conversation import _tables, analyse_requests
         from promptlint.conversation import report
 
@@ -240,7 +240,7 @@ def pytest_sessionfinish(session, exitstatus) -> None:
     try:
         recorder.analyse(session.config)
     except Exception as e:  # a report that cannot be made is said in one line, never a traceback
-        from promptlint.line_guard import one_line
+        from promptlint.doors.line_guard import one_line
 
         recorder.text = f"promptlint: the conversation report failed: {type(e).__name__}: {one_line(e)}"
         if recorder.mode == "fail":

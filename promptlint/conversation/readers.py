@@ -22,7 +22,7 @@ import base64
 import json
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-from promptlint import bounded_io
+from promptlint.doors import bounded_io
 from promptlint.conversation.capture import Capture, Request
 
 CONVERSATION_KEYS = ("conversation", "session", "session_id")
@@ -94,7 +94,7 @@ def _parse(data: bytes, path: Optional[str] = None) -> Any:
 
 
 def _lines(path: str) -> Capture:
-    from promptlint import jsonl
+    from promptlint.base import jsonl
 
     out = Capture(path, format="jsonl")
     with bounded_io.open_stream(path) as stream:

@@ -3,7 +3,7 @@ where each cache breakpoint closes the prefix, in tokens and in content blocks.
 
 Chat Completions bodies go through the chat template when one is given (``--chat-template``, or
 ``--tokenizer MODEL_DIR``), else through the documented approximate framing
-(``promptlint.chat_framing``); hosted-API bodies through their cache-prefix layout
+(``promptlint.operators.chat_framing``); hosted-API bodies through their cache-prefix layout
 (``promptlint.pysource.layout``: tools, system, messages), as `promptlint diff` renders them.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from promptlint.captured import InputError, Settings
+from promptlint.operators.captured import InputError, Settings
 
 
 @dataclass
@@ -29,10 +29,10 @@ class Rendered:
 def render(body: Dict[str, Any], kind: str, settings: Settings, tok, base: Optional[Rendered] = None) -> Rendered:
     """The body's prompt; InputError (one line, no path) for a body its renderer refuses. With
     ``base`` (a render this one mostly repeats: the previous request), only the window where the
-    texts differ is tokenized (``promptlint.window_encode``: the same ids as a whole encode)."""
+    texts differ is tokenized (``promptlint.tokenization.window_encode``: the same ids as a whole encode)."""
     if kind == "chat":
         return _chat(body, settings, tok, base)
-    from promptlint.captured import _GEMINI_ALIASES
+    from promptlint.operators.captured import _GEMINI_ALIASES
     from promptlint.pysource import layout
 
     def get(key: str):
@@ -54,14 +54,14 @@ def render(body: Dict[str, Any], kind: str, settings: Settings, tok, base: Optio
 def _encode(tok, text: str, base: Optional[Rendered]):
     if base is None or not base.offsets:
         return tok.encode(text)
-    from promptlint import window_encode
-    from promptlint.tokens import Encoding
+    from promptlint.tokenization import window_encode
+    from promptlint.tokenization.tokens import Encoding
 
     return window_encode.encode_variant(tok, base.text, Encoding(base.ids, base.offsets), text, False)
 
 
 def _chat(body: Dict[str, Any], settings: Settings, tok, base: Optional[Rendered]) -> Rendered:
-    from promptlint import captured, chat_framing
+    from promptlint.operators import captured, chat_framing
 
     if captured._chat_template_of(settings) is not None:
         text = captured._render_chat_request("request", body, settings)

@@ -15,7 +15,7 @@ from promptlint.conversation.analysis import Conversation
 
 
 def price_of(conv: Conversation, prices: Dict[str, dict]) -> Optional[Dict[str, Any]]:
-    from promptlint.compare import _lookup_model
+    from promptlint.arithmetic.compare import _lookup_model
 
     block = prices.get("anthropic" if conv.provider == "bedrock" else conv.provider)
     if not block:

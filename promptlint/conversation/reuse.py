@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
-from promptlint import compare
+from promptlint.arithmetic import compare
 
 ENGINES = ("vllm", "sglang", "llamacpp")
 PROVIDERS = ("openai", "anthropic", "gemini", "bedrock") + ENGINES

@@ -39,7 +39,7 @@ class Shape:
 
 
 def kind_of(body: Dict[str, Any]) -> str:
-    from promptlint.captured import sdk_provider
+    from promptlint.operators.captured import sdk_provider
 
     return sdk_provider(body) or "chat"
 

@@ -1,5 +1,5 @@
 """`promptlint.daemon ROOT SOCKET IDLE_SECONDS` run as the main module: the daemon process (see
-server.py). The client starts it isolated (`python -I`, promptlint.interpreters.command)."""
+server.py). The client starts it isolated (`python -I`, promptlint.doors.interpreters.command)."""
 
 import sys
 

@@ -9,7 +9,7 @@ default ``~/.config``) start one from anywhere; `daemon = false` there, PROMPTLI
 `--no-daemon` keep it off; a running one (`promptlint daemon start`) answers. A project configuration's `daemon = true` is ignored with a
 note (a pull request could otherwise start a process that outlives the job), and in CI (`CI` or
 `GITHUB_ACTIONS` set) no daemon is started or used. The daemon is started isolated
-(promptlint.interpreters) from outside the project, and a reply counts only when it comes from a
+(promptlint.doors.interpreters) from outside the project, and a reply counts only when it comes from a
 daemon of this installation (daemon/identity.py).
 
 Imports only the standard library and promptlint's leaves plus `config.find_config` (TOML, no
@@ -51,8 +51,8 @@ def user_setting() -> Optional[bool]:
     """`daemon` in the user's configuration file (not a project's): True, False, or None when the
     file or the key is absent. A file that cannot be read or says something else gets one warning
     and counts as False."""
-    from promptlint import bounded_io
-    from promptlint.toml_io import toml_loads
+    from promptlint.doors import bounded_io
+    from promptlint.base.toml_io import toml_loads
 
     path = user_config_path()
     if not path.exists():
@@ -94,7 +94,7 @@ def project(cwd: Optional[Path] = None) -> Tuple[Path, Optional[Path]]:
     """(root, the configuration file when it says `daemon = true`): the closest configuration file's
     directory (else cwd). A configuration that does not parse counts as none: the in-process run
     reports it."""
-    from promptlint.config import find_config
+    from promptlint.project.config import find_config
 
     cwd = (cwd or Path.cwd()).resolve()
     try:
@@ -163,7 +163,7 @@ def start(root: Path, idle: float = DEFAULT_IDLE) -> Optional[Dict[str, Any]]:
     this process did (interpreters.command): nothing under the project is ever on its path."""
     import subprocess  # only when starting one: a forwarded check does not pay for it
 
-    from promptlint import interpreters, safe_write
+    from promptlint.doors import interpreters, safe_write
 
     path = protocol.socket_path(root, create=True)
     if path is None:
@@ -210,7 +210,7 @@ def _stream_info(stream) -> Dict[str, Any]:
 def _read_stdin() -> bytes:
     """Up to one byte more than promptlint reads (bounded_io), so the daemon refuses an oversized
     buffer with the same message the in-process run gives."""
-    from promptlint import bounded_io
+    from promptlint.doors import bounded_io
 
     limit, chunks, got = bounded_io.MAX_FILE_BYTES + 1, [], 0
     while got < limit:

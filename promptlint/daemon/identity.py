@@ -44,7 +44,7 @@ def installation_key() -> str:
 
 def identity() -> Dict[str, Any]:
     """The installation and fresh stamps of every file a check runs (re-read on each call)."""
-    from promptlint import cache
+    from promptlint.project import cache
 
     return {**installation(), "code": cache.code_stamp(fresh=True), **{name: dependency(name) for name in DEPENDENCIES}}
 

@@ -75,7 +75,7 @@ def run_dir(create: bool = False) -> Optional[Path]:
         base = anchor / "promptlint" / "run"
     try:
         if create:
-            from promptlint import safe_write
+            from promptlint.doors import safe_write
 
             safe_write.make_dirs(base, anchor=anchor, mode=0o700)
         st = os.lstat(base)

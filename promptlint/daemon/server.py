@@ -13,7 +13,7 @@ tokenizer changed since it started: per request (it answers "stale", and the cli
 in-process or starts a fresh daemon) and between requests (checked every `RECHECK` seconds). It
 answers only a client of its own installation.
 
-It was started isolated (``python -I``, promptlint.interpreters) in its private run directory;
+It was started isolated (``python -I``, promptlint.doors.interpreters) in its private run directory;
 during a request its working directory is the client's, but nothing there is on ``sys.path``.
 """
 
@@ -28,7 +28,7 @@ import traceback
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from promptlint import safe_write
+from promptlint.doors import safe_write
 from promptlint.daemon import identity, protocol
 from promptlint.daemon.protocol import ProtocolError
 
@@ -48,7 +48,7 @@ def stamp(root: Path) -> Tuple:
     """What the daemon's loaded state depends on in the project (its installation: identity.py):
     every configuration file that could apply under ``root`` (one appearing counts too), and the
     configured tokenizer file."""
-    from promptlint.config import find_config
+    from promptlint.project.config import find_config
 
     configs = [(str(d / n), _stat(d / n)) for d in (root, *root.parents) for n in ("promptlint.toml", "pyproject.toml")]
     tokenizer = None
@@ -93,7 +93,7 @@ def run_check(workspace, header: Dict[str, Any], stdin: bytes) -> Tuple[int, byt
     """One request in the resident ``workspace``: (exit code, stdout bytes, stderr bytes)."""
     from promptlint import cli
     from promptlint.commands.check import Console
-    from promptlint.line_guard import LineGuard
+    from promptlint.doors.line_guard import LineGuard
 
     out, err = _Stream(header.get("stdout", {})), _Stream(header.get("stderr", {}))
     console = Console(LineGuard(out), LineGuard(err), io.BytesIO(stdin))
@@ -255,7 +255,7 @@ def main(argv: List[str]) -> int:
     if not daemon.bind():
         return 0
     try:
-        from promptlint.config import Settings
+        from promptlint.project.config import Settings
         from promptlint.driver.workspace import Workspace
 
         # resident: its pool keeps what it parsed (LRU, within the budget) for the next request, and

@@ -4,7 +4,7 @@ A Workspace owns the ``Settings``, the tokenizer pool (promptlint.pools.tokenize
 tokenizer, engine encoder and special-token copy, with the pool's release policy and memory
 budget), the renders the models' runs share, and the run's options (cache, evidence, workers).
 ``check(targets, buffers)`` plans the run -- one tokenizer, or one run per configured model
-(promptlint.models) merged, plus a baseline when asked (promptlint.baseline) -- executes it and
+(promptlint.driver.models) merged, plus a baseline when asked (promptlint.driver.baseline) -- executes it and
 returns the ``LintResult``. Callers never choose between those paths.
 
 The `check` command makes one per command (transient: a tokenizer goes when no remaining file
@@ -19,10 +19,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from promptlint.config import Settings
-from promptlint.lint import LintResult, Request, empty_result, execute, finish, plan_run
+from promptlint.project.config import Settings
+from promptlint.driver.lint import LintResult, Request, empty_result, execute, finish, plan_run
 from promptlint.pools.tokenizers import TokenizerPool, installed
-from promptlint.tokens import TokenizerError
+from promptlint.tokenization.tokens import TokenizerError
 
 
 class Workspace:
@@ -33,7 +33,7 @@ class Workspace:
         self.use_cache, self.evidence = use_cache, evidence
         self.jobs = None if resident else jobs  # a resident process analyses where its tokenizers are
         self.pool = pool if pool is not None else TokenizerPool(resident=resident)
-        from promptlint import bounded_io
+        from promptlint.doors import bounded_io
 
         self.read_policy = bounded_io.current_policy()  # untrusted mode's, when the command set one before making it
 
@@ -70,9 +70,9 @@ class Workspace:
         return result
 
     def baseline(self, ref: str, targets: Sequence[str], result: LintResult, *, force_exclude: bool = False):
-        """``check --baseline REF``: REF's tree linted and measured beside this one (promptlint.baseline);
+        """``check --baseline REF``: REF's tree linted and measured beside this one (promptlint.driver.baseline);
         raises GitError or TokenizerError."""
-        from promptlint.baseline import compare_with
+        from promptlint.driver.baseline import compare_with
 
         with self.installed():
             return compare_with(ref, list(targets), self.settings, result, force_exclude=force_exclude, jobs=self.jobs)
@@ -83,9 +83,9 @@ class Workspace:
         return finish(plan)
 
     def _models(self, request: Request) -> LintResult:
-        """One run per configured model, merged (promptlint.models); the renders every model's run
+        """One run per configured model, merged (promptlint.driver.models); the renders every model's run
         needs are made once (``shared``); each model's tokenizer goes to the pool's policy after its run."""
-        from promptlint.models import merge, model_settings
+        from promptlint.driver.models import merge, model_settings
 
         runs: List[Tuple[str, LintResult]] = []
         models = model_settings(self.settings)
@@ -108,7 +108,7 @@ class Workspace:
 
 class _Installed:
     def __init__(self, ws: Workspace):
-        from promptlint import bounded_io
+        from promptlint.doors import bounded_io
 
         self.contexts = [installed(ws.pool), bounded_io.policy_installed(ws.read_policy)]
 

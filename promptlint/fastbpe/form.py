@@ -51,16 +51,16 @@ def tokenizers_version() -> str:
 def vetting_list() -> str:
     """Which list of known regexes a form was vetted against (a form stands for a vetted file only
     under the same list)."""
-    from promptlint.tokenizer_vetting import KNOWN_PATTERNS
+    from promptlint.tokenization.tokenizer_vetting import KNOWN_PATTERNS
 
     return hashlib.sha256("\0".join(sorted(KNOWN_PATTERNS)).encode("utf-8")).hexdigest()[:16]
 
 
 def ineligible(data: Dict) -> Optional[str]:
     """Why this parsed tokenizer.json cannot have a compact form (None: it can). Only a
-    deterministic BPE model whose regexes are the known families' (promptlint.tokenizer_vetting:
+    deterministic BPE model whose regexes are the known families' (promptlint.tokenization.tokenizer_vetting:
     the proof runs them), with a dense vocabulary and no truncation or padding."""
-    from promptlint.tokenizer_vetting import unknown_patterns
+    from promptlint.tokenization.tokenizer_vetting import unknown_patterns
 
     model = data.get("model")
     if not isinstance(model, dict) or model.get("type") != "BPE":

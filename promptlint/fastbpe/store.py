@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional
 
-from promptlint import bounded_io, safe_write
+from promptlint.doors import bounded_io, safe_write
 from promptlint.fastbpe import form
 
 PACKAGED = Path(__file__).resolve().parent.parent / "data" / "cl100k_base.bpe"

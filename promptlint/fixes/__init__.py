@@ -68,7 +68,7 @@ class Outcome:
 
 
 def safety(code: str, source_kind: str = "template") -> Optional[str]:
-    from promptlint import registry
+    from promptlint.base import registry
 
     rule = registry.lookup(code)
     return rule.fix_safety(source_kind) if rule is not None else None

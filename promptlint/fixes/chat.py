@@ -21,7 +21,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 
 from promptlint.fixes import UNSAFE, Outcome
 from promptlint.fixes.verify import Subject
-from promptlint.records import Finding
+from promptlint.base.records import Finding
 
 UNSAFE_WHY = ("it changes the model's chat format, which the model was trained on; "
               "build the request in one canonical form in the client where you can (docs/rules/M202.md)")
@@ -40,7 +40,7 @@ class ChatSubject(Subject):
     def run(self, text: str, variable: Optional[str] = None):
         """The run of the first scenario that has ``variable`` (the one the finding varies)."""
         from promptlint.analyzers.chat_template import scenario_runs
-        from promptlint.kernel import file_error
+        from promptlint.analysis.kernel import file_error
 
         runs = scenario_runs(self.path, self.embed(text), self.ctx)
         if isinstance(runs, list):
@@ -97,7 +97,7 @@ def stored_template(file_text: str) -> Tuple[Optional[str], str]:
 def embed(file_text: str, template: str) -> Tuple[Optional[str], str]:
     """``file_text`` with its `chat_template` string replaced by ``template``, in the same escaping
     style; (None, why) when the style is not reproducible or the JSON would change otherwise."""
-    from promptlint import json_locate
+    from promptlint.base import json_locate
 
     quote = json_locate.string_at(file_text, ["chat_template"])
     if quote is None:

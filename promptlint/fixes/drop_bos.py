@@ -41,7 +41,7 @@ def propose(source: str, finding, run) -> Tuple[List[Proposal], Optional[str]]:
 def measure(run, original_run) -> int:
     """Eligible blocks per request the fixed template's served ids share with the original
     template's chat-endpoint traffic (its render encoded without special tokens): what M102 measured."""
-    from promptlint.compare import Comparison, shared_prefix
+    from promptlint.arithmetic.compare import Comparison, shared_prefix
 
     ids = run.base().ids
     chat_ids = original_run.tokenizer.encode(original_run.base().text, add_special_tokens=False).ids

@@ -15,14 +15,15 @@ import io
 from pathlib import Path
 from typing import Dict, List, Set, Tuple
 
-from promptlint import bounded_io, suppress
+from promptlint.doors import bounded_io
+from promptlint.driver import suppress
 from promptlint.fixes import tags as jtags
 
 
 def add_suppressions(result, settings=None) -> Tuple[Dict[str, int], int]:
-    """({path: comments added}, findings skipped); writes the files (promptlint.fixing.write_source:
+    """({path: comments added}, findings skipped); writes the files (promptlint.fixes.fixing.write_source:
     never through a link; a refusal is ``UsageError``)."""
-    from promptlint.fixing import write_source
+    from promptlint.fixes.fixing import write_source
 
     by_path: Dict[str, Dict[int, List[str]]] = {}
     for f in result.findings:

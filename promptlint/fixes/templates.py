@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
 from promptlint.fixes import PROPOSERS, SAFE, UNSAFE, Outcome, safety
-from promptlint.records import Finding
+from promptlint.base.records import Finding
 
 
 # the proposers by full name (named, not an f-string over promptlint.fixes: fixes.chat calls this module)

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional, Tuple
 
-from promptlint import kernel
-from promptlint.records import Finding
+from promptlint.analysis import kernel
+from promptlint.base.records import Finding
 
 
 class Subject:
@@ -30,7 +30,7 @@ class Subject:
 
     def findings(self, text: str) -> List[Finding]:
         """Everything `check` reports for ``text`` (selection, per-file ignores, suppressions applied)."""
-        from promptlint.lint import lint
+        from promptlint.driver.lint import lint
 
         result = lint([], self.settings, overrides={str(self.path): text}, use_cache=False)
         return result.findings + result.errors

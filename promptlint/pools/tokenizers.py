@@ -2,7 +2,7 @@
 
 It holds, by the tokenizer.json content's sha256 (copies, symlinks and hard links share a parse):
 the parsed tokenizers, the ``LoadedTokenizer`` around each per file and tokenizer_config.json,
-the engine encoders built from them (promptlint.engine_tokenize: llama.cpp's), and the copies of
+the engine encoders built from them (promptlint.tokenization.engine_tokenize: llama.cpp's), and the copies of
 the embedded tokenizer with a template's special texts added (promptlint.chat.special). A
 release drops a tokenizer and everything built from it together.
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
-from promptlint import registry
+from promptlint.base import registry
 from promptlint.pysource.flow import Hole
 from promptlint.pysource.layout import Breakpoint, Layout
 
@@ -47,7 +47,7 @@ class Minimum:
 
 
 def _data(code: str) -> Dict[str, Any]:
-    from promptlint import registry
+    from promptlint.base import registry
 
     return registry.get(code).data
 
@@ -68,7 +68,7 @@ def table_provider(request: Layout, model: Optional[str], marker: str) -> Option
 
 def minimum(provider: str, model: Optional[str], table: Dict[str, dict]) -> Optional[Minimum]:
     """The minimum cacheable length for ``model`` (the smallest of the provider when unknown)."""
-    from promptlint.compare import _lookup_model
+    from promptlint.arithmetic.compare import _lookup_model
 
     blocks = [provider]
     if provider == "bedrock":
@@ -110,7 +110,7 @@ _TABLES: Dict[Tuple, Dict[str, dict]] = {}
 
 def tables(ctx) -> Dict[str, dict]:
     """The minimums table with the configured override (``cache-minimums``) merged in."""
-    from promptlint.compare import CacheTableError, load_cache_minimums
+    from promptlint.arithmetic.compare import CacheTableError, load_cache_minimums
 
     path = getattr(ctx.settings, "cache_minimums", None)
     key: Tuple = (path,)
@@ -174,9 +174,9 @@ def volatile_measure(request: Layout, hole: Hole, after: List[Tuple[int, Breakpo
     """M106: the first breakpoint after ``hole`` that would cache something, and what it loses."""
 
     def measure(tok, encode, ctx) -> Optional[Measured]:
-        from promptlint import figures
+        from promptlint.arithmetic import figures
         from promptlint.checks.volatile_before_shared_prefix import cadence as changes
-        from promptlint.compare import shared_prefix
+        from promptlint.arithmetic.compare import shared_prefix
         from promptlint.pysource.holes import prompt_text
 
         lengths = _Lengths(request, encode)

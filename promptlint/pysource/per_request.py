@@ -1,5 +1,5 @@
 """A Python prompt's eligible blocks per request (``check --baseline``; the definition is in
-``promptlint.measurements``): every prompt the module sends, as two consecutive requests.
+``promptlint.base.measurements``): every prompt the module sends, as two consecutive requests.
 
 The first request has the sample values of its holes, the next one every volatile value's second
 value and the next user's question (``holes.prompt_text``); both are the request text in cache
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional
 
-from promptlint.compare import shared_prefix
-from promptlint.measurements import Measurement
+from promptlint.arithmetic.compare import shared_prefix
+from promptlint.base.measurements import Measurement
 from promptlint.pysource import breakpoints
 from promptlint.pysource.holes import prompt_text
 

@@ -30,7 +30,7 @@ MAX_MODULES = 64  # modules one analysis may load besides the linted one
 _PARSED_LIMIT = 512
 _PARSED: "OrderedDict[Tuple[str, str], Tuple[ast.Module, object, frozenset, str]]" = OrderedDict()
 
-# notes that tie a finding in an imported module to the request that sends it (promptlint.lint merges on them)
+# notes that tie a finding in an imported module to the request that sends it (promptlint.driver.lint merges on them)
 SENT_NOTE = "sent by "
 NOT_SEEN_NOTE = "the call that sends it is not in the linted files"
 
@@ -81,7 +81,7 @@ class Project:
 
     def __init__(self, root: Path, path: Path, kind_of, depend: Optional[Callable[[Path], None]] = None,
                  display: Callable[[Path], str] = str):
-        from promptlint.paths import safe_resolve
+        from promptlint.base.paths import safe_resolve
 
         self.root = safe_resolve(Path(root))
         self.path = safe_resolve(Path(path))
@@ -164,8 +164,8 @@ class Project:
 
     def _raw(self, candidate: str) -> Optional[bytes]:
         """The bytes of a module file inside the limit (read once per analysis, a dependency), or None."""
-        from promptlint import kernel
-        from promptlint.paths import not_read, safe_resolve
+        from promptlint.analysis import kernel
+        from promptlint.base.paths import not_read, safe_resolve
 
         if candidate in self._bytes:
             return self._bytes[candidate]
@@ -185,7 +185,7 @@ class Project:
         return raw
 
     def _flow(self, candidate: str, raw: bytes):
-        from promptlint.paths import safe_resolve
+        from promptlint.base.paths import safe_resolve
         from promptlint.pysource.flow import Flow
 
         real = safe_resolve(Path(candidate))

@@ -12,7 +12,7 @@ import fnmatch
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
-from promptlint import registry
+from promptlint.base import registry
 from promptlint.checks import prefix_caching_disabled as m701
 from promptlint.pysource import breakpoints, layout, objects, sinks
 from promptlint.pysource.flow import Flow, Hazard, Hole, Index, Part, Val

@@ -4,7 +4,7 @@ A pull request can commit a symlink (`env.txt -> /proc/self/environ`, `etc -> /e
 name at a device or FIFO. Every such read goes through ``read_confined``:
 
 - the real path (links resolved) must lie inside one of the allowed roots;
-- then ``promptlint.bounded_io`` reads it: a regular file only (a FIFO never blocks, `/dev/zero`
+- then ``promptlint.doors.bounded_io`` reads it: a regular file only (a FIFO never blocks, `/dev/zero`
   is never read), at most ``limit`` bytes whatever ``stat`` says.
 
 A refusal names the file, never its content.
@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from typing import Iterable, Optional, Sequence, Tuple
 
-from promptlint.bounded_io import MAX_FILE_BYTES as MAX_TEMPLATE_BYTES  # shared by a template and all it pulls in
+from promptlint.doors.bounded_io import MAX_FILE_BYTES as MAX_TEMPLATE_BYTES  # shared by a template and all it pulls in
 
 
 class FileRefused(Exception):
@@ -56,11 +56,11 @@ def read_confined(
     roots_name: str = "the project",
 ) -> bytes:
     """At most ``limit`` bytes of the regular file ``path``, whose real path is inside ``roots``
-    (any root when None), read through ``promptlint.bounded_io``. Raises ``FileRefused`` (E002
+    (any root when None), read through ``promptlint.doors.bounded_io``. Raises ``FileRefused`` (E002
     outside the roots, E005 otherwise; ``too_large`` is the message for a file over ``limit``).
     ``what`` names the file in messages."""
-    from promptlint import bounded_io
-    from promptlint.paths import vcs_metadata
+    from promptlint.doors import bounded_io
+    from promptlint.base.paths import vcs_metadata
 
     real = os.path.realpath(path)
     if roots is not None and not inside(real, roots):

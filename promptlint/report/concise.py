@@ -3,7 +3,7 @@ finding reads `CODE [new] message`, and the baseline's summary lines follow the 
 
 from __future__ import annotations
 
-from promptlint.records import ReportContext, Result
+from promptlint.base.records import ReportContext, Result
 
 FORMAT = "concise"
 KIND = "human"

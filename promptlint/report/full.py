@@ -6,7 +6,7 @@ stdin, not the file on disk), cut around the finding when the line is long.
 
 from __future__ import annotations
 
-from promptlint.records import ReportContext, Result
+from promptlint.base.records import ReportContext, Result
 from promptlint.report.new_marks import NEW_MARK, counts_line, is_new
 from promptlint.report.style import Style, shown_path
 

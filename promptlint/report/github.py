@@ -15,7 +15,7 @@ summary (the regressions that fail the step) and how many existing findings were
 
 from __future__ import annotations
 
-from promptlint.records import ReportContext, Result
+from promptlint.base.records import ReportContext, Result
 from promptlint.report.locations import in_file, message_suffix, relative_to
 from promptlint.report.new_marks import annotate_default, annotated, counts_line, mark
 from promptlint.report.style import shown
@@ -68,7 +68,7 @@ def costliest_first(f):
 def write(result: Result, context: ReportContext, stream) -> None:
     """``context.annotate``: "all" or "new" (--annotate; default: "new" with a baseline, else "all")."""
     root = context.root(ROOT)
-    # a workflow command on purpose: stdout's line guard (promptlint/line_guard.py) neutralises
+    # a workflow command on purpose: stdout's line guard (promptlint/doors/line_guard.py) neutralises
     # every other line that starts with `::`; a report file has no guard and takes plain lines
     command = getattr(stream, "write_command", None) or stream.write
     items = sorted(result.errors + result.findings, key=costliest_first)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 
-from promptlint.records import ReportContext, Result
+from promptlint.base.records import ReportContext, Result
 from promptlint.report.locations import fingerprints, in_file, message_suffix, relative_to
 from promptlint.report.new_marks import mark
 

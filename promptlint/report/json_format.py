@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from promptlint import __version__
-from promptlint.records import ReportContext, Result
+from promptlint.base.records import ReportContext, Result
 
 FORMAT = "json"
 KIND = "json"

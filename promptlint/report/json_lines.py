@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from promptlint.records import ReportContext, Result
+from promptlint.base.records import ReportContext, Result
 
 FORMAT = "json-lines"
 KIND = "json"

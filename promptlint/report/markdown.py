@@ -7,7 +7,7 @@ their first divergent token, and every other finding in a collapsed <details>. T
 linted files is escaped: a template cannot inject markup into the comment, nor mention anyone
 (`@user`, `@org/team`) or reference an issue (`#12`): a word joiner (U+2060) follows each `@` and
 `#` in plain text (code spans are never linked). A message's own `code` spans stay code spans.
-Each finding links its rule's documentation (promptlint.registry.doc_url) and has a `Fix` cell:
+Each finding links its rule's documentation (promptlint.base.registry.doc_url) and has a `Fix` cell:
 the rule's advice, and the `check --fix` command when the rule has a fix for that kind of file.
 The report stays under ``CAP`` bytes (GitHub drops a step summary over 1 MiB whole): rows past it
 are left out, counted in a last line.
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from promptlint.records import ReportContext, Result
+from promptlint.base.records import ReportContext, Result
 from promptlint.report.github import costliest_first
 from promptlint.report.new_marks import annotate_default, annotated
 from promptlint.report.style import shown
@@ -67,18 +67,18 @@ def prose(s: str) -> str:
 
 
 def rule_link(rule_code: str) -> str:
-    """The rule code as a link to its documentation (the one link form: promptlint.registry)."""
-    from promptlint import registry
+    """The rule code as a link to its documentation (the one link form: promptlint.base.registry)."""
+    from promptlint.base import registry
 
     return f"[{code(rule_code)}]({registry.doc_url(rule_code)})" if rule_code in registry.known_codes() else code(rule_code)
 
 
 def _fix_cell(f) -> str:
     """The rule's advice for this finding, and the command that applies its fix when there is one."""
-    from promptlint import registry
+    from promptlint.base import registry
 
     rule = registry.lookup(f.code)
-    # the kind of source a fix is declared for, as `check --fix` decides it (promptlint.fixing)
+    # the kind of source a fix is declared for, as `check --fix` decides it (promptlint.fixes.fixing)
     kind = "python" if f.path.endswith((".py", ".pyi")) else "template"
     safety = rule.fix_safety(kind) if rule is not None and f.stored_at is None else None
     command = {"safe": code("promptlint check --fix"), "unsafe": code("promptlint check --fix --unsafe-fixes")}.get(safety)

@@ -1,7 +1,7 @@
 """New vs existing, the same in every format (``check --baseline``): which findings are new, the
 mark the text formats put after the code, and which findings get a GitHub annotation.
 
-A finding's ``baseline`` is "new" or "existing" (promptlint.measurements.mark_findings); without a
+A finding's ``baseline`` is "new" or "existing" (promptlint.base.measurements.mark_findings); without a
 baseline it is None and nothing here changes a report.
 """
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 
-from promptlint.records import ReportContext, Result
+from promptlint.base.records import ReportContext, Result
 from promptlint.report.locations import in_file, message_suffix
 from promptlint.report.new_marks import NEW_MARK, is_new
 
@@ -42,7 +42,7 @@ def _range(f) -> dict:
 
 
 def _diagnostic(f) -> dict:
-    from promptlint import registry
+    from promptlint.base import registry
 
     text = f"{NEW_MARK} " if is_new(f) else ""
     text += f.message + message_suffix(f) + (f"\nhelp: {f.help}" if f.help else "")

@@ -1,7 +1,7 @@
 """`sarif`: SARIF 2.1.0 for GitHub code scanning (and any SARIF viewer).
 
 Every rule ships with its documentation as `help.text`/`help.markdown`, and `helpUri` when
-the rule documentation link (promptlint.registry.DOCS_URL) is an absolute URL: SARIF requires
+the rule documentation link (promptlint.base.registry.DOCS_URL) is an absolute URL: SARIF requires
 one there and GitHub's upload rejects anything else. Each result has a
 repository-relative `artifactLocation.uri` (base `%SRCROOT%`), a region (1-based,
 columns in Unicode code points, end column exclusive), a level, a stable
@@ -22,7 +22,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from promptlint import __version__
-from promptlint.records import ReportContext, Result
+from promptlint.base.records import ReportContext, Result
 from promptlint.report.locations import fingerprints, in_file, message_suffix, relative_to
 
 FORMAT = "sarif"
@@ -36,7 +36,7 @@ BASELINE_STATES = {"new": "new", "existing": "unchanged"}  # a finding's baselin
 
 
 def _rule(rule) -> dict:
-    from promptlint.registry import is_absolute_url
+    from promptlint.base.registry import is_absolute_url
 
     url = rule.doc_url
     markdown = rule.markdown() + f"\nDocumentation: {url} (`promptlint rule {rule.code}` prints it).\n"
@@ -91,7 +91,7 @@ def _baseline_properties(result) -> dict:
 
 
 def document(result: Result, context: ReportContext) -> dict:
-    from promptlint import registry
+    from promptlint.base import registry
 
     rules = list(registry.all_rules().values())
     index = {r.code: i for i, r in enumerate(rules)}

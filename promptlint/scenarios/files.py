@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence
 
-from promptlint.bounded_io import is_regular_file
+from promptlint.doors.bounded_io import is_regular_file
 from promptlint.scenarios.model import (
     PER_REQUEST_SUB_KINDS,
     SPEC_KEYS,
@@ -43,7 +43,7 @@ def _parse_samples(path: Path, text: str) -> Any:
             return json.loads(text)
         except ValueError as e:
             raise SamplesError(path, f"invalid JSON: {e}") from None
-    from promptlint.toml_io import toml_loads
+    from promptlint.base.toml_io import toml_loads
 
     try:
         return toml_loads(text)
@@ -58,8 +58,8 @@ def load_samples(path: Path, roots: Optional[Sequence[str]] = None) -> Dict[str,
     would reach the messages and the evidence)."""
     import os
 
-    from promptlint import bounded_io
-    from promptlint.paths import vcs_metadata
+    from promptlint.doors import bounded_io
+    from promptlint.base.paths import vcs_metadata
     from promptlint.render.files import inside
 
     if roots is not None:

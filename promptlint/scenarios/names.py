@@ -165,8 +165,8 @@ def name_patterns() -> NamePatterns:
     """The patterns of ``data/name_words.toml`` (read once)."""
     global _PATTERNS
     if _PATTERNS is None:
-        from promptlint import bounded_io
-        from promptlint.toml_io import toml_loads
+        from promptlint.doors import bounded_io
+        from promptlint.base.toml_io import toml_loads
 
         _PATTERNS = NamePatterns.from_data(toml_loads(bounded_io.read_text(NAME_WORDS)))
     return _PATTERNS

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Callable, Dict, Optional
 
-from promptlint import bounded_io
+from promptlint.doors import bounded_io
 from promptlint.tssource.grammar import SUFFIXES
 
 MAX_MODULES = 48
@@ -171,7 +171,7 @@ def _real(path: str) -> str:
 
 
 def _display(path: Path) -> str:
-    from promptlint.paths import display_path
+    from promptlint.base.paths import display_path
 
     return display_path(path)
 

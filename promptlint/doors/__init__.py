@@ -1,0 +1,1 @@
+"""One door per kind of effect on the world (docs/security.md): every read (bounded_io), write (safe_write), interpreter start (interpreters), output line (line_guard) and native call under a deadline (deadline_child). Standard library only."""

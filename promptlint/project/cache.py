@@ -1,0 +1,344 @@
+"""The result cache: `.promptlint_cache/` at the project root, keyed by content hashes.
+
+Like ruff's and black's caches, but keyed by content rather than mtime (pre-commit stashes
+and checks out files, and a Jinja include makes one file's mtime insufficient):
+
+- an entry's key hashes the file's bytes, the resolved settings, the tokenizer's sha256,
+  promptlint's version and the working directory (finding paths are shown relative to it);
+- an entry also records every other path the analysis looked at (includes, samples files),
+  with its hash, or as missing (an include name looked up where no file was: a file appearing
+  there, a choice of `{% include [...] %}` or a nearer file shadowing a farther one, changes the
+  resolution), and is a hit only when all of them are unchanged;
+- writes are atomic (temp file + rename), so concurrent runs never see half an entry;
+  anything unreadable is a miss; a cache that cannot be written is skipped with one warning;
+- every read, write and deletion goes through ``promptlint.doors.safe_write`` anchored at the project
+  root: a link committed anywhere on the way (`.promptlint_cache` itself, its version folder,
+  `entries`, `entries/ab`, `manifests`) makes reads miss and writes refused (the cache is off for
+  the run, one warning); pruning and ``clean`` delete only the names the cache writes and never
+  enter a link.
+
+A run first consults the run manifest (promptlint.project.manifest, in this directory): a file whose
+stamps did not change is answered from it without being read or looked up here.
+
+The directory ignores itself (`.gitignore` with `*`) and carries a `CACHEDIR.TAG`.
+
+A pull request can commit a `.promptlint_cache/` of its own, and every input of a key is
+predictable, so keys and memo names also hash a secret kept outside the project
+(`$XDG_CACHE_HOME/promptlint/secret`, else `~/.cache/...`, mode 0600): entries written on another
+machine, or crafted, are never read. The cache is capped (`MAX_BYTES`): a run that wrote entries
+evicts the least recently written ones beyond the cap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, Iterable, List, Optional
+
+from promptlint import __version__
+from promptlint.doors import bounded_io, safe_write
+
+DIR_NAME = ".promptlint_cache"
+MAX_BYTES = 64 * 1024 * 1024
+GITIGNORE = "# Automatically created by promptlint.\n*\n"
+CACHEDIR_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by promptlint.\n"
+    "# For information about cache directory tags see https://bford.info/cachedir/\n"
+)
+
+
+_CODE_STAMP: Optional[str] = None
+
+
+def code_stamp(fresh: bool = False) -> str:
+    """Size and mtime of promptlint's own files: a development checkout that changes its rules or
+    code never serves results computed by older code (releases also differ by version). ``fresh``
+    re-reads them (the daemon compares per request)."""
+    global _CODE_STAMP
+    if _CODE_STAMP is None or fresh:
+        from promptlint.base.registry import rules_dir
+
+        parts = []
+        for root in (Path(__file__).parent.parent, rules_dir()):
+            for dirpath, dirnames, filenames in os.walk(root):
+                dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+                for name in filenames:
+                    if name.endswith((".py", ".toml", ".json")):
+                        st = os.stat(os.path.join(dirpath, name))
+                        parts.append(f"{dirpath}/{name}:{st.st_size}:{st.st_mtime_ns}")
+        _CODE_STAMP = sha256_bytes("\n".join(sorted(parts)).encode("utf-8"))
+    return _CODE_STAMP
+
+
+_SECRET: List[bytes] = []
+
+
+def machine_secret() -> bytes:
+    """32 random bytes this user keeps outside every project; per process when it cannot be stored
+    (then nothing written by another process is ever trusted: the cache only misses)."""
+    if _SECRET:
+        return _SECRET[0]
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    path = os.path.join(base, "promptlint", "secret")
+    secret = b""
+    try:
+        secret = bytes.fromhex(bounded_io.read_text(path, 1024).strip())
+    except (OSError, ValueError):
+        pass
+    if len(secret) != 32:
+        secret = os.urandom(32)
+        try:  # never through a link below the user's cache directory
+            safe_write.write_text(path, secret.hex(), anchor=base, parents=True, private=True)
+        except OSError:
+            pass
+    _SECRET.append(secret)
+    return secret
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_hash(path: Path) -> Optional[str]:
+    try:
+        return sha256_bytes(bounded_io.read_bytes(path))
+    except OSError:
+        return None
+
+
+def dep_digest(path: Path, root: Path) -> Optional[str]:
+    """What a dependency looked like to the analysis: None when it did not exist (an include
+    name looked up where no file was: a file appearing there changes the resolution), else its
+    content hash. A path that leads outside the project through a symlink (an include the loader
+    refused) is identified by its target and ``stat`` alone: its content is never read, not even
+    to hash it."""
+    import stat
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    from promptlint.render.files import inside
+
+    real = os.path.realpath(path)
+    if real != os.path.abspath(path) and not inside(real, (os.path.realpath(root),)):
+        return f"link:{real}:{st.st_mode}:{st.st_size}:{st.st_mtime_ns}"
+    if not stat.S_ISREG(st.st_mode):
+        return f"special:{st.st_mode}"
+    return file_hash(Path(path)) or "unreadable"
+
+
+class Cache:
+    def __init__(self, root: Path, enabled: bool = True):
+        self.root = Path(root)
+        self.dir = Path(root) / DIR_NAME / __version__
+        self.enabled = enabled
+        self.warning: Optional[str] = None
+        self.wrote = False
+        self._ready = False
+
+    # ------------------------------------------------------------------ keys
+
+    def key(self, path: Path, content: bytes, settings_key: str, tokenizer_sha: str) -> str:
+        h = hashlib.sha256(machine_secret())
+        for part in (__version__, code_stamp(), os.getcwd(), str(Path(path)), settings_key, tokenizer_sha):
+            h.update(part.encode("utf-8", "surrogateescape") + b"\0")
+        h.update(content)
+        return h.hexdigest()
+
+    # ------------------------------------------------------------------ entries
+
+    def get(self, key: str) -> Optional[Dict]:
+        if not self.enabled:
+            return None
+        try:
+            entry = json.loads(self.read(self.dir / "entries" / key[:2] / f"{key}.json", bounded_io.MAX_INPUT_BYTES))
+        except (OSError, ValueError, UnicodeDecodeError):
+            return None
+        if not isinstance(entry, dict) or not isinstance(entry.get("findings"), list):
+            return None
+        deps = entry.get("deps") or {}
+        if not isinstance(deps, dict):
+            return None
+        for dep, digest in deps.items():
+            if not (digest is None or isinstance(digest, str)) or dep_digest(Path(dep), self.root) != digest:
+                return None
+        return entry
+
+    def put(self, key: str, findings: List[Dict], deps: Iterable[Path], **extra) -> Optional[Dict[str, Optional[str]]]:
+        """Store ``findings`` with the state of every path the analysis looked at, found or not
+        (kept as looked up, links unresolved: a link that changes target changes the digest);
+        returns those states (for the run manifest), None when the cache is off."""
+        if not self.enabled:
+            return None
+        states = {os.path.abspath(d): dep_digest(Path(d), self.root) for d in deps}
+        entry = {"findings": findings, "deps": states, **extra}
+        # ASCII: a file name with an undecodable byte (a lone surrogate) must round-trip
+        self._write(self.dir / "entries" / key[:2] / f"{key}.json", json.dumps(entry))
+        self.wrote = True
+        return states
+
+    def prune(self, limit: Optional[int] = None) -> None:
+        """Evict the oldest entries until the cache holds at most ``limit`` bytes (only after a run
+        that wrote, so a warm run does not list the directory). Only files the cache writes are
+        counted and deleted (``_written_by_cache``), and the walk never enters a link: a committed
+        `entries -> /somewhere` loses nothing."""
+        if not self.enabled or not self.wrote:
+            return
+        limit = MAX_BYTES if limit is None else limit
+        entries = []
+        total = 0
+        for rel, st in safe_write.walk(self.dir, anchor=self.root):
+            if stat.S_ISREG(st.st_mode) and _PRUNABLE.match(rel):
+                entries.append((st.st_mtime_ns, st.st_size, rel))
+                total += st.st_size
+        if total <= limit:
+            return
+        doomed = []
+        for _mtime, size, rel in sorted(entries):
+            doomed.append(rel)
+            total -= size
+            if total <= limit * 0.8:  # headroom, so the next runs do not prune again at once
+                break
+        safe_write.remove_all(self.dir, doomed, anchor=self.root)
+
+    # ------------------------------------------------------------------ small memos
+
+    def memo_get(self, name: str) -> Dict:
+        if not self.enabled:
+            return {}
+        try:
+            data = json.loads(self.read(self.dir / self._memo_name(name), bounded_io.MAX_INPUT_BYTES))
+            return data if isinstance(data, dict) else {}
+        except (OSError, ValueError, UnicodeDecodeError):
+            return {}
+
+    def memo_put(self, name: str, data: Dict) -> None:
+        if self.enabled:
+            self._write(self.dir / self._memo_name(name), json.dumps(data))
+
+    @staticmethod
+    def _memo_name(name: str) -> str:
+        return f"{name}-{hashlib.sha256(machine_secret() + name.encode()).hexdigest()[:16]}.json"
+
+    # ------------------------------------------------------------------ io
+
+    def read(self, path: Path, limit: int) -> bytes:
+        """A file of the cache, opened with no link followed below the project root: a committed
+        link anywhere on the way makes a miss (``OSError``)."""
+        with safe_write.parent_of(path, anchor=self.root) as (dir_fd, name):
+            return bounded_io.read_bytes(name, limit, dir_fd=dir_fd)
+
+    def _prepare(self) -> bool:
+        if self._ready:
+            return True
+        top = self.dir.parent
+        try:
+            # a committed link (the directory, its version folder, anything below) refuses the write
+            safe_write.make_dirs(self.dir, anchor=self.root)
+            for name, text in ((".gitignore", GITIGNORE), ("CACHEDIR.TAG", CACHEDIR_TAG)):
+                if safe_write.lstat(top / name, anchor=self.root) is None:
+                    safe_write.write_text(top / name, text, anchor=self.root, private=True)
+        except OSError as e:
+            self._disable(_cannot_write(top, e))
+            return False
+        self._ready = True
+        return True
+
+    def _write(self, target: Path, text: str) -> None:
+        if not self._prepare():
+            return
+        try:
+            safe_write.write_text(target, text, anchor=self.root, parents=True, private=True)
+        except OSError as e:
+            self._disable(_cannot_write(self.dir.parent, e))
+
+    def _disable(self, message: str) -> None:
+        self.enabled = False
+        self.warning = message
+
+
+def _cannot_write(top: Path, e: OSError) -> str:
+    reason = str(e) if isinstance(e, safe_write.WriteRefused) else (e.strerror or str(e))
+    return f"cannot write the cache at {top} ({reason}); continuing without it"
+
+
+# What the cache writes below its version directory: entries, manifests (promptlint.project.manifest),
+# memos, and the temporary files of writes a killed run left. Pruning and `clean` delete these
+# names only.
+_TEMP = r"(?:\.tmp-[^/]*|%s[^/]*)" % re.escape(safe_write.TEMP_PREFIX)
+_PRUNABLE = re.compile(r"(?:entries/([0-9a-f]{2})/(?:\1[0-9a-f]{62}\.json|%s)|manifests/(?:[0-9a-f]{32}\.json|%s))\Z"
+                       % (_TEMP, _TEMP))
+_MEMO = re.compile(r"(?:[a-z][a-z-]*-[0-9a-f]{16}\.json|%s)\Z" % _TEMP)
+_VERSION = re.compile(r"[0-9][0-9A-Za-z.+-]*\Z")
+_CACHE_DIRS = re.compile(r"(?:entries|entries/[0-9a-f]{2}|manifests)\Z")
+
+
+@dataclass
+class Cleaned:
+    found: bool = False  # there was a cache directory
+    removed: int = 0  # files and directories removed
+    left: List[str] = field(default_factory=list)  # entries the cache did not write, left in place
+
+
+def clean(root: Path) -> Cleaned:
+    """Remove what the cache wrote under ``root``: its files (by name, and `.gitignore` and
+    `CACHEDIR.TAG` by content), its directories once empty; anything else, and every link, is
+    left where it is (``left``). ``WriteRefused`` when `.promptlint_cache` itself is a link or not
+    a directory."""
+    root = Path(root)
+    top = root / DIR_NAME
+    st = safe_write.lstat(top, anchor=root)
+    out = Cleaned(found=st is not None)
+    if st is None:
+        return out
+    if not stat.S_ISDIR(st.st_mode):
+        raise safe_write.WriteRefused(f"{top} is {safe_write.describe(st.st_mode)}, not a cache promptlint made; "
+                                      "not removed (remove it yourself)")
+    dirs = []
+    for rel, est in list(safe_write.walk(top, anchor=root)):
+        if stat.S_ISDIR(est.st_mode) and _cache_dir(rel):
+            dirs.append(rel)
+        elif stat.S_ISREG(est.st_mode) and _cache_file(top, rel):
+            try:
+                out.removed += safe_write.remove(top / rel, anchor=root)
+            except OSError:
+                out.left.append(rel)
+        else:
+            out.left.append(rel)
+    for rel in sorted(dirs, key=lambda r: r.count("/"), reverse=True):
+        out.removed += safe_write.remove_dir(top / rel, anchor=root)
+    out.removed += safe_write.remove_dir(top, anchor=root)
+    out.left.sort()
+    return out
+
+
+def _cache_dir(rel: str) -> bool:
+    version, _, below = rel.partition("/")
+    return _VERSION.match(version) is not None and (not below or _CACHE_DIRS.match(below) is not None)
+
+
+def _cache_file(top: Path, rel: str) -> bool:
+    version, _, below = rel.partition("/")
+    if not below:
+        return _ours_on_top(top, rel)
+    return _VERSION.match(version) is not None and (_PRUNABLE.match(below) or _MEMO.match(below)) is not None
+
+
+def _ours_on_top(top: Path, name: str) -> bool:
+    """`.gitignore` and `CACHEDIR.TAG` as the cache writes them (a file of that name with other
+    content is someone else's)."""
+    expected = {".gitignore": GITIGNORE, "CACHEDIR.TAG": CACHEDIR_TAG}.get(name)
+    if expected is None:
+        return False
+    try:
+        with safe_write.parent_of(top / name, anchor=top.parent) as (dir_fd, leaf):
+            return bounded_io.read_bytes(leaf, 4096, dir_fd=dir_fd) == expected.encode("utf-8")
+    except OSError:
+        return False
