@@ -90,15 +90,20 @@ def test_checker_fails_when_a_forbidden_edge_or_a_cycle_is_added_back(tmp_path):
     pkg = tmp_path / "fakepkg"
     clean = {
         "__init__.py": "",
-        "kernel.py": "from fakepkg import records\n",
-        "records.py": "",
-        "tokens.py": "",
-        "discovery.py": "",
-        "lint.py": "from fakepkg import discovery, kernel\nimport importlib\nA = importlib.import_module('fakepkg.analyzers.jinja')\n",
+        "analysis/__init__.py": "",
+        "analysis/kernel.py": "from fakepkg.base import records\n",
+        "base/__init__.py": "",
+        "base/records.py": "",
+        "tokenization/__init__.py": "",
+        "tokenization/tokens.py": "",
+        "project/__init__.py": "",
+        "project/discovery.py": "",
+        "driver/__init__.py": "",
+        "driver/lint.py": "from fakepkg.project import discovery\nfrom fakepkg.analysis import kernel\nimport importlib\nA = importlib.import_module('fakepkg.analyzers.jinja')\n",
         "analyzers/__init__.py": "",
-        "analyzers/jinja.py": "from fakepkg.kernel import records\n",
+        "analyzers/jinja.py": "from fakepkg.analysis.kernel import records\n",
         "report/__init__.py": "",
-        "report/full.py": "from fakepkg import records\n",
+        "report/full.py": "from fakepkg.base import records\n",
     }
     _write(pkg, clean)
     rules = [tuple(tuple(p.replace("promptlint", "fakepkg") for p in part) if isinstance(part, tuple) else part for part in r)
@@ -107,17 +112,17 @@ def test_checker_fails_when_a_forbidden_edge_or_a_cycle_is_added_back(tmp_path):
     assert import_graph.cycles(graph) == [] and import_graph.forbidden(graph, rules) == []
 
     _write(pkg, {
-        "analyzers/jinja.py": "def lint_file():\n    from fakepkg.lint import lint\n",
-        "discovery.py": "import importlib\n\ndef walk():\n    return importlib.import_module('fakepkg.analyzers.jinja')\n",
-        "report/full.py": "def write():\n    from fakepkg import tokens\n",
+        "analyzers/jinja.py": "def lint_file():\n    from fakepkg.driver.lint import lint\n",
+        "project/discovery.py": "import importlib\n\ndef walk():\n    return importlib.import_module('fakepkg.analyzers.jinja')\n",
+        "report/full.py": "def write():\n    from fakepkg.tokenization import tokens\n",
     })
     graph = import_graph.edges(pkg, "fakepkg")
-    assert import_graph.cycles(graph) == [["fakepkg.analyzers.jinja", "fakepkg.discovery", "fakepkg.lint"]]
+    assert import_graph.cycles(graph) == [["fakepkg.analyzers.jinja", "fakepkg.driver.lint", "fakepkg.project.discovery"]]
     problems = import_graph.forbidden(graph, rules)
     assert [p.split(":")[0] for p in problems] == [
-        "fakepkg.analyzers.jinja -> fakepkg.lint",
-        "fakepkg.discovery -> fakepkg.analyzers.jinja",
-        "fakepkg.report.full -> fakepkg.tokens",
+        "fakepkg.analyzers.jinja -> fakepkg.driver.lint",
+        "fakepkg.project.discovery -> fakepkg.analyzers.jinja",
+        "fakepkg.report.full -> fakepkg.tokenization.tokens",
     ]
 
 
@@ -278,7 +283,7 @@ def test_every_rule_has_exactly_one_implementation_and_every_implementation_a_ru
     assert set(calls) == declared
 
 
-@pytest.mark.parametrize("code", sorted(__import__("promptlint.base.registry").registry.all_rules()))
+@pytest.mark.parametrize("code", sorted(__import__("promptlint.base.registry").base.registry.all_rules()))
 def test_every_rule_file_has_a_failing_and_a_passing_case(code):
     from promptlint.base import registry
 
@@ -364,7 +369,7 @@ def _instance_attributes(cls) -> set:
 
 # ------------------------------------------------------------------------------ one door for writes
 
-DOOR = "safe_write.py"  # promptlint.doors.safe_write: every write, rename and deletion goes through it
+DOOR = "doors/safe_write.py"  # promptlint.doors.safe_write: every write, rename and deletion goes through it
 # Called by name on any receiver (Path.unlink, os.unlink, shutil.rmtree, tempfile.mkstemp...).
 WRITERS = {"unlink", "rmdir", "removedirs", "rmtree", "mkdir", "makedirs", "write_text", "write_bytes", "touch",
            "symlink", "symlink_to", "hardlink_to", "link_to", "rename", "renames", "mkstemp", "mkdtemp",
@@ -566,3 +571,74 @@ def test_every_package_folder_ships():
     folders = {"promptlint." + p.relative_to(PACKAGE_DIR).as_posix().replace("/", ".")
                for p in PACKAGE_DIR.rglob("*") if p.is_dir() and (p / "__init__.py").exists()}
     assert folders - listed == set(), "add the package to [tool.setuptools] packages in pyproject.toml"
+# ------------------------------------------------------------------------------ folders
+
+# The package's folders bottom to top (docs/architecture.md, "The tree"): a module may import a
+# module of its own folder, of a folder in its own tier, or of a tier below; never one above.
+TIERS = [
+    ("doors",),
+    ("base", "llamacpp", "schemas", "data"),
+    ("arithmetic",),
+    ("tokenization",),
+    ("render", "scenarios"),
+    ("project",),
+    ("analysis",),
+    ("checks",),
+    ("chat", "pysource"),
+    ("analyzers", "operators"),
+    ("driver", "audit"),
+    ("report",),
+    # the front ends: peers (a command runs fixes and the language server; the daemon's client
+    # stands below the commands that use it, its server above cli)
+    ("fixes", "editor", "commands", "daemon", "cli"),
+    ("github_comment", "__main__"),
+]
+# Entry points may sit at the top of the package; every other module lives in a folder.
+ENTRY_POINTS = {"__init__.py", "__main__.py", "cli.py", "github_comment.py"}
+
+
+def _tier_of():
+    return {name: i for i, tier in enumerate(TIERS) for name in tier}
+
+
+def _folder(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def test_no_loose_module_at_the_top_of_the_package():
+    loose = sorted(p.name for p in PACKAGE_DIR.glob("*.py") if p.name not in ENTRY_POINTS)
+    assert loose == [], "put a new module in the folder of its layer (docs/architecture.md, 'The tree')"
+
+
+def test_every_folder_has_a_tier():
+    folders = {p.name for p in PACKAGE_DIR.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    folders |= {p.stem for p in PACKAGE_DIR.glob("*.py") if p.name != "__init__.py"}
+    assert folders - set(_tier_of()) == set()
+
+
+def _upward_edges(graph, tiers):
+    bad = []
+    for source, targets in graph.items():
+        for target in targets:
+            a, b = _folder(source), _folder(target)
+            if a and b and a != b and tiers[b] > tiers[a]:
+                bad.append(f"{source} -> {target}")
+    return sorted(bad)
+
+
+def test_folders_import_downward_only():
+    assert _upward_edges(package_graph(), _tier_of()) == []
+
+
+def test_the_folder_check_sees_an_upward_import_made_in_a_function(tmp_path):
+    pkg = tmp_path / "fakepkg"
+    _write(pkg, {
+        "__init__.py": "",
+        "base/__init__.py": "",
+        "base/records.py": "def f():\n    from fakepkg.driver import lint\n",
+        "driver/__init__.py": "",
+        "driver/lint.py": "from fakepkg.base import records\n",
+    })
+    graph = import_graph.edges(pkg, "fakepkg")
+    assert _upward_edges(graph, {"base": 0, "driver": 1}) == ["fakepkg.base.records -> fakepkg.driver.lint"]

@@ -55,7 +55,7 @@ def test_explicit_prices_price_the_regression_and_the_finding(tmp_path, qwen, cl
 def test_a_provider_and_model_from_the_dated_table(tmp_path, cli):
     root = repo(tmp_path, STAMP_FIRST)
     configure(root, f'requests-per-day = {R}\nprovider = "anthropic"\nmodel = "claude-sonnet-4-5-20250929"\n')
-    table = json.loads((__import__("promptlint").cost._PRICES_FILE).read_text(encoding="utf-8"))
+    table = json.loads((__import__("promptlint.arithmetic.cost").arithmetic.cost._PRICES_FILE).read_text(encoding="utf-8"))
     price = table["anthropic"]["models"]["claude-sonnet-4-5"]  # the longest listed prefix of the dated name
     [m101] = run(cli, root, "--output-format", "json").json()["findings"]
     assert m101["cost"]["usd_per_day"] == pytest.approx(m101["lost_tokens"] * R * (price["input"] - price["cached"]) / 1e6)
