@@ -20,7 +20,7 @@ from conftest import REPO
 from test_baseline import CLEAN, HEAD, STAMP_FIRST, git, repo
 
 yaml = pytest.importorskip("yaml")
-pytestmark = pytest.mark.skipif(shutil.which("bash") is None or shutil.which("git") is None, reason="needs bash and git")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("bash") is None or shutil.which("git") is None, reason="needs bash and git")]
 
 ACTION = yaml.safe_load((REPO / "action.yml").read_text(encoding="utf-8"))
 

@@ -16,6 +16,8 @@ import pytest
 import audit_fleet as fleet
 from promptlint.cli import main
 
+pytestmark = pytest.mark.slow  # a real end-to-end run (docs/architecture.md, "Tests")
+
 N = 150
 
 

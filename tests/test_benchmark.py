@@ -8,6 +8,9 @@ import subprocess
 import sys
 
 from conftest import REPO
+import pytest
+
+pytestmark = pytest.mark.slow  # a real end-to-end run (docs/architecture.md, "Tests")
 
 ROWS = [
     "bare `python -c pass`",

@@ -18,6 +18,8 @@ import pytest
 
 from conftest import REPO
 
+pytestmark = pytest.mark.slow  # a real end-to-end run (docs/architecture.md, "Tests")
+
 if not hasattr(os, "getuid") or sys.platform == "win32":  # pragma: no cover
     pytest.skip("Unix sockets", allow_module_level=True)
 

@@ -14,6 +14,8 @@ import pytest
 
 from promptlint import github_comment
 
+pytestmark = pytest.mark.slow  # a real end-to-end run (docs/architecture.md, "Tests")
+
 TOKEN = "ghs_commentCanary000111222"
 
 

@@ -33,6 +33,8 @@ import installation
 from conftest import DATA, REPO
 from test_baseline import CLEAN, STAMP_FIRST, git, repo
 
+pytestmark = pytest.mark.slow  # a real end-to-end run (docs/architecture.md, "Tests")
+
 if not hasattr(os, "getuid") or sys.platform == "win32":  # pragma: no cover
     pytest.skip("Unix sockets and bash", allow_module_level=True)
 

@@ -21,7 +21,7 @@ import pytest
 import hostile_repo
 from hostile_repo import PROMPT_FILES, SECRET, TOKEN
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None or shutil.which("bash") is None, reason="needs git and bash")
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("git") is None or shutil.which("bash") is None, reason="needs git and bash")]
 
 COVERED = {"check", "render", "samples", "rule", "diff", "conversation", "hashes", "tokenize", "audit", "clean", "server",
            "daemon"}

@@ -10,6 +10,8 @@ import sys
 
 import pytest
 
+pytestmark = pytest.mark.slow  # a real end-to-end run (docs/architecture.md, "Tests")
+
 PROBE = """
 import json, pathlib, promptlint
 root = pathlib.Path(promptlint.__file__).parent

@@ -18,6 +18,8 @@ import pytest
 
 from integration_helpers import BAD, GOOD, QWEN, REPO
 
+pytestmark = pytest.mark.slow  # a real end-to-end run (docs/architecture.md, "Tests")
+
 MANIFEST = REPO / ".pre-commit-hooks.yaml"
 
 

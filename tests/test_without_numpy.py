@@ -9,6 +9,9 @@ import subprocess
 import sys
 
 from conftest import REPO
+import pytest
+
+pytestmark = pytest.mark.slow  # a real end-to-end run (docs/architecture.md, "Tests")
 
 BLOCK = "import sys; sys.modules['numpy'] = None\nfrom promptlint.cli import main\nraise SystemExit(main(sys.argv[1:]))\n"
 
