@@ -578,19 +578,19 @@ def test_every_package_folder_ships():
 TIERS = [
     ("doors",),
     ("base", "llamacpp", "schemas", "data"),
-    ("arithmetic",),
-    ("tokenization",),
-    ("render", "scenarios"),
+    ("arithmetic", "pools"),
+    ("tokenization", "fastbpe"),
+    ("render", "scenarios", "promptfiles"),
     ("project",),
     ("analysis",),
     ("checks",),
-    ("chat", "pysource"),
+    ("chat", "pysource", "tssource"),
     ("analyzers", "operators"),
     ("driver", "audit"),
     ("report",),
     # the front ends: peers (a command runs fixes and the language server; the daemon's client
     # stands below the commands that use it, its server above cli)
-    ("fixes", "editor", "commands", "daemon", "cli"),
+    ("fixes", "editor", "commands", "daemon", "cli", "conversation"),
     ("github_comment", "__main__"),
 ]
 # Entry points may sit at the top of the package; every other module lives in a folder.
