@@ -93,6 +93,34 @@ def cli(capsys, monkeypatch):
     return run
 
 
+@pytest.fixture(scope="session")
+def _resident_workspace():
+    from promptlint.driver.workspace import Workspace
+    from promptlint.project.config import Settings
+
+    return Workspace(Settings(), resident=True)
+
+
+@pytest.fixture
+def check_in_memory(_resident_workspace, monkeypatch):
+    """Run `promptlint check ARGS` in this process through one resident ``Workspace`` shared by the
+    whole test run (the daemon's path, ``cli.serve_check``): its tokenizer pool parses each tokenizer
+    once per run instead of once per test. Returns Result(code, stdout, stderr)."""
+    import io
+    import os
+
+    from promptlint.cli import serve_check
+    from promptlint.commands.check import Console
+
+    def run(*args, cwd):
+        monkeypatch.chdir(cwd)
+        out, err = io.StringIO(), io.StringIO()
+        code = serve_check(["check", *map(str, args)], Console(out, err, io.BytesIO()), _resident_workspace, dict(os.environ))
+        return Result(code, out.getvalue(), err.getvalue())
+
+    return run
+
+
 def shared_prefix(a, b):
     """Independent of promptlint.arithmetic.compare: the test's own longest common prefix."""
     n = 0

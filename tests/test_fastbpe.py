@@ -18,7 +18,7 @@ from promptlint import fastbpe
 from promptlint.tokenization import tokens
 from promptlint.fastbpe import form, proof, store
 
-EMBEDDED = Path(tokens.__file__).parent / "data" / "cl100k_base.tokenizer.json.gz"
+EMBEDDED = Path(tokens.__file__).parent.parent / "data" / "cl100k_base.tokenizer.json.gz"
 CORPUS_TOKENIZERS = sorted(p.parent.name for p in (DATA / "tokenizers").glob("*/tokenizer.json"))
 
 # Written here, not taken from promptlint's corpus: texts where tokenizers differ most often.

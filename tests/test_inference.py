@@ -190,7 +190,14 @@ def test_written_samples_round_trip_to_the_same_findings(tmp_path, cli):
     assert r.code == 0, r.err
     assert sorted(p.name for p in d.glob("*.samples.toml")) == sorted(t.stem + ".samples.toml" for t in templates)
     after = check_json(cli, d, cwd=tmp_path)
-    assert before["findings"] == after["findings"] and before["errors"] == after["errors"] == []
+
+    def same(findings):
+        # an order finding on inferred stand-in items says so (and how to declare the order) until
+        # the samples file holds them: its help and notes follow the file, every figure stays the same
+        return [{k: v for k, v in f.items() if not (f["code"] in ("M202", "M203") and k in ("help", "notes", "variant"))}
+                for f in findings]
+
+    assert same(before["findings"]) == same(after["findings"]) and before["errors"] == after["errors"] == []
     assert len(before["findings"]) >= 8
 
 

@@ -53,7 +53,7 @@ expect = []
 
 CHECK = '''"""M998 leftover-todo: literal TODO text in a prompt (a throwaway rule)."""
 
-from promptlint import registry
+from promptlint.base import registry
 
 CODES = registry.implements(__name__, "M998")
 

@@ -39,8 +39,8 @@ def test_every_rule_has_cases():
 
 
 @pytest.mark.parametrize("rule,case", CASES)
-def test_rule_case(rule, case, tmp_path, cli):
-    r, tok = run_case(case, tmp_path, cli)
+def test_rule_case(rule, case, tmp_path, check_in_memory):
+    r, tok = run_case(case, tmp_path, check_in_memory)
     expect = case.get("expect", [])
     assert r.code in (0, 1), r.err
     doc = r.json()
@@ -56,8 +56,10 @@ def test_rule_case(rule, case, tmp_path, cli):
         assert not expect
 
 
-def run_case(case, tmp_path, cli):
-    """Lay out a rule case in ``tmp_path`` and lint it (JSON output): (result, tokenizer.json used)."""
+def run_case(case, tmp_path, check):
+    """Lay out a rule case in ``tmp_path`` and lint it (JSON output) with ``check(*args, cwd=)``
+    (conftest's ``check_in_memory``: one parse of each tokenizer per test run; or ``cli``):
+    (result, tokenizer.json used)."""
     tok = DATA / "tokenizers" / case.get("tokenizer", "qwen2.5") / "tokenizer.json"
     args = list(case.get("args", []))
     if any("token" in e for e in case.get("expect", [])):
@@ -70,14 +72,14 @@ def run_case(case, tmp_path, cli):
         (target / "tokenizer_config.json").write_text(json.dumps(config, ensure_ascii=False), encoding="utf-8")
         if "samples" in case:
             (target / "chat_template.samples.json").write_text(json.dumps(case["samples"]), encoding="utf-8")
-        r = cli("check", "--output-format", "json", *args, "model", cwd=tmp_path)
+        r = check("--output-format", "json", *args, "model", cwd=tmp_path)
     else:
         name = case.get("filename", "case.j2")
         (tmp_path / name).write_text(case["template"], encoding="utf-8")
         if "samples" in case:
             stem = name.rsplit(".", 1)[0]
             (tmp_path / f"{stem}.samples.json").write_text(json.dumps(case["samples"]), encoding="utf-8")
-        r = cli("check", "--tokenizer", tok, "--output-format", "json", *args, name, cwd=tmp_path)
+        r = check("--tokenizer", tok, "--output-format", "json", *args, name, cwd=tmp_path)
     return r, tok
 
 

@@ -170,4 +170,6 @@ def test_a_samples_file_declaring_the_switch_per_request_wins(tmp_path, cli):
     samples = json.loads(json.dumps(RAG_SAMPLES))
     samples["variables"]["include_follow_up_questions"] = {"value": True, "variant": False, "kind": "per-request", "sub-kind": "input"}
     path = write(tmp_path, "rag_answer.j2", RAG, samples)
-    assert [f["code"] for f in check(cli, path)] == []
+    # no M101/M204 for the date after the switch; the static instructions the declared switch now
+    # precedes are M107's business (static text after per-request material), which is right here
+    assert [f["code"] for f in check(cli, path) if f["code"] != "M107"] == []

@@ -123,7 +123,7 @@ def test_rule_cases(tmp_path, cli, checked):
     for k, param in enumerate(CASES):
         rule, case = param.values
         (tmp_path / str(k)).mkdir()
-        r, _ = run_case(case, tmp_path / str(k), cli)
+        r, _ = run_case(case, tmp_path / str(k), lambda *args, cwd: cli("check", *args, cwd=cwd))
         assert r.code in (0, 1), (param.id, r.err)
     _assert_exact(checked)
 

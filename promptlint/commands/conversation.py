@@ -93,7 +93,7 @@ def _tables(args) -> dict:
     try:
         minimums = compare.load_cache_minimums(args.cache_minimums)
         prices = cost.load_prices(args.price_table)
-        rules = dated_tables.merged(Path(cost.__file__).parent / "data" / "provider-rules.json", args.provider_rules,
+        rules = dated_tables.merged(Path(cost.__file__).parent.parent / "data" / "provider-rules.json", args.provider_rules,
                                     "the provider rules", compare.CacheTableError, _rule_models)
     except (compare.CacheTableError, cost.CostConfigError) as e:
         raise UsageError(str(e)) from None
