@@ -38,7 +38,25 @@ def main(argv) -> int:
         (work / "scenario.json").write_text(json.dumps({"variables": {"now": "2026-12-02T10:00:00Z", "question": "Hi?"}}),
                                             encoding="utf-8")
         (work / "chat.json").write_text(json.dumps({"messages": [{"role": "user", "content": "Grüße!"}]}), encoding="utf-8")
+        # the other front ends a plain install carries: TypeScript (tree-sitter), a Prompty file, captures
+        (work / "agent").mkdir()
+        (work / "agent" / "agent.ts").write_text(
+            'import Anthropic from "@anthropic-ai/sdk";\nconst client = new Anthropic();\n'
+            'const POLICY = "Answer from the policy. ".repeat(60);\n'
+            'export async function ask(q: string) {\n  return client.messages.create({ model: "claude-sonnet-4-5", max_tokens: 512,\n'
+            '    system: `Now: ${new Date().toISOString()}\\n${POLICY}`, messages: [{ role: "user", content: q }] });\n}\n',
+            encoding="utf-8")
+        (work / "support.prompty").write_text(
+            "---\nname: support\nsample:\n  now: 2026-12-02T10:00:00Z\n  question: Hi?\n---\nsystem:\n"
+            "It is {{now}}.\n" + "Answer from the policy only. " * 40 + "\n\nuser:\n{{question}}\n", encoding="utf-8")
+        policy = "Answer from the policy only. " * 80
+        (work / "capture.jsonl").write_text("".join(json.dumps({
+            "conversation": "c1", "model": "gpt-4.1",
+            "messages": [{"role": "system", "content": f"Time {t}. {policy}"}, {"role": "user", "content": "Hi?"}]}) + "\n"
+            for t in ("10:00:01", "10:00:09")), encoding="utf-8")
         runs = [(["check", "--no-cache", "--engine", e], {1}) for e in ("vllm", "sglang", "llamacpp")]
+        runs += [(["check", "--no-cache", "agent/agent.ts"], {1}), (["check", "--no-cache", "support.prompty"], {1}),
+                 (["samples", "support.prompty"], {0}), (["conversation", "capture.jsonl"], {1})]
         # the templates again under the BPE tokenizer: a project of its own (examples/ pins Mistral's)
         shutil.copytree(work / "prompts", work / "bpe" / "prompts")
         (work / "bpe" / "promptlint.toml").write_text('tokenizer = "../qwen/tokenizer.json"\n', encoding="utf-8")
