@@ -119,11 +119,11 @@ def test_corpus_chat_variants_with_every_tokenizer(tokenizer, corpus_variants, c
     _assert_exact(checked)
 
 
-def test_rule_cases(tmp_path, cli, checked):
+def test_rule_cases(tmp_path, check_in_memory, checked):
     for k, param in enumerate(CASES):
         rule, case = param.values
         (tmp_path / str(k)).mkdir()
-        r, _ = run_case(case, tmp_path / str(k), lambda *args, cwd: cli("check", *args, cwd=cwd))
+        r, _ = run_case(case, tmp_path / str(k), check_in_memory)
         assert r.code in (0, 1), (param.id, r.err)
     _assert_exact(checked)
 
