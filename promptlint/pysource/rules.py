@@ -198,14 +198,7 @@ class HazardScan:
         for key in sorted(sinks.MESSAGES_KWARGS):
             if key in args:
                 self._mark_dicts(args[key])
-        for key in sorted(sinks.MESSAGES_KWARGS) + ["system"]:
-            val = get(key)
-            if val is not None:
-                self.collection_hazards(val, where, "messages", key)
-        for key in layout.PROMPT_KEYS:
-            val = get(key)
-            if val is not None and (suffix != "generate" or key == "prompts"):
-                self.collection_hazards(val, where, "prompt parts", key)
+        self.field_collection_hazards(get, where, lambda key: suffix != "generate" or key == "prompts")
         if request.blocks and flow is self.flow:
             self.sent.append(SentPrompt(scope, self.flow.text_of(call.func, 50), call, request, model))
         if request.blocks:
@@ -421,6 +414,19 @@ class HazardScan:
         if c is not None:
             node, message, notes, help_ = c
             self.add(Candidate("M704", node or fallback, message, help=help_, notes=notes))
+
+    def field_collection_hazards(self, get: Callable[[str], Optional[Val]], where: str,
+                                 prompt_key: Callable[[str], bool] = lambda key: True) -> None:
+        """Order hazards in a request's message fields and in its prompt fields (``prompt_key``: which
+        of layout.PROMPT_KEYS the call really sends); every front end's requests go through here."""
+        for key in sorted(sinks.MESSAGES_KWARGS) + ["system"]:
+            val = get(key)
+            if val is not None:
+                self.collection_hazards(val, where, "messages", key)
+        for key in layout.PROMPT_KEYS:
+            val = get(key)
+            if val is not None and prompt_key(key):
+                self.collection_hazards(val, where, "prompt parts", key)
 
     def collection_hazards(self, val: Val, where: str, what: str, key: str) -> None:
         for h in val.hazards:

@@ -245,14 +245,7 @@ class RequestScan(HazardScan):
         request = layout.build(provider, get, suffix, receiver)
         if as_provider == "bedrock":
             request.provider = "bedrock"
-        for key in sorted(sinks.MESSAGES_KWARGS) + ["system"]:
-            val = get(key)
-            if val is not None:
-                self.collection_hazards(val, where, "messages", key)
-        for key in layout.PROMPT_KEYS:
-            val = get(key)
-            if val is not None:
-                self.collection_hazards(val, where, "prompt parts", key)
+        self.field_collection_hazards(get, where)
         if request.blocks:
             self.sent.append(SentPrompt(scope, shown, span, request, model))
             self.prompt_hazards(request, where, suffix, span, model)
