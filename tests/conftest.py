@@ -31,6 +31,53 @@ def _fast_tokenizer_forms(tmp_path_factory):
     return tmp_path_factory.mktemp("fast-tokenizers")
 
 
+class _SessionParses:
+    """Each tokenizer content parsed once per test process, not once per test: wraps
+    ``tokens._parse`` (the one place a tokenizer is loaded) with a memo by content sha256, so the
+    ~1,500 in-process commands of the suite share the parse their fresh ``Workspace`` would repeat.
+    Safe because nothing mutates a parsed tokenizer (special-token copies are parses of their own),
+    and a hit still reads and vets the file as a load without a compact form would. Every pool
+    still counts the parse it asked for. Tests about loading itself opt out with
+    ``@pytest.mark.real_tokenizer_parse``."""
+
+    KEEP = 6  # distinct tokenizers held (a parsed 150k-vocabulary tokenizer is ~100 MB)
+
+    def __init__(self, parse):
+        from collections import OrderedDict
+
+        self.parse, self.memo, self.on = parse, OrderedDict(), True
+
+    def __call__(self, sha, spec, text):
+        if not self.on:
+            return self.parse(sha, spec, text)
+        key = (sha, spec.path is None)
+        if key in self.memo:
+            if spec.path is not None:
+                text()  # the reads and the vetting of a load without a compact form
+            self.memo.move_to_end(key)
+            return self.memo[key]
+        got = self.memo[key] = self.parse(sha, spec, text)
+        while len(self.memo) > self.KEEP:
+            self.memo.popitem(last=False)
+        return got
+
+
+@pytest.fixture(scope="session")
+def _session_parses():
+    from promptlint.tokenization import tokens
+
+    memo = tokens._parse = _SessionParses(tokens._parse)
+    yield memo
+    tokens._parse = memo.parse
+
+
+@pytest.fixture(autouse=True)
+def _parse_policy(request, _session_parses):
+    _session_parses.on = request.node.get_closest_marker("real_tokenizer_parse") is None
+    yield
+    _session_parses.on = True
+
+
 @pytest.fixture(autouse=True)
 def _hermetic(_sealed_basetemp, _fast_tokenizer_forms, tmp_path_factory, monkeypatch):
     """Every test starts in a directory of its own (never the checkout, so no `.promptlint_cache/`

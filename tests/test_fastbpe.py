@@ -19,6 +19,8 @@ from promptlint.tokenization import tokens
 from promptlint.fastbpe import form, proof, store
 
 EMBEDDED = Path(tokens.__file__).parent.parent / "data" / "cl100k_base.tokenizer.json.gz"
+pytestmark = pytest.mark.real_tokenizer_parse  # about loading itself: no memo of parses
+
 CORPUS_TOKENIZERS = sorted(p.parent.name for p in (DATA / "tokenizers").glob("*/tokenizer.json"))
 
 # Written here, not taken from promptlint's corpus: texts where tokenizers differ most often.
