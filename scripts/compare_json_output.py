@@ -85,6 +85,8 @@ def build_workspace(work: Path, apps: int, chats: int) -> List[Tuple[str, Path, 
         ["--tokenizer", str(QWEN), "--serving", "completions", "--frontend", "vllm", "chat_templates"], ("json",),
     ))
 
+    targets += _models_and_baseline(work)
+
     bench = work / "bench"
     _bench_module().make_repo(bench, apps, chats)
     targets.append(("bench", bench, [], ("json",) + OTHER_FORMATS))
@@ -92,6 +94,29 @@ def build_workspace(work: Path, apps: int, chats: int) -> List[Tuple[str, Path, 
     for name, cwd, args in rule_cases(work / "cases"):
         targets.append((name, cwd, args, ("json",)))
     return targets
+
+
+def _models_and_baseline(work: Path) -> List[Tuple[str, Path, List[str], Sequence[str]]]:
+    """examples/ linted for two deployed models at once (`tokenizers`), and against a git revision
+    (`--baseline`: a commit of examples/, then a template made worse), with one model and with two."""
+    models = work / "models"
+    shutil.copytree(REPO / "examples", models)
+    config = (models / "pyproject.toml").read_text(encoding="utf-8")
+    config = "\n".join(line for line in config.splitlines() if not line.startswith(("tokenizer =", "tokenizer-sha256")))
+    config += f'\n[tool.promptlint.tokenizers]\nmistral = "tokenizer/tokenizer.json"\nqwen = {{ path = "{QWEN}", block-size = 32 }}\n'
+    (models / "pyproject.toml").write_text(config, encoding="utf-8")
+    out = [("models", models, [], ("json",) + OTHER_FORMATS)]
+    for name, source in (("baseline", REPO / "examples"), ("models-baseline", models)):
+        repo = work / name
+        shutil.copytree(source, repo)
+        git = ["git", "-c", "user.name=compare", "-c", "user.email=compare@example.invalid", "-c", "commit.gpgsign=false"]
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+        subprocess.run(git + ["-C", str(repo), "add", "-A"], check=True)
+        subprocess.run(git + ["-C", str(repo), "commit", "-q", "-m", "base"], check=True)
+        clean = repo / "prompts" / "support_clean.j2"
+        clean.write_text("Now: {{ now }}\n" + clean.read_text(encoding="utf-8"), encoding="utf-8")
+        out.append((name, repo, ["--baseline", "HEAD", "--fail-on", "any"], ("json",) + OTHER_FORMATS))
+    return out
 
 
 def rule_cases(root: Path):
