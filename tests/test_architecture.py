@@ -489,7 +489,7 @@ MODULE_STATE = {
     "promptlint.report:_FORMATS": "registry: the output format modules of the package, found once",
     "promptlint.checks:_CHECKS": "registry: the template check modules of the package, found once",
     # contexts installed for a block and always restored
-    "promptlint.pools.tokenizers:_ACTIVE": "context: the Workspace's tokenizer pool while it checks (installed, restored)",
+    "promptlint.pools.tokenizers:_ACTIVE": "context: the Workspace's tokenizer pool and its windowed-encoding choice while it checks (installed, restored)",
     "promptlint.pools.tokenizers:_DEFAULT": "the transient pool a library call outside any Workspace uses",
     "promptlint.doors.bounded_io:_POLICY": "context: untrusted mode's read policy for one command (cli runs each command in its own context)",
     "promptlint.tokenization.tokens:_BUDGET": "context: the per-file analysis budget, installed by `with budget()` and restored",
@@ -784,7 +784,3 @@ def test_no_module_but_a_front_end_reads_the_environment():
 def test_the_environment_scan_names_each_variable(snippet, expected):
     assert environment_reads(snippet) == expected
 
-
-def _is_chdir(call: ast.Call) -> bool:
-    f = call.func
-    return (isinstance(f, ast.Attribute) and f.attr in ("chdir", "fchdir")) or (isinstance(f, ast.Name) and f.id == "chdir")

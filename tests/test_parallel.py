@@ -138,7 +138,7 @@ def test_a_worker_that_dies_leaves_its_files_to_this_process(tmp_path, monkeypat
     one = lint(["prompts"], settings, use_cache=False, jobs=1)
     monkeypatch.setattr(lint_mod._Run, "unit", dies_in_a_worker)
     two = lint(["prompts"], settings, use_cache=False, jobs=2)
-    assert sum(len(items) for items, _ in in_parent) == 6  # every file, after the pool broke
+    assert sum(len(items) for items, _, _ in in_parent) == 6  # every file, after the pool broke
     assert [f.to_dict() for f in two.findings + two.errors] == [f.to_dict() for f in one.findings + one.errors]
     assert {Path(f.path).name for f in one.findings if f.code == "M101"} >= {"clock.j2"}
 
