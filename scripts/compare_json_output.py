@@ -112,7 +112,8 @@ def _models_and_baseline(work: Path) -> List[Tuple[str, Path, List[str], Sequenc
         git = ["git", "-c", "user.name=compare", "-c", "user.email=compare@example.invalid", "-c", "commit.gpgsign=false"]
         subprocess.run(["git", "init", "-q", str(repo)], check=True)
         subprocess.run(git + ["-C", str(repo), "add", "-A"], check=True)
-        subprocess.run(git + ["-C", str(repo), "commit", "-q", "-m", "base"], check=True)
+        fixed = dict(os.environ, GIT_AUTHOR_DATE="2026-01-01T00:00:00Z", GIT_COMMITTER_DATE="2026-01-01T00:00:00Z")
+        subprocess.run(git + ["-C", str(repo), "commit", "-q", "-m", "base"], check=True, env=fixed)  # the same commit id each time
         clean = repo / "prompts" / "support_clean.j2"
         clean.write_text("Now: {{ now }}\n" + clean.read_text(encoding="utf-8"), encoding="utf-8")
         out.append((name, repo, ["--baseline", "HEAD", "--fail-on", "any"], ("json",) + OTHER_FORMATS))
