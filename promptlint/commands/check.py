@@ -195,7 +195,7 @@ class Console:
         self.cwd = None if cwd is None else str(cwd)  # None: the process's (a relative path is its own)
 
     def flag(self, name: str) -> bool:
-        """A switch variable (PROMPTLINT_DEBUG, PROMPTLINT_FULL_ENCODE): set to anything but "" or "0"."""
+        """A switch variable (PROMPTLINT_FULL_ENCODE): set to anything but "" or "0"."""
         return self.environ.get(name, "") not in ("", "0")
 
 
