@@ -37,6 +37,7 @@ import difflib
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -85,6 +86,8 @@ def build_workspace(work: Path, apps: int, chats: int) -> List[Tuple[str, Path, 
         ["--tokenizer", str(QWEN), "--serving", "completions", "--frontend", "vllm", "chat_templates"], ("json",),
     ))
 
+    targets += _models_and_baseline(work)
+
     bench = work / "bench"
     _bench_module().make_repo(bench, apps, chats)
     targets.append(("bench", bench, [], ("json",) + OTHER_FORMATS))
@@ -92,6 +95,30 @@ def build_workspace(work: Path, apps: int, chats: int) -> List[Tuple[str, Path, 
     for name, cwd, args in rule_cases(work / "cases"):
         targets.append((name, cwd, args, ("json",)))
     return targets
+
+
+def _models_and_baseline(work: Path) -> List[Tuple[str, Path, List[str], Sequence[str]]]:
+    """examples/ linted for two deployed models at once (`tokenizers`), and against a git revision
+    (`--baseline`: a commit of examples/, then a template made worse), with one model and with two."""
+    models = work / "models"
+    shutil.copytree(REPO / "examples", models)
+    config = (models / "pyproject.toml").read_text(encoding="utf-8")
+    config = "\n".join(line for line in config.splitlines() if not line.startswith(("tokenizer =", "tokenizer-sha256")))
+    config += f'\n[tool.promptlint.tokenizers]\nmistral = "tokenizer/tokenizer.json"\nqwen = {{ path = "{QWEN}", block-size = 32 }}\n'
+    (models / "pyproject.toml").write_text(config, encoding="utf-8")
+    out = [("models", models, [], ("json",) + OTHER_FORMATS)]
+    for name, source in (("baseline", REPO / "examples"), ("models-baseline", models)):
+        repo = work / name
+        shutil.copytree(source, repo)
+        git = ["git", "-c", "user.name=compare", "-c", "user.email=compare@example.invalid", "-c", "commit.gpgsign=false"]
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+        subprocess.run(git + ["-C", str(repo), "add", "-A"], check=True)
+        fixed = dict(os.environ, GIT_AUTHOR_DATE="2026-01-01T00:00:00Z", GIT_COMMITTER_DATE="2026-01-01T00:00:00Z")
+        subprocess.run(git + ["-C", str(repo), "commit", "-q", "-m", "base"], check=True, env=fixed)  # the same commit id each time
+        clean = repo / "prompts" / "support_clean.j2"
+        clean.write_text("Now: {{ now }}\n" + clean.read_text(encoding="utf-8"), encoding="utf-8")
+        out.append((name, repo, ["--baseline", "HEAD", "--fail-on", "any"], ("json",) + OTHER_FORMATS))
+    return out
 
 
 def rule_cases(root: Path):
@@ -145,6 +172,8 @@ def run_all(out: Path, checkout: Path, apps: int, chats: int) -> None:
                 text = r.stdout.replace(str(work), "<WORK>")
                 for repo in {str(checkout.resolve()), str(REPO)}:  # the code run, and this checkout's test data
                     text = text.replace(repo, "<REPO>")
+                # a computed name's id is keyed with a secret of the process (render/shown.py): new each run
+                text = re.sub(r"characters, id [0-9a-f]{8}\)", "characters, id <ID>)", text)
                 suffix = "json" if fmt == "json" else f"{fmt}.txt"
                 (out / f"{name}.{suffix}").write_text(text, encoding="utf-8")
             print(f"  {name}", file=sys.stderr, flush=True)

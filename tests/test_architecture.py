@@ -489,7 +489,7 @@ MODULE_STATE = {
     "promptlint.report:_FORMATS": "registry: the output format modules of the package, found once",
     "promptlint.checks:_CHECKS": "registry: the template check modules of the package, found once",
     # contexts installed for a block and always restored
-    "promptlint.pools.tokenizers:_ACTIVE": "context: the Workspace's tokenizer pool while it checks (installed, restored)",
+    "promptlint.pools.tokenizers:_ACTIVE": "context: the Workspace's tokenizer pool and its windowed-encoding choice while it checks (installed, restored)",
     "promptlint.pools.tokenizers:_DEFAULT": "the transient pool a library call outside any Workspace uses",
     "promptlint.doors.bounded_io:_POLICY": "context: untrusted mode's read policy for one command (cli runs each command in its own context)",
     "promptlint.tokenization.tokens:_BUDGET": "context: the per-file analysis budget, installed by `with budget()` and restored",
@@ -642,3 +642,145 @@ def test_the_folder_check_sees_an_upward_import_made_in_a_function(tmp_path):
     })
     graph = import_graph.edges(pkg, "fakepkg")
     assert _upward_edges(graph, {"base": 0, "driver": 1}) == ["fakepkg.base.records -> fakepkg.driver.lint"]
+
+
+# ------------------------------------------------------------------------------ one release, no environment
+
+
+def _calls_by_function(tree: ast.Module, wanted) -> list:
+    """(enclosing function, line) of each call ``wanted(call)`` accepts (module level: "<module>")."""
+    out = []
+
+    def visit(node, where):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                visit(child, child.name)
+                continue
+            if isinstance(child, ast.Call) and wanted(child):
+                out.append((where, child.lineno))
+            visit(child, where)
+
+    visit(tree, "<module>")
+    return out
+
+
+def _is_release(call: ast.Call) -> bool:
+    f = call.func
+    return (isinstance(f, ast.Attribute) and f.attr == "release") or (isinstance(f, ast.Name) and f.id == "release")
+
+
+def release_sites() -> set:
+    """``module:function`` of every call of a ``release`` (a tokenizer pool's, or any other) in the package."""
+    out = set()
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        module = ".".join(("promptlint",) + path.relative_to(PACKAGE_DIR).with_suffix("").parts)
+        for where, _ in _calls_by_function(ast.parse(path.read_text(encoding="utf-8")), _is_release):
+            out.add(f"{module}:{where}")
+    return out
+
+
+def test_tokenizers_are_released_in_exactly_one_place():
+    """The check's plan says, per unit of work, which tokenizers no later unit needs; ``lint.let_go``
+    lets them go, and nothing else in the package releases a tokenizer (no end-of-model, end-of-group
+    or baseline release of its own)."""
+    assert release_sites() == {"promptlint.driver.lint:let_go"}
+
+
+def test_the_release_scan_sees_a_release_anywhere(tmp_path):
+    tree = ast.parse("def f(pool):\n    pool.release('x')\nrelease('y')\nclass C:\n    def g(self):\n        tokens.release(1)\n")
+    assert [w for w, _ in _calls_by_function(tree, _is_release)] == ["f", "<module>", "g"]
+
+
+# Who may read the process's environment: the front ends, which read it once and hand the choices
+# down (Settings, the Workspace's options, the ReportContext, a daemon request's console). Anything
+# else reads it only for the reasons listed here, per module and variable.
+ENV_FRONT_ENDS = ("promptlint/cli.py", "promptlint/github_comment.py", "promptlint/commands/", "promptlint/editor/",
+                  "promptlint/daemon/client.py", "promptlint/daemon/protocol.py", "promptlint/daemon/__main__.py",
+                  "promptlint/conversation/plugin.py")
+ENV_EXCEPTIONS = {
+    # the Rust library's own switch, set (never read to decide anything) before forking or encoding
+    ("promptlint/tokenization/tokens.py", "TOKENIZERS_PARALLELISM"): "set for the tokenizers library's thread pool",
+    ("promptlint/driver/parallel.py", "TOKENIZERS_PARALLELISM"): "set for forked workers, the caller's value restored",
+    ("promptlint/driver/lint.py", "TOKENIZERS_PARALLELISM"): "set in a forked child that parses an unvetted tokenizer",
+    ("promptlint/daemon/server.py", "TOKENIZERS_PARALLELISM"): "set once when the daemon process starts (its entry)",
+    # where this user's caches live: no output depends on them (a daemon serves only its own user;
+    # another secret or another store costs cache misses or a parse, never a different report)
+    ("promptlint/project/cache.py", "XDG_CACHE_HOME"): "the user-level cache secret's directory",
+    ("promptlint/fastbpe/store.py", "XDG_CACHE_HOME"): "the user-level store of proven compact tokenizer forms",
+    ("promptlint/fastbpe/store.py", "PROMPTLINT_FAST_TOKENIZER_DIR"): "another directory for that store (the test suite's)",
+    ("promptlint/fastbpe/__init__.py", "PROMPTLINT_FAST_TOKENIZER"): "compact forms off: the same tokenizer, parsed from JSON",
+    # not a check run: `audit --ray` hands Ray the address Ray itself reads
+    ("promptlint/audit/parallel.py", "RAY_ADDRESS"): "Ray's own variable, for `audit --ray`",
+}
+
+
+def environment_reads(source: str) -> list:
+    """(line, variable or "?") of each use of ``os.environ``/``os.getenv`` in ``source``; the variable
+    is the string constant the use names (``environ.get("X")``, ``environ["X"]``, ``getenv("X")``)."""
+    tree = ast.parse(source)
+    constants = {}  # module-level NAME = "VALUE" (JOBS_ENV = "PROMPTLINT_JOBS")
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    constants[t.id] = node.value.value
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+    def named(arg):
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            return arg.value
+        if isinstance(arg, ast.Name) and arg.id in constants:
+            return constants[arg.id]
+        return "?"
+
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and node.attr in ("environ", "environb", "getenv")) and \
+                not (isinstance(node, ast.Name) and node.id == "getenv"):
+            continue
+        if isinstance(node, ast.Attribute) and getattr(node.value, "id", None) != "os":
+            continue
+        parent = parents.get(node)
+        variable = "?"
+        if isinstance(parent, ast.Call) and parent.func is node and parent.args:  # getenv("X")
+            variable = named(parent.args[0])
+        elif isinstance(parent, ast.Subscript):  # environ["X"]
+            variable = named(parent.slice)
+        elif isinstance(parent, ast.Attribute) and isinstance(parents.get(parent), ast.Call) and parents[parent].args:
+            variable = named(parents[parent].args[0])  # environ.get("X"), environ.setdefault("X", ...)
+        found.append((node.lineno, variable))
+    for node in ast.walk(tree):  # `from os import environ, getenv`: a read the attribute scan cannot name
+        if isinstance(node, ast.ImportFrom) and node.module == "os":
+            found += [(node.lineno, "?") for a in node.names if a.name in ("environ", "environb", "getenv")]
+    return sorted(found)
+
+
+def test_no_module_but_a_front_end_reads_the_environment():
+    """A run reads no environment variable: PROMPTLINT_DEBUG, PROMPTLINT_FULL_ENCODE,
+    PROMPTLINT_NO_PROGRESS, PROMPTLINT_JOBS, colour and CI roots are read by the front end when it
+    builds the Workspace and the ReportContext (a daemon request carries its own), so the daemon
+    keeps no list of variables to compare. Every other read is listed in ENV_EXCEPTIONS with why."""
+    found = set()
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        rel = "promptlint/" + path.relative_to(PACKAGE_DIR).as_posix()
+        if rel.startswith(ENV_FRONT_ENDS):
+            continue
+        for line, variable in environment_reads(path.read_text(encoding="utf-8")):
+            found.add((rel, variable, line))
+    unlisted = sorted(f"{rel}:{line} reads {variable}" for rel, variable, line in found if (rel, variable) not in ENV_EXCEPTIONS)
+    assert unlisted == [], "read it in the front end and pass it down (Settings, Workspace options, ReportContext)"
+    assert sorted(set(ENV_EXCEPTIONS) - {(rel, variable) for rel, variable, _ in found}) == [], "a listed exception is gone"
+
+
+@pytest.mark.parametrize("snippet, expected", [
+    ('import os\nos.environ.get("PROMPTLINT_DEBUG")\n', [(2, "PROMPTLINT_DEBUG")]),
+    ('import os\nX = "PROMPTLINT_JOBS"\nos.environ.get(X, "")\n', [(3, "PROMPTLINT_JOBS")]),
+    ('import os\nos.environ["CI"]\n', [(2, "CI")]),
+    ('import os\nos.getenv("NO_COLOR")\n', [(2, "NO_COLOR")]),
+    ('import os\ndict(os.environ)\n', [(2, "?")]),
+    ('environ = {}\nenviron.get("X")\n', []),  # a mapping handed down is not the process's
+    ("from os import environ\n", [(1, "?")]),
+])
+def test_the_environment_scan_names_each_variable(snippet, expected):
+    assert environment_reads(snippet) == expected
+

@@ -281,15 +281,26 @@ def test_consecutive_requests_parse_the_tokenizer_once(env):
     run(env, "daemon", "stop", cwd=project)
 
 
-def test_a_request_with_another_run_environment_is_left_to_the_client(env):
-    """The daemon answers from its resident Workspace and reads a request's environment, never
-    installing it: a request that differs from the daemon's own in a variable a check reads (here
-    NO_COLOR) is refused, and the client prints what the in-process run prints; the same request
-    in the daemon's environment is answered by it."""
+def test_the_daemon_answers_each_request_in_the_environment_it_brings(env):
+    """The daemon reads a request's environment (carried in the request, never installed in its own
+    process) for everything a check takes from it: colour (FORCE_COLOR, NO_COLOR), the CI root the
+    github format names files against, PROMPTLINT_FULL_ENCODE. It keeps no list of variables to
+    refuse: each request is answered by the daemon, byte for byte what the in-process run prints
+    in that environment."""
     start(env)
-    direct = run(env, "check", "--no-daemon", "--output-format", "concise", extra={"NO_COLOR": "1"})
-    assert direct[0] == 1 and b"M101" in direct[1]
-    assert run(env, "check", "--output-format", "concise", extra={"NO_COLOR": "1"}) == direct
-    assert status(env)[1] == 0  # not answered by the daemon
-    assert run(env, "check", "--output-format", "concise")[:2] == direct[:2]
-    assert status(env)[1] == 1  # this one was
+    ci_root = str(env["root"].parent)
+    requests = [
+        (("--output-format", "full"), {"FORCE_COLOR": "1"}),
+        (("--output-format", "full"), {"NO_COLOR": "1"}),
+        (("--output-format", "github"), {"GITHUB_WORKSPACE": ci_root}),
+        (("--output-format", "json", "--no-cache"), {"PROMPTLINT_FULL_ENCODE": "1"}),
+    ]
+    answers = []
+    for k, (args, extra) in enumerate(requests, 1):
+        direct = run(env, "check", "--no-daemon", *args, extra=extra)
+        assert direct[0] == 1 and b"M101" in direct[1]
+        answers.append(run(env, "check", *args, extra=extra))
+        assert answers[-1] == direct
+        assert status(env)[1] == k  # answered by the daemon, not left to the client
+    assert b"\x1b[" in answers[0][1] and b"\x1b[" not in answers[1][1]  # the two requests did differ
+    assert b"file=examples/prompts/support_timestamp.j2" in answers[2][1]  # named from the CI root, not the cwd

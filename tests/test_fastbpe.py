@@ -17,6 +17,7 @@ from conftest import DATA, QWEN
 from promptlint import fastbpe
 from promptlint.tokenization import tokens
 from promptlint.fastbpe import form, proof, store
+from promptlint.pools.tokenizers import active as active_pool
 
 EMBEDDED = Path(tokens.__file__).parent.parent / "data" / "cl100k_base.tokenizer.json.gz"
 pytestmark = pytest.mark.real_tokenizer_parse  # about loading itself: no memo of parses
@@ -101,10 +102,10 @@ def test_a_tokenizer_it_cannot_prove_is_parsed_by_tokenizers(tmp_path, text, rea
     assert tok.encode("hello worlds").ids == Tokenizer.from_str(text).encode("hello worlds").ids
     assert not Path(store.path_of(sha)).exists()
     assert Path(store.path_of(sha, ".unfit")).read_text(encoding="utf-8").splitlines()[1] == reason
-    tokens.release(sha)
+    active_pool().release(sha)
     tokens.load(tokens.resolve(str(path), sha))  # the note: not attempted again, parsed again
     assert (fastbpe.built_count(), fastbpe.loaded_count()) == (built, loaded)
-    tokens.release(sha)
+    active_pool().release(sha)
 
 
 @pytest.fixture()
@@ -118,9 +119,9 @@ def own_forms(tmp_path, monkeypatch):
 
 def _load_qwen():
     sha = tokens.tokenizer_file_sha256(QWEN)
-    tokens.release(sha)
+    active_pool().release(sha)
     tok = tokens.load(tokens.resolve(str(QWEN)))
-    tokens.release(sha)
+    active_pool().release(sha)
     return sha, tok
 
 

@@ -32,6 +32,7 @@ import pytest
 import installation
 from conftest import DATA, REPO
 from test_baseline import CLEAN, STAMP_FIRST, git, repo
+from promptlint.pools.tokenizers import active as active_pool
 
 pytestmark = pytest.mark.slow  # a real end-to-end run (docs/architecture.md, "Tests")
 
@@ -489,7 +490,7 @@ def test_the_resident_byte_budget_drops_the_least_recently_used():
     with installed(TokenizerPool(resident=True)) as pool:
         for n in ("gpt-oss-o200k-harmony", "qwen2.5"):
             tokens.load(tokens.resolve(str(path[n])))
-            tokens.release(sha[n])  # what the driver does after the last file that needs it
+            active_pool().release(sha[n])  # what the driver does after the last file that needs it
         assert tokens.held_count() == 2  # 20.1 MB: within the budget, both kept
         tokens.load(tokens.resolve(str(path["gpt-oss-o200k-harmony"])))  # used again: now the most recent
         tokens.load(tokens.resolve(str(path["mistral-nemo-tekken"])))  # 27.4 MB > 24 MiB: qwen2.5 goes

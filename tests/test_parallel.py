@@ -18,6 +18,7 @@ from promptlint.driver import parallel
 from promptlint.tokenization import tokens
 from promptlint.project.config import Settings
 from promptlint.driver.lint import lint
+from promptlint.pools.tokenizers import active as active_pool
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked on Linux only")
 
@@ -107,7 +108,7 @@ def test_the_work_runs_in_other_processes_and_the_shared_tokenizer_is_parsed_onc
 
     monkeypatch.setattr(lint_mod._Run, "unit", recorded)
     for f in (QWEN, MISTRAL):
-        tokens.release(tokens.tokenizer_file_sha256(f))
+        active_pool().release(tokens.tokenizer_file_sha256(f))
     settings = Settings(root=root)  # no configured tokenizer: each model directory uses its own
     before = tokens.parse_count()
     two = lint(["models"], settings, use_cache=False, jobs=2)
@@ -137,7 +138,7 @@ def test_a_worker_that_dies_leaves_its_files_to_this_process(tmp_path, monkeypat
     one = lint(["prompts"], settings, use_cache=False, jobs=1)
     monkeypatch.setattr(lint_mod._Run, "unit", dies_in_a_worker)
     two = lint(["prompts"], settings, use_cache=False, jobs=2)
-    assert sum(len(items) for items, _ in in_parent) == 6  # every file, after the pool broke
+    assert sum(len(items) for items, _, _ in in_parent) == 6  # every file, after the pool broke
     assert [f.to_dict() for f in two.findings + two.errors] == [f.to_dict() for f in one.findings + one.errors]
     assert {Path(f.path).name for f in one.findings if f.code == "M101"} >= {"clock.j2"}
 

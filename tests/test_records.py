@@ -114,5 +114,7 @@ def test_the_json_document_has_the_contract_fields_in_order():
     assert doc["version"] == "9.9.9" and doc["files"] == 1 and doc["skipped_scenarios"] == []
     assert list(doc["findings"][0])[:10] == list(example["findings"][0])[:10]
     # `tokenizers` and --baseline extend it, after the contract's fields
-    result.models = [{"name": "qwen"}]
-    assert list(result.to_dict("9.9.9"))[-1] == "models"
+    with_models = dataclasses.replace(result, models=(records.ModelRun("qwen", None, "6f2c", "vllm", 16),))
+    assert list(with_models.to_dict("9.9.9"))[-1] == "models"
+    assert with_models.to_dict("9.9.9")["models"] == [
+        {"name": "qwen", "path": None, "sha256": "6f2c", "engine": "vllm", "block_size": 16}]

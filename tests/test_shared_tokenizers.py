@@ -15,6 +15,7 @@ from promptlint.driver import lint as lint_mod
 from promptlint.tokenization import tokens
 from promptlint.project.config import Settings
 from promptlint.driver.lint import lint
+from promptlint.pools.tokenizers import active as active_pool
 
 # A chat template whose date comes first: M101 in every directory (a finding to compare), and
 # `eos_token` in the render, so each directory's own tokenizer_config.json matters.
@@ -43,7 +44,7 @@ def _model_dir(root: Path, name: str, tokenizer: Path, how: str, eos: str = "<|i
 def _forget(*files: Path) -> None:
     """Start from an unparsed state for these tokenizers (other tests in the process may hold them)."""
     for f in files:
-        tokens.release(tokens.tokenizer_file_sha256(f))
+        active_pool().release(tokens.tokenizer_file_sha256(f))
 
 
 def _held() -> dict:
@@ -109,7 +110,7 @@ def test_a_copy_a_symlink_and_a_hard_link_share_the_parse_but_not_the_special_to
 
     text = "Hello <|im_start|>user wörld"
     assert loaded[1].encode(text).ids == Tokenizer.from_file(str(QWEN)).encode(text, add_special_tokens=False).ids
-    tokens.release(loaded[0].sha256)
+    active_pool().release(loaded[0].sha256)
     tokens.load(tokens.resolve(str(b)))
     assert tokens.parse_count() - before == 2  # released: parsed again when needed again
 

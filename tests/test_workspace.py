@@ -75,6 +75,6 @@ def test_a_resident_pool_keeps_the_model_tokenizers_within_its_budget(tmp_path, 
     transient, resident = Workspace(settings, use_cache=False), Workspace(settings, resident=True, use_cache=False)
     a, b = transient.check(["a.j2"]), resident.check(["a.j2"])
     assert [f.to_dict() for f in a.findings] == [f.to_dict() for f in b.findings]
-    assert [m["name"] for m in a.models] == ["qwen", "mistral"]
+    assert [m.name for m in a.models] == ["qwen", "mistral"]
     assert transient.pool.held() == 0 and transient.pool.parses == 2
     assert resident.pool.held() == 2 and resident.pool.parses == 2

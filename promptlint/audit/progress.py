@@ -25,11 +25,12 @@ class Progress:
         self.bar = progress.Bar("auditing", "B" if self.total else "row", bar, unit_scale=True, file=out)
 
     @classmethod
-    def for_stderr(cls, total_bytes: int, bar: bool = True) -> Optional["Progress"]:
-        """A progress for a person at a terminal (not a pipe, not PROMPTLINT_NO_PROGRESS=1), else None."""
+    def for_stderr(cls, total_bytes: int, environ, bar: bool = True) -> Optional["Progress"]:
+        """A progress for a person at a terminal (not a pipe, not PROMPTLINT_NO_PROGRESS=1 in the
+        command's ``environ``), else None."""
         from promptlint.base import progress
 
-        return cls(total_bytes, sys.stderr, bar) if progress.wanted() else None
+        return cls(total_bytes, sys.stderr, bar) if progress.wanted(sys.stderr, environ) else None
 
     def read(self, nbytes: float) -> None:
         self.bytes += nbytes

@@ -3,20 +3,19 @@
 Shown only when stderr is a terminal and the command's output is for people: a pipe, a CI log,
 a daemon's captured stream and the machine formats get nothing. The bar is tqdm's; tqdm is
 imported only when a bar is shown, so a pre-commit run (stderr not a terminal) never loads it.
-``PROMPTLINT_NO_PROGRESS=1`` turns it off on a terminal too.
+``PROMPTLINT_NO_PROGRESS=1`` turns it off on a terminal too (the front end passes its environment:
+nothing here reads the process's).
 """
 
 from __future__ import annotations
 
-import os
 import sys
-from typing import Optional
+from typing import Mapping, Optional
 
 
-def wanted(stream=None) -> bool:
-    """Is ``stream`` (default: stderr) a terminal a person watches?"""
-    stream = sys.stderr if stream is None else stream
-    if os.environ.get("PROMPTLINT_NO_PROGRESS", "") not in ("", "0"):
+def wanted(stream, environ: Mapping[str, str]) -> bool:
+    """Is ``stream`` a terminal a person watches (``environ``: the command's environment)?"""
+    if environ.get("PROMPTLINT_NO_PROGRESS", "") not in ("", "0"):
         return False
     try:
         return bool(stream.isatty())

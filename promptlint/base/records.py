@@ -326,9 +326,26 @@ class BaselineShown(Protocol):
     def to_dict(self, findings: Sequence["Finding"]) -> Dict[str, Any]: ...
 
 
-@dataclass
+@dataclass(frozen=True)
+class ModelRun:
+    """One deployed model a check ran for (`tokenizers`): the `models` entries of the `json` document."""
+
+    name: str
+    path: Optional[str]  # its tokenizer.json; None: the embedded tokenizer
+    sha256: Optional[str]
+    engine: str
+    block_size: int
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"name": self.name, "path": self.path, "sha256": self.sha256, "engine": self.engine,
+                "block_size": self.block_size}
+
+
+@dataclass(frozen=True)
 class Result:
-    """What a check run found: the record every reporter formats (``to_dict`` is the `json` format)."""
+    """What a check run found: the record every reporter formats (``to_dict`` is the `json` format).
+    Built once, when the run finishes (promptlint.driver.lint.finish, models.merge); a later step
+    (the cost, the baseline marks) derives a copy with ``dataclasses.replace``."""
 
     findings: List[Finding] = field(default_factory=list)  # hazards (M codes), PL notes
     errors: List[Finding] = field(default_factory=list)  # files that could not be analysed (E codes)
@@ -338,8 +355,8 @@ class Result:
     notices: List[str] = field(default_factory=list)
     engine: str = "vllm"  # the profile the figures are for
     block_size: int = 16  # that profile's block (page) size
-    baseline: Optional[BaselineShown] = None  # check --baseline: set by promptlint.driver.baseline
-    models: List[Dict[str, Any]] = field(default_factory=list)  # `tokenizers`: name, path, sha256, engine, block_size
+    baseline: Optional[BaselineShown] = None  # check --baseline (promptlint.driver.baseline)
+    models: Tuple[ModelRun, ...] = ()  # `tokenizers`: every deployed model, in the configuration's order
 
     def to_dict(self, version: str, evidence: bool = False) -> Dict[str, Any]:
         """The `json` document (docs/output-formats.md), its fields in the contract's order."""
@@ -364,7 +381,7 @@ class Result:
             ],
         }
         if self.models:  # `tokenizers`: the models linted against ("tokenizer" is the first's)
-            out["models"] = self.models
+            out["models"] = [m.to_dict() for m in self.models]
         if self.baseline is not None:  # check --baseline: the per-template comparison
             out["baseline"] = self.baseline.to_dict(self.findings + self.errors)
         return out

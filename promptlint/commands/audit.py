@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from typing import IO, Any, Dict, List, Optional, Tuple
 
@@ -305,7 +306,7 @@ def _stream(args: argparse.Namespace, opts, auditor, summary, sinks: List[Any], 
     except sources.SourceError as e:
         raise UsageError(str(e))
     # the closing line whenever stderr is a terminal; the bar only beside the full format (for people)
-    progress = Progress.for_stderr(sum(s.size for s in shards), bar=args.output_format == "full")
+    progress = Progress.for_stderr(sum(s.size for s in shards), os.environ, bar=args.output_format == "full")
     try:
         ex = parallel.executor(opts, _workers(args), args.ray, explicit=args.workers is not None)
     except parallel.RayError as e:

@@ -99,16 +99,18 @@ def _jobs(raw: str) -> int:
     return int(raw)
 
 
-def _write(fmt: str, result, args, stream=None) -> None:
+def _write(fmt: str, result, args, stream, console: "Console") -> None:
     """Write the result in ``fmt``. JSON output stays valid UTF-8 when a file name is not: the surrogate
     escapes Python gives undecodable name bytes are written as JSON `\\udcXX` escapes, which a
     JSON parser returns as the same string (``os.fsencode`` of it gives the original bytes)."""
     from promptlint import report
     from promptlint.commands.report_context import from_process
 
-    stream = stream or sys.stdout
+    from pathlib import Path
+
     # --annotate: which findings get an annotation (github; markdown counts the rest)
-    context = from_process(stream, getattr(args, "annotate", None), args.evidence)
+    context = from_process(stream, getattr(args, "annotate", None), args.evidence, environ=console.environ,
+                           cwd=Path(console.cwd) if console.cwd is not None else None)
     if report.kind(fmt) != "json":
         report.get(fmt).write(result, context, stream)
         return
@@ -155,14 +157,14 @@ def _check_report_files(report_files, root) -> None:
             raise _report_file_error(fmt, path, e) from None
 
 
-def _write_file(fmt: str, path: str, result, args, root) -> None:
+def _write_file(fmt: str, path: str, result, args, root, console: "Console") -> None:
     """Write the report through promptlint.doors.safe_write: never through a link the repository
     committed (the Action's `promptlint.sarif -> .git/config`), and complete or not at all."""
     from promptlint.doors import safe_write
 
     try:
         with safe_write.replacing(path, within=(root,), errors="surrogateescape") as fh:
-            _write(fmt, result, args, fh)
+            _write(fmt, result, args, fh, console)
     except OSError as e:
         raise _report_file_error(fmt, path, e) from None
 
@@ -178,13 +180,23 @@ def _fix_summary(fix_run, out) -> None:
 
 
 class Console:
-    """Where a check's output goes and its stdin comes from: the process's streams, or a daemon
-    request's (promptlint.daemon.server), passed down instead of swapped into ``sys``."""
+    """What a check's caller brings: where its output goes, where its stdin comes from, its
+    environment and its working directory -- the process's, or a daemon request's
+    (promptlint.daemon.server), passed down instead of swapped into ``sys``, ``os.environ`` or the
+    process's working directory. The environment is read here, by the front end, once."""
 
-    def __init__(self, out=None, err=None, stdin=None):
+    def __init__(self, out=None, err=None, stdin=None, environ=None, cwd=None):
+        import os
+
         self.out = out if out is not None else sys.stdout
         self.err = err if err is not None else sys.stderr
         self.stdin = stdin if stdin is not None else sys.stdin.buffer  # bytes
+        self.environ = dict(os.environ if environ is None else environ)
+        self.cwd = None if cwd is None else str(cwd)  # None: the process's (a relative path is its own)
+
+    def flag(self, name: str) -> bool:
+        """A switch variable (PROMPTLINT_FULL_ENCODE): set to anything but "" or "0"."""
+        return self.environ.get(name, "") not in ("", "0")
 
 
 def run(args, console: Optional[Console] = None, workspace=None) -> int:
@@ -206,7 +218,7 @@ def run(args, console: Optional[Console] = None, workspace=None) -> int:
     from promptlint.driver import parallel
 
     try:
-        jobs = parallel.jobs_wanted(getattr(args, "jobs", None))
+        jobs = parallel.jobs_wanted(getattr(args, "jobs", None), console.environ)
     except ValueError as e:
         raise UsageError(str(e)) from None
     if baseline_ref and getattr(args, "stdin_filename", None):
@@ -220,7 +232,7 @@ def run(args, console: Optional[Console] = None, workspace=None) -> int:
 
         if args.paths:
             raise UsageError("--stdin-filename lints stdin only: give no PATH arguments")
-        settings = settings_from_args(args, start=Path(stdin_name))
+        settings = settings_from_args(args, start=Path(stdin_name), environ=console.environ)
         try:
             text = bounded_io.read_stream(console.stdin, bounded_io.MAX_FILE_BYTES, "stdin").decode("utf-8")
         except UnicodeDecodeError:
@@ -234,9 +246,12 @@ def run(args, console: Optional[Console] = None, workspace=None) -> int:
             if is_excluded(Path(stdin_name), settings.root, settings.exclude):
                 overrides = {}  # excluded: lint nothing, as ruff does
     else:
-        settings = settings_from_args(args)
+        settings = settings_from_args(args, environ=console.environ)
     _check_report_files(report_files, settings.root)
-    options = dict(use_cache=not args.no_cache, evidence=args.evidence, jobs=jobs)
+    from promptlint.tokenization.window_encode import FULL_ENCODE_ENV
+
+    options = dict(use_cache=not args.no_cache, evidence=args.evidence, jobs=jobs, debug=bool(console.environ.get("PROMPTLINT_DEBUG")),
+                   full_encode=console.flag(FULL_ENCODE_ENV))
     ws = workspace.with_settings(settings, **options) if workspace is not None else Workspace(settings, **options)
     with ws.installed():  # the whole command (fixes re-check too) uses the workspace's tokenizer pool
         return _checked(args, console, ws, settings, overrides, report_files, baseline_ref, fail_on)
@@ -248,14 +263,17 @@ def _checked(args, console: Console, ws, settings, overrides, report_files, base
     from promptlint.tokenization.tokens import TokenizerError
 
     out, err = console.out, console.err
+    fixing = getattr(args, "fix", False) or getattr(args, "diff", False)
+    # the baseline is a part of the check's plan; a fix measures the tree it leaves (below)
+    first_baseline = None if fixing or getattr(args, "add_suppressions", False) else baseline_ref
     try:
         from promptlint.base import progress
 
         # a bar only for people: a terminal's stderr, a human format (docs/cli.md)
-        with progress.Bar("checking", "file", progress.wanted(err) and _kind(args.output_format) == "human",
+        with progress.Bar("checking", "file", progress.wanted(err, console.environ) and _kind(args.output_format) == "human",
                           every_update=True, file=err) as bar:
-            result = ws.check(args.paths, overrides, force_exclude=args.force_exclude, progress=bar)
-    except TokenizerError as e:
+            result = ws.check(args.paths, overrides, force_exclude=args.force_exclude, progress=bar, baseline=first_baseline)
+    except (GitError, TokenizerError) as e:
         raise UsageError(str(e)) from None
     fmt = args.output_format or "full"
     fixed = []
@@ -273,7 +291,7 @@ def _checked(args, console: Console, ws, settings, overrides, report_files, base
             print(f"promptlint: note: {skipped:,} finding{'s' if skipped != 1 else ''} left without a comment (a line ending "
                   "inside a tag or a string, or a template stored in JSON)", file=err)
         return EXIT_FINDINGS if skipped and not args.exit_zero else EXIT_OK
-    if getattr(args, "fix", False) or getattr(args, "diff", False):
+    if fixing:
         from promptlint.fixes.fixing import run_fixes
 
         fix_run = run_fixes(result, write=not args.diff, unsafe=getattr(args, "unsafe_fixes", False), settings=settings)
@@ -284,20 +302,20 @@ def _checked(args, console: Console, ws, settings, overrides, report_files, base
             n = len(fixed)
             print(f"Would fix {n:,} finding{'s' if n != 1 else ''}." if n else "No fixes available.", file=err)
             return EXIT_FINDINGS if fix_run.diffs and not args.exit_zero else EXIT_OK
-        if fixed:  # report what remains after the rewrite
-            result = ws.check(args.paths, force_exclude=args.force_exclude)
+        if fixed or baseline_ref:  # report what remains after the rewrite, measured against the baseline
+            try:
+                result = ws.check(args.paths, force_exclude=args.force_exclude, baseline=baseline_ref)
+            except (GitError, TokenizerError) as e:
+                raise UsageError(str(e)) from None
     if settings.cost is not None:  # [tool.promptlint.cost]: what each finding's lost tokens cost a day
+        import dataclasses
+
         from promptlint.arithmetic.cost import price_findings
 
-        result.findings = price_findings(settings.cost, result.findings)
-    if baseline_ref:
-        try:
-            result.baseline = ws.baseline(baseline_ref, args.paths, result, force_exclude=args.force_exclude)
-        except (GitError, TokenizerError) as e:
-            raise UsageError(str(e)) from None
-    _write(fmt, result, args, out)
+        result = dataclasses.replace(result, findings=price_findings(settings.cost, result.findings))
+    _write(fmt, result, args, out, console)
     for report_fmt, report_path in report_files:
-        _write_file(report_fmt, report_path, result, args, settings.root)
+        _write_file(report_fmt, report_path, result, args, settings.root, console)
     if getattr(args, "show_inferred", False):
         from promptlint.commands.samples import show_inferred
 

@@ -9,6 +9,7 @@ module level.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 HELP = "check captured conversations: the first request that stops extending the previous one, the field that broke it, the cost"
@@ -50,7 +51,7 @@ def run(args) -> int:
     from promptlint.driver import parallel
 
     try:
-        jobs = parallel.jobs_wanted(args.jobs)
+        jobs = parallel.jobs_wanted(args.jobs, os.environ)
     except ValueError as e:
         raise UsageError(str(e)) from None
     settings = Settings(tokenizer=args.tokenizer, tokenizer_sha256=args.tokenizer_sha256, chat_template=args.chat_template,

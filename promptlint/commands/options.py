@@ -88,7 +88,8 @@ def apply_read_policy(args, start=None) -> None:
     bounded_io.limit_to_tracked(top, files, exempt)
 
 
-def settings_from_args(args, start=None):
+def settings_from_args(args, start=None, environ=None):
+    """The command's Settings; ``environ``: the environment it runs in (a daemon request's), else the process's."""
     from pathlib import Path
 
     from promptlint.commands import UsageError
@@ -114,7 +115,7 @@ def settings_from_args(args, start=None):
                 overrides[key] = getattr(args, key)
         use_cache = not getattr(args, "no_cache", False)
         begin = start or (first if first and first.exists() else None)
-        if hasattr(args, "untrusted") and untrusted_wanted(args):
+        if hasattr(args, "untrusted") and untrusted_wanted(args, environ):
             overrides["untrusted"] = True  # a cached result of a trusted run may have read untracked files
             apply_read_policy(args, begin)
         return load_settings(args.config, begin, overrides, use_cache)

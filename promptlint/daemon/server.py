@@ -1,11 +1,12 @@
 """The daemon process: accepts `check` requests on a private Unix socket and runs each in its one
 resident ``Workspace`` (promptlint.driver.workspace: the tokenizers it parsed stay in its pool,
 within the pool's budget) through ``cli.serve_check``: the request's argv, its stdin and stream
-settings as a console, its environment read (never installed), so the reply is byte for byte what
-the client would have printed. Nothing of the process is swapped but the working directory, which
-relative paths are opened against (entered for the request, always restored). A request whose
-environment differs from the daemon's in a variable a check reads (``RUN_ENV``) is refused, and
-the client runs it in its own process.
+settings, its environment and working directory as a console, so the reply is byte for byte what
+the client would have printed. The request's environment is read by the check's front end from the
+console (colour, CI roots, PROMPTLINT_*: the Workspace's options), never installed in this
+process's, so no request is refused for the environment it brings. Nothing of the process is
+swapped but the working directory, which relative paths are opened against (entered for the
+request, always restored).
 
 Requests run one at a time; a second client waits in the listen queue. The daemon exits when idle, when asked, and when
 promptlint's code, jinja2 or tokenizers (daemon/identity.py), the project's configuration or its
@@ -77,18 +78,6 @@ class _Stream(io.TextIOWrapper):
         return self.buffer.getvalue()
 
 
-# What a check reads from its environment (besides the streams' tty-ness, which the request
-# carries): a request whose values differ from the daemon's is run by the client itself.
-RUN_ENV_PREFIXES = ("PROMPTLINT_",)
-RUN_ENV = ("NO_COLOR", "FORCE_COLOR", "GITHUB_WORKSPACE", "CI_PROJECT_DIR", "XDG_CACHE_HOME", "HOME", "CI", "GITHUB_ACTIONS")
-NOT_RUN_ENV = ("PROMPTLINT_DAEMON",)  # the client's switch for the daemon itself
-
-
-def run_env(env: Dict[str, str]) -> Dict[str, str]:
-    return {k: v for k, v in env.items()
-            if (k in RUN_ENV or k.startswith(RUN_ENV_PREFIXES)) and k not in NOT_RUN_ENV}
-
-
 def run_check(workspace, header: Dict[str, Any], stdin: bytes) -> Tuple[int, bytes, bytes]:
     """One request in the resident ``workspace``: (exit code, stdout bytes, stderr bytes)."""
     from promptlint import cli
@@ -96,8 +85,10 @@ def run_check(workspace, header: Dict[str, Any], stdin: bytes) -> Tuple[int, byt
     from promptlint.doors.line_guard import LineGuard
 
     out, err = _Stream(header.get("stdout", {})), _Stream(header.get("stderr", {}))
-    console = Console(LineGuard(out), LineGuard(err), io.BytesIO(stdin))
     env = {str(k): str(v) for k, v in header.get("env", {}).items()}
+    # the request's environment and working directory travel with it: the check reads them from
+    # the console (colour, CI roots, PROMPTLINT_*), never from this process
+    console = Console(LineGuard(out), LineGuard(err), io.BytesIO(stdin), environ=env, cwd=header["cwd"])
     try:
         with _in_directory(header["cwd"]):
             rc = cli.serve_check(list(header["argv"]), console, workspace, env)
@@ -230,9 +221,6 @@ class Daemon:
                 return
             if header.get("identity") != self.identity:
                 protocol.send_json(conn, {"refused": "a client of another installation of promptlint"})
-                return
-            if run_env(env) != run_env(dict(os.environ)):
-                protocol.send_json(conn, {"refused": "the request's environment differs from the daemon's in what a check reads"})
                 return
             conn.settimeout(None)
             rc, out, err = run_check(self.workspace, header, body)

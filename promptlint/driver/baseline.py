@@ -1,19 +1,23 @@
 """`check --baseline REF`: the working tree against a git revision, prompt by prompt.
 
-REF's files under the project root are exported from git objects into a temporary directory
-(``git_tree``: never a checkout over the user's tree), linted there with the working tree's
-settings and tokenizer (no result cache: the directory is gone afterwards), and every file is
-measured in both trees by its analyzer's ``measure`` (every template, chat template scenario and
-prompt a Python module sends: eligible blocks per request). The result pairs the measurements
+The baseline is part of the check's plan (promptlint.driver.check_plan): REF's files under the
+project root are exported from git objects into a temporary directory when the check is planned
+(``export``; ``git_tree``: never a checkout over the user's tree); per model, the working tree and
+REF's tree are measured (``measure_tree``: every file by its analyzer's ``measure`` -- every
+template, chat template scenario and prompt a Python module sends: eligible blocks per request)
+and REF's tree is linted with the same settings (a lint run of the plan, no result cache: the
+directory is gone afterwards). At the end ``conclude`` pairs the measurements
 (``measurements.compare``) and marks each current finding "existing" or "new".
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import os
 import posixpath
+from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Sequence, Tuple
 
@@ -25,16 +29,16 @@ from promptlint.project.config import Settings
 from promptlint.arithmetic.cost import price_deltas
 from promptlint.project.discovery import discover
 from promptlint.base.measurements import Baseline, Measurement, compare, mark_findings
-from promptlint.driver.models import merge, model_settings
 from promptlint.base.paths import not_read, relative
-from promptlint.tokenization.tokens import BudgetExceeded, PromptNotText, TokenizerCrashed, TokenizerError, TokenizerUnvetted, budget
+from promptlint.tokenization.tokens import BudgetExceeded, PromptNotText, TokenizerCrashed, TokenizerUnvetted, budget
 
 FAIL_ON = ("regression", "new-finding", "any")
 
 
-def measure_tree(paths: Sequence[str], settings: Settings, force_exclude: bool, provider, shared=None) -> List[Measurement]:
+def measure_tree(paths: Sequence[str], settings: Settings, force_exclude: bool, provider, shared=None,
+                 debug: bool = False) -> List[Measurement]:
     """Every measurable file's measurements; paths relative to ``settings.root``; ``shared``: what
-    several models' measurements share (kernel.Context.shared)."""
+    several models' measurements share (kernel.Context.shared); ``debug``: a file's internal error raises."""
     files, _ = discover(paths, settings.root, settings.templates, settings.exclude, force_exclude, kinds=analyzers)
     ctx = kernel.Context(settings, provider, kernel.rule_filter(settings), shared=shared)
     out: List[Measurement] = []
@@ -57,7 +61,7 @@ def measure_tree(paths: Sequence[str], settings: Settings, force_exclude: bool, 
         except (KeyboardInterrupt, SystemExit, GeneratorExit):
             raise
         except BaseException as e:  # noqa: BLE001 - a bug or a native panic on one file costs that file's figure, not the run
-            if os.environ.get("PROMPTLINT_DEBUG"):
+            if debug:
                 raise
             found = [Measurement(relative(path, settings.root), "base", error=f"E002 internal error ({type(e).__name__})")]
         for m in found:
@@ -108,77 +112,59 @@ def _baseline_paths(paths: Sequence[str], settings: Settings, tree_root: Path) -
     return out or None
 
 
-def compare_with(ref: str, paths: Sequence[str], settings: Settings, result, force_exclude: bool = False,
-                 jobs: Optional[int] = None) -> Baseline:
-    """The Baseline of the working tree (``result``: its lint result) against ``ref``; marks
-    ``result``'s findings. With ``tokenizers``, every model is measured (rows per model) and REF's
-    findings are those of every model, merged as in check. Raises git_tree.GitError."""
-    from promptlint.arithmetic.compare import engine_profile
+@dataclass
+class RefTree:
+    """REF's files under the project root, exported for a check's baseline (the part of the check's
+    plan that exists before any of its steps runs; promptlint.driver.check_plan)."""
 
+    ref: str
+    commit: str
+    root: Path  # the working tree's project root, resolved
+    tree_root: Path  # the same directory in the export
+    skipped: object  # what the export left out (git_tree.Exported.skipped)
+    paths: Optional[List[str]]  # what to lint and measure there; None: no path given lies in the project
+
+
+def export(ref: str, paths: Sequence[str], settings: Settings, stack: contextlib.ExitStack) -> RefTree:
+    """Export ``ref``'s tree into a temporary directory that ``stack`` removes. Raises git_tree.GitError."""
     root = Path(settings.root).resolve()
     top = git_tree.toplevel(root)
     commit = git_tree.resolve(top, ref)
     prefix = "" if root == top.resolve() else root.relative_to(top.resolve()).as_posix()
-    models: List[Tuple[Optional[str], Settings]] = model_settings(settings) if settings.tokenizers else [(None, settings)]
-    with safe_write.temporary_directory("promptlint-baseline-") as tmp:
-        exported = git_tree.export(top, commit, tmp, prefix, keep=readable_by_lint)
-        tree_root = tmp / prefix if prefix else tmp
-        if prefix:
-            try:
-                safe_write.make_dirs(tree_root, anchor=tmp)
-            except OSError as e:  # REF has a link, or a file, where the project root is
-                raise git_tree.GitError(f"{commit[:12]}: {e}") from None
-        old_paths = _baseline_paths(paths, settings, tree_root.resolve())
-        before, after, old_runs = [], [], []
-        # several models share each tree's renders (an application template sees no tokenizer)
-        shared_now, shared_then, shared_lint = ({}, {}, {}) if settings.tokenizers else (None, None, None)
-        for name, model in models:
-            try:
-                old_run, measured = _measure_model(paths, old_paths, model, tree_root.resolve(), force_exclude,
-                                                   (shared_now, shared_then, shared_lint), jobs)
-            except TokenizerError as e:
-                raise TokenizerError(f"tokenizers.{name}: {e}" if name else str(e)) from None
-            for m in measured[0] + measured[1]:
-                m.model = name
-            after += measured[0]
-            before += measured[1]
-            if old_run is not None:
-                old_runs.append((name, old_run))
-        old_findings, old_root = [], tree_root.resolve()
-        if old_runs:
-            old = merge(old_runs) if settings.tokenizers else old_runs[0][1]
-            old_findings = [f for f in old.findings + old.errors if f.code != "E005" or "no such file" not in f.message]
-        old_rel = [relative(Path(f.path), old_root) for f in old_findings]
+    tmp = stack.enter_context(safe_write.temporary_directory("promptlint-baseline-"))
+    exported = git_tree.export(top, commit, tmp, prefix, keep=readable_by_lint)
+    tree_root = tmp / prefix if prefix else tmp
+    if prefix:
+        try:
+            safe_write.make_dirs(tree_root, anchor=tmp)
+        except OSError as e:  # REF has a link, or a file, where the project root is
+            raise git_tree.GitError(f"{commit[:12]}: {e}") from None
+    tree_root = tree_root.resolve()
+    return RefTree(ref, commit, root, tree_root, exported.skipped, _baseline_paths(paths, settings, tree_root))
+
+
+def conclude(tree: RefTree, settings: Settings, models: Sequence[Tuple[Optional[str], Settings]], result,
+             after: List[Measurement], before: List[Measurement], old) -> object:
+    """The check's Result with its Baseline: the measurements paired, each finding marked new or
+    existing against REF's (``old``: REF's lint result, merged over the models; None: nothing linted there)."""
+    from promptlint.arithmetic.compare import engine_profile
+
+    old_findings = []
+    if old is not None:
+        old_findings = [f for f in old.findings + old.errors if f.code != "E005" or "no such file" not in f.message]
+    old_rel = [relative(Path(f.path), tree.tree_root) for f in old_findings]
     current = result.findings + result.errors
-    marks, fixed = mark_findings(current, [relative(Path(f.path), root) for f in current], old_findings, old_rel)
-    result.findings = [dataclasses.replace(f, baseline=marks[id(f)]) for f in result.findings]
-    result.errors = [dataclasses.replace(f, baseline=marks[id(f)]) for f in result.errors]
+    marks, fixed = mark_findings(current, [relative(Path(f.path), tree.root) for f in current], old_findings, old_rel)
     first = models[0][1]
     block = engine_profile(first.engine, first.block_size).block_size
     deltas = compare(before, after, [name for name, _ in models if name])
     price_deltas(settings.cost, deltas)
     described = [{"name": name, "engine": model.engine, "block_size": engine_profile(model.engine, model.block_size).block_size}
                  for name, model in models if name]
-    return Baseline(ref, commit, block, deltas, fixed, exported.skipped, described)
-
-
-def _measure_model(paths, old_paths, settings: Settings, tree_root: Path, force_exclude: bool, shared, jobs=None):
-    """One model's (REF's lint result or None, (measurements here, measurements at REF)); its
-    tokenizer is loaded once for the three and released after them when other models follow."""
-    from promptlint.driver.lint import lint
-    from promptlint.tokenization.tokens import release
-
-    shared_now, shared_then, shared_lint = shared
-    provider = kernel.TokenizerProvider(kernel.tokenizer_spec(settings))
-    after = measure_tree(paths, settings, force_exclude, provider, shared_now)
-    before, old = [], None
-    if old_paths is not None:
-        old_settings = dataclasses.replace(settings, root=tree_root)
-        before = measure_tree(old_paths, old_settings, force_exclude, provider, shared_then)
-        old = lint(old_paths, old_settings, force_exclude=force_exclude, use_cache=False, shared=shared_lint, jobs=jobs)
-    if shared_now is not None and provider.loaded is not None and not provider.loaded.sha256.startswith("embedded:"):
-        release(provider.loaded.sha256)  # the next model needs its own tokenizer only
-    return old, (after, before)
+    return dataclasses.replace(
+        result, findings=[dataclasses.replace(f, baseline=marks[id(f)]) for f in result.findings],
+        errors=[dataclasses.replace(f, baseline=marks[id(f)]) for f in result.errors],
+        baseline=Baseline(tree.ref, tree.commit, block, deltas, fixed, tree.skipped, described))
 
 
 def exit_failing(result, baseline: Optional[Baseline], fail_on: str) -> bool:

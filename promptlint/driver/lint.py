@@ -1,9 +1,13 @@
 """The driver of a check run: discover -> (cache) -> analyzer -> suppressions -> a LintResult.
 
-``lint(paths, settings)`` returns a ``LintResult`` of plain records that carry everything the
-reporters print (the linted source lines included); reporters format it. What the analyzers
-stand on (Context, the tokenizer provider, the finding factory) is ``promptlint.analysis.kernel``;
-which analyzer takes which file is ``promptlint.analyzers``.
+A run is ``plan_run`` (discover, group the files by tokenizer, answer from the manifest) ->
+``execute`` (the files left, here or in workers; its state accumulates in the plan, never in a
+result) -> ``finish`` (discovery order, merges, manifest, cache; the one place its ``Result`` is
+built). ``lint(paths, settings)`` does the three for one tokenizer; a check of several models or
+with a baseline is a plan of several runs (promptlint.driver.check_plan), which says per group of
+files which tokenizers no later step needs: ``let_go`` is the one place a tokenizer is released.
+What the analyzers stand on (Context, the tokenizer provider, the finding factory) is
+``promptlint.analysis.kernel``; which analyzer takes which file is ``promptlint.analyzers``.
 """
 
 from __future__ import annotations
@@ -25,7 +29,6 @@ from promptlint.project.config import Settings, ignored_for_file
 from promptlint.project.discovery import discover
 from promptlint.base.paths import not_read, relative
 from promptlint.base.records import Finding, Result, SourceLine, finding_from_dict
-from promptlint.tokenization.tokens import release
 
 
 LintResult = Result  # the run's record (promptlint.base.records): what every reporter formats
@@ -33,13 +36,16 @@ LintResult = Result  # the run's record (promptlint.base.records): what every re
 
 def empty_result(settings: Settings) -> LintResult:
     """A result for a run that lints nothing (an excluded --stdin-filename)."""
+    state = _state(settings)
+    return LintResult(tokenizer=state.spec, engine=state.engine, block_size=state.block_size)
+
+
+def _state(settings: Settings) -> "_RunState":
     from promptlint.arithmetic.compare import engine_profile
 
-    return LintResult(
-        tokenizer=kernel.tokenizer_spec(settings),
-        engine=settings.engine,
-        block_size=engine_profile(settings.engine, settings.block_size).block_size,
-    )
+    # resolving the tokenizer raises TokenizerError before any work
+    return _RunState(kernel.tokenizer_spec(settings), settings.engine,
+                     engine_profile(settings.engine, settings.block_size).block_size)
 
 
 @dataclass
@@ -53,6 +59,18 @@ class Request:
     evidence: bool = False
     jobs: Optional[int] = None  # worker processes (promptlint.driver.parallel); None or 1: this process
     progress: Optional[Callable[[int, int], None]] = None  # told (done, total) after each file
+    debug: bool = False  # PROMPTLINT_DEBUG, read by the front end: a file's internal error raises instead of an E002
+
+
+@dataclass
+class _RunState:
+    """What a run accumulates before its Result is built (``finish``): no reporter sees it."""
+
+    spec: object  # the tokenizer spec (kernel.tokenizer_spec), resolved before any work
+    engine: str
+    block_size: int
+    files: int = 0
+    missing: List[Finding] = dataclasses.field(default_factory=list)  # E005: paths given that do not exist
 
 
 @dataclass
@@ -61,7 +79,7 @@ class Plan:
     tokenizer together), what the manifest already answers, and the state the run shares."""
 
     request: Request
-    result: LintResult
+    state: _RunState
     ctx: kernel.Context
     cache: object
     files: List[Path]
@@ -70,6 +88,18 @@ class Plan:
     todo: List["_Todo"]
     run: Optional["_Run"] = None
     manifest: Optional[object] = None
+    # group key (a directory tokenizer's sha256, None: the run's own) -> the tokenizers no later step of
+    # the check needs once that group is done (the check plan's; promptlint.driver.check_plan.releases)
+    releases: Dict[Optional[str], Tuple[str, ...]] = dataclasses.field(default_factory=dict)
+
+    def groups(self) -> List[Optional[str]]:
+        """The group keys of the files left to analyse, in the order they are analysed here."""
+        return list(dict.fromkeys(self.order.key(item.i) for item in self.todo))
+
+    def uses(self, key: Optional[str]) -> Tuple[str, ...]:
+        """The tokenizer a group's files load: a directory's, or the run's own (never the embedded one)."""
+        sha = key if key is not None else (self.run.tok_sha if self.run is not None else None)
+        return (sha,) if sha and not sha.startswith("embedded:") else ()
 
 
 def lint(
@@ -82,11 +112,12 @@ def lint(
     progress: Optional[Callable[[int, int], None]] = None,
     shared: Optional[Dict[object, object]] = None,
     jobs: Optional[int] = None,
+    debug: bool = False,
 ) -> LintResult:
     """Lint ``paths`` (or the configured templates) with one tokenizer: plan, execute, finish.
     ``shared``: what the runs of several models share (the Workspace passes it). A library
     caller with several models, a baseline or a resident pool uses promptlint.driver.Workspace."""
-    request = Request(paths, overrides, force_exclude, use_cache, evidence, jobs, progress)
+    request = Request(paths, overrides, force_exclude, use_cache, evidence, jobs, progress, debug)
     plan = plan_run(request, settings, shared)
     execute(plan)
     return finish(plan)
@@ -96,8 +127,8 @@ def plan_run(request: Request, settings: Settings, shared: Optional[Dict[object,
     """Discover the files, group them by tokenizer, answer what the manifest holds."""
     from promptlint.project.cache import Cache
 
-    result = empty_result(settings)  # resolving the tokenizer raises TokenizerError before any work
-    provider = kernel.TokenizerProvider(result.tokenizer)
+    state = _state(settings)
+    provider = kernel.TokenizerProvider(state.spec)
     cache = Cache(settings.root, enabled=request.use_cache)
     overrides = request.overrides
     if overrides and not request.paths:  # stdin / editor buffers only: no discovery
@@ -108,32 +139,33 @@ def plan_run(request: Request, settings: Settings, shared: Optional[Dict[object,
     if overrides:
         files = [Path(p) for p in overrides] + [f for f in files if str(f) not in overrides]
     ctx = kernel.Context(settings, provider, kernel.rule_filter(settings), shared=shared)
-    for raw, reason in missing:
-        result.errors.append(kernel.file_error(raw, "E005", reason))
+    state.missing = [kernel.file_error(raw, "E005", reason) for raw, reason in missing]
     # Work in the plan's order (files sharing a tokenizer together, each released after its last
     # file); results and notices are put back in discovery order, as if linted one by one.
-    plan = Plan(request, result, ctx, cache, files, _plan(files, settings, cache), [([], [])] * len(files), [])
+    plan = Plan(request, state, ctx, cache, files, _plan(files, settings, cache), [([], [])] * len(files), [])
     _consult_manifest(plan)
+    # on its own, a run keeps its own tokenizer and lets each directory's go after its group (a check
+    # of several steps plans this over all of them: promptlint.driver.check_plan)
+    groups = plan.groups()
+    plan.releases = dict(zip(groups, releases_after([plan.uses(g) for g in groups], keep=plan.uses(None))))
     return plan
 
 
 def _consult_manifest(plan: Plan) -> None:
     """Files refused or answered by the manifest are done; the rest are the plan's todo."""
-    settings, result, ctx, cache, request = plan.ctx.settings, plan.result, plan.ctx, plan.cache, plan.request
-    if request.progress is not None:
-        request.progress(0, len(plan.files))
+    settings, state, ctx, cache, request = plan.ctx.settings, plan.state, plan.ctx, plan.cache, plan.request
     tok_sha = None
     settings_key = _settings_key(settings)
     for i in plan.order.order:
         path = plan.files[i]
-        result.files += 1
+        state.files += 1
         text = (request.overrides or {}).get(str(path))
         refused = None if text is not None else not_read(path, settings.root)
         if refused:
             plan.done[i] = ([kernel.file_error(ctx.display(path), "E005", refused)], [])
             continue
         if tok_sha is None:
-            tok_sha = kernel.tokenizer_sha(result.tokenizer, cache)  # verifies a pinned sha without loading the tokenizer
+            tok_sha = kernel.tokenizer_sha(state.spec, cache)  # verifies a pinned sha without loading the tokenizer
         if plan.manifest is None and cache.enabled:
             from promptlint.project.manifest import Manifest
 
@@ -147,14 +179,17 @@ def _consult_manifest(plan: Plan) -> None:
                 continue
             before = _lstat(path)  # before the read: a change during the run leaves a stale stamp
         plan.todo.append(_Todo(i, text, nb, before))
-    plan.run = _Run(plan.files, ctx, cache, settings_key, tok_sha, request.evidence)
+    plan.run = _Run(plan.files, ctx, cache, settings_key, tok_sha, request.evidence, request.debug)
 
 
 def execute(plan: Plan) -> None:
-    """Analyse the plan's todo (here or in workers), recording each answer in the manifest."""
+    """Analyse the plan's todo (here or in workers), recording each answer in the manifest; each
+    group's tokenizers go when the check plan says no later step needs them."""
     files, request, manifest = plan.files, plan.request, plan.manifest
+    if request.progress is not None:
+        request.progress(0, len(files))
     finished = len(files) - len(plan.todo)
-    for item, (found, notices, seen) in _analyse(plan.todo, plan.order, plan.run, request.jobs):
+    for item, (found, notices, seen) in _analyse(plan):
         plan.done[item.i] = (found, notices)
         if "sha" in seen and manifest is not None and item.nb is not None:
             manifest.record(files[item.i], item.before, seen["sha"], item.nb, seen["deps"],
@@ -166,34 +201,58 @@ def execute(plan: Plan) -> None:
         request.progress(len(files), len(files))
 
 
+def releases_after(units: Sequence[Tuple[str, ...]], keep: Tuple[str, ...] = ()) -> List[Tuple[str, ...]]:
+    """Per unit of work, given the tokenizers each loads in the order they run: the ones to let go
+    when it ends -- those the next unit does not load too (after the last: all but ``keep``). So a
+    model's tokenizer is parsed once for its consecutive steps, and one directory's at a time is held."""
+    out = []
+    for k, uses in enumerate(units):
+        following = units[k + 1] if k + 1 < len(units) else keep
+        out.append(tuple(sha for sha in uses if sha not in following))
+    return out
+
+
+def let_go(shas: Sequence[str]) -> None:
+    """The one place a run releases tokenizers: after the step that, in the check's plan, is the last
+    to need them (promptlint.driver.check_plan); the pool's policy decides what that means (a
+    transient pool forgets them, a resident one keeps them within its budget)."""
+    from promptlint.pools.tokenizers import active
+
+    pool = active()
+    for sha in shas:
+        pool.release(sha)
+
+
 def finish(plan: Plan) -> LintResult:
-    """Put the answers in discovery order, merge what includes repeat, save the manifest, prune the cache."""
-    result, ctx, cache = plan.result, plan.ctx, plan.cache
-    provider, spec, tok_sha = ctx.tokenizer, result.tokenizer, plan.run.tok_sha if plan.run else None
-    for found, notices in plan.done:
+    """Put the answers in discovery order, merge what includes repeat, save the manifest, prune the
+    cache: the run's Result, built here once."""
+    state, ctx, cache = plan.state, plan.ctx, plan.cache
+    provider, spec, tok_sha = ctx.tokenizer, state.spec, plan.run.tok_sha if plan.run else None
+    findings: List[Finding] = []
+    errors: List[Finding] = list(state.missing)
+    notices: List[str] = []
+    for found, said in plan.done:
         for f in found:
-            (result.errors if f.code.startswith("E") else result.findings).append(f)
-        result.notices.extend(notices)
-    result.notices.extend(ctx.notices)
-    result.findings = merge_included_findings(prefer_sent(result.findings))
-    result.findings.sort(key=lambda f: f.sort_key)
-    result.errors = merge_included(result.errors)
-    result.errors.sort(key=lambda f: f.sort_key)
-    if provider.loaded is not None:
-        result.tokenizer_sha256 = provider.loaded.sha256
-    elif tok_sha is not None:
-        result.tokenizer_sha256 = tok_sha
+            (errors if f.code.startswith("E") else findings).append(f)
+        notices.extend(said)
+    notices.extend(ctx.notices)
+    sha = provider.loaded.sha256 if provider.loaded is not None else tok_sha
     if plan.manifest is not None:
         plan.manifest.save()
     cache.prune()
     if cache.warning:
-        result.notices.append(cache.warning)
+        notices.append(cache.warning)
     if spec.embedded and provider.used:
-        result.notices.append(
+        notices.append(
             "no tokenizer configured: figures use the embedded cl100k_base tokenizer and are approximate "
             "until the model's tokenizer is pinned (`tokenizer` in [tool.promptlint])"
         )
-    return result
+    return LintResult(
+        findings=sorted(merge_included_findings(prefer_sent(findings)), key=lambda f: f.sort_key),
+        errors=sorted(merge_included(errors), key=lambda f: f.sort_key),
+        files=state.files, tokenizer=spec, tokenizer_sha256=sha, notices=notices, engine=state.engine,
+        block_size=state.block_size,
+    )
 
 
 def _from_manifest(manifest, path: Path, nb: str) -> Optional[Tuple[List[Finding], List[str]]]:
@@ -236,13 +295,14 @@ class _UnitResult:
 class _Run:
     """One file's analysis as the driver does it, in this process or in a forked worker."""
 
-    def __init__(self, files, ctx, cache, settings_key, tok_sha, evidence):
+    def __init__(self, files, ctx, cache, settings_key, tok_sha, evidence, debug=False):
         self.files, self.ctx, self.cache = files, ctx, cache
-        self.settings_key, self.tok_sha, self.evidence = settings_key, tok_sha, evidence
+        self.settings_key, self.tok_sha, self.evidence, self.debug = settings_key, tok_sha, evidence, debug
         self.expired = 0  # unvetted tokenizers this process stopped at their deadline (EXPIRED_RUNS: no more are run)
-        from promptlint.pools.tokenizers import active
+        from promptlint.pools.tokenizers import active, windowed
 
         self.pool = active()  # the Workspace's: a worker installs it again (whatever thread it forked from)
+        self.windowed = windowed()
 
     def one(self, item: _Todo, analyse: bool = True):
         ctx = self.ctx
@@ -253,35 +313,32 @@ class _Run:
         del ctx.notices[start:]
         return None if found is None else (found, notices, seen)
 
-    def unit(self, unit: Tuple[List[_Todo], Optional[str]]) -> _UnitResult:
-        """In a worker: analyse a unit's files, then release its directory tokenizer."""
+    def unit(self, unit: Tuple[List[_Todo], Optional[str], Tuple[str, ...]]) -> _UnitResult:
+        """In a worker: analyse a unit's files, then let go what the plan says its group is the last
+        to need (a whole directory group; nothing for a chunk of the run's own files)."""
         from promptlint.pools.tokenizers import installed
         from promptlint.tokenization.tokens import parse_count
 
-        items, sha = unit
-        with installed(self.pool):
+        items, sha, releases = unit
+        with installed(self.pool, self.windowed):
             parses = parse_count()
-            results = [found for _, found in self.group(items, sha)]
+            results = [found for _, found in _step(self, items, sha, releases)]
             parses = parse_count() - parses
         return _UnitResult(results, parses, self.ctx.tokenizer.used, self.cache.wrote, self.cache.warning, os.getpid())
 
     def group(self, items: List[_Todo], sha: Optional[str]):
         """Yield (item, (findings, notices, seen)) for files sharing one tokenizer (``sha``: a model
-        directory's, released after them; None: the run's). An unpinned tokenizer with unvetted
+        directory's; None: the run's). An unpinned tokenizer with unvetted
         regexes (a directory's own, or a configured one without its pin) is parsed and run only
         in a forked child under the per-file deadline (promptlint.doors.deadline_child): a regex that
         backtracks without end or panics costs the files that use it an E-finding each, never
         the run."""
-        try:
-            tokenizer = self._unvetted(items[0], sha)
-            if tokenizer is not None:
-                yield from self._in_child(items, tokenizer)
-            else:
-                for item in items:
-                    yield item, self.one(item)
-        finally:
-            if sha is not None:
-                release(sha)
+        tokenizer = self._unvetted(items[0], sha)
+        if tokenizer is not None:
+            yield from self._in_child(items, tokenizer)
+        else:
+            for item in items:
+                yield item, self.one(item)
 
     def _unvetted(self, item: _Todo, sha: Optional[str]) -> Optional[str]:
         """The display name of the group's tokenizer when it may run only under a deadline, else None."""
@@ -376,11 +433,20 @@ CHILD_GRACE_S = 5.0  # a child's deadline per file: the analysis budget, plus ti
 EXPIRED_RUNS = 2  # unvetted tokenizers a process stops at their deadline before it runs no more of them
 
 
-def _analyse(todo: List[_Todo], plan: _Plan, run: _Run, jobs: Optional[int]):
+def _step(run: _Run, items: List[_Todo], sha: Optional[str], releases: Tuple[str, ...]):
+    """One group of the plan, then what no later step needs (``let_go``), also when the group stops early."""
+    try:
+        yield from run.group(items, sha)
+    finally:
+        let_go(releases)
+
+
+def _analyse(lint_plan: Plan):
     """Yield (item, (findings, notices, seen)) for every item: in this process, in the plan's order,
-    releasing each directory tokenizer after its group; or in worker processes (promptlint.driver.parallel)."""
+    one group after the other (``_step``); or in worker processes (promptlint.driver.parallel)."""
     from promptlint.driver import parallel
 
+    todo, plan, run, jobs, releases = lint_plan.todo, lint_plan.order, lint_plan.run, lint_plan.request.jobs, lint_plan.releases
     if run.cache.enabled and parallel.workers_for(len(todo), len(todo), jobs):
         misses = []
         for item in todo:  # what the cache holds is answered here: no fork, no tokenizer for it
@@ -396,12 +462,13 @@ def _analyse(todo: List[_Todo], plan: _Plan, run: _Run, jobs: Optional[int]):
     workers = parallel.workers_for(len(groups.get(None, ())) + len(groups) - (None in groups), len(todo), jobs)
     if not workers:
         for sha, items in groups.items():
-            yield from run.group(items, sha)
+            yield from _step(run, items, sha, releases.pop(sha, ()))
         return
     mine = groups.pop(None, [])
     mine = [mine[k] for k in parallel.heaviest_first([str(run.files[item.i]) for item in mine])]
-    chunks = [(chunk, None) for chunk in parallel.chunks(mine, workers)]
-    units = [(items, sha) for sha, items in groups.items()] + chunks  # whole directory groups first: the longest
+    chunks = [(chunk, None, ()) for chunk in parallel.chunks(mine, workers)]  # the run's own: let go here, after all
+    # whole directory groups first (the longest); a worker lets its group's tokenizer go after it
+    units = [(items, sha, releases.pop(sha, ())) for sha, items in groups.items()] + chunks
     if chunks and mine and run._unvetted(mine[0], None) is None:
         run.ctx.tokenizer.preload()  # before the fork: the workers share its memory (never an unvetted one: a child parses it)
     for k, out in parallel.run(units, run.unit, workers):
@@ -640,9 +707,8 @@ def lint_file(path: Path, ctx: kernel.Context, text: Optional[str] = None) -> Li
 
 
 def _analysed(run: "_Run", path: Path, text, seen=None, analyse=True):
-    """One file's analysis; a bug that input from a pull request triggers costs that file, not the run."""
-    import os
-
+    """One file's analysis; a bug that input from a pull request triggers costs that file, not the run
+    (with ``debug``, PROMPTLINT_DEBUG as the front end read it, the bug raises)."""
     from promptlint.tokenization.tokens import BudgetExceeded, PromptNotText, TokenizerCrashed, TokenizerError, TokenizerUnvetted, native_panic
 
     ctx = run.ctx
@@ -657,7 +723,7 @@ def _analysed(run: "_Run", path: Path, text, seen=None, analyse=True):
     except (KeyboardInterrupt, SystemExit, GeneratorExit):
         raise
     except BaseException as e:  # a bug, or a native library's panic (a BaseException): it costs this file, not the run
-        if os.environ.get("PROMPTLINT_DEBUG"):
+        if run.debug:
             raise
         if type(e).__name__ == "DeadlineExceeded":  # a render deadline that fired after its guard: still the limit
             message = f"the analysis ran past `render-timeout` ({ctx.settings.render_timeout:g} s)"

@@ -18,7 +18,7 @@ from typing import Dict, List, Optional, Tuple
 
 from promptlint.project.config import Settings
 from promptlint.driver.lint import LintResult
-from promptlint.base.records import Finding, ModelHit
+from promptlint.base.records import Finding, ModelHit, ModelRun
 
 
 def model_settings(settings: Settings) -> List[Tuple[str, Settings]]:
@@ -58,32 +58,29 @@ def _key(f: Finding) -> Tuple:
 
 
 def merge(runs: List[Tuple[str, LintResult]]) -> LintResult:
+    """One Result for several models' runs (in the configuration's order): built here, once."""
     first = runs[0][1]
-    out = LintResult(
-        files=max(r.files for _, r in runs), tokenizer=first.tokenizer, tokenizer_sha256=first.tokenizer_sha256,
-        engine=first.engine, block_size=first.block_size,
-    )
-    out.models = [
-        {"name": name, "path": None if r.tokenizer is None or r.tokenizer.embedded else str(r.tokenizer.path),
-         "sha256": r.tokenizer_sha256, "engine": r.engine, "block_size": r.block_size}
+    models = tuple(
+        ModelRun(name, None if r.tokenizer is None or r.tokenizer.embedded else str(r.tokenizer.path), r.tokenizer_sha256,
+                 r.engine, r.block_size)
         for name, r in runs
-    ]
+    )
+    merged: Dict[str, List[Finding]] = {}
     for kind in ("findings", "errors"):
         groups: Dict[Tuple, List[Tuple[str, LintResult, Finding]]] = {}
         for name, r in runs:
             for f in getattr(r, kind):
                 groups.setdefault(_key(f), []).append((name, r, f))
-        merged = []
+        out = []
         for hits in groups.values():
             # the top-level figures: the model losing the most tokens (the first such, in the file's order)
             _, _, worst = max(hits, key=lambda h: h[2].arithmetic.lost_tokens if h[2].arithmetic else -1)
-            merged.append(dataclasses.replace(worst, models=[
+            out.append(dataclasses.replace(worst, models=[
                 ModelHit(name, r.engine, r.block_size, f.first_divergent_token, f.arithmetic) for name, r, f in hits]))
-        setattr(out, kind, sorted(merged, key=lambda f: f.sort_key))
-    seen = set()
-    for name, r in runs:
-        for notice in r.notices:
-            if notice not in seen:
-                seen.add(notice)
-                out.notices.append(notice)
-    return out
+        merged[kind] = sorted(out, key=lambda f: f.sort_key)
+    notices = list(dict.fromkeys(notice for _, r in runs for notice in r.notices))
+    return LintResult(
+        findings=merged["findings"], errors=merged["errors"], files=max(r.files for _, r in runs),
+        tokenizer=first.tokenizer, tokenizer_sha256=first.tokenizer_sha256, notices=notices, engine=first.engine,
+        block_size=first.block_size, models=models,
+    )

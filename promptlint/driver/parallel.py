@@ -17,20 +17,20 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Callable, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
-JOBS_ENV = "PROMPTLINT_JOBS"
+JOBS_ENV = "PROMPTLINT_JOBS"  # read by the front ends (commands/check.py, commands/conversation.py)
 MIN_FILES = 4  # fewer files to analyse than this: one process (forking costs more than it wins)
 
 # What the forked workers call: set in the parent right before the fork, inherited, never pickled.
 _WORK: Dict[str, object] = {}
 
 
-def jobs_wanted(requested: Optional[int]) -> int:
-    """--jobs N, else PROMPTLINT_JOBS, else the CPUs this process may run on (at most 8);
-    ValueError naming the variable when it is set to something else than a whole number >= 1."""
+def jobs_wanted(requested: Optional[int], environ: Mapping[str, str]) -> int:
+    """--jobs N, else PROMPTLINT_JOBS in the command's ``environ``, else the CPUs this process may run
+    on (at most 8); ValueError naming the variable when it is set to something else than a whole number >= 1."""
     if requested is None:
-        raw = os.environ.get(JOBS_ENV, "").strip()
+        raw = environ.get(JOBS_ENV, "").strip()
         if raw and (not raw.isdigit() or int(raw) < 1):
             raise ValueError(f"{JOBS_ENV}={raw[:40]!r}: expected a whole number of at least 1 (worker processes), or unset it")
         requested = int(raw) if raw else 0

@@ -237,10 +237,14 @@ class PromptlintServer(LanguageServer):
     def checker(self, settings):
         """The server's one resident Workspace under ``settings``: its tokenizer pool keeps what it
         parsed between edits (within the pool's budget), and it analyses in this process."""
-        from promptlint.driver.workspace import Workspace
+        import os
 
-        if self._checker is None:
-            self._checker = Workspace(settings, resident=True)
+        from promptlint.driver.workspace import Workspace
+        from promptlint.tokenization.window_encode import FULL_ENCODE_ENV
+
+        if self._checker is None:  # the server's environment, read once (a front end's)
+            self._checker = Workspace(settings, resident=True, debug=bool(os.environ.get("PROMPTLINT_DEBUG")),
+                                      full_encode=os.environ.get(FULL_ENCODE_ENV, "") not in ("", "0"))
         return self._checker.with_settings(settings)
 
     def installed_for(self, uri: str):

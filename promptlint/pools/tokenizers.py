@@ -115,22 +115,33 @@ class TokenizerPool:
 
 
 _DEFAULT = TokenizerPool()  # outside any Workspace: transient, like a `check` run's
-_ACTIVE: "contextvars.ContextVar[Optional[TokenizerPool]]" = contextvars.ContextVar("promptlint_tokenizer_pool", default=None)
+# (the pool, whether variants are encoded in windows): the Workspace's while it checks
+_ACTIVE: "contextvars.ContextVar[Optional[Tuple[TokenizerPool, bool]]]" = contextvars.ContextVar("promptlint_tokenizer_pool",
+                                                                                              default=None)
 
 
 def active() -> TokenizerPool:
     """The pool of the run in progress (the Workspace's), else the process's transient one."""
-    return _ACTIVE.get() or _DEFAULT
+    current = _ACTIVE.get()
+    return current[0] if current is not None else _DEFAULT
+
+
+def windowed() -> bool:
+    """Are variants encoded in windows around their edit (promptlint.tokenization.window_encode)? The
+    Workspace's choice (PROMPTLINT_FULL_ENCODE=1, read by the front end, says no); outside one: yes."""
+    current = _ACTIVE.get()
+    return current[1] if current is not None else True
 
 
 class installed:
-    """``with installed(pool):`` — ``pool`` answers ``active()`` until the block ends, then the one before."""
+    """``with installed(pool):`` — ``pool`` answers ``active()`` (and ``windowed``: ``windowed()``)
+    until the block ends, then the one before."""
 
-    def __init__(self, pool: TokenizerPool):
-        self.pool = pool
+    def __init__(self, pool: TokenizerPool, windowed: bool = True):
+        self.pool, self.windowed = pool, windowed
 
     def __enter__(self) -> TokenizerPool:
-        self.token = _ACTIVE.set(self.pool)
+        self.token = _ACTIVE.set((self.pool, self.windowed))
         return self.pool
 
     def __exit__(self, *exc) -> bool:

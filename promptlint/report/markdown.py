@@ -255,8 +255,8 @@ def write(result: Result, context: ReportContext, stream) -> None:
     lines = ["## promptlint: prompt-cache report", ""]
     if result.models:  # `tokenizers`: every deployed model
         lines.append("Models: " + ", ".join(
-            f"{text(m['name'])} ({text(m['engine'])}, blocks of {m['block_size']} tokens; tokenizer "
-            + tokenizer_label(m['sha256'], None if m.get('path') else "embedded") + ")" for m in result.models) + ".")
+            f"{text(m.name)} ({text(m.engine)}, blocks of {m.block_size} tokens; tokenizer "
+            + tokenizer_label(m.sha256, None if m.path else "embedded") + ")" for m in result.models) + ".")
     else:
         lines.append(f"{text(result.engine)}, blocks of {result.block_size} tokens; tokenizer "
                      + tokenizer_label(result.tokenizer_sha256, _embedded_name(result.tokenizer)) + ".")

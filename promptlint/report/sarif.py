@@ -136,7 +136,7 @@ def document(result: Result, context: ReportContext) -> dict:
         ],
         "results": results,
         "properties": {"engine": result.engine, "tokenizer_sha256": result.tokenizer_sha256,
-                       **({"models": result.models} if result.models else {}),
+                       **({"models": [m.to_dict() for m in result.models]} if result.models else {}),
                        **_baseline_properties(result)},
     }
     return {"$schema": SCHEMA, "version": "2.1.0", "runs": [run]}

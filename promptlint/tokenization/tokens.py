@@ -322,12 +322,6 @@ def held_count() -> int:
     return _pool().held()
 
 
-def release(sha256: str) -> None:
-    """No remaining file needs the tokenizer of this content: the active pool's policy decides
-    (promptlint.pools.tokenizers). The driver's finish step is the one caller."""
-    _pool().release(sha256)
-
-
 def _pool():
     from promptlint.pools.tokenizers import active
 

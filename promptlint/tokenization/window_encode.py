@@ -24,7 +24,6 @@ encoded whole. ``PROMPTLINT_FULL_ENCODE=1`` turns windows off (the benchmark com
 from __future__ import annotations
 
 import json
-import os
 import re
 import weakref
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
@@ -32,12 +31,14 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from promptlint.arithmetic.compare import shared_prefix
 from promptlint.tokenization.tokens import Encoding, LoadedTokenizer
 
-FULL_ENCODE_ENV = "PROMPTLINT_FULL_ENCODE"
+FULL_ENCODE_ENV = "PROMPTLINT_FULL_ENCODE"  # read by the front end into the Workspace (``full_encode``)
 _MAX_WALK = 4096  # tokens searched for an anchor on each side before the window runs to the end
 
 
 def enabled() -> bool:
-    return os.environ.get(FULL_ENCODE_ENV, "") in ("", "0")
+    from promptlint.pools.tokenizers import windowed
+
+    return windowed()
 
 
 # ----------------------------------------------------------------------------- public
