@@ -131,9 +131,10 @@ def test_touched_unchanged_files_stay_warm_by_hash(tmp_path, cli, monkeypatch):
     age(*p.iterdir())
     cold = cli("check", "--output-format", "json", cwd=tmp_path)
     (stored,) = manifests(tmp_path)
-    records = json.loads(stored.read_text(encoding="utf-8").partition("\n")[2])["files"]
-    # written just now (ctime): within the racy window, so the next run verifies by hash, as after a touch
-    assert records["p/a.j2"]["stamp"] is None
+    assert "p/a.j2" in json.loads(stored.read_text(encoding="utf-8").partition("\n")[2])["files"]
+    # Whether the stamp was kept depends on how long the cold run took (the racy window after the
+    # files' ctime): either way the touch below moves mtime and ctime, so the warm run must verify
+    # by hash. No assertion here depends on the machine's speed.
     for name in ("a.j2", "rules.j2"):  # a template and an include: new mtime and ctime, same bytes
         os.utime(p / name, ns=(os.stat(p / name).st_atime_ns, os.stat(p / name).st_mtime_ns + 5 * 10**9))
     calls = count_entry_reads(monkeypatch)
