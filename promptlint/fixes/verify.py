@@ -69,7 +69,7 @@ def verify(subject: Subject, before: List[Finding], finding: Finding, proposal, 
     run = subject.run(proposal.text, finding.variable)
     if isinstance(run, list):
         return Verdict(False, f"the fixed template does not load ({run[0].message})")
-    if getattr(proposal, "keeps_lines", False) and not same_lines(original_run, run):
+    if getattr(proposal, "keeps_lines", False) and not same_lines(original_run, _lines_run(subject, proposal, run)):
         return Verdict(False, "moving the span would glue or split rendered lines (whitespace control)")
     if finding.arithmetic is None:  # nothing was measured (a token doubled in the render itself)
         return Verdict(True, findings=found)
@@ -89,6 +89,15 @@ def verify(subject: Subject, before: List[Finding], finding: Finding, proposal, 
         return Verdict(False, f"the edit wins no block back ({before:,} → {after:,} eligible blocks per request): "
                               "the span carries the shared text with it")
     return Verdict(True, after=after, findings=found)
+
+
+def _lines_run(subject: Subject, proposal, run):
+    """The run whose lines a move must keep: the proposal's own, or the same move without its boundary."""
+    text = getattr(proposal, "lines_text", None)
+    if text is None:
+        return run
+    plain = subject.run(text)
+    return run if isinstance(plain, list) else plain
 
 
 def _ideal_without(subject: Subject, text: str, default: int, variable: Optional[str]) -> int:
