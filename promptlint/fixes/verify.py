@@ -124,12 +124,15 @@ def same_lines(a, b) -> bool:
 def measure(run, code: str, variable: Optional[str]) -> Optional[int]:
     """Eligible blocks per request in ``run`` across the variants ``code``'s check renders for
     ``variable``: the worst variant's shared blocks, capped by what per-request input allows."""
+    import re
+
     from promptlint import checks
 
     module = next((m for m in checks.template_checks() if code in m.CODES), None)
     if module is None or not hasattr(module, "plan"):
         return None
-    plans = [p for p in module.plan(run) if variable in p]
+    root = re.match(r"[^.\[]*", variable or "").group(0)  # a mapping inside an input (M201 `guest.profile`)
+    plans = [p for p in module.plan(run) if variable in p or root in p]
     if not plans:
         return None
     worst = None
