@@ -64,10 +64,15 @@ def check(run: "Run") -> List["Finding"]:
         if _has_mapping(var.value) and (run.enabled(code) if merged else run.enabled("M201")):
             variant_value, described = _key_variant(run, var, merged)
             if _key_orders(variant_value) != _key_orders(var.value):
-                label = var.name
+                label, path = var.name, None
                 if not merged:  # name the mapping whose order the prompt shows, not the input holding it
-                    label, described = _diverging_mapping(run, var, variant_value, described)
-                f = _compare(run, code if merged else "M201", var, variant_value, described, label)
+                    label, described, path = _diverging_mapping(run, var, variant_value, described)
+                if path is not None and not var.declared and _keys_unseen(run, var, path):
+                    # none of its keys reaches the prompt (`.values()` of a registry promptlint made up): the
+                    # order of a collection, not a serialization's key order; M203 when declared unordered
+                    f = None
+                else:
+                    f = _compare(run, code if merged else "M201", var, variant_value, described, label)
                 if f and merged:
                     candidates.append(f)
                 elif f:
@@ -173,23 +178,36 @@ def _compare(run: "Run", code: str, var, variant_value: Any, described: str, lab
 MAX_MAPPINGS = 24  # sub-mappings tried one by one to find the one the prompt shows in insertion order
 
 
-def _diverging_mapping(run: "Run", var, variant_value: Any, described: str) -> Tuple[str, str]:
-    """(the path, the variant's words) of the mapping inside ``var`` whose key order the prompt shows
-    first: each mapping of two or more keys is reversed alone, and the one that parts the render where
-    reversing them all does is it (`guest.profile`, not `guest`, for `{{ guest.profile | tojson }}`)."""
+def _diverging_mapping(run: "Run", var, variant_value: Any, described: str) -> Tuple[str, str, Optional[tuple]]:
+    """(its label, the variant's words, its path) of the mapping inside ``var`` whose key order the prompt
+    shows first: each mapping of two or more keys is reversed alone, and the one that parts the render
+    where reversing them all does is it (`guest.profile`, not `guest`, for `{{ guest.profile | tojson }}`)."""
     base = run.base().text
     full = run.sample(**{var.name: variant_value})
     if full.text == base:
-        return var.name, described
+        return var.name, described, None
     at = run.first_divergent_char(full)
     for path, keys in _mappings(var.value, ())[:MAX_MAPPINGS]:
         alone = run.sample(**{var.name: _reverse_at(var.value, path)})
         if alone.text != base and run.first_divergent_char(alone) == at:
             if not path:
-                return var.name, described
+                return var.name, described, path
             label = var.name + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
-            return label, f"keys of `{label}` inserted in reverse order ({', '.join(keys)} → {', '.join(reversed(keys))})"
-    return var.name, described
+            return label, f"keys of `{label}` inserted in reverse order ({', '.join(keys)} → {', '.join(reversed(keys))})", path
+    return var.name, described, None
+
+
+def _keys_unseen(run: "Run", var, path: tuple) -> bool:
+    """The keys of the mapping at ``path`` never reach the prompt: renamed, the render is the same."""
+    def renamed(value: Any, rest: tuple) -> Any:
+        if not rest:
+            return {f"{k}_": v for k, v in value.items()}
+        head = rest[0]
+        if isinstance(value, list):
+            return [renamed(v, rest[1:]) if i == head else v for i, v in enumerate(value)]
+        return {k: (renamed(v, rest[1:]) if k == head else v) for k, v in value.items()}
+
+    return run.sample(**{var.name: renamed(var.value, path)}).text == run.base().text
 
 
 def _mappings(value: Any, path: tuple) -> List[Tuple[tuple, list]]:

@@ -86,8 +86,11 @@ def prompt_blocks(source: str) -> list:
     fmt = re.search(r"(?m)^\s*template_format\s*:\s*['\"]?([\w-]+)", source)
     if fmt and fmt.group(1).lower() in _NOT_JINJA:
         return []
-    found = [b for b in blocks(lines) if _prompt_key(b[0]) and _jinja("\n".join(lines[b[2]:b[3]]))]
-    found.sort(key=lambda b: (b[0].lower() not in _PROMPT_KEYS, b[1]))
+    jinja = [b for b in blocks(lines) if _jinja("\n".join(lines[b[2]:b[3]]))]
+    found = [b for b in jinja if _prompt_key(b[0])]
+    if found:  # a prompts file: its other Jinja blocks are prompts too (an agent's `task:`, `initial_plan:`, `report:`)
+        found = jinja
+    found.sort(key=lambda b: (b[0].lower() not in _PROMPT_KEYS, not _prompt_key(b[0]), b[1]))
     return found
 
 
