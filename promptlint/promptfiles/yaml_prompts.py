@@ -87,9 +87,10 @@ def prompt_blocks(source: str) -> list:
     if fmt and fmt.group(1).lower() in _NOT_JINJA:
         return []
     jinja = [b for b in blocks(lines) if _jinja("\n".join(lines[b[2]:b[3]]))]
-    found = [b for b in jinja if _prompt_key(b[0])]
-    if found:  # a prompts file: its other Jinja blocks are prompts too (an agent's `task:`, `initial_plan:`, `report:`)
-        found = jinja
+    if not any(_prompt_key(b[0]) for b in jinja):
+        return []
+    # a prompts file: its other Jinja blocks are prompts too (an agent's `task:`, `initial_plan:`, `report:`)
+    found = [b for b in jinja if "\n".join(lines[b[2]:b[3]]).strip() != _ELSEWHERE]
     found.sort(key=lambda b: (b[0].lower() not in _PROMPT_KEYS, not _prompt_key(b[0]), b[1]))
     return found
 
@@ -100,10 +101,16 @@ def only_block(source: str, n: int) -> str:
     `system_prompt:` and `user_prompt:`, a list of tasks) is analysed once per block."""
     found = prompt_blocks(source)
     lines = source.split("\n")
-    for i, (_, _, first, end, _, _) in enumerate(found):
+    for i, (key, _, first, end, _, _) in enumerate(found):
         if i != n:
-            lines[first:end] = [""] * (end - first)
+            keep = _ELSEWHERE if _prompt_key(key) else ""  # the file stays a prompts file
+            indent = lines[first][: len(lines[first]) - len(lines[first].lstrip(" "))] or "  "
+            lines[first:end] = [indent + keep if keep else ""] + [""] * (end - first - 1)
     return "\n".join(lines)
+
+
+# what `only_block` leaves of another prompt-named block: marks the file as a prompts file, is no prompt
+_ELSEWHERE = "{{- '' -}}"
 
 
 def _prompt_key(key: str) -> bool:
