@@ -96,7 +96,7 @@ and say in one sentence why you chose that member. Never do a member's work your
 the same part to two members. When every part is done, merge the answers into one report for the user.
 Team members:
 {%- for agent in managed_agents.values() %}
-- {{ agent.name }}: {{ agent.description }}
+- {{ agent.name }}: {{ agent.description }} Takes inputs: {{ agent.inputs }}
 {%- endfor %}
 Settings:{% for key, value in settings.items() %} {{ key }}={{ value }}{% endfor %}
 Task: {{ task }}
