@@ -14,9 +14,10 @@ Numbers (hazards as annotated before the run; 22 in 21 files):
   1 false alarm (an M104 produced by the stand-in values `sample url` / `Different request: …`);
   one file only partly analysed (E004 in two blocks of the smolagents file: a method of an
   application object);
-- final: 21 of 22 of the pre-run annotations found in their file (95 %), 14 at the annotated line;
-  the 22nd was the annotation error; after the line corrections recorded in ANNOTATIONS.toml: 22 of
-  22 at their lines, 0 false alarms, every file analysed.
+- final: 21 of the 22 found in their file (95 %), 14 at the annotated line; the 22nd was the
+  annotation error (the serving environment trims the newline it assumed); 0 false alarms; every
+  file analysed. ANNOTATIONS.toml records each line correction and the error: 21 hazards, all found
+  at their lines.
 """
 
 from __future__ import annotations
@@ -46,4 +47,4 @@ def test_the_real_template_set_zero_config(tmp_path, cli):
     expected = {(name, code, line) for name, hazards in annotations.items() for code, line in hazards}
     assert found - expected == set()  # no false alarm
     assert expected - found == set()  # every annotated hazard
-    assert len(expected) == 22
+    assert len(expected) == 21
