@@ -42,7 +42,7 @@ def test_the_name_words_are_data_of_their_own():
     m101 = toml_loads((REPO / "rules" / "M101.toml").read_text(encoding="utf-8"))
     assert set(m101["data"]) == {"wording"}  # M101's own wording only
     words = toml_loads(NAME_WORDS.read_text(encoding="utf-8"))
-    assert [r["sub-kind"] for r in words["roles"]] == ["id", "timestamp", "date", "history", "retrieved", "input"]
+    assert [r["sub-kind"] for r in words["roles"]] == ["id", "timestamp", "date", "history", "retrieved", "retrieved", "input"]
     patterns = name_patterns()
     assert [(r.kind, r.sub_kind) for r in patterns.roles][:3] == [("volatile", "id"), ("volatile", "timestamp"),
                                                                   ("volatile", "date")]

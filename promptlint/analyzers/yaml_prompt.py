@@ -2,7 +2,7 @@
 `system_prompt: |`, a Semantic Kernel prompt's `template: |` (promptfiles/yaml_prompts.py).
 
 A walk takes a YAML file whose bytes hold `{{` or `{%`; an explicit one is linted when a block
-scalar of it holds Jinja syntax. The template is analysed as an application template
+scalar of it holds Jinja syntax. Every such block is analysed, each as its own template. The template is analysed as an application template
 (analyzers/jinja_template.py: its render keeps the file's lines); findings' columns get the
 YAML indentation back.
 """
@@ -35,9 +35,29 @@ def handles(path: Path) -> bool:
 
 
 def lint_file(path: Path, text: str, ctx: Context) -> List[Finding]:
+    """Every prompt block of the file, each analysed as its own template at its own lines (the
+    other blocks blanked); a finding two blocks share (a file-wide note) is kept once."""
     from promptlint.analyzers import jinja_template, launch_config
+    from promptlint.promptfiles.yaml_prompts import only_block, prompt_blocks
 
-    findings = _restore_columns(path, text, ctx, jinja_template.lint_file(path, text, ctx))
+    count = len(prompt_blocks(text))
+    texts = [text] if count <= 1 else [only_block(text, n) for n in range(count)]
+    findings: List[Finding] = []
+    notes = {}  # (path, line, column) -> the file notes (PL101) of every block, as one finding
+    for one in texts:
+        for f in _restore_columns(path, one, ctx, jinja_template.lint_file(path, one, ctx)):
+            if f.code != "PL101":
+                if f not in findings:
+                    findings.append(f)
+                continue
+            at = (f.path, f.line, f.column)
+            if at not in notes:
+                notes[at] = f
+                findings.append(f)
+                continue
+            parts = notes[at].message.split("; ")
+            merged = dataclasses.replace(notes[at], message="; ".join(parts + [p for p in f.message.split("; ") if p not in parts]))
+            findings[findings.index(notes[at])] = notes[at] = merged
     return findings + launch_config.lint_file(path, text, ctx)  # the same file may start a server too (M701)
 
 

@@ -17,6 +17,13 @@ are encoded on their own (prompt ids + generated ids, as the engine holds them) 
 token is dropped: its KV is never computed, so it is never cached. When the template's render
 of the final reply does not even start with turn N's prompt, no generated tokens are assumed
 and the divergence lies inside turn N's prompt.
+
+A request that offers tools also grows the way an agent loop does: the model answers with a
+tool call (and its reasoning, in the form the template reads) and turn N+1 is the same
+conversation plus that call and the tool's result. A template that renders a past tool call
+otherwise than the model emitted it (its id or arguments left out, its reasoning dropped once
+a tool result follows) loses the call's tokens on every step of the loop. Both growths are
+measured; the worse is reported.
 """
 
 from __future__ import annotations
@@ -52,6 +59,10 @@ REASONING = (
     "e-mail. No clarifying question is needed because the order number and the address are both complete."
 )
 REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
+# the agent-loop growth: the model calls the request's first tool, the tool answers
+TOOL_REASONING = "The customer asks about the weather; the get_weather tool gives the forecast, so I call it first."
+TOOL_CALL_ID = "call7f3c9"  # 9 characters: Mistral templates require it
+TOOL_RESULT = '{"temperature": 17, "condition": "light rain", "forecast": [{"hour": 15, "rain_mm": 1.2}]}'
 
 
 def default_reply(template_text: str) -> Dict[str, Any]:
@@ -143,8 +154,10 @@ def check(run: "Run") -> List["Finding"]:
     if conv is None:
         return check_application(run)  # an application template's history-like list, grown by one exchange
     worst = None
-    for sent_back in (True, False):  # the client sends the reasoning back, or drops it: the worse is reported
-        turns = grow(run, conv, sent_back)
+    # the client sends the reasoning back, or drops it; the reply is text, or a tool call answered by
+    # the tool (a request with tools): the worse is reported
+    for tool_call, sent_back in ((False, True), (False, False), (True, True), (True, False)):
+        turns = grow(run, conv, sent_back, tool_call)
         if turns is None:
             continue
         cached = cached_after_turn(run, conv, turns)
@@ -169,12 +182,13 @@ def next_turn_clock(run: "Run", now):
     return clock.variant_value()
 
 
-def grow(run: "Run", conv: "Conversation", sent_back: bool = True) -> Optional[Turns]:
+def grow(run: "Run", conv: "Conversation", sent_back: bool = True, tool_call: bool = False) -> Optional[Turns]:
     """Render turn N, turn N with the reply, and turn N+1; None when the rule does not apply.
 
     The model emits the built-in reply's reasoning either way; ``sent_back=False`` is a client that
     sends the next turn without it (None when there is no reasoning to drop, or the samples file
-    gives its own reply)."""
+    gives its own reply). ``tool_call``: the reply calls the request's first tool and turn N+1 adds
+    the call and the tool's result (None for a request without tools or one not ending with a user)."""
     from promptlint.render import RenderError
 
     request, now = conv.request_with({})
@@ -188,14 +202,23 @@ def grow(run: "Run", conv: "Conversation", sent_back: bool = True) -> Optional[T
         return None
     scenario = conv.chat_scenario
     given = getattr(scenario, "reply", None)
-    reply = dict(given or default_reply(conv.template_text))
+    if tool_call:
+        reply = tool_call_reply(conv.template_text, request.tools, last.get("role"))
+        if reply is None:
+            return None
+    else:
+        reply = dict(given or default_reply(conv.template_text))
     reply.setdefault("role", "assistant")
     history = reply
     if not sent_back:
-        if given or _reasoning(reply) is None:
+        if (given and not tool_call) or _reasoning(reply) is None:
             return None
-        history = {"role": "assistant", "content": REPLY}
-    next_user = {"role": "user", "content": getattr(scenario, "next_user", None) or NEXT_USER}
+        history = _without_reasoning(reply) if tool_call else {"role": "assistant", "content": REPLY}
+    if tool_call:
+        name = reply["tool_calls"][0]["function"]["name"]
+        next_user = {"role": "tool", "tool_call_id": TOOL_CALL_ID, "name": name, "content": TOOL_RESULT}
+    else:
+        next_user = {"role": "user", "content": getattr(scenario, "next_user", None) or NEXT_USER}
 
     final = request.copy()
     final.messages.append(dict(reply))
@@ -212,6 +235,47 @@ def grow(run: "Run", conv: "Conversation", sent_back: bool = True) -> Optional[T
     return Turns(request, now, reply, len(grown.messages), next_user["content"], base, replied, after)
 
 
+def tool_call_reply(template_text: str, tools, last_role: Optional[str]) -> Optional[Dict[str, Any]]:
+    """The model's call of the request's first tool, with reasoning in the form the template reads
+    (a field, or in-band `<think>`); None without tools or after a tool result (one call per loop step)."""
+    name = _tool_name(tools[0]) if tools else None
+    if not name or last_role != "user":
+        return None
+    fn = tools[0].get("function") if isinstance(tools[0].get("function"), dict) else tools[0]
+    call = {"id": TOOL_CALL_ID, "type": "function", "function": {"name": name, "arguments": _arguments(fn.get("parameters"))}}
+    reply: Dict[str, Any] = {"role": "assistant", "content": "", "tool_calls": [call]}
+    if reasoning_field(template_text):
+        reply["reasoning_content"] = TOOL_REASONING
+    elif _splits_think(template_text) or _switches_think_off(template_text):
+        reply["content"] = f"<think>\n{TOOL_REASONING}\n</think>\n\n"
+    return reply
+
+
+def _arguments(schema: Any) -> str:
+    """JSON arguments for a tool's required parameters (a string, as the OpenAI API sends them)."""
+    import json
+
+    props = schema.get("properties") if isinstance(schema, dict) else None
+    if not isinstance(props, dict):
+        return "{}"
+    samples = {"string": "Paris", "integer": 3, "number": 1.5, "boolean": True, "array": [], "object": {}}
+    args = {}
+    for key in (schema.get("required") or list(props)[:1]):
+        spec = props.get(key) if isinstance(props.get(key), dict) else {}
+        if spec.get("type") == "object":
+            args[key] = json.loads(_arguments(spec))
+        else:
+            args[key] = spec["enum"][0] if spec.get("enum") else samples.get(spec.get("type"), "Paris")
+    return json.dumps(args)
+
+
+def _without_reasoning(reply: Dict[str, Any]) -> Dict[str, Any]:
+    out = {k: v for k, v in reply.items() if k not in REASONING_FIELDS}
+    if isinstance(out.get("content"), str) and "</think>" in out["content"]:
+        out["content"] = out["content"].split("</think>")[-1].lstrip("\n")
+    return out
+
+
 def cached_after_turn(run: "Run", conv: "Conversation", turns: Turns) -> Cached:
     """Turn N's prompt tokens followed by the tokens the model generated (the stop token dropped)."""
     tok = run.tokenizer
@@ -220,7 +284,10 @@ def cached_after_turn(run: "Run", conv: "Conversation", turns: Turns) -> Cached:
     if turns.replied.text.startswith(prompt_text):
         suffix = turns.replied.text[len(prompt_text) :]
         separator = _separator(suffix, _content(turns.reply), tok)
-        generated_text, stop = _generated(suffix[separator:], _content(turns.reply), tok)
+        if turns.reply.get("tool_calls"):
+            generated_text, stop = _generated_call(suffix, tok)
+        else:
+            generated_text, stop = _generated(suffix[separator:], _content(turns.reply), tok)
         derived = True
     else:  # the template re-renders turn N's prompt itself: assume the reply's text and the stop token
         eos = conv.eos_token
@@ -287,7 +354,8 @@ def _finding(run: "Run", turns: Turns, cached: Cached, cmp: Comparison) -> "Find
     return run.finding(
         "M204", message, location, help=help_text, notes=notes, cause=cause.name,
         severity="info" if cause.name in BY_DESIGN else None,
-        variant_description=w["variant"].format(reasoning=w["with-reasoning"] if reasoning else "",
+        variant_description=w["variant-tool-call" if turns.reply.get("tool_calls") else "variant"].format(
+                                                reasoning=w["with-reasoning"] if reasoning else "",
                                                 before=len(turns.request.messages), after=turns.grown_messages),
         **figures.of(token, cmp, proof),
     )
@@ -421,6 +489,14 @@ def _generated(suffix: str, content: str, tok) -> Tuple[str, bool]:
         if s and rest.startswith(s):
             return suffix[: end + len(s)], True
     return suffix[:end], False
+
+
+def _generated_call(suffix: str, tok) -> Tuple[str, bool]:
+    """The model's output for a tool call: the render of the final call up to its last special token
+    (the stop token: `<|im_end|>`, `<|eot_id|>`, `</s>`); the whole render when it has none."""
+    specials = [s for s in tok.added_tokens(special_only=True) if s]
+    end = max((suffix.rfind(s) + len(s) for s in specials if s in suffix), default=-1)
+    return (suffix[:end], True) if end > 0 else (suffix.rstrip(), False)
 
 
 def _generation_prompt_note(run: "Run", turns: Turns, offset: int, in_prompt: bool) -> List[str]:

@@ -4,7 +4,8 @@ What every request shares can only be cached when it comes before the first text
 between requests (the documents, the customer record, the question). Static passages after it
 are recomputed on every request. Measured on the base render against the next request (every
 per-request input changed): S is the first divergent token; the static lines after it (the
-template's own text, each line at least ``min-passage-characters`` long: labels and per-item
+template's own text, each line at least ``min-passage-characters`` long or of ``min-passage-words``
+words: labels and per-item
 scaffolding such as `Question: ` or `## ` are not instructions) would add T tokens (the lines
 encoded together) to the shared prefix if moved before it, so the ideal is S + T. Reported when T reaches ``min-static-tokens``
 (a one-line trailer is not) and at least one block is gained. Application templates only: a chat
@@ -46,14 +47,14 @@ def check(run: "Run") -> List["Finding"]:
     after = run.sample(**overrides)
     s = shared_prefix(base.ids, after.ids)
     first = run.first_divergent_char(after)
-    minimum = data["min-passage-characters"]
+    minimum, words = data["min-passage-characters"], data.get("min-passage-words", 5)
     passages = []  # (offset, line text) of each static line long enough to be an instruction
     for ch in base.rendered.sourcemap.chunks:
         if ch.kind != "literal" or ch.end <= first:
             continue
         at = max(ch.start, first)
         for line in base.text[at:ch.end].split("\n"):
-            if len(line.strip()) >= minimum:
+            if len(line.strip()) >= minimum or len(line.split()) >= words:
                 passages.append((at + len(line) - len(line.lstrip()), line.strip()))
             at += len(line) + 1
     if not passages:

@@ -64,7 +64,15 @@ def check(run: "Run") -> List["Finding"]:
         if _has_mapping(var.value) and (run.enabled(code) if merged else run.enabled("M201")):
             variant_value, described = _key_variant(run, var, merged)
             if _key_orders(variant_value) != _key_orders(var.value):
-                f = _compare(run, code if merged else "M201", var, variant_value, described)
+                label, path = var.name, None
+                if not merged:  # name the mapping whose order the prompt shows, not the input holding it
+                    label, described, path = _diverging_mapping(run, var, variant_value, described)
+                if path is not None and not var.declared and _keys_unseen(run, var, path):
+                    # none of its keys reaches the prompt (`.values()` of a registry promptlint made up): the
+                    # order of a collection, not a serialization's key order; M203 when declared unordered
+                    f = None
+                else:
+                    f = _compare(run, code if merged else "M201", var, variant_value, described, label)
                 if f and merged:
                     candidates.append(f)
                 elif f:
@@ -126,7 +134,7 @@ def _list_code(run: "Run", var) -> Optional[str]:
     return None
 
 
-def _compare(run: "Run", code: str, var, variant_value: Any, described: str) -> Optional["Finding"]:
+def _compare(run: "Run", code: str, var, variant_value: Any, described: str, label: Optional[str] = None) -> Optional["Finding"]:
     variant = run.sample(**{var.name: variant_value})
     if variant.ids == run.base().ids:
         return None
@@ -135,8 +143,9 @@ def _compare(run: "Run", code: str, var, variant_value: Any, described: str) -> 
         return None
     location = run.locate(run.first_divergent_char(variant))
     pinned = run.scenario_order(var.name) == "pinned" or (code == "M202" and run.scenario_tools_pinned())
+    label = label or var.name
     what = {
-        "M201": f"`{var.name}` is serialized in insertion order",
+        "M201": f"`{label}` is serialized in insertion order",
         "M202": f"the order of `{var.name}` changes the prompt",
         "M203": f"the order of `{var.name}` changes the prompt",
     }[code]
@@ -160,11 +169,69 @@ def _compare(run: "Run", code: str, var, variant_value: Any, described: str) -> 
     ]
     if pinned:
         notes.append("the samples file declares this order pinned: reported as a note")
-    return run.finding(code, message, location, variable=var.name, variant=variant, cmp=cmp, help=help_text, notes=notes,
+    return run.finding(code, message, location, variable=label, variant=variant, cmp=cmp, help=help_text, notes=notes,
                        severity="info" if pinned else None, variant_description=described)
 
 
 # ----------------------------------------------------------------- value helpers
+
+MAX_MAPPINGS = 24  # sub-mappings tried one by one to find the one the prompt shows in insertion order
+
+
+def _diverging_mapping(run: "Run", var, variant_value: Any, described: str) -> Tuple[str, str, Optional[tuple]]:
+    """(its label, the variant's words, its path) of the mapping inside ``var`` whose key order the prompt
+    shows first: each mapping of two or more keys is reversed alone, and the one that parts the render
+    where reversing them all does is it (`guest.profile`, not `guest`, for `{{ guest.profile | tojson }}`)."""
+    base = run.base().text
+    full = run.sample(**{var.name: variant_value})
+    if full.text == base:
+        return var.name, described, None
+    at = run.first_divergent_char(full)
+    for path, keys in _mappings(var.value, ())[:MAX_MAPPINGS]:
+        alone = run.sample(**{var.name: _reverse_at(var.value, path)})
+        if alone.text != base and run.first_divergent_char(alone) == at:
+            if not path:
+                return var.name, described, path
+            label = var.name + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+            return label, f"keys of `{label}` inserted in reverse order ({', '.join(keys)} → {', '.join(reversed(keys))})", path
+    return var.name, described, None
+
+
+def _keys_unseen(run: "Run", var, path: tuple) -> bool:
+    """The keys of the mapping at ``path`` never reach the prompt: renamed, the render is the same."""
+    def renamed(value: Any, rest: tuple) -> Any:
+        if not rest:
+            return {f"{k}_": v for k, v in value.items()}
+        head = rest[0]
+        if isinstance(value, list):
+            return [renamed(v, rest[1:]) if i == head else v for i, v in enumerate(value)]
+        return {k: (renamed(v, rest[1:]) if k == head else v) for k, v in value.items()}
+
+    return run.sample(**{var.name: renamed(var.value, path)}).text == run.base().text
+
+
+def _mappings(value: Any, path: tuple) -> List[Tuple[tuple, list]]:
+    """(path, keys) of every mapping of two or more keys in ``value``, outermost first."""
+    out = []
+    if isinstance(value, dict):
+        if len(value) >= 2:
+            out.append((path, [str(k) for k in value]))
+        for k, v in value.items():
+            out += _mappings(v, path + (k,))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            out += _mappings(v, path + (i,))
+    return out
+
+
+def _reverse_at(value: Any, path: tuple) -> Any:
+    """``value`` with the keys of the mapping at ``path`` (only that one) in reverse order."""
+    if not path:
+        return {k: value[k] for k in reversed(list(value))}
+    head, rest = path[0], path[1:]
+    if isinstance(value, list):
+        return [_reverse_at(v, rest) if i == head else v for i, v in enumerate(value)]
+    return {k: (_reverse_at(v, rest) if k == head else v) for k, v in value.items()}
 
 
 def _has_mapping(value: Any) -> bool:

@@ -41,6 +41,9 @@ class Proposal:
     # the fix's own measure of eligible blocks per request, (fixed run, original run) -> blocks;
     # default: the variants the finding's check renders
     measure: Optional[Callable] = None
+    # a move that also adds a token boundary: the text whose render must keep the original lines
+    # (the same move without the boundary; the boundary itself splits one line in two)
+    lines_text: Optional[str] = None
 
 
 @dataclass

@@ -11,6 +11,12 @@ a `-` that strips the newline before the span would strip a different one at the
 so a second candidate drops it. The verifier keeps a candidate only when the fixed render has
 exactly the original render's lines (none glued, none split, none lost). Unsafe: the model
 reads the value later in the prompt.
+
+At its new place the value can merge with the text before it into one token (`Trace: ` + `a1…`
+is ` a1` under a Llama-3 or Qwen pre-tokenizer) and, when that token crosses a block edge, the
+move trades the M101 for an M104. Each move therefore has a last-resort twin that carries a hard
+boundary: a newline (or, for a tag that opens its line, a space) right before the value's tag.
+The twin is proven like any move, its lines checked on the same move without the boundary.
 """
 
 from __future__ import annotations
@@ -50,18 +56,41 @@ def propose(source: str, finding, run) -> Tuple[List[Proposal], Optional[str]]:
     first_line = source.count("\n", 0, start) + 1
     last_line = first_line + source.count("\n", start, end - 1)
     what = f"line {first_line}" if first_line == last_line else f"lines {first_line}-{last_line}"
-    out = []
+    out, bounded = [], []
+    without = source[:start] + source[end:]
     for dest in _destinations(source, tags, end, per_request):
         if dest == len(source):
             to = "the end of the template"
         else:
             to = f"before line {source.count(chr(10), 0, dest) + 1}"
+        title = f"move {what} (`{name}`) to {to}"
         for moved in _candidates(source, tags, start, end):
-            out.append(Proposal(finding.code, _move(source, start, end, dest, moved), f"move {what} (`{name}`) to {to}", keeps_lines=True,
-                                without_span=source[:start] + source[end:]))
+            plain = _move(source, start, end, dest, moved)
+            out.append(Proposal(finding.code, plain, title, keeps_lines=True, without_span=without))
+            for mark, words in _boundaries(moved, ref, field):
+                bounded.append(Proposal(finding.code, _move(source, start, end, dest, mark), f"{title}, {words} before `{name}`",
+                                        keeps_lines=True, without_span=without, lines_text=plain))
+    out += bounded  # tried only when every plain move was refused
     if not out:
         return [], f"`{name}` already comes right before the per-request input"
     return out, None
+
+
+def _boundaries(moved: str, ref: str, field) -> List[Tuple[str, str]]:
+    """The span ``moved`` with a hard token boundary right before the first tag that renders the
+    value, and its words: a newline in place of the blanks between the line's text and the tag,
+    or a space before a tag that opens its line. None when the tag strips the text before it (`{{-`)."""
+    tags = jtags.scan(moved)
+    tag = next((t for t in tags if t.kind == "expr" and jtags.references(t, moved, ref)
+                and (field is None or field.search(t.body(moved)))), None)
+    if tag is None or tag.left == "-":
+        return []
+    line = jtags.line_start(moved, tag.start)
+    before = moved[line : tag.start]
+    if not before.strip():
+        return [(moved[: tag.start] + " " + moved[tag.start :], "with a space")]
+    text = before.rstrip(" \t")
+    return [(moved[: line + len(text)] + "\n" + moved[tag.start :], "with a line break")]
 
 
 def _field_reads(name: str):

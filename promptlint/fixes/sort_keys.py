@@ -21,6 +21,7 @@ def propose(source: str, finding, run) -> Tuple[List[Proposal], Optional[str]]:
     name = finding.variable
     if not name:
         return [], "the finding names no input"
+    name = re.match(r"[^.\[]*", name).group(0)  # a mapping inside an input (`guest.profile`): the input's reads
     tags = [t for t in jtags.scan(source) if t.kind != "comment"]
     names = _aliases(source, tags, name)
     sorts_keys = takes_sort_keys(run.loaded.env)

@@ -69,7 +69,7 @@ def verify(subject: Subject, before: List[Finding], finding: Finding, proposal, 
     run = subject.run(proposal.text, finding.variable)
     if isinstance(run, list):
         return Verdict(False, f"the fixed template does not load ({run[0].message})")
-    if getattr(proposal, "keeps_lines", False) and not same_lines(original_run, run):
+    if getattr(proposal, "keeps_lines", False) and not same_lines(original_run, _lines_run(subject, proposal, run)):
         return Verdict(False, "moving the span would glue or split rendered lines (whitespace control)")
     if finding.arithmetic is None:  # nothing was measured (a token doubled in the render itself)
         return Verdict(True, findings=found)
@@ -89,6 +89,15 @@ def verify(subject: Subject, before: List[Finding], finding: Finding, proposal, 
         return Verdict(False, f"the edit wins no block back ({before:,} → {after:,} eligible blocks per request): "
                               "the span carries the shared text with it")
     return Verdict(True, after=after, findings=found)
+
+
+def _lines_run(subject: Subject, proposal, run):
+    """The run whose lines a move must keep: the proposal's own, or the same move without its boundary."""
+    text = getattr(proposal, "lines_text", None)
+    if text is None:
+        return run
+    plain = subject.run(text)
+    return run if isinstance(plain, list) else plain
 
 
 def _ideal_without(subject: Subject, text: str, default: int, variable: Optional[str]) -> int:
@@ -115,12 +124,15 @@ def same_lines(a, b) -> bool:
 def measure(run, code: str, variable: Optional[str]) -> Optional[int]:
     """Eligible blocks per request in ``run`` across the variants ``code``'s check renders for
     ``variable``: the worst variant's shared blocks, capped by what per-request input allows."""
+    import re
+
     from promptlint import checks
 
     module = next((m for m in checks.template_checks() if code in m.CODES), None)
     if module is None or not hasattr(module, "plan"):
         return None
-    plans = [p for p in module.plan(run) if variable in p]
+    root = re.match(r"[^.\[]*", variable or "").group(0)  # a mapping inside an input (M201 `guest.profile`)
+    plans = [p for p in module.plan(run) if variable in p or root in p]
     if not plans:
         return None
     worst = None

@@ -52,10 +52,9 @@ def embedded(source: str):
     fmt = re.search(r"(?m)^\s*template_format\s*:\s*['\"]?([\w-]+)", source)
     if fmt and fmt.group(1).lower() in _NOT_JINJA:
         return None
-    found = [b for b in blocks(lines) if _prompt_key(b[0]) and _jinja("\n".join(lines[b[2]:b[3]]))]
+    found = prompt_blocks(source)
     if not found:
         return None
-    found.sort(key=lambda b: (b[0].lower() not in _PROMPT_KEYS, b[1]))
     key, header, first, end, style, chomp = found[0]
     body_lines = lines[first:end]
     indent = min((len(l) - len(l.lstrip(" ")) for l in body_lines if l.strip()), default=0)
@@ -78,6 +77,40 @@ def embedded(source: str):
     rest = len(lines) - end
     masked = head + body + tail + ("{#" + "\n" * max(rest - 1, 0) + "#}" if rest > 1 else "")
     return masked, shifts, key, _samples(source)
+
+
+def prompt_blocks(source: str) -> list:
+    """The block scalars of ``source`` that hold a Jinja prompt, the exact prompt key names first
+    (`embedded` takes the first); none for a Semantic Kernel file in another template format."""
+    lines = source.split("\n")
+    fmt = re.search(r"(?m)^\s*template_format\s*:\s*['\"]?([\w-]+)", source)
+    if fmt and fmt.group(1).lower() in _NOT_JINJA:
+        return []
+    jinja = [b for b in blocks(lines) if _jinja("\n".join(lines[b[2]:b[3]]))]
+    if not any(_prompt_key(b[0]) for b in jinja):
+        return []
+    # a prompts file: its other Jinja blocks are prompts too (an agent's `task:`, `initial_plan:`, `report:`)
+    found = [b for b in jinja if "\n".join(lines[b[2]:b[3]]).strip() != _ELSEWHERE]
+    found.sort(key=lambda b: (b[0].lower() not in _PROMPT_KEYS, not _prompt_key(b[0]), b[1]))
+    return found
+
+
+def only_block(source: str, n: int) -> str:
+    """``source`` with the text of every prompt block but the ``n``-th blanked (its lines kept, so each
+    line keeps its number): ``embedded`` of it is that block. A file with several prompts (an agent's
+    `system_prompt:` and `user_prompt:`, a list of tasks) is analysed once per block."""
+    found = prompt_blocks(source)
+    lines = source.split("\n")
+    for i, (key, _, first, end, _, _) in enumerate(found):
+        if i != n:
+            keep = _ELSEWHERE if _prompt_key(key) else ""  # the file stays a prompts file
+            indent = lines[first][: len(lines[first]) - len(lines[first].lstrip(" "))] or "  "
+            lines[first:end] = [indent + keep if keep else ""] + [""] * (end - first - 1)
+    return "\n".join(lines)
+
+
+# what `only_block` leaves of another prompt-named block: marks the file as a prompts file, is no prompt
+_ELSEWHERE = "{{- '' -}}"
 
 
 def _prompt_key(key: str) -> bool:

@@ -17,6 +17,7 @@ LIST, MAPPING, TEXT, NUMBER, BOOL, DATETIME = "list", "mapping", "text", "number
 FIELD = "field"  # a field read: a mapping, unless the field is only tested and the value is used as text
 WEAK_LIST = "list-weak"  # `is iterable`, `|length`: lists and strings both allow it
 PRINTED, TESTED = "printed", "tested"  # printed / used as a condition: any value allows it
+METHOD = "method"  # `tool.describe()`: the value is called, a method of an application object
 KEYED = "keyed"  # `{% for k in m %}{{ m[k] }}`: indexed by its own items, so a mapping iterated by its keys
 
 MAPPING_METHODS = {"items", "keys", "values", "get", "setdefault"}
@@ -769,7 +770,11 @@ class Walker:
             if method == "pop":
                 return obj.element()
             return None
-        return None  # a method of an application object: not something sample data can provide
+        # a method of an application object (`tool.to_tool_calling_prompt()`): the object is a record
+        # whose field of that name is called; sample data gives it as text that can be called
+        obj.use(FIELD, f".{method}()", where)
+        obj.field(method).use(METHOD, f".{method}()", where)
+        return None
 
     def filter(self, node, scope: Scope) -> Any:
         from jinja2 import nodes

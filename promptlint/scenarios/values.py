@@ -176,6 +176,9 @@ def per_request_variant(value: Any) -> Any:
     if isinstance(value, str):
         if value == PER_REQUEST_SAMPLES[0]:
             return PER_REQUEST_SAMPLES[1]
+        family = _FAMILY_OF.get(value)
+        if family is not None:  # a shaped stand-in (a URL): the next of its family, same opening
+            return family[(family.index(value) + 1) % len(family)]
         return "Different request: " + value[::-1]
     if isinstance(value, list):
         return [per_request_variant(v) for v in value] or ["another request"]
@@ -288,6 +291,10 @@ for _words, _values in (
 ):
     for _w in _words:
         _FAMILIES[_w] = _values
+# names whose values have a shape every real value shares (`url`: `https://…`): an input named so gets
+# that shape, and its next-request variant is another of the same family (the opening stays shared)
+_SHAPED = {w: _FAMILIES[w] for w in ("url", "link", "href", "uri", "filename", "path")}
+_FAMILY_OF = {v: f for f in _SHAPED.values() for v in f}
 _PARENTS = {
     "tool": {"tool", "tools", "function", "functions", "action", "actions", "command", "commands", "skill", "skills", "plugin", "plugins", "call", "calls"},
     "param": {"argument", "arguments", "args", "arg", "parameter", "parameters", "params", "param", "properties", "fields", "field", "columns", "inputs"},
@@ -313,6 +320,14 @@ MAX_ITEMS = 4  # a list gets two items, more when its items' fields select more 
 MAX_DEPTH = 6
 
 
+class Method(str):
+    """A method of an application object the template calls (`tool.to_tool_calling_prompt()`): text
+    that returns itself when called, so the call renders as sample text."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> str:
+        return str(self)
+
+
 class _Builder:
     def __init__(self, root: str, role_sub: Optional[str], per_request: bool, variant: bool):
         self.root = root
@@ -323,9 +338,11 @@ class _Builder:
     def value(self, shape, path: Tuple[str, ...], index: int, depth: int = 0, turn: int = 0, part: int = 0) -> Any:
         """The value of ``shape`` at ``path`` for item ``index``; ``turn`` is the index of the input's own
         item (a conversation's turn), ``part`` the index inside it (a turn's content parts)."""
-        from promptlint.scenarios.shapes import BOOL, DATETIME, LIST, MAPPING, NUMBER, TEXT, WEAK_LIST
+        from promptlint.scenarios.shapes import BOOL, DATETIME, LIST, MAPPING, METHOD, NUMBER, TEXT, WEAK_LIST
 
         r = shape.find()
+        if METHOD in r.categories():
+            return Method(self.text(path, index, depth > 0, turn, part))
         form = form_of(r)
         if depth > MAX_DEPTH:
             form = TEXT
@@ -377,7 +394,8 @@ class _Builder:
 
         fields = [p for p in path if not p.startswith("#")]
         if not fields:  # the input itself (or its items) is text
-            family = {"input": _QUESTIONS, "retrieved": _PASSAGES, "history": _HISTORY_TEXT}.get(self.sub or "")
+            family = _SHAPED.get(name_words(self.root)[-1] if name_words(self.root) else "")
+            family = family or {"input": _QUESTIONS, "retrieved": _PASSAGES, "history": _HISTORY_TEXT}.get(self.sub or "")
             if family is not None:
                 return pick(family)
         else:
