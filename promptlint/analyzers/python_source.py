@@ -115,6 +115,11 @@ def findings_of(candidates, ctx: Context, display: str, lines: Sequence[str]) ->
                 findings.append(_relocate(f, c))
             continue
         fixable = ["fixable with `promptlint check --fix` (safe: changes ordering only)"] if c.fix else []
+        if c.order is not None:  # M202/M203: the stand-in items in two orders, measured
+            f = _measured_order(c, ctx, display, lines, encodings, fixable)
+            if f is not None:
+                findings.append(_relocate(f, c))
+            continue
         findings.append(_relocate(_record(c, display, lines, c.message, notes=[*c.notes, *fixable]), c))
     findings.sort(key=lambda f: f.sort_key)
     return findings
@@ -213,6 +218,39 @@ def _measured(c, ctx: Context, display: str, lines: Sequence[str], encodings: di
         ],
         **figures.of(token, cmp, figures.evidence(base_text, variant_text, False)),
     )
+
+
+def _measured_order(c, ctx: Context, display: str, lines: Sequence[str], encodings: dict, fixable) -> Optional[Finding]:
+    """An M202/M203 candidate measured in tokens (pysource.orders): its request rendered with stand-in items
+    in order and reversed, against the render with only the per-request inputs changed. None when the
+    collection comes after the first per-request input (the order moves nothing that could be shared)."""
+    from promptlint.arithmetic.compare import engine_profile
+    from promptlint.pysource import orders
+    from promptlint.pysource.holes import prompt_text
+
+    tok = ctx.tokenizer()
+    encode = _encoder(tok, encodings)
+    profile = engine_profile(ctx.settings.engine, ctx.settings.block_size)
+    base_parts, variant_parts = c.order
+    base_text, variant_text = prompt_text(base_parts), prompt_text(variant_parts)
+    base = encode(base_text)
+    variant = encode(variant_text, base_text)
+    per_request_text = prompt_text(base_parts, per_request_variant=True)
+    per_request = encode(per_request_text, base_text).ids if per_request_text != base_text else None
+    cmp = figures.measure(base.ids, variant.ids, figures.ideal_shared(base.ids, per_request, len(variant.ids)), profile.block_size)
+    if cmp.shared >= cmp.ideal_shared:
+        return None
+    what = "tool definitions" if c.code == "M202" else "items"
+    message = (f"{c.message}: {cmp.lost_blocks:,} of {cmp.ideal_eligible_blocks:,} eligible KV blocks lost when the order "
+               f"changes (measured with {orders.STAND_INS} stand-in {what} reversed)")
+    token = figures.divergent_token(tok, base.ids, variant.ids, cmp.shared, figures.token_offset(base.offsets, base_text, cmp.shared))
+    notes = [f"{profile.name}, block {cmp.block_size}: eligible {figures.blocks(cmp.eligible_blocks)} with the other order, "
+             f"{cmp.ideal_eligible_blocks:,} with a stable one", *c.notes,
+             f"measured with {orders.STAND_INS} made-up {what} (their real text is not known here): real ones are "
+             "usually longer, and lose more", *fixable]
+    return _record(c, display, lines, message, notes=notes,
+                   variant_description=f"{orders.STAND_INS} stand-in {what} reversed",
+                   **figures.of(token, cmp, figures.evidence(base_text, variant_text, False)))
 
 
 def _encoder(tok, encodings: dict):

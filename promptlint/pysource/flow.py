@@ -42,6 +42,9 @@ class Hole:
     label: str  # source text or name, for messages
     node: ast.AST
     sub: Optional[str] = None  # volatile sub-kind: timestamp, date, time, id, number
+    # items of an unordered collection joined into text (``sep.join(a_set)``): (the separator, ids of the
+    # nodes of the order hazards it carries); pysource.orders renders stand-in items here in two orders
+    order: Optional[Tuple[str, frozenset]] = None
 
 
 @dataclass(eq=False)
@@ -826,7 +829,9 @@ class Flow:
                 parts.extend(item.parts)
             out.parts = parts
         else:
-            out.parts = [Hole("static", label, node)]
+            unordered = frozenset(id(h.node) for h in out.hazards if h.kind == "unordered")
+            glue = "".join(sep.parts) if sep.parts is not None and all(isinstance(p, str) for p in sep.parts) else "\n"
+            out.parts = [Hole("static", label, node, order=(glue, unordered) if unordered else None)]
         return out
 
     def _collection(self, node: ast.Call, name: str, ev) -> Val:

@@ -14,7 +14,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from promptlint.base import registry
 from promptlint.checks import prefix_caching_disabled as m701
-from promptlint.pysource import breakpoints, layout, objects, sinks
+from promptlint.pysource import breakpoints, layout, objects, orders, sinks
 from promptlint.pysource.flow import Flow, Hazard, Hole, Index, Part, Val
 from promptlint.pysource.project import NOT_SEEN_NOTE, SENT_NOTE
 
@@ -59,6 +59,8 @@ class Candidate:
     module: Optional[Flow] = None  # reported in an imported module (its Flow: display path and text); None: this one
     sent_at: Optional[Tuple[str, str]] = None  # ("at line 12", "at client.py:12"): the sending call named from afar
     measured_only: bool = False  # M101 of a prompt whose sender is not seen: reported only when blocks are lost
+    order: Optional[Tuple[List[Part], List[Part]]] = None  # M202/M203: the prompt with stand-in items in two orders
+    sender: Optional[Tuple[str, int, int, str]] = None  # (its file, line, column, callee): the call that sends it
 
 
 @dataclass
@@ -76,6 +78,8 @@ class SentPrompt:
 
 class HazardScan:
     """One module's hazards at prompt sinks, as candidate findings (``run``)."""
+
+    _request: Optional["layout.Layout"] = None  # the request being judged (order findings are measured in it)
 
     def __init__(self, source: str, tree: ast.Module, kind_of: Callable[[str], Tuple[str, Optional[str]]],
                  project=None, display: Optional[str] = None):
@@ -111,6 +115,7 @@ class HazardScan:
                 if display == self.display:
                     c.sent_at = (f"at line {call.lineno}", f"at {here}")
                 c.notes.append(f"{SENT_NOTE}`{callee}(...)` at {here}")
+                c.sender = (display, call.lineno, call.col_offset, f"{callee}(...)")
         self.candidates[key] = c
 
     def line(self, node: ast.AST) -> int:
@@ -198,6 +203,14 @@ class HazardScan:
         for key in sorted(sinks.MESSAGES_KWARGS):
             if key in args:
                 self._mark_dicts(args[key])
+        self._request = request
+        try:
+            self._judge_request(call, scope, suffix, get, request, where, model)
+        finally:
+            self._request = None
+
+    def _judge_request(self, call, scope, suffix: str, get, request: "layout.Layout", where: str, model) -> None:
+        flow = self._in[0]
         self.field_collection_hazards(get, where, lambda key: suffix != "generate" or key == "prompts")
         if request.blocks and flow is self.flow:
             self.sent.append(SentPrompt(scope, self.flow.text_of(call.func, 50), call, request, model))
@@ -379,7 +392,7 @@ class HazardScan:
                 if h.kind == "json":
                     self.json_candidate(h, f"{block.where} of {where}")
                 elif h.kind == "unordered":
-                    self.unordered_candidate(h, "M203", f"{block.where} of {where}")
+                    self.unordered_candidate(h, "M203", f"{block.where} of {where}", request)
         marks = request.breakpoints
         # a volatile value after the first per-request one belongs to this turn's message, which a
         # conversation resends unchanged as history: it only moves what was never shared
@@ -454,7 +467,7 @@ class HazardScan:
             "order changes the prompt",
             help="pass `sort_keys=True`" if h.fix else "serialize with sorted keys", fix=h.fix))
 
-    def unordered_candidate(self, h: Hazard, code: str, where: str) -> None:
+    def unordered_candidate(self, h: Hazard, code: str, where: str, request: Optional["layout.Layout"] = None) -> None:
         what = "tools" if code == "M202" else "prompt parts"
         origin = h.origin_label or "an unordered collection"
         at = ""
@@ -469,7 +482,7 @@ class HazardScan:
             help=f"iterate `sorted({h.label})`" if h.fix else "sort before building the prompt",
             notes=["set and dict-from-set order depends on string hashing (PYTHONHASHSEED), which differs per "
                    "process and replica; file-system listings follow directory order"],
-            fix=h.fix))
+            fix=h.fix, order=orders.renders(request or self._request, h, code) if (request or self._request) else None))
 
     # ----------------------------------------------------------------- double BOS
     def double_bos(self, call: ast.Call, scope, name: Optional[str]) -> None:
