@@ -133,7 +133,12 @@ def _relocate(f: Finding, c) -> Finding:
         message = named.join(message.split(local))
         notes = [n for n in notes if n != c.sink]
     notes += [n for n in c.notes if n not in notes]
-    return dataclasses.replace(f, message=message, notes=tuple(notes))
+    sent_by = f.sent_by
+    if c.sender is not None:  # the sending call, for reporters that link it (SARIF relatedLocations)
+        from promptlint.base.records import SentBy
+
+        sent_by = (SentBy(*c.sender),)
+    return dataclasses.replace(f, message=message, notes=tuple(notes), sent_by=sent_by)
 
 
 def measure(path: Path, text: str, ctx: Context) -> list:

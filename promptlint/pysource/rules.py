@@ -60,7 +60,7 @@ class Candidate:
     sent_at: Optional[Tuple[str, str]] = None  # ("at line 12", "at client.py:12"): the sending call named from afar
     measured_only: bool = False  # M101 of a prompt whose sender is not seen: reported only when blocks are lost
     order: Optional[Tuple[List[Part], List[Part]]] = None  # M202/M203: the prompt with stand-in items in two orders
-    sender: Optional[Tuple[str, int, int, str]] = None  # (its file, line, column, callee): the call that sends it
+    sender: Optional[Tuple[str, int, int, str]] = None  # (its file, line, 1-based column, callee): the call that sends it
 
 
 @dataclass
@@ -79,6 +79,7 @@ class SentPrompt:
 class HazardScan:
     """One module's hazards at prompt sinks, as candidate findings (``run``)."""
 
+    _sending: Optional[Tuple[ast.Call, str, str]] = None  # the LLM call being judged: (call, text, its file)
     _request: Optional["layout.Layout"] = None  # the request being judged (order findings are measured in it)
 
     def __init__(self, source: str, tree: ast.Module, kind_of: Callable[[str], Tuple[str, Optional[str]]],
@@ -115,7 +116,17 @@ class HazardScan:
                 if display == self.display:
                     c.sent_at = (f"at line {call.lineno}", f"at {here}")
                 c.notes.append(f"{SENT_NOTE}`{callee}(...)` at {here}")
-                c.sender = (display, call.lineno, call.col_offset, f"{callee}(...)")
+        if self._sending is not None and (owner is not None or self._in[0] is not self.flow):
+            c.sender = self._sender()  # the request goes out in another module than the hazard's
+        self.candidates[key] = c
+
+    def _sender(self) -> Tuple[str, int, int, str]:
+        """(its file, line, 1-based column in characters, callee) of the LLM call being judged."""
+        call, callee, display = self._sending
+        lines = getattr(self._in[0], "_lines", None) or []
+        line = lines[call.lineno - 1] if 0 < call.lineno <= len(lines) else b""
+        column = len(line[:call.col_offset].decode("utf-8", "replace")) + 1  # ast columns are UTF-8 bytes
+        return display, call.lineno, column, f"{callee}(...)"
         self.candidates[key] = c
 
     def line(self, node: ast.AST) -> int:
