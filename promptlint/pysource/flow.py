@@ -542,7 +542,7 @@ class Flow:
         if base.parts is not None and len(base.parts) == 1 and isinstance(base.parts[0], Hole) and base.parts[0].kind == "volatile":
             return base  # uuid4().hex, datetime.now().year: still the volatile value
         if base.instance is not None:  # `self.chunks.system`: what the class writes to the attribute
-            v = objects.attribute(base, node.attr, depth)
+            v = objects.attribute(base, node.attr, depth, scope)
             if v is not None:
                 return self._named(v, node.attr)
         out = self.opaque(node, name=node.attr)

@@ -34,6 +34,8 @@ class Instance:
     flow: Any  # the Flow of the module that defines the class
     cls: ast.ClassDef
     env: Optional[Dict[str, Any]]  # the constructor's parameters bound to its arguments; None: not known (`self` in a method)
+    origin: Optional[ast.AST] = None  # the constructor call that made it: one object, however many copies of its value
+    reader: Optional[ast.AST] = None  # the function that sends it (its calls of the object's methods are the ones that count)
 
 
 def _load(flow, module: str, level: int, need=None):
@@ -170,7 +172,7 @@ def _instantiate(caller, node: ast.Call, cflow, cls: ast.ClassDef, scope, env, d
                 ctor[k.arg] = caller.ev(k.value, scope, env, depth + 1)
     out = caller.opaque(node)
     out.add(*ctor.values())
-    out.instance = Instance(cflow, cls, ctor)
+    out.instance = Instance(cflow, cls, ctor, node)
     return out
 
 
@@ -236,8 +238,12 @@ def callee(caller, node: ast.Call, scope) -> Optional[Tuple[Any, ast.AST, Any]]:
     root = f.value
     while isinstance(root, ast.Attribute):
         root = root.value
-    if not isinstance(root, ast.Name) or root.id in caller.index.imports:
-        return None  # `os.path.join`, `client.chat...`: a module or an imported object, no class of ours
+    if not isinstance(root, ast.Name):
+        return None
+    if root.id in caller.index.imports:  # `os.path.join`: a module; `conv.send()`: an object a linted module made
+        r = resolve(caller, root.id)
+        if r is None or r[1] is None or r[1] in r[0].index.functions or r[1] in r[0].index.classes:
+            return None
     receiver = caller.ev(f.value, scope)
     if receiver.instance is None:
         return None
@@ -248,8 +254,9 @@ def callee(caller, node: ast.Call, scope) -> Optional[Tuple[Any, ast.AST, Any]]:
 # ----------------------------------------------------------------------------- attributes
 
 
-def attribute(obj, attr: str, depth: int):
-    """What an object's attribute holds: the values its class (and bases) write to it, in order."""
+def attribute(obj, attr: str, depth: int, scope=None):
+    """What an object's attribute holds: the values its class (and bases) write to it, in order, and what
+    calls of its methods from outside the class add (``_outside_calls``); ``scope``: the function reading it."""
     inst: Instance = obj.instance
     merge = inst.flow.merge
     if depth > inst.flow.MAX_DEPTH:
@@ -275,11 +282,86 @@ def attribute(obj, attr: str, depth: int):
                         dict(out.mapping) if out.mapping is not None else None, out.unordered, out.names, out.node,
                         out.instance)
         first = bases[0].pos
+        called = _outside_calls(obj, [e.scope for e in entries if e.kind != "assign" and e.pos > first], depth,
+                                inst.reader if inst.reader is not None else scope)
         for e in entries:
-            if e.kind != "assign" and e.pos > first:
+            if e.kind != "assign" and e.pos > first and id(e.scope) not in called:
                 f._mutate(out, e, e.scope, _env_for(obj, e.scope), depth + 1)
+        for _, method_, env in sorted(called_in_order(called), key=lambda c: c[0]):
+            for e in entries:  # the method's writes to the attribute, its parameters bound to that call's arguments
+                if e.scope is method_ and e.kind != "assign" and e.pos > first:
+                    f._mutate(out, e, e.scope, env, depth + 1)
         return out
     return None
+
+
+MAX_OUTSIDE_CALLS = 16  # calls of one object's mutating methods followed per attribute
+
+
+def _outside_calls(obj, methods, depth: int, reader) -> Dict[int, list]:
+    """id(method) -> [(where, method, env)] for each call of ``obj``'s methods that write the attribute
+    (``conv.add_system(f"{now}")``) made outside the class, in the linted module or a module it reaches:
+    the object is the same when its constructor call is (``Instance.origin``). ``where`` orders the calls:
+    (the caller's module, line, column). Methods called nowhere outside are left to the class's own order.
+    When the function that reads (or sends) the object calls them itself, only its calls count: a module-level
+    object filled by two request handlers is filled once per request."""
+    inst: Instance = obj.instance
+    if inst.origin is None or inst.env is None or depth > inst.flow.MAX_DEPTH:
+        return {}
+    wanted = {}
+    for m in methods:
+        if m is not None and m.name != "__init__":
+            wanted.setdefault(m.name, m)
+    if not wanted:
+        return {}
+    flows = _flows(inst.flow)
+    out: Dict[int, list] = {}
+    seen = 0
+    for k, caller in enumerate(flows):
+        for call, scope in caller.index.calls:
+            f = call.func
+            if not (isinstance(f, ast.Attribute) and f.attr in wanted) or seen >= MAX_OUTSIDE_CALLS:
+                continue
+            if isinstance(f.value, ast.Name) and f.value.id in ("self", "cls"):
+                continue  # the class calling itself: its own order
+            receiver = caller.ev(f.value, scope, None, depth + 1)
+            if receiver.instance is None or receiver.instance.origin is not inst.origin:
+                continue
+            m = wanted[f.attr]
+            found = method(inst.flow, inst.cls, f.attr)
+            if found is None or found[1] is not m:
+                continue
+            seen += 1
+            env = caller.bind_arguments(call, m, scope, {}, depth + 1, found[0], obj)
+            out.setdefault(id(m), []).append(((k, call.lineno, call.col_offset), m, env, scope))
+    if any(c[3] is reader for calls in out.values() for c in calls):
+        out = {key: [c for c in calls if c[3] is reader] for key, calls in out.items()}
+    return {key: [c[:3] for c in calls] for key, calls in out.items() if calls}
+
+
+def called_in_order(called: Dict[int, list]) -> list:
+    return [c for calls in called.values() for c in calls]
+
+
+def _flows(flow) -> list:
+    """The linted module first, then the other modules this analysis has loaded (bounded by the project)."""
+    project = flow.project
+    if project is None:
+        return [flow]
+    out = [project.main] if project.main is not None else []
+    out += [f for f in project.flows.values() if f is not None and f is not project.main]
+    return out
+
+
+def read_from(obj, scope):
+    """``obj`` (a Val) as the function ``scope`` sends it: its method calls there are the ones that fill it."""
+    if obj is None or obj.instance is None or obj.instance.origin is None:
+        return obj
+    from dataclasses import replace
+
+    out = obj.__class__(obj.parts, list(obj.hazards), obj.items, obj.mapping, obj.unordered, obj.names, obj.node,
+                        replace(obj.instance, reader=scope))
+    return out
 
 
 def _init_params(inst: Instance) -> set:

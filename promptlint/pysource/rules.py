@@ -253,7 +253,7 @@ class HazardScan:
             inner = _llm_calls_by_function(cflow).get(id(func))
             if not inner:
                 continue
-            env = self.flow.bind_arguments(call, func, scope, {}, 0, cflow, bound)
+            env = self.flow.bind_arguments(call, func, scope, {}, 0, cflow, objects.read_from(bound, scope))
             self._in = (cflow, env)
             try:
                 for c, (suffix, positional) in inner:
