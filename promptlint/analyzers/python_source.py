@@ -8,6 +8,7 @@ A file that does not parse is one E008 finding. libcst is used only by ``fix``.
 from __future__ import annotations
 
 import dataclasses
+import os
 
 from pathlib import Path
 from typing import List, NamedTuple, Optional, Sequence
@@ -77,7 +78,7 @@ def _hazard_scan(path: Path, text: str, display: str, tree, ctx: Optional[Contex
     from promptlint.scenarios.names import name_patterns
 
     kind_of = name_patterns().kind_of
-    project = Project(ctx.settings.root, path, kind_of, ctx.depend, ctx.display) if ctx is not None else None
+    project = Project(ctx.settings.root, path, kind_of, ctx.depend, ctx.display, ctx.buffers) if ctx is not None else None
     return HazardScan(text, tree, kind_of, project, display)
 
 
@@ -294,17 +295,47 @@ def fix(path: Path, text: str, display: str, findings: Sequence[Finding]):
 
     Returns (new_text, fixed findings); new_text is ``text`` when nothing applied.
     """
+    if not any(f.code in FIXABLE for f in findings):
+        return text, []
+    bom, body = _split_bom(text)
+    candidates, error = scan(path, body, display)
+    if error is not None:
+        return text, []
+    return _apply(text, findings, candidates)
+
+
+def fix_sent(path: Path, text: str, display: str, findings: Sequence[Finding], settings):
+    """The safe fixes of ``findings`` made in this module and sent from another (``Finding.sent_by``):
+    each sending module is analysed again with this module's ``text`` in place of the file, and the
+    hazards it places here are fixed as the module's own are. (new_text, fixed findings); writes nothing
+    and proves nothing: ``fixes/sent.py`` re-checks the senders before the text is kept."""
+    from promptlint.base.paths import safe_resolve
+
+    wanted = [f for f in findings if f.code in FIXABLE and f.sent_by]
+    if not wanted:
+        return text, []
+    here = safe_resolve(Path(path))
+    ctx = kernel.Context(settings, kernel.TokenizerProvider(kernel.tokenizer_spec(settings)), kernel.rule_filter(settings),
+                         buffers={os.path.abspath(path): text})
+    body = _split_bom(text)[1]
+    candidates = []
+    for sender in sorted({s.path for f in wanted for s in f.sent_by}):
+        source = kernel.read_source(Path(sender))
+        if not isinstance(source, str):
+            continue
+        found, error = scan(Path(sender), _split_bom(source)[1], ctx.display(Path(sender)), ctx)
+        candidates += [c for c in found if error is None and c.module is not None
+                       and getattr(c.module, "real_path", None) == here and c.module.source == body]
+    return _apply(text, wanted, candidates)
+
+
+def _apply(text: str, findings: Sequence[Finding], candidates) -> tuple:
+    """``text`` with the fixes of the candidates that ``findings`` name (by code, line and column)."""
     from promptlint.pysource import fixes
 
     wanted = {(f.code, f.line, f.column) for f in findings if f.code in FIXABLE}
-    if not wanted:
-        return text, []
-    original = text
-    bom, text = _split_bom(text)
-    candidates, error = scan(path, text, display)
-    if error is not None:
-        return original, []
-    lines = text.splitlines()
+    bom, body = _split_bom(text)
+    lines = body.splitlines()
     targets = []
     for c in candidates:
         if not c.fix:
@@ -313,12 +344,13 @@ def fix(path: Path, text: str, display: str, findings: Sequence[Finding]):
         line, col = n.lineno, _char_col(lines, n.lineno, n.col_offset)
         if (c.code, line, col) in wanted:
             end_col = _char_col(lines, n.end_lineno, n.end_col_offset)
-            targets.append(fixes.Target(c.fix, line, col - 1, n.end_lineno, end_col - 1, c.code))
+            target = fixes.Target(c.fix, line, col - 1, n.end_lineno, end_col - 1, c.code)
+            if target not in targets:
+                targets.append(target)
     if not targets:
-        return original, []
-    new_text, applied = fixes.apply(text, targets)
+        return text, []
+    new_text, applied = fixes.apply(body, targets)
     if not applied:
-        return original, []
-    new_text = bom + new_text  # a file keeps its BOM
+        return text, []
     done = {(t.code, t.line, t.column + 1) for t in applied}
-    return new_text, [f for f in findings if (f.code, f.line, f.column) in done]
+    return bom + new_text, [f for f in findings if (f.code, f.line, f.column) in done]  # a file keeps its BOM

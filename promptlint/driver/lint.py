@@ -107,7 +107,8 @@ def plan_run(request: Request, settings: Settings, shared: Optional[Dict[object,
                                   kinds=analyzers)
     if overrides:
         files = [Path(p) for p in overrides] + [f for f in files if str(f) not in overrides]
-    ctx = kernel.Context(settings, provider, kernel.rule_filter(settings), shared=shared)
+    ctx = kernel.Context(settings, provider, kernel.rule_filter(settings), shared=shared,
+                         buffers={os.path.abspath(p): t for p, t in (overrides or {}).items()})
     for raw, reason in missing:
         result.errors.append(kernel.file_error(raw, "E005", reason))
     # Work in the plan's order (files sharing a tokenizer together, each released after its last
