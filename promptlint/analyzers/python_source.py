@@ -66,20 +66,27 @@ def parse(path: Path, text: str, display: str) -> Parsed:
 def scan(path: Path, text: str, display: str, ctx: Optional[Context] = None):
     """(candidates, error) without touching the tokenizer. With ``ctx``, values are followed into the
     linted files this module imports (pysource.project), each one read a dependency of the result."""
+    if ctx is not None:  # a module the analyses of its importers parsed already (pysource.project): the same tree
+        from promptlint.base.paths import safe_resolve
+        from promptlint.pysource.project import parsed_text
+
+        hit = parsed_text(str(safe_resolve(path)), text)
+        if hit is not None:
+            return _hazard_scan(path, text, display, hit[0], ctx, hit[1]).run(), None
     parsed = parse(path, text, display)
     if parsed.error is not None:
         return [], parsed.error
     return _hazard_scan(path, text, display, parsed.tree, ctx).run(), None
 
 
-def _hazard_scan(path: Path, text: str, display: str, tree, ctx: Optional[Context]):
+def _hazard_scan(path: Path, text: str, display: str, tree, ctx: Optional[Context], index=None):
     from promptlint.pysource.project import Project
     from promptlint.pysource.rules import HazardScan
     from promptlint.scenarios.names import name_patterns
 
     kind_of = name_patterns().kind_of
     project = Project(ctx.settings.root, path, kind_of, ctx.depend, ctx.display, ctx.buffers) if ctx is not None else None
-    return HazardScan(text, tree, kind_of, project, display)
+    return HazardScan(text, tree, kind_of, project, display, index)
 
 
 def _split_bom(text: str):

@@ -315,28 +315,47 @@ def _outside_calls(obj, methods, depth: int, reader) -> Dict[int, list]:
     if not wanted:
         return {}
     flows = _flows(inst.flow)
+    memo = inst.flow.__dict__.setdefault("_outside", {})
+    key = (id(inst.origin), id(reader), tuple(sorted(wanted)), len(flows), depth > inst.flow.MAX_DEPTH // 2)
+    if key not in memo:
+        memo[key] = _find_outside_calls(obj, wanted, flows, depth, reader)
+    return memo[key]
+
+
+def _find_outside_calls(obj, wanted: Dict[str, Any], flows: list, depth: int, reader) -> Dict[int, list]:
+    inst: Instance = obj.instance
     out: Dict[int, list] = {}
     seen = 0
     for k, caller in enumerate(flows):
-        for call, scope in caller.index.calls:
-            f = call.func
-            if not (isinstance(f, ast.Attribute) and f.attr in wanted) or seen >= MAX_OUTSIDE_CALLS:
-                continue
-            if isinstance(f.value, ast.Name) and f.value.id in ("self", "cls"):
-                continue  # the class calling itself: its own order
-            receiver = caller.ev(f.value, scope, None, depth + 1)
-            if receiver.instance is None or receiver.instance.origin is not inst.origin:
-                continue
-            m = wanted[f.attr]
-            found = method(inst.flow, inst.cls, f.attr)
-            if found is None or found[1] is not m:
-                continue
-            seen += 1
-            env = caller.bind_arguments(call, m, scope, {}, depth + 1, found[0], obj)
-            out.setdefault(id(m), []).append(((k, call.lineno, call.col_offset), m, env, scope))
+        by_name = _method_calls(caller)
+        for name in wanted:
+            for call, scope in by_name.get(name, ()):
+                if seen >= MAX_OUTSIDE_CALLS:
+                    break
+                receiver = caller.ev(call.func.value, scope, None, depth + 1)
+                if receiver.instance is None or receiver.instance.origin is not inst.origin:
+                    continue
+                found = method(inst.flow, inst.cls, name)
+                if found is None or found[1] is not wanted[name]:
+                    continue
+                seen += 1
+                env = caller.bind_arguments(call, found[1], scope, {}, depth + 1, found[0], obj)
+                out.setdefault(id(found[1]), []).append(((k, call.lineno, call.col_offset), found[1], env, scope))
     if any(c[3] is reader for calls in out.values() for c in calls):
         out = {key: [c for c in calls if c[3] is reader] for key, calls in out.items()}
     return {key: [c[:3] for c in calls] for key, calls in out.items() if calls}
+
+
+def _method_calls(flow) -> Dict[str, list]:
+    """Method name -> its calls on something other than ``self``/``cls`` in the module, indexed once per Flow."""
+    table = flow.__dict__.get("_method_calls")
+    if table is None:
+        table = flow.__dict__["_method_calls"] = {}
+        for call, scope in flow.index.calls:
+            f = call.func
+            if isinstance(f, ast.Attribute) and not (isinstance(f.value, ast.Name) and f.value.id in ("self", "cls")):
+                table.setdefault(f.attr, []).append((call, scope))
+    return table
 
 
 def called_in_order(called: Dict[int, list]) -> list:

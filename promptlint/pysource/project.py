@@ -62,6 +62,15 @@ def _parsed(real: str, raw: bytes):
     return entry
 
 
+def parsed_text(real: str, text: str):
+    """(tree, index) of a linted module's text (its BOM already taken off) when an importer's analysis
+    parsed the same bytes already; None otherwise. Only looked up: keeping every linted module's tree
+    would hold a whole package's trees in memory, and the collector's passes over them cost more than
+    the parses saved."""
+    hit = _PARSED.get((real, hashlib.sha256(text.encode("utf-8")).hexdigest()))
+    return (hit[0], hit[1]) if hit is not None else None
+
+
 class _NodeIds:
     """The ids of a tree's nodes, computed on the first question (most analyses report nothing in an
     imported module, and never ask)."""

@@ -83,10 +83,13 @@ class HazardScan:
     _request: Optional["layout.Layout"] = None  # the request being judged (order findings are measured in it)
 
     def __init__(self, source: str, tree: ast.Module, kind_of: Callable[[str], Tuple[str, Optional[str]]],
-                 project=None, display: Optional[str] = None):
-        """``project``: the other linted modules imports reach (pysource.project.Project), None: this module alone."""
+                 project=None, display: Optional[str] = None, index: Optional[Index] = None):
+        """``project``: the other linted modules imports reach (pysource.project.Project), None: this module alone;
+        ``index``: the tree's Index when it was built already (pysource.project's parse of the same bytes)."""
         self.source = source
-        self.index = Index(tree)
+        self.index = index if index is not None else Index(tree)
+        if project is not None and not self._reaches_prompts(source):
+            project = None  # nothing here can make or send a prompt: its imports are not read (pysource.project)
         self.flow = Flow(self.index, source, kind_of, project, display)
         self.project = project
         self.display = display or "this file"
@@ -128,6 +131,29 @@ class HazardScan:
         column = len(line[:call.col_offset].decode("utf-8", "replace")) + 1  # ast columns are UTF-8 bytes
         return display, call.lineno, column, f"{callee}(...)"
         self.candidates[key] = c
+
+    def _reaches_prompts(self, source: str) -> bool:
+        """Whether a value of this module can be, or reach, a prompt: it calls a model (an SDK call, a chat
+        model, an agent), builds a role/content message or a prompt-named value, or reads a clock, an id or an
+        unordered source that may be sent elsewhere. A module with none of these (most of an SDK's own files)
+        is analysed alone: following its imports could find nothing it sends or makes."""
+        if any(_is_message_dict(d) for d, _ in self.index.dicts):
+            return True
+        if any(_prompt_named(f.name) for f in list(self.index.functions.values()) + list(self.index.methods.values())):
+            return True
+        if any(sid == 0 and _prompt_named(name) and any(_text_like(e.value) for e in entries)
+               for (sid, name), entries in self.index.bindings.items()):
+            return True
+        if _decorates_prompts(source):
+            return True
+        for call, _ in self.index.calls:
+            f = call.func
+            name = sinks.canonical(sinks.dotted(f), self.index.aliases)
+            if sinks.llm_call(name) or sinks.volatile_sub(name) or sinks.is_agent(name) or name in sinks.UNORDERED_CALLS:
+                return True
+            if isinstance(f, ast.Attribute) and (f.attr in sinks.RUNNABLE_METHODS or f.attr in sinks.UNORDERED_METHODS):
+                return True
+        return False
 
     def line(self, node: ast.AST) -> int:
         return getattr(node, "lineno", 1)
@@ -308,6 +334,8 @@ class HazardScan:
     def decorated_prompts(self):
         """(function, request) for each ``@agent.system_prompt``-decorated function of an agent: each
         value it returns is sent as a ``system_prompt=`` (a synthetic call at the decorator's line)."""
+        if not _decorates_prompts(self.source):
+            return  # no decorator of that name: the walk below finds nothing
         for node in ast.walk(self.index.tree):
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
@@ -610,6 +638,22 @@ def _llm_calls_by_function(flow) -> Dict[int, list]:
                 if m is not None:
                     table.setdefault(id(scope), []).append((c, m))
     return table
+
+
+def _text_like(node) -> bool:
+    """An assigned value that builds text (a type alias named ``...SystemMessageParam`` is not a prompt)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, (ast.JoinedStr, ast.BinOp)):
+        return True
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
+        "format", "join", "dedent", "strip", "format_map", "replace")
+
+
+def _decorates_prompts(source: str) -> bool:
+    """The text holds ``@<agent>.system_prompt`` / ``.instructions`` as a decorator (``@a.instructions`` on its
+    own line, or called); an attribute read of the same name is not one."""
+    return any(f".{d}{end}" in source for d in sinks.AGENT_PROMPT_DECORATORS for end in ("\n", "(", "\r"))
 
 
 PROMPT_NAMES = ("prompt", "instruction", "system", "preamble", "persona")
