@@ -6,7 +6,12 @@ registry with a ``set[str]`` parameter, ``functools.partial`` over the SDK call,
 by ``__str__``, a retriever class holding a ``glob`` listing.
 
 Each hazard's expected rule, file and line (the needle on it) were written down before the set was first
-run (the commit that adds this file holds them as written).
+run (the commit that adds this file holds them as written). First run: 7 of 10 found at the expected line,
+no false alarm on the 4 clean projects. Missed: a volatile value sliced (``uuid.uuid4().hex[:8]``: the
+slice became an unknown part), a dataclass field made by ``field(default_factory=lambda: datetime.now()...)``
+(the ``field(...)`` call was not read as its default), and a prompt class rendered by ``str(obj)`` (its
+``__str__`` was not followed). Each was then closed as a family (tests/test_project_flow_families.py);
+this set is kept whole.
 """
 
 from __future__ import annotations

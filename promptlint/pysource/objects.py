@@ -276,7 +276,8 @@ def attribute(obj, attr: str, depth: int, scope=None):
         bases = [e for e in entries if e.kind == "assign"]
         if not bases:
             continue
-        vals = [f.ev(e.value, e.scope, _env_for(obj, e.scope), depth + 1) for e in bases]
+        vals = [field_default(f, e.value, {}, depth + 1) if e.scope is None
+                else f.ev(e.value, e.scope, _env_for(obj, e.scope), depth + 1) for e in bases]
         out = merge(vals)
         out = type(out)(out.parts, list(out.hazards), list(out.items) if out.items is not None else None,
                         dict(out.mapping) if out.mapping is not None else None, out.unordered, out.names, out.node,
@@ -381,6 +382,38 @@ def read_from(obj, scope):
     out = obj.__class__(obj.parts, list(obj.hazards), obj.items, obj.mapping, obj.unordered, obj.names, obj.node,
                         replace(obj.instance, reader=scope))
     return out
+
+
+def render(caller, obj, node: ast.AST, scope, depth: int):
+    """What ``str(obj)`` is for an object of a class of the linted files: its ``__str__`` (else ``__format__``)
+    return value, ``self`` bound to it; None when the class defines neither."""
+    inst: Instance = obj.instance
+    for name in ("__str__", "__format__"):
+        found = method(inst.flow, inst.cls, name)
+        if found is not None:
+            call = ast.copy_location(ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=[], keywords=[]), node)
+            return caller._call_local(call, found[1], scope, {}, depth + 1, callee=found[0], bound=obj)
+    return None
+
+
+# dataclasses.field / pydantic.Field / attrs: where a field's default is written
+_FIELD_CALLS = ("field", "Field", "attr.ib", "attrib", "attr.field")
+
+
+def field_default(flow, value: ast.AST, env, depth: int):
+    """The value of a class-body field's default: ``field(default=x)`` -> x; ``field(default_factory=lambda: e)``
+    -> e; ``field(default_factory=f)`` -> what calling f gives (``datetime.now``: a clock); else ``value``'s."""
+    if isinstance(value, ast.Call):
+        name = flow.name_of(value.func) or ""
+        if name in _FIELD_CALLS or name.rsplit(".", 1)[-1] in ("field", "Field"):
+            for k in value.keywords:
+                if k.arg == "default":
+                    return flow.ev(k.value, None, env, depth)
+                if k.arg in ("default_factory", "factory"):
+                    if isinstance(k.value, ast.Lambda):
+                        return flow.ev(k.value.body, None, env, depth)
+                    return flow.called(k.value, None, env, depth)
+    return flow.ev(value, None, env, depth)
 
 
 def _init_params(inst: Instance) -> set:
