@@ -69,3 +69,18 @@ def test_a_finding_sent_from_its_own_module_has_no_related_location(tmp_path, ca
     code, out, err = run_cli(capsys, monkeypatch, tmp_path, "check", "--tokenizer", QWEN, "--output-format", "sarif", "app.py")
     results = json.loads(out)["runs"][0]["results"]
     assert [r["ruleId"] for r in results] == ["M101"] and "relatedLocations" not in results[0]
+
+
+def test_two_importers_sending_one_prompt_module_give_one_finding_naming_both(tmp_path):
+    # two clients send the prompt module's message: one finding at its line, both calls named (notes and sent_by)
+    from test_project_flow import check, where
+
+    files = dict(GENERATOR)
+    files["client2.py"] = GENERATOR["client.py"].replace("def answer(", "def answer_again(")
+    src = project(tmp_path, files)
+    findings = check(tmp_path, "client.py", "client2.py")
+    assert where(findings) == [("M101", "prompts.py", line_of(src["prompts.py"], "datetime.now()"))]
+    (f,) = findings
+    call = line_of(src["client.py"], "chat.completions.create")
+    assert [(s.path.rsplit("/", 1)[-1], s.line) for s in f.sent_by] == [("client.py", call), ("client2.py", call)]
+    assert any(n.startswith("also sent by `client.chat.completions.create(...)`") and "client2.py" in n for n in f.notes)

@@ -473,7 +473,7 @@ def prefer_sent(findings: List[Finding]) -> List[Finding]:
             first = kept[key]
             also = [n for n in f.notes if n.startswith(SENT_NOTE) and n not in first.notes]
             more = tuple(s for s in f.sent_by if s not in first.sent_by)
-            kept[key] = first = dataclasses.replace(first, notes=first.notes + [f"also {n}" for n in also],
+            kept[key] = first = dataclasses.replace(first, notes=first.notes + tuple(f"also {n}" for n in also),
                                                     sent_by=first.sent_by + more)
             out = [first if (g.code, g.path, g.line, g.column) == key else g for g in out]
             continue
