@@ -28,6 +28,10 @@ and times, each as a fresh subprocess (median of several repetitions):
   (n) (p)  the newcomer's app (5 templates, 2 Python builders, the embedded tokenizer) and pre-commit
            on it, as medians of interleaved pairs against `python -c pass` (benchmarks/newcomer.py;
            `--only newcomer` runs these alone)
+  (py)     a 200-file Python agent project (benchmarks/python_project.py: prompt modules, agent
+           classes importing them, clients making the call): one prompt module changed, which
+           re-analyses it and its importers (their analysis reads the modules they import), and the
+           same with `promptlint daemon` running
   (g)      a models/ folder: one directory per corpus chat template, each with its own copy of
            its tokenizer.json (5 distinct among them: tokenizers that share one, as users have
            them) and no tokenizer configured, cold, with peak memory; against a script that
@@ -471,6 +475,29 @@ def _newcomer(py: str, bench: Bench, work: Path, reps: int, quick: bool) -> None
     newcomer.print_rows(newcomer.rows(py, bench.env, work, max(reps, 1), QWEN, app_template), quick)
 
 
+def _python_project(bench: Bench, work: Path, modules: int) -> Dict:
+    """(py): one changed prompt module of a Python agent project, cold process and daemon running."""
+    import python_project
+
+    repo = work / "python_repo"
+    repo.mkdir()
+    (repo / "pyproject.toml").write_text(f"[tool.promptlint]\ntokenizer = {json.dumps(str(QWEN))}\n", encoding="utf-8")
+    python_project.make_project(repo, modules)
+    changed = repo / "app" / "prompts_1.py"
+    base = changed.read_text(encoding="utf-8")
+    count = [0]
+
+    def change():
+        count[0] += 1
+        changed.write_text(base + f"# change {count[0]}\n", encoding="utf-8")
+
+    bench.once(bench.promptlint(), repo)  # fill the cache: every row after it is one changed file
+    out = {"py": bench.time(bench.promptlint(), repo, before=change)}
+    daemon = _daemon_rows(bench, work, repo, change)
+    out["py_daemon"] = daemon["c_daemon"]
+    return out
+
+
 def _daemon_rows(bench: Bench, work: Path, repo: Path, change) -> Dict:
     """(c) and (b) with a daemon running for the repository (its own private runtime directory)."""
     runtime = Path(tempfile.mkdtemp(prefix="pld"))  # short: a socket path holds 108 bytes
@@ -599,6 +626,7 @@ def _run(bench: Bench, work: Path, quick: bool, reps: int, apps: int, chats: int
     rows["f0"] = bench.time([py, str(work / "floor.py"), tok, str(work / "bases_scale.json")], big, reps=scale_reps)
 
     rows.update(_models(bench, work, models, py, scale_reps))
+    rows.update(_python_project(bench, work, 40 if quick else 200))
 
     print_table(rows, quick, apps, chats, scale, tver, tpy, len(data["requests"]), models)
     if not quick:  # --quick --only newcomer smoke-tests these rows on their own
@@ -635,6 +663,8 @@ def print_table(rows, quick, apps, chats, scale, tver, tpy, chat_renders, models
         "g_tree": "(g) its whole process tree (summed PSS)",
         "g1": "(g) models/, one process (--jobs 1)",
         "g_floor": f"(g0) parse the {n_distinct} distinct tokenizer{'s' * (n_distinct != 1)} once",
+        "py": "(py) Python agent project: one prompt module changed",
+        "py_daemon": "(py) the same, daemon running",
     }
     partial = "a" not in rows  # --only: the rows asked for
     if partial:
@@ -674,6 +704,8 @@ def print_table(rows, quick, apps, chats, scale, tver, tpy, chat_renders, models
         ("one changed (c) / the same in a resident process", ratio("c", "c_resident"), None, None),
         ("one changed, daemon running / bare python", ratio("c_daemon", "bare"), "<=", 5.0),
         ("warm, daemon running / bare python", ratio("b_daemon", "bare"), "<=", 5.0),
+        ("Python module changed (py) / one template changed (c)", ratio("py", "c"), "<=", 1.5),
+        ("Python module changed, daemon running / bare python", ratio("py_daemon", "bare"), "<=", 5.0),
         ("cold with windows / cold with full encodes (a)", ratio("a", "a_full"), "<=", 0.5),
         ("cold with windows / cold with full encodes (f)", ratio("f", "f_full"), "<=", 0.5),
     ]

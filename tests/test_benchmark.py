@@ -31,6 +31,8 @@ ROWS = [
     "(f) scale, every variant encoded whole",
     "(g) models/: 2 dirs, 1 distinct tokenizer, cold",
     "(g0) parse the 1 distinct tokenizer once",
+    "(py) Python agent project: one prompt module changed",
+    "(py) the same, daemon running",
 ]
 NEWCOMER = [
     "(n) newcomer app: one changed template, daemon off",

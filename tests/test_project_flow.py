@@ -472,6 +472,30 @@ def test_listing_styles_reach_the_prompt_from_another_module(tmp_path, style):
     assert f"sent by `client.messages.create(...)` at {tmp_path / 'rag.py'}:{call}" in f.notes
 
 
+KB_LISTING = {
+    "kb.py": """
+        import os
+
+
+        def documents(folder):
+            return [open(os.path.join(folder, n)).read() for n in os.listdir(folder)]
+        """,
+    "rag.py": """
+        import anthropic
+
+        from kb import documents
+
+        client = anthropic.Anthropic()
+
+
+        def ask(question):
+            context = "\\n\\n".join(documents("kb"))
+            return client.messages.create(model="claude-sonnet-4-5", max_tokens=99, system="Answer from the documents.",
+                                          messages=[{"role": "user", "content": context + "\\n\\n" + question}])
+        """,
+}
+
+
 def test_sorted_listing_from_another_module_is_clean(tmp_path):
     project(tmp_path, {
         "kb.py": """

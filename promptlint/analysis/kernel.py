@@ -138,6 +138,8 @@ class Context:
     deps: List[Path] = field(default_factory=list)  # other files the current analysis read
     # what the runs of several models (promptlint.driver.models) share: work that does not depend on the model
     shared: Optional[Dict[object, object]] = None
+    # the run's unsaved texts by path (editor buffers, a fix under proof): a module another one imports is read from here first
+    buffers: Dict[str, str] = field(default_factory=dict)
 
     def depend(self, path: Path) -> None:
         """Record a file (include, samples file) whose change must invalidate the cached result."""

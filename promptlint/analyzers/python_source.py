@@ -8,6 +8,7 @@ A file that does not parse is one E008 finding. libcst is used only by ``fix``.
 from __future__ import annotations
 
 import dataclasses
+import os
 
 from pathlib import Path
 from typing import List, NamedTuple, Optional, Sequence
@@ -65,20 +66,27 @@ def parse(path: Path, text: str, display: str) -> Parsed:
 def scan(path: Path, text: str, display: str, ctx: Optional[Context] = None):
     """(candidates, error) without touching the tokenizer. With ``ctx``, values are followed into the
     linted files this module imports (pysource.project), each one read a dependency of the result."""
+    if ctx is not None:  # a module the analyses of its importers parsed already (pysource.project): the same tree
+        from promptlint.base.paths import safe_resolve
+        from promptlint.pysource.project import parsed_text
+
+        hit = parsed_text(str(safe_resolve(path)), text)
+        if hit is not None:
+            return _hazard_scan(path, text, display, hit[0], ctx, hit[1]).run(), None
     parsed = parse(path, text, display)
     if parsed.error is not None:
         return [], parsed.error
     return _hazard_scan(path, text, display, parsed.tree, ctx).run(), None
 
 
-def _hazard_scan(path: Path, text: str, display: str, tree, ctx: Optional[Context]):
+def _hazard_scan(path: Path, text: str, display: str, tree, ctx: Optional[Context], index=None):
     from promptlint.pysource.project import Project
     from promptlint.pysource.rules import HazardScan
     from promptlint.scenarios.names import name_patterns
 
     kind_of = name_patterns().kind_of
-    project = Project(ctx.settings.root, path, kind_of, ctx.depend, ctx.display) if ctx is not None else None
-    return HazardScan(text, tree, kind_of, project, display)
+    project = Project(ctx.settings.root, path, kind_of, ctx.depend, ctx.display, ctx.buffers) if ctx is not None else None
+    return HazardScan(text, tree, kind_of, project, display, index)
 
 
 def _split_bom(text: str):
@@ -115,6 +123,11 @@ def findings_of(candidates, ctx: Context, display: str, lines: Sequence[str]) ->
                 findings.append(_relocate(f, c))
             continue
         fixable = ["fixable with `promptlint check --fix` (safe: changes ordering only)"] if c.fix else []
+        if c.order is not None:  # M202/M203: the stand-in items in two orders, measured
+            f = _measured_order(c, ctx, display, lines, encodings, fixable)
+            if f is not None:
+                findings.append(_relocate(f, c))
+            continue
         findings.append(_relocate(_record(c, display, lines, c.message, notes=[*c.notes, *fixable]), c))
     findings.sort(key=lambda f: f.sort_key)
     return findings
@@ -128,7 +141,12 @@ def _relocate(f: Finding, c) -> Finding:
         message = named.join(message.split(local))
         notes = [n for n in notes if n != c.sink]
     notes += [n for n in c.notes if n not in notes]
-    return dataclasses.replace(f, message=message, notes=tuple(notes))
+    sent_by = f.sent_by
+    if c.sender is not None:  # the sending call, for reporters that link it (SARIF relatedLocations)
+        from promptlint.base.records import SentBy
+
+        sent_by = (SentBy(*c.sender),)
+    return dataclasses.replace(f, message=message, notes=tuple(notes), sent_by=sent_by)
 
 
 def measure(path: Path, text: str, ctx: Context) -> list:
@@ -215,6 +233,39 @@ def _measured(c, ctx: Context, display: str, lines: Sequence[str], encodings: di
     )
 
 
+def _measured_order(c, ctx: Context, display: str, lines: Sequence[str], encodings: dict, fixable) -> Optional[Finding]:
+    """An M202/M203 candidate measured in tokens (pysource.orders): its request rendered with stand-in items
+    in order and reversed, against the render with only the per-request inputs changed. None when the
+    collection comes after the first per-request input (the order moves nothing that could be shared)."""
+    from promptlint.arithmetic.compare import engine_profile
+    from promptlint.pysource import orders
+    from promptlint.pysource.holes import prompt_text
+
+    tok = ctx.tokenizer()
+    encode = _encoder(tok, encodings)
+    profile = engine_profile(ctx.settings.engine, ctx.settings.block_size)
+    base_parts, variant_parts = c.order
+    base_text, variant_text = prompt_text(base_parts), prompt_text(variant_parts)
+    base = encode(base_text)
+    variant = encode(variant_text, base_text)
+    per_request_text = prompt_text(base_parts, per_request_variant=True)
+    per_request = encode(per_request_text, base_text).ids if per_request_text != base_text else None
+    cmp = figures.measure(base.ids, variant.ids, figures.ideal_shared(base.ids, per_request, len(variant.ids)), profile.block_size)
+    if cmp.shared >= cmp.ideal_shared:
+        return None
+    what = "tool definitions" if c.code == "M202" else "items"
+    message = (f"{c.message}: {cmp.lost_blocks:,} of {cmp.ideal_eligible_blocks:,} eligible KV blocks lost when the order "
+               f"changes (measured with {orders.STAND_INS} stand-in {what} reversed)")
+    token = figures.divergent_token(tok, base.ids, variant.ids, cmp.shared, figures.token_offset(base.offsets, base_text, cmp.shared))
+    notes = [f"{profile.name}, block {cmp.block_size}: eligible {figures.blocks(cmp.eligible_blocks)} with the other order, "
+             f"{cmp.ideal_eligible_blocks:,} with a stable one", *c.notes,
+             f"measured with {orders.STAND_INS} made-up {what} (their real text is not known here): real ones are "
+             "usually longer, and lose more", *fixable]
+    return _record(c, display, lines, message, notes=notes,
+                   variant_description=f"{orders.STAND_INS} stand-in {what} reversed",
+                   **figures.of(token, cmp, figures.evidence(base_text, variant_text, False)))
+
+
 def _encoder(tok, encodings: dict):
     """Encode without special tokens, once per text (holes of one prompt share its base render)."""
 
@@ -251,17 +302,47 @@ def fix(path: Path, text: str, display: str, findings: Sequence[Finding]):
 
     Returns (new_text, fixed findings); new_text is ``text`` when nothing applied.
     """
+    if not any(f.code in FIXABLE for f in findings):
+        return text, []
+    bom, body = _split_bom(text)
+    candidates, error = scan(path, body, display)
+    if error is not None:
+        return text, []
+    return _apply(text, findings, candidates)
+
+
+def fix_sent(path: Path, text: str, display: str, findings: Sequence[Finding], settings):
+    """The safe fixes of ``findings`` made in this module and sent from another (``Finding.sent_by``):
+    each sending module is analysed again with this module's ``text`` in place of the file, and the
+    hazards it places here are fixed as the module's own are. (new_text, fixed findings); writes nothing
+    and proves nothing: ``fixes/sent.py`` re-checks the senders before the text is kept."""
+    from promptlint.base.paths import safe_resolve
+
+    wanted = [f for f in findings if f.code in FIXABLE and f.sent_by]
+    if not wanted:
+        return text, []
+    here = safe_resolve(Path(path))
+    ctx = kernel.Context(settings, kernel.TokenizerProvider(kernel.tokenizer_spec(settings)), kernel.rule_filter(settings),
+                         buffers={os.path.abspath(path): text})
+    body = _split_bom(text)[1]
+    candidates = []
+    for sender in sorted({s.path for f in wanted for s in f.sent_by}):
+        source = kernel.read_source(Path(sender))
+        if not isinstance(source, str):
+            continue
+        found, error = scan(Path(sender), _split_bom(source)[1], ctx.display(Path(sender)), ctx)
+        candidates += [c for c in found if error is None and c.module is not None
+                       and getattr(c.module, "real_path", None) == here and c.module.source == body]
+    return _apply(text, wanted, candidates)
+
+
+def _apply(text: str, findings: Sequence[Finding], candidates) -> tuple:
+    """``text`` with the fixes of the candidates that ``findings`` name (by code, line and column)."""
     from promptlint.pysource import fixes
 
     wanted = {(f.code, f.line, f.column) for f in findings if f.code in FIXABLE}
-    if not wanted:
-        return text, []
-    original = text
-    bom, text = _split_bom(text)
-    candidates, error = scan(path, text, display)
-    if error is not None:
-        return original, []
-    lines = text.splitlines()
+    bom, body = _split_bom(text)
+    lines = body.splitlines()
     targets = []
     for c in candidates:
         if not c.fix:
@@ -270,12 +351,13 @@ def fix(path: Path, text: str, display: str, findings: Sequence[Finding]):
         line, col = n.lineno, _char_col(lines, n.lineno, n.col_offset)
         if (c.code, line, col) in wanted:
             end_col = _char_col(lines, n.end_lineno, n.end_col_offset)
-            targets.append(fixes.Target(c.fix, line, col - 1, n.end_lineno, end_col - 1, c.code))
+            target = fixes.Target(c.fix, line, col - 1, n.end_lineno, end_col - 1, c.code)
+            if target not in targets:
+                targets.append(target)
     if not targets:
-        return original, []
-    new_text, applied = fixes.apply(text, targets)
+        return text, []
+    new_text, applied = fixes.apply(body, targets)
     if not applied:
-        return original, []
-    new_text = bom + new_text  # a file keeps its BOM
+        return text, []
     done = {(t.code, t.line, t.column + 1) for t in applied}
-    return new_text, [f for f in findings if (f.code, f.line, f.column) in done]
+    return bom + new_text, [f for f in findings if (f.code, f.line, f.column) in done]  # a file keeps its BOM

@@ -32,6 +32,18 @@ class DivergentToken:
 
 
 @dataclass(frozen=True)
+class SentBy:
+    """The call that sends a prompt whose hazard is made in another module (a Python finding is reported
+    where the hazard is made; this is where the request goes): its file (display path), 1-based line and
+    column, and the call's text."""
+
+    path: str
+    line: int
+    column: int
+    call: str
+
+
+@dataclass(frozen=True)
 class Arithmetic:
     """The comparison behind a finding, for the selected engine profile."""
 
@@ -216,11 +228,13 @@ class Finding:
     baseline: Optional[str] = None  # check --baseline: "existing" (also at the baseline) or "new"
     cost: Optional[Cost] = None  # [tool.promptlint.cost]: what lost_tokens cost a day (a priced copy, after linting)
     models: Tuple[ModelHit, ...] = ()  # `tokenizers`: each model it hits (the merged copy, after linting)
+    sent_by: Tuple[SentBy, ...] = ()  # a Python hazard made in one module and sent from another: the sending calls
 
     def __post_init__(self):
         # sequences given as lists are kept as tuples: a finding's notes cannot grow after it is built
         object.__setattr__(self, "notes", tuple(self.notes))
         object.__setattr__(self, "models", tuple(self.models))
+        object.__setattr__(self, "sent_by", tuple(self.sent_by))
 
     @property
     def sort_key(self):
@@ -254,6 +268,8 @@ class Finding:
             out.update(asdict(self.arithmetic))
         if self.notes:
             out["notes"] = list(self.notes)
+        if self.sent_by:
+            out["sent_by"] = [asdict(s) for s in self.sent_by]
         if self.stored_at is not None:
             out["stored_at"] = asdict(self.stored_at)
         if self.baseline is not None:
@@ -300,6 +316,7 @@ def finding_from_dict(d: Dict[str, Any]) -> Finding:
         cause=d.get("cause"),
         stored_at=StoredAt(**d["stored_at"]) if d.get("stored_at") else None,
         source_line=SourceLine(**d["source_line"]) if d.get("source_line") else None,
+        sent_by=tuple(SentBy(**s) for s in d.get("sent_by", ())),
     )
 
 

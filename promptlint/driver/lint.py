@@ -138,7 +138,8 @@ def plan_run(request: Request, settings: Settings, shared: Optional[Dict[object,
                                   kinds=analyzers)
     if overrides:
         files = [Path(p) for p in overrides] + [f for f in files if str(f) not in overrides]
-    ctx = kernel.Context(settings, provider, kernel.rule_filter(settings), shared=shared)
+    ctx = kernel.Context(settings, provider, kernel.rule_filter(settings), shared=shared,
+                         buffers={os.path.abspath(p): t for p, t in (overrides or {}).items()})
     state.missing = [kernel.file_error(raw, "E005", reason) for raw, reason in missing]
     # Work in the plan's order (files sharing a tokenizer together, each released after its last
     # file); results and notices are put back in discovery order, as if linted one by one.
@@ -538,7 +539,9 @@ def prefer_sent(findings: List[Finding]) -> List[Finding]:
         if sent(f) and key in kept:
             first = kept[key]
             also = [n for n in f.notes if n.startswith(SENT_NOTE) and n not in first.notes]
-            kept[key] = first = dataclasses.replace(first, notes=first.notes + [f"also {n}" for n in also])
+            more = tuple(s for s in f.sent_by if s not in first.sent_by)
+            kept[key] = first = dataclasses.replace(first, notes=first.notes + tuple(f"also {n}" for n in also),
+                                                    sent_by=first.sent_by + more)
             out = [first if (g.code, g.path, g.line, g.column) == key else g for g in out]
             continue
         if sent(f):

@@ -42,6 +42,9 @@ class Hole:
     label: str  # source text or name, for messages
     node: ast.AST
     sub: Optional[str] = None  # volatile sub-kind: timestamp, date, time, id, number
+    # items of an unordered collection joined into text (``sep.join(a_set)``): (the separator, ids of the
+    # nodes of the order hazards it carries); pysource.orders renders stand-in items here in two orders
+    order: Optional[Tuple[str, frozenset]] = None
 
 
 @dataclass(eq=False)
@@ -390,6 +393,25 @@ class Flow:
             v.hazards.append(Hazard("volatile", node, label, sub))
         return v
 
+    def called(self, fn: ast.AST, scope, env, depth: int) -> Val:
+        """What calling the callable ``fn`` with no arguments gives (a ``default_factory``): a clock or an id
+        read at ``fn`` (``datetime.now``, ``uuid.uuid4``), else the value of the call."""
+        name = self.name_of(fn)
+        sub = sinks.volatile_sub(name)
+        if sub is not None:
+            label = self.text_of(fn) + "()"
+            return Val(parts=[Hole("volatile", label, fn, sub)], hazards=[Hazard("volatile", fn, label, sub)],
+                       names=frozenset([name]))
+        return self._call(ast.copy_location(ast.Call(func=fn, args=[], keywords=[]), fn), scope, env or {}, depth)
+
+    def as_text(self, v: Val, node: ast.AST, scope, depth: int) -> Val:
+        """``v`` as ``str()`` and formatting render it: an object of a class of the linted files with a
+        ``__str__`` (or ``__format__``) method is what that method returns; anything else is ``v``."""
+        if v.instance is None or depth > MAX_DEPTH:
+            return v
+        text = objects.render(self, v, node, scope, depth)
+        return text if text is not None else v
+
     # -- entry point
     def ev(self, node: Optional[ast.AST], scope: Optional[ast.AST], env: Optional[Dict[str, Val]] = None, depth: int = 0) -> Val:
         if node is None:
@@ -430,7 +452,7 @@ class Flow:
             if isinstance(piece, ast.Constant):
                 out.parts.append(str(piece.value))
                 continue
-            v = self.ev(piece.value, scope, env, depth)
+            v = self.as_text(self.ev(piece.value, scope, env, depth), piece.value, scope, depth)
             out.add(v)
             spec = _const_spec(piece.format_spec)
             if v.parts is not None and not (spec and len(v.parts) == 1 and isinstance(v.parts[0], Hole)):
@@ -524,6 +546,9 @@ class Flow:
                 return base.mapping[key.value]
             if base.items is not None and isinstance(key.value, int) and -len(base.items) <= key.value < len(base.items):
                 return base.items[key.value]
+        if base.parts is not None and len(base.parts) == 1 and isinstance(base.parts[0], Hole) and base.parts[0].kind == "volatile":
+            h = base.parts[0]  # `uuid4().hex[:8]`, `str(time.time())[-6:]`: part of a volatile value is still volatile
+            return Val([Hole("volatile", self.text_of(node), h.node, h.sub)], list(base.hazards), names=base.names)
         out = self.opaque(node)
         return out.add(base)
 
@@ -539,7 +564,7 @@ class Flow:
         if base.parts is not None and len(base.parts) == 1 and isinstance(base.parts[0], Hole) and base.parts[0].kind == "volatile":
             return base  # uuid4().hex, datetime.now().year: still the volatile value
         if base.instance is not None:  # `self.chunks.system`: what the class writes to the attribute
-            v = objects.attribute(base, node.attr, depth)
+            v = objects.attribute(base, node.attr, depth, scope)
             if v is not None:
                 return self._named(v, node.attr)
         out = self.opaque(node, name=node.attr)
@@ -794,7 +819,7 @@ class Flow:
             return self._apply_chat_template(node, ev, label)
         if name in sinks.TEXT_FUNCTIONS or name == "copy.deepcopy" or name == "copy.copy":
             x = ev(node.args[0]) if node.args else Val(parts=[""])
-            return x
+            return self.as_text(x, node, scope, depth) if name in ("str", "format") else x
         if method in ("copy", "deepcopy") and receiver is not None and not node.args:  # x.copy(): the same value
             return receiver
         if method in sinks.TEXT_METHODS and receiver is not None:
@@ -826,7 +851,9 @@ class Flow:
                 parts.extend(item.parts)
             out.parts = parts
         else:
-            out.parts = [Hole("static", label, node)]
+            unordered = frozenset(id(h.node) for h in out.hazards if h.kind == "unordered")
+            glue = "".join(sep.parts) if sep.parts is not None and all(isinstance(p, str) for p in sep.parts) else "\n"
+            out.parts = [Hole("static", label, node, order=(glue, unordered) if unordered else None)]
         return out
 
     def _collection(self, node: ast.Call, name: str, ev) -> Val:
@@ -936,7 +963,7 @@ class Flow:
             if arg is None:
                 out.parts.append(Hole("static", field_name, node))
                 continue
-            v = ev(arg)
+            v = self.as_text(ev(arg), arg, None, 0)
             out.add(v)
             if v.parts is not None and head == field_name:
                 if spec and len(v.parts) == 1 and isinstance(v.parts[0], Hole):

@@ -192,8 +192,8 @@ def _messages(out: Layout, val: Optional[Val], key: str) -> None:
     if val is None:
         return
     if val.items is None:
-        if val.parts is not None:
-            out.add(val, f"{key}=", "messages")
+        if val.parts is not None or any(h.kind == "unordered" for h in val.hazards):
+            out.add(val, f"{key}=", "messages")  # a list built from an unordered collection: where its messages go
         return
     for i, item in enumerate(val.items):
         if item.mapping is not None:

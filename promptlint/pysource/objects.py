@@ -34,6 +34,8 @@ class Instance:
     flow: Any  # the Flow of the module that defines the class
     cls: ast.ClassDef
     env: Optional[Dict[str, Any]]  # the constructor's parameters bound to its arguments; None: not known (`self` in a method)
+    origin: Optional[ast.AST] = None  # the constructor call that made it: one object, however many copies of its value
+    reader: Optional[ast.AST] = None  # the function that sends it (its calls of the object's methods are the ones that count)
 
 
 def _load(flow, module: str, level: int, need=None):
@@ -170,7 +172,7 @@ def _instantiate(caller, node: ast.Call, cflow, cls: ast.ClassDef, scope, env, d
                 ctor[k.arg] = caller.ev(k.value, scope, env, depth + 1)
     out = caller.opaque(node)
     out.add(*ctor.values())
-    out.instance = Instance(cflow, cls, ctor)
+    out.instance = Instance(cflow, cls, ctor, node)
     return out
 
 
@@ -236,8 +238,12 @@ def callee(caller, node: ast.Call, scope) -> Optional[Tuple[Any, ast.AST, Any]]:
     root = f.value
     while isinstance(root, ast.Attribute):
         root = root.value
-    if not isinstance(root, ast.Name) or root.id in caller.index.imports:
-        return None  # `os.path.join`, `client.chat...`: a module or an imported object, no class of ours
+    if not isinstance(root, ast.Name):
+        return None
+    if root.id in caller.index.imports:  # `os.path.join`: a module; `conv.send()`: an object a linted module made
+        r = resolve(caller, root.id)
+        if r is None or r[1] is None or r[1] in r[0].index.functions or r[1] in r[0].index.classes:
+            return None
     receiver = caller.ev(f.value, scope)
     if receiver.instance is None:
         return None
@@ -248,8 +254,9 @@ def callee(caller, node: ast.Call, scope) -> Optional[Tuple[Any, ast.AST, Any]]:
 # ----------------------------------------------------------------------------- attributes
 
 
-def attribute(obj, attr: str, depth: int):
-    """What an object's attribute holds: the values its class (and bases) write to it, in order."""
+def attribute(obj, attr: str, depth: int, scope=None):
+    """What an object's attribute holds: the values its class (and bases) write to it, in order, and what
+    calls of its methods from outside the class add (``_outside_calls``); ``scope``: the function reading it."""
     inst: Instance = obj.instance
     merge = inst.flow.merge
     if depth > inst.flow.MAX_DEPTH:
@@ -269,17 +276,144 @@ def attribute(obj, attr: str, depth: int):
         bases = [e for e in entries if e.kind == "assign"]
         if not bases:
             continue
-        vals = [f.ev(e.value, e.scope, _env_for(obj, e.scope), depth + 1) for e in bases]
+        vals = [field_default(f, e.value, {}, depth + 1) if e.scope is None
+                else f.ev(e.value, e.scope, _env_for(obj, e.scope), depth + 1) for e in bases]
         out = merge(vals)
         out = type(out)(out.parts, list(out.hazards), list(out.items) if out.items is not None else None,
                         dict(out.mapping) if out.mapping is not None else None, out.unordered, out.names, out.node,
                         out.instance)
         first = bases[0].pos
+        called = _outside_calls(obj, [e.scope for e in entries if e.kind != "assign" and e.pos > first], depth,
+                                inst.reader if inst.reader is not None else scope)
         for e in entries:
-            if e.kind != "assign" and e.pos > first:
+            if e.kind != "assign" and e.pos > first and id(e.scope) not in called:
                 f._mutate(out, e, e.scope, _env_for(obj, e.scope), depth + 1)
+        for _, method_, env in sorted(called_in_order(called), key=lambda c: c[0]):
+            for e in entries:  # the method's writes to the attribute, its parameters bound to that call's arguments
+                if e.scope is method_ and e.kind != "assign" and e.pos > first:
+                    f._mutate(out, e, e.scope, env, depth + 1)
         return out
     return None
+
+
+MAX_OUTSIDE_CALLS = 16  # calls of one object's mutating methods followed per attribute
+
+
+def _outside_calls(obj, methods, depth: int, reader) -> Dict[int, list]:
+    """id(method) -> [(where, method, env)] for each call of ``obj``'s methods that write the attribute
+    (``conv.add_system(f"{now}")``) made outside the class, in the linted module or a module it reaches:
+    the object is the same when its constructor call is (``Instance.origin``). ``where`` orders the calls:
+    (the caller's module, line, column). Methods called nowhere outside are left to the class's own order.
+    When the function that reads (or sends) the object calls them itself, only its calls count: a module-level
+    object filled by two request handlers is filled once per request."""
+    inst: Instance = obj.instance
+    if inst.origin is None or inst.env is None or depth > inst.flow.MAX_DEPTH:
+        return {}
+    wanted = {}
+    for m in methods:
+        if m is not None and m.name != "__init__":
+            wanted.setdefault(m.name, m)
+    if not wanted:
+        return {}
+    flows = _flows(inst.flow)
+    memo = inst.flow.__dict__.setdefault("_outside", {})
+    key = (id(inst.origin), id(reader), tuple(sorted(wanted)), len(flows), depth > inst.flow.MAX_DEPTH // 2)
+    if key not in memo:
+        memo[key] = _find_outside_calls(obj, wanted, flows, depth, reader)
+    return memo[key]
+
+
+def _find_outside_calls(obj, wanted: Dict[str, Any], flows: list, depth: int, reader) -> Dict[int, list]:
+    inst: Instance = obj.instance
+    out: Dict[int, list] = {}
+    seen = 0
+    for k, caller in enumerate(flows):
+        by_name = _method_calls(caller)
+        for name in wanted:
+            for call, scope in by_name.get(name, ()):
+                if seen >= MAX_OUTSIDE_CALLS:
+                    break
+                receiver = caller.ev(call.func.value, scope, None, depth + 1)
+                if receiver.instance is None or receiver.instance.origin is not inst.origin:
+                    continue
+                found = method(inst.flow, inst.cls, name)
+                if found is None or found[1] is not wanted[name]:
+                    continue
+                seen += 1
+                env = caller.bind_arguments(call, found[1], scope, {}, depth + 1, found[0], obj)
+                out.setdefault(id(found[1]), []).append(((k, call.lineno, call.col_offset), found[1], env, scope))
+    if any(c[3] is reader for calls in out.values() for c in calls):
+        out = {key: [c for c in calls if c[3] is reader] for key, calls in out.items()}
+    return {key: [c[:3] for c in calls] for key, calls in out.items() if calls}
+
+
+def _method_calls(flow) -> Dict[str, list]:
+    """Method name -> its calls on something other than ``self``/``cls`` in the module, indexed once per Flow."""
+    table = flow.__dict__.get("_method_calls")
+    if table is None:
+        table = flow.__dict__["_method_calls"] = {}
+        for call, scope in flow.index.calls:
+            f = call.func
+            if isinstance(f, ast.Attribute) and not (isinstance(f.value, ast.Name) and f.value.id in ("self", "cls")):
+                table.setdefault(f.attr, []).append((call, scope))
+    return table
+
+
+def called_in_order(called: Dict[int, list]) -> list:
+    return [c for calls in called.values() for c in calls]
+
+
+def _flows(flow) -> list:
+    """The linted module first, then the other modules this analysis has loaded (bounded by the project)."""
+    project = flow.project
+    if project is None:
+        return [flow]
+    out = [project.main] if project.main is not None else []
+    out += [f for f in project.flows.values() if f is not None and f is not project.main]
+    return out
+
+
+def read_from(obj, scope):
+    """``obj`` (a Val) as the function ``scope`` sends it: its method calls there are the ones that fill it."""
+    if obj is None or obj.instance is None or obj.instance.origin is None:
+        return obj
+    from dataclasses import replace
+
+    out = obj.__class__(obj.parts, list(obj.hazards), obj.items, obj.mapping, obj.unordered, obj.names, obj.node,
+                        replace(obj.instance, reader=scope))
+    return out
+
+
+def render(caller, obj, node: ast.AST, scope, depth: int):
+    """What ``str(obj)`` is for an object of a class of the linted files: its ``__str__`` (else ``__format__``)
+    return value, ``self`` bound to it; None when the class defines neither."""
+    inst: Instance = obj.instance
+    for name in ("__str__", "__format__"):
+        found = method(inst.flow, inst.cls, name)
+        if found is not None:
+            call = ast.copy_location(ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=[], keywords=[]), node)
+            return caller._call_local(call, found[1], scope, {}, depth + 1, callee=found[0], bound=obj)
+    return None
+
+
+# dataclasses.field / pydantic.Field / attrs: where a field's default is written
+_FIELD_CALLS = ("field", "Field", "attr.ib", "attrib", "attr.field")
+
+
+def field_default(flow, value: ast.AST, env, depth: int):
+    """The value of a class-body field's default: ``field(default=x)`` -> x; ``field(default_factory=lambda: e)``
+    -> e; ``field(default_factory=f)`` -> what calling f gives (``datetime.now``: a clock); else ``value``'s."""
+    if isinstance(value, ast.Call):
+        name = flow.name_of(value.func) or ""
+        if name in _FIELD_CALLS or name.rsplit(".", 1)[-1] in ("field", "Field"):
+            for k in value.keywords:
+                if k.arg == "default":
+                    return flow.ev(k.value, None, env, depth)
+                if k.arg in ("default_factory", "factory"):
+                    if isinstance(k.value, ast.Lambda):
+                        return flow.ev(k.value.body, None, env, depth)
+                    return flow.called(k.value, None, env, depth)
+    return flow.ev(value, None, env, depth)
 
 
 def _init_params(inst: Instance) -> set:

@@ -62,6 +62,15 @@ def _parsed(real: str, raw: bytes):
     return entry
 
 
+def parsed_text(real: str, text: str):
+    """(tree, index) of a linted module's text (its BOM already taken off) when an importer's analysis
+    parsed the same bytes already; None otherwise. Only looked up: keeping every linted module's tree
+    would hold a whole package's trees in memory, and the collector's passes over them cost more than
+    the parses saved."""
+    hit = _PARSED.get((real, hashlib.sha256(text.encode("utf-8")).hexdigest()))
+    return (hit[0], hit[1]) if hit is not None else None
+
+
 class _NodeIds:
     """The ids of a tree's nodes, computed on the first question (most analyses report nothing in an
     imported module, and never ask)."""
@@ -80,7 +89,8 @@ class Project:
     """The linted module and the modules it reaches through imports, for one analysis."""
 
     def __init__(self, root: Path, path: Path, kind_of, depend: Optional[Callable[[Path], None]] = None,
-                 display: Callable[[Path], str] = str):
+                 display: Callable[[Path], str] = str, buffers: Optional[Dict[str, str]] = None):
+        """``buffers``: unsaved texts by absolute path (an editor's, a fix under proof), read before the disk."""
         from promptlint.base.paths import safe_resolve
 
         self.root = safe_resolve(Path(root))
@@ -96,6 +106,7 @@ class Project:
         self.loaded = 0
         self._found: Dict[tuple, object] = {}  # (importer's directory, module, level, need) -> Flow or None
         self._bytes: Dict[str, Optional[bytes]] = {}  # candidate path -> its bytes (None: not read)
+        self.buffers = buffers or {}
 
     def attach(self, flow) -> None:
         """The linted module's own Flow: an import cycle back to it finds it."""
@@ -175,7 +186,8 @@ class Project:
         real = safe_resolve(Path(candidate))
         if not (real == self.limit or self.limit in real.parents) or not_read(Path(candidate), self.root):
             return None
-        raw = kernel.read_source_bytes(Path(candidate))
+        buffered = self.buffers.get(os.path.abspath(candidate))
+        raw = buffered.encode("utf-8") if buffered is not None else kernel.read_source_bytes(Path(candidate))
         if not isinstance(raw, bytes):
             return None
         self.loaded += 1

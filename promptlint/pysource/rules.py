@@ -14,7 +14,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from promptlint.base import registry
 from promptlint.checks import prefix_caching_disabled as m701
-from promptlint.pysource import breakpoints, layout, objects, sinks
+from promptlint.pysource import breakpoints, layout, objects, orders, sinks
 from promptlint.pysource.flow import Flow, Hazard, Hole, Index, Part, Val
 from promptlint.pysource.project import NOT_SEEN_NOTE, SENT_NOTE
 
@@ -59,6 +59,8 @@ class Candidate:
     module: Optional[Flow] = None  # reported in an imported module (its Flow: display path and text); None: this one
     sent_at: Optional[Tuple[str, str]] = None  # ("at line 12", "at client.py:12"): the sending call named from afar
     measured_only: bool = False  # M101 of a prompt whose sender is not seen: reported only when blocks are lost
+    order: Optional[Tuple[List[Part], List[Part]]] = None  # M202/M203: the prompt with stand-in items in two orders
+    sender: Optional[Tuple[str, int, int, str]] = None  # (its file, line, 1-based column, callee): the call that sends it
 
 
 @dataclass
@@ -77,11 +79,17 @@ class SentPrompt:
 class HazardScan:
     """One module's hazards at prompt sinks, as candidate findings (``run``)."""
 
+    _sending: Optional[Tuple[ast.Call, str, str]] = None  # the LLM call being judged: (call, text, its file)
+    _request: Optional["layout.Layout"] = None  # the request being judged (order findings are measured in it)
+
     def __init__(self, source: str, tree: ast.Module, kind_of: Callable[[str], Tuple[str, Optional[str]]],
-                 project=None, display: Optional[str] = None):
-        """``project``: the other linted modules imports reach (pysource.project.Project), None: this module alone."""
+                 project=None, display: Optional[str] = None, index: Optional[Index] = None):
+        """``project``: the other linted modules imports reach (pysource.project.Project), None: this module alone;
+        ``index``: the tree's Index when it was built already (pysource.project's parse of the same bytes)."""
         self.source = source
-        self.index = Index(tree)
+        self.index = index if index is not None else Index(tree)
+        if project is not None and not self._reaches_prompts(source):
+            project = None  # nothing here can make or send a prompt: its imports are not read (pysource.project)
         self.flow = Flow(self.index, source, kind_of, project, display)
         self.project = project
         self.display = display or "this file"
@@ -111,7 +119,41 @@ class HazardScan:
                 if display == self.display:
                     c.sent_at = (f"at line {call.lineno}", f"at {here}")
                 c.notes.append(f"{SENT_NOTE}`{callee}(...)` at {here}")
+        if self._sending is not None and (owner is not None or self._in[0] is not self.flow):
+            c.sender = self._sender()  # the request goes out in another module than the hazard's
         self.candidates[key] = c
+
+    def _sender(self) -> Tuple[str, int, int, str]:
+        """(its file, line, 1-based column in characters, callee) of the LLM call being judged."""
+        call, callee, display = self._sending
+        lines = getattr(self._in[0], "_lines", None) or []
+        line = lines[call.lineno - 1] if 0 < call.lineno <= len(lines) else b""
+        column = len(line[:call.col_offset].decode("utf-8", "replace")) + 1  # ast columns are UTF-8 bytes
+        return display, call.lineno, column, f"{callee}(...)"
+        self.candidates[key] = c
+
+    def _reaches_prompts(self, source: str) -> bool:
+        """Whether a value of this module can be, or reach, a prompt: it calls a model (an SDK call, a chat
+        model, an agent), builds a role/content message or a prompt-named value, or reads a clock, an id or an
+        unordered source that may be sent elsewhere. A module with none of these (most of an SDK's own files)
+        is analysed alone: following its imports could find nothing it sends or makes."""
+        if any(_is_message_dict(d) for d, _ in self.index.dicts):
+            return True
+        if any(_prompt_named(f.name) for f in list(self.index.functions.values()) + list(self.index.methods.values())):
+            return True
+        if any(sid == 0 and _prompt_named(name) and any(_text_like(e.value) for e in entries)
+               for (sid, name), entries in self.index.bindings.items()):
+            return True
+        if _decorates_prompts(source):
+            return True
+        for call, _ in self.index.calls:
+            f = call.func
+            name = sinks.canonical(sinks.dotted(f), self.index.aliases)
+            if sinks.llm_call(name) or sinks.volatile_sub(name) or sinks.is_agent(name) or name in sinks.UNORDERED_CALLS:
+                return True
+            if isinstance(f, ast.Attribute) and (f.attr in sinks.RUNNABLE_METHODS or f.attr in sinks.UNORDERED_METHODS):
+                return True
+        return False
 
     def line(self, node: ast.AST) -> int:
         return getattr(node, "lineno", 1)
@@ -198,6 +240,14 @@ class HazardScan:
         for key in sorted(sinks.MESSAGES_KWARGS):
             if key in args:
                 self._mark_dicts(args[key])
+        self._request = request
+        try:
+            self._judge_request(call, scope, suffix, get, request, where, model)
+        finally:
+            self._request = None
+
+    def _judge_request(self, call, scope, suffix: str, get, request: "layout.Layout", where: str, model) -> None:
+        flow = self._in[0]
         self.field_collection_hazards(get, where, lambda key: suffix != "generate" or key == "prompts")
         if request.blocks and flow is self.flow:
             self.sent.append(SentPrompt(scope, self.flow.text_of(call.func, 50), call, request, model))
@@ -229,7 +279,7 @@ class HazardScan:
             inner = _llm_calls_by_function(cflow).get(id(func))
             if not inner:
                 continue
-            env = self.flow.bind_arguments(call, func, scope, {}, 0, cflow, bound)
+            env = self.flow.bind_arguments(call, func, scope, {}, 0, cflow, objects.read_from(bound, scope))
             self._in = (cflow, env)
             try:
                 for c, (suffix, positional) in inner:
@@ -284,6 +334,8 @@ class HazardScan:
     def decorated_prompts(self):
         """(function, request) for each ``@agent.system_prompt``-decorated function of an agent: each
         value it returns is sent as a ``system_prompt=`` (a synthetic call at the decorator's line)."""
+        if not _decorates_prompts(self.source):
+            return  # no decorator of that name: the walk below finds nothing
         for node in ast.walk(self.index.tree):
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
@@ -379,7 +431,7 @@ class HazardScan:
                 if h.kind == "json":
                     self.json_candidate(h, f"{block.where} of {where}")
                 elif h.kind == "unordered":
-                    self.unordered_candidate(h, "M203", f"{block.where} of {where}")
+                    self.unordered_candidate(h, "M203", f"{block.where} of {where}", request)
         marks = request.breakpoints
         # a volatile value after the first per-request one belongs to this turn's message, which a
         # conversation resends unchanged as history: it only moves what was never shared
@@ -454,7 +506,7 @@ class HazardScan:
             "order changes the prompt",
             help="pass `sort_keys=True`" if h.fix else "serialize with sorted keys", fix=h.fix))
 
-    def unordered_candidate(self, h: Hazard, code: str, where: str) -> None:
+    def unordered_candidate(self, h: Hazard, code: str, where: str, request: Optional["layout.Layout"] = None) -> None:
         what = "tools" if code == "M202" else "prompt parts"
         origin = h.origin_label or "an unordered collection"
         at = ""
@@ -469,7 +521,7 @@ class HazardScan:
             help=f"iterate `sorted({h.label})`" if h.fix else "sort before building the prompt",
             notes=["set and dict-from-set order depends on string hashing (PYTHONHASHSEED), which differs per "
                    "process and replica; file-system listings follow directory order"],
-            fix=h.fix))
+            fix=h.fix, order=orders.renders(request or self._request, h, code) if (request or self._request) else None))
 
     # ----------------------------------------------------------------- double BOS
     def double_bos(self, call: ast.Call, scope, name: Optional[str]) -> None:
@@ -586,6 +638,22 @@ def _llm_calls_by_function(flow) -> Dict[int, list]:
                 if m is not None:
                     table.setdefault(id(scope), []).append((c, m))
     return table
+
+
+def _text_like(node) -> bool:
+    """An assigned value that builds text (a type alias named ``...SystemMessageParam`` is not a prompt)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, (ast.JoinedStr, ast.BinOp)):
+        return True
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
+        "format", "join", "dedent", "strip", "format_map", "replace")
+
+
+def _decorates_prompts(source: str) -> bool:
+    """The text holds ``@<agent>.system_prompt`` / ``.instructions`` as a decorator (``@a.instructions`` on its
+    own line, or called); an attribute read of the same name is not one."""
+    return any(f".{d}{end}" in source for d in sinks.AGENT_PROMPT_DECORATORS for end in ("\n", "(", "\r"))
 
 
 PROMPT_NAMES = ("prompt", "instruction", "system", "preamble", "persona")

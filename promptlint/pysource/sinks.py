@@ -152,6 +152,11 @@ def canonical(name: Optional[str], aliases: Dict[str, str]) -> Optional[str]:
     return head + ("." + rest if rest else "")
 
 
+# the suffixes by their method name: most calls of a module end in a name no SDK call ends in
+_BY_METHOD = {m: tuple(x for x in LLM_CALL_SUFFIXES if x[0].rsplit(".", 1)[-1] == m)
+              for m in {s.rsplit(".", 1)[-1] for s, _ in LLM_CALL_SUFFIXES}}
+
+
 def llm_call(name: Optional[str]) -> Optional[Tuple[str, Dict[int, str]]]:
     """(matched suffix, positional roles) when ``name`` is an LLM or chat-template call."""
     if not name:
@@ -159,7 +164,7 @@ def llm_call(name: Optional[str]) -> Optional[Tuple[str, Dict[int, str]]]:
     if name in BARE_LLM_FUNCTIONS:
         return name, BARE_LLM_FUNCTIONS[name]
     name = ".".join(p for p in name.split(".") if not p.startswith(PASS_THROUGH_PREFIX))
-    for suffix, positional in LLM_CALL_SUFFIXES:
+    for suffix, positional in _BY_METHOD.get(name.rsplit(".", 1)[-1], ()):
         if name == suffix or name.endswith("." + suffix):
             if "." not in suffix and "." not in name:
                 continue  # a bare generate()/chat()/converse() function is not an SDK method

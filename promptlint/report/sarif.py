@@ -56,7 +56,12 @@ def _rule(rule) -> dict:
 
 
 def _location(f, root: Path, cwd: Path) -> dict:
-    rel = relative_to(f.path, root, cwd)
+    line, column, end_line, end_column = in_file(f)
+    return _physical(f.path, line, column, end_line, end_column, root, cwd)
+
+
+def _physical(path: str, line: int, column: int, end_line: int, end_column: int, root: Path, cwd: Path) -> dict:
+    rel = relative_to(path, root, cwd)
     # file names are bytes on POSIX: percent-encode those bytes (a name that is not UTF-8 arrives
     # here with surrogate escapes, which str-quoting cannot encode)
     raw = os.fsencode(rel)
@@ -64,15 +69,24 @@ def _location(f, root: Path, cwd: Path) -> dict:
         artifact = {"uri": "file://" + quote(raw, safe="/")}
     else:
         artifact = {"uri": quote(raw, safe="/"), "uriBaseId": "%SRCROOT%"}
-    line, column, end_line, end_column = in_file(f)
     region = {"startLine": line, "startColumn": column, "endLine": max(end_line, line)}
     if end_column >= 1:
         region["endColumn"] = end_column
     return {"physicalLocation": {"artifactLocation": artifact, "region": region}}
 
 
-# The JSON record's own fields that SARIF already carries elsewhere (rule, message, location).
-_NOT_PROPERTIES = ("code", "message", "path", "line", "column", "end_line", "end_column", "evidence")
+def _related(f, root: Path, cwd: Path) -> list:
+    """A Python hazard made in one module and sent from another: each sending call, as a related location."""
+    out = []
+    for i, s in enumerate(f.sent_by):
+        loc = _physical(s.path, s.line, s.column, s.line, 0, root, cwd)
+        loc.update({"id": i, "message": {"text": f"sent by `{s.call}`"}})
+        out.append(loc)
+    return out
+
+
+# The JSON record's own fields that SARIF already carries elsewhere (rule, message, location, sending calls).
+_NOT_PROPERTIES = ("code", "message", "path", "line", "column", "end_line", "end_column", "evidence", "sent_by")
 
 
 def _properties(f) -> dict:
@@ -109,6 +123,9 @@ def document(result: Result, context: ReportContext) -> dict:
             "partialFingerprints": {FINGERPRINT_KEY: prints[id(f)]},
             "properties": _properties(f),
         }
+        related = _related(f, root, context.cwd)
+        if related:
+            entry["relatedLocations"] = related
         if f.code in index:
             entry["ruleIndex"] = index[f.code]
         if f.baseline in BASELINE_STATES:  # check --baseline

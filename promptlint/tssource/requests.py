@@ -55,7 +55,7 @@ class RequestScan(HazardScan):
             c.node = self._at
         super().add(c)
 
-    def unordered_candidate(self, h, code: str, where: str) -> None:
+    def unordered_candidate(self, h, code: str, where: str, request=None) -> None:
         """The Python rule's wording, with the module of an origin written in another file and
         JavaScript's way of sorting (``sort()``, not ``sorted()``)."""
         origin = h.origin
@@ -63,7 +63,7 @@ class RequestScan(HazardScan):
             h = Hazard(h.kind, h.node, h.label, h.sub, origin, f"{h.origin_label or 'an unordered collection'} in {origin.path}",
                        h.fix, h.in_text)
         before = set(self.candidates)
-        super().unordered_candidate(h, code, where)
+        super().unordered_candidate(h, code, where, request)
         for key in set(self.candidates) - before:
             c = self.candidates[key]
             c.message = c.message.replace("without `sorted()`", "without `sort()`")
