@@ -39,13 +39,13 @@ FILES = {
 }
 
 # (file, line, column, code): the hazard, and where it is reported. A value written in another module
-# is reported at the call that sends it (docs/typescript.md, "Findings in other modules").
+# is reported there, naming the call that sends it (docs/typescript.md, "Findings in other modules").
 HAZARDS = [
-    ("app/api/chat/route.ts", 9, 18, "M101"),  # 1. dayjs() in lib/prompts/system.ts, imported as "@/lib/..."
+    ("lib/prompts/system.ts", 11, 16, "M101"),  # 1. dayjs() in lib/prompts/system.ts, imported as "@/lib/..."
     ("src/agent/Agent.ts", 13, 19, "M101"),  # 2. toLocaleDateString in a class's systemPrompt() (daily)
-    ("src/agent/loop.ts", 8, 10, "M202"),  # 3. ToolRegistry.list(): a Map filled in async callbacks
-    ("src/agent/billing.ts", 7, 28, "M101"),  # 4. default-exported arrow prompt with new Date()
-    ("src/agent/support.mjs", 17, 10, "M101"),  # 5. hostname() through `export * from "./host"`
+    ("src/tools/registry.ts", 10, 19, "M202"),  # 3. ToolRegistry.list(): a Map filled in async callbacks
+    ("src/agent/prompt.ts", 3, 49, "M101"),  # 4. default-exported arrow prompt with new Date()
+    ("src/lib/host.ts", 2, 39, "M101"),  # 5. hostname() through `export * from "./host"`
     ("src/agent/support.mjs", 9, 22, "M203"),  # 6. `text +=` over `await readdir(dir)`
     ("src/agent/telemetry.js", 8, 24, "M101"),  # 7. JSON.stringify({ host: os.hostname(), pid: ... })
     ("src/agent/telemetry.js", 8, 44, "M101"),  # 7. ... and its process.pid
@@ -89,7 +89,7 @@ THIRD = {
 
 THIRD_HAZARDS = [
     ("server/app.js", 8, 119, "M101"),  # Intl.DateTimeFormat(...).format(new Date()) in an Express handler's prompt
-    ("agents/incident.ts", 7, 10, "M101"),  # Date.now() in an object literal's method, imported
+    ("agents/prompts.ts", 3, 21, "M101"),  # Date.now() in an object literal's method, imported
     ("agents/stream.ts", 12, 40, "M106"),  # randomUUID() before the knowledge base's breakpoint
     ("agents/gemini_chat.ts", 9, 44, "M101"),  # ai.chats.create config.systemInstruction (daily)
     ("agents/tools.ts", 8, 22, "M202"),  # tools from a globSync() loop, via Object.entries(...).map

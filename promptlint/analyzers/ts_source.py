@@ -59,7 +59,7 @@ def scan(path: Path, source: bytes, display: str, ctx: Context):
                                 column, end_column=column)
     kind_of = name_patterns().kind_of
     project = Project(kind_of, ctx.depend, (ctx.settings.root, path.parent))
-    flow = Flow(display, ModuleIndex(tree.root_node), kind_of, project, str(path))
+    flow = Flow(display, ModuleIndex(tree.root_node), kind_of, project, str(path), source)
     project.add(path, flow)
     found = RequestScan(flow)
     found.run()

@@ -32,8 +32,10 @@ ASYNC_ORDER = "a collection filled inside an async callback (completion order)"
 class Flow:
     """The evaluator of one module (``project``: the linted modules it may import)."""
 
-    def __init__(self, path: str, index: ModuleIndex, kind_of, project=None, fs_path: Optional[str] = None):
+    def __init__(self, path: str, index: ModuleIndex, kind_of, project=None, fs_path: Optional[str] = None,
+                 source: bytes = b""):
         self.path = path  # as findings show it
+        self._source = source
         self.fs_path = fs_path or path  # where relative imports resolve from
         self.index = index
         self.project = project
@@ -42,6 +44,14 @@ class Flow:
         self._spans: Dict[int, Span] = {}
         self._memo: Dict[Tuple[int, int], Val] = {}
         self._active: set = set()
+
+    @property
+    def display(self) -> str:  # what a finding reported in this module shows (pysource's Flow has it too)
+        return self.path
+
+    @property
+    def source(self) -> str:  # its text: columns and source lines of a finding reported here
+        return self._source.decode("utf-8", "replace")
 
     # ------------------------------------------------------------------ helpers
     def span(self, node) -> Span:

@@ -33,6 +33,10 @@ class Project:
     def add(self, path: Path, flow) -> None:
         self._flows[str(path)] = flow
 
+    def by_display(self, display: str):
+        """The loaded module shown as ``display`` in findings, or None."""
+        return next((f for f in self._flows.values() if f is not None and f.path == display), None)
+
     def resolve(self, importer: str, spec: str) -> Optional[Path]:
         if spec.startswith("."):
             return self._candidate(Path(importer).parent / spec)
@@ -88,6 +92,7 @@ class Project:
         return found
 
     def _candidate(self, base: Path) -> Optional[Path]:
+        base = Path(os.path.normpath(base))  # `src/agent/../lib/x`: one name per module in findings
         stem = base.with_suffix("") if base.suffix in (".js", ".mjs", ".cjs", ".jsx") else None
         candidates = [base] + [Path(str(base) + s) for s in SUFFIXES]
         if stem is not None:  # ESM TypeScript writes `./x.js` for `./x.ts`
@@ -125,7 +130,7 @@ class Project:
             return None
         self._depend(path)
         tree = grammar.parse(path, source)
-        return Flow(_display(path), ModuleIndex(tree.root_node), self._kind_of, self, str(path))
+        return Flow(_display(path), ModuleIndex(tree.root_node), self._kind_of, self, str(path), source)
 
     def exported(self, importer: str, spec: str, name: str, depth: int):
         """The value ``name`` has in the module ``spec`` names (None: not a linted module, or unknown)."""

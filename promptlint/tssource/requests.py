@@ -7,7 +7,7 @@ anthropic-sdk-typescript, @google/genai), a Bedrock ``ConverseCommand``, the Ver
 the model factory, ``anthropic("claude-...")``, says which provider lays out the prompt),
 LangChain.js (``ChatPromptTemplate.fromMessages``, a chat model's ``invoke``), and message
 objects (``{ role, content }``) built anywhere. A hazard whose value is written in another
-module is reported at the call that sends it, with a note naming where the value is written.
+module is reported there, at its own line, with a note naming the call that sends it.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import re
 from typing import Dict, List, Optional, Tuple
 
 from promptlint.pysource import layout, sinks
-from promptlint.pysource.flow import Hazard, Val
+from promptlint.pysource.flow import Val
 from promptlint.pysource.rules import Candidate, HazardScan, SentPrompt, _literal
 from promptlint.tssource import names
 from promptlint.tssource.flow import Flow
@@ -38,30 +38,16 @@ class RequestScan(HazardScan):
         self.claimed: set = set()
         self.sent: List[SentPrompt] = []
         self._self_attrs = None
-        # the Python scan's cross-module state (pysource.project): the TS flow follows its own imports
-        self.project = None
+        # the Python scan's cross-module state: a hazard made in an imported module is reported there, at
+        # its own line, naming the call that sends it (pysource.rules.HazardScan.add)
+        self.project = _Modules(flow)
         self.display = flow.path
-        self._sending = None
+        self._sending = None  # the request being judged: (its node, its text, this file)
         self._in = (flow, {})
-        self._at = None  # the call being judged
         self._inside: List[Tuple[int, int]] = []  # byte ranges of request calls
 
-    def add(self, c: Candidate) -> None:
-        node = c.node
-        if getattr(node, "path", self.flow.path) != self.flow.path and self._at is not None:
-            where = f"`{self.flow.text_of(node, 60)}` is written at {node.path}:{node.lineno}"
-            c.notes.append(where)
-            c.sink = f"{c.sink}; {where}" if c.sink else where  # measured findings keep only this note
-            c.node = self._at
-        super().add(c)
-
     def unordered_candidate(self, h, code: str, where: str) -> None:
-        """The Python rule's wording, with the module of an origin written in another file and
-        JavaScript's way of sorting (``sort()``, not ``sorted()``)."""
-        origin = h.origin
-        if origin is not None and getattr(origin, "path", self.flow.path) != self.flow.path:
-            h = Hazard(h.kind, h.node, h.label, h.sub, origin, f"{h.origin_label or 'an unordered collection'} in {origin.path}",
-                       h.fix, h.in_text)
+        """The Python rule's wording, with JavaScript's way of sorting (``sort()``, not ``sorted()``)."""
         before = set(self.candidates)
         super().unordered_candidate(h, code, where)
         for key in set(self.candidates) - before:
@@ -87,7 +73,6 @@ class RequestScan(HazardScan):
             request.add(layout.block_text(content), "message content", "messages")
             span = self.flow.span(obj)
             self.sent.append(SentPrompt(scope, "message", span, request))
-            self._at = span
             self.prompt_hazards(request, f"the message at line {span.lineno}", "messages")
         return list(self.candidates.values())
 
@@ -238,7 +223,7 @@ class RequestScan(HazardScan):
         if sender is not None:  # through a function of another module that sends the request
             inner = sender.child_by_field_name("function") or sender.child_by_field_name("constructor")
             where += f" (it sends `{sender_flow.text_of(inner, 50)}(...)` at {sender_flow.path}:{sender_flow.span(sender).lineno})"
-        self._at = span
+        self._sending = (span, shown, self.display)
         as_provider = None
         if provider.startswith("anthropic-as-"):
             provider, as_provider = "anthropic", provider[len("anthropic-as-"):]
@@ -257,6 +242,19 @@ class RequestScan(HazardScan):
             tools = holder.mapping.get("tools") if holder is not None and holder.mapping is not None else None
             if tools is not None:
                 self.tool_hazards(tools, where, key)
+
+
+class _Modules:
+    """What ``pysource.rules`` asks of the project: the imported module a node (a ``Span``) is in."""
+
+    def __init__(self, flow: Flow):
+        self.flow = flow
+
+    def owner(self, node):
+        path = getattr(node, "path", self.flow.path)
+        if path == self.flow.path or self.flow.project is None:
+            return None
+        return self.flow.project.by_display(path)
 
 
 def _getter(body: Val):
