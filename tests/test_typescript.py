@@ -43,7 +43,7 @@ def as_js(source: str) -> str:
         m = re.match(r'import (?:\* as )?(\w+) from "([^"]+)";$', line)
         if m:
             line = f'const {m.group(1)} = require("{m.group(2)}");'
-        m = re.match(r"export (async function|function|const|let) (\w+)", line)
+        m = re.match(r"export (async function|function|const|let|class) (\w+)", line)
         if m:
             exported.append(m.group(2))
             line = line[len("export "):]

@@ -166,7 +166,8 @@ def test_fourth_set_every_hazard_found_and_no_false_alarm(tmp_path):
 # user's input `q` in the user message: `q` was not known to be per-request). Closed as families:
 # Object.assign fills its target, JSON of partly unknown data keeps its volatile values, Assistants
 # `instructions` (request object in second place), unknown text in a user message is that request's
-# input. Still missed: the fluent builder (`new RequestBuilder().system(...).build()`).
+# input. The fluent builder (`new RequestBuilder().system(...).build()`) was missed until objects of the
+# linted classes were carried through the method calls made on them (tssource.instances).
 FIFTH = {
     'package.json': "{\"name\":\"fifth\"}\n",
     'src/action.ts': "import OpenAI from \"openai\";\n\nconst openai = new OpenAI();\n\nfunction stamp(): string {\n  return Date.now().toString(36);\n}\n\nconst systemPrompt = () => `build ${stamp()}\\nYou are a recipe assistant. Suggest recipes from the user's pantry, list missing ingredients, and give cooking times in minutes.`;\n\nexport const action = async ({ request }: { request: Request }) => {\n  const form = await request.formData();\n  return openai.chat.completions.create({ model: \"gpt-4o-mini\", messages: [{ role: \"system\", content: systemPrompt() }, { role: \"user\", content: String(form.get(\"q\")) }] });\n};\n",
@@ -188,7 +189,7 @@ FIFTH_HAZARDS = [
     ("src/plugins.ts", 7, 33, "M202"),  # tools merged with Object.assign inside async callbacks
     ("src/context.ts", 6, 27, "M101"),  # JSON.stringify({ time: new Date(), plan }, null, 2)
     ("src/assistant.ts", 8, 32, "M101"),  # beta.threads.runs.create(threadId, { instructions })
-    # ("src/builder.ts", ...): Math.random() through a fluent RequestBuilder: not found (docs/typescript.md, Limits)
+    ("src/builder.ts", 13, 53, "M101"),  # Math.random() through a fluent RequestBuilder (found since tssource.instances)
     ("src/vercel.ts", 5, 28, "M101"),  # toLocaleString at the head of a module-level SYSTEM
     ("src/fly.ts", 7, 115, "M101"),  # process.env.FLY_MACHINE_ID
     ("src/edge.ts", 7, 16, "M101"),  # crypto.getRandomValues(...)[0]
@@ -196,7 +197,7 @@ FIFTH_HAZARDS = [
 ]
 
 
-def test_fifth_set_nine_of_ten_found_and_no_false_alarm(tmp_path):
+def test_fifth_set_every_hazard_found_and_no_false_alarm(tmp_path):
     for name, text in FIFTH.items():
         path = tmp_path / "repo" / name
         path.parent.mkdir(parents=True, exist_ok=True)

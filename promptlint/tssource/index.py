@@ -29,6 +29,9 @@ class Entry:
     loops: Tuple[object, ...] = ()
     key: object = None  # prop: the property name; elem: the index; setkey: the key
     async_cb: object = None  # the async callback the mutation runs in (completion order)
+    attr: Optional[str] = None  # a write to `this.<attr>` (ModuleIndex.this_writes)
+    scope: int = MODULE  # the function the write is in
+    call: object = None  # `x.m(...)`: the call, for when x holds an object of a linted class (tssource.instances)
 
 
 @dataclass
@@ -55,7 +58,13 @@ class ModuleIndex:
         self.class_of: Dict[int, str] = {}  # method (or arrow inside a class) scope -> class
         self.members: set = set()  # scopes that are a class's methods (declared, or arrow fields)
         self.attrs: Dict[Tuple[str, str], List[object]] = {}  # (class, attr) -> assigned values
-        self.attr_mutations: Dict[Tuple[str, str], List[Entry]] = {}  # (class, attr) -> this.x.push/set/add
+        self.attr_mutations: Dict[Tuple[str, str], List[Entry]] = {}  # (class, attr) -> this.x.push/set/add, this.x.k = v
+        self.attr_scopes: Dict[int, int] = {}  # an assigned value's node id -> the function it is written in
+        # method -> its writes to `this` in source order (`this.x = v`, `this.x.k = v`, `this.x.push(v)`), nested
+        # functions' included: what a call of the method does to an object (tssource.instances)
+        self.this_writes: Dict[int, List[Entry]] = {}
+        self.getters: Dict[Tuple[str, str], object] = {}  # (class, name) -> `get name() {...}`
+        self.fields: Dict[Tuple[str, str], object] = {}  # (class, name) -> its initialiser (`tools = new Map()`)
         self._pending: List[Tuple[int, str, Entry, int]] = []  # mutations resolved after the walk
         self._walk()
         for scope, name, entry, origin in self._pending:
@@ -87,6 +96,7 @@ class ModuleIndex:
                 body = node.child_by_field_name("body")
                 if name is not None:
                     self._declare(scope, text(name), Entry(node.start_byte, "assign", node))
+                    self.classes.setdefault(text(name), {})
                 if body is not None:
                     stack.append((body, scope, loops, text(name) if name is not None else None))
                 continue
@@ -95,6 +105,8 @@ class ModuleIndex:
                 value = node.child_by_field_name("value")
                 if name is not None and value is not None:
                     self.attrs.setdefault((cls, text(name)), []).append(value)
+                    self.attr_scopes[value.id] = scope
+                    self.fields[(cls, text(name))] = value
                     if value.type in FUNCTIONS:  # `private build = () => ...`: a method
                         self.classes.setdefault(cls, {})[text(name)] = value
                         self.members.add(value.id)
@@ -115,7 +127,11 @@ class ModuleIndex:
         self.returns.setdefault(inner, [])
         name = node.child_by_field_name("name")
         if node.type == "method_definition" and cls and name is not None:
-            self.classes.setdefault(cls, {})[text(name)] = node
+            accessor = next((c.type for c in node.children[:3] if c.type in ("get", "set")), None)
+            if accessor == "get":
+                self.getters[(cls, text(name))] = node
+            elif accessor is None:
+                self.classes.setdefault(cls, {})[text(name)] = node
             self.class_of[inner] = cls
             self.members.add(inner)
         elif cls and node.type == "arrow_function":
@@ -210,6 +226,15 @@ class ModuleIndex:
             obj, prop = left.child_by_field_name("object"), left.child_by_field_name("property")
             if obj is not None and obj.type == "this" and cls:
                 self.attrs.setdefault((cls, text(prop)), []).append(right)
+                if right is not None:
+                    self.attr_scopes[right.id] = scope
+                self._this_write(scope, Entry(node.start_byte, "assign", right, loops, attr=text(prop)))
+            elif obj is not None and obj.type == "member_expression" and cls \
+                    and (obj.child_by_field_name("object") or obj).type == "this":  # `this.params.system = v`
+                attr = text(obj.child_by_field_name("property"))
+                entry = Entry(node.start_byte, "setkey", right, loops, key=text(prop), attr=attr)
+                self.attr_mutations.setdefault((cls, attr), []).append(entry)
+                self._this_write(scope, entry)
             elif obj is not None and obj.type == "identifier":
                 if text(obj) == "module" and text(prop) == "exports":
                     self.exports["module.exports"] = right
@@ -239,6 +264,9 @@ class ModuleIndex:
             method = text(prop)
             if obj is not None and obj.type == "this":
                 self.call_sites.setdefault("this." + method, []).append((node, scope))
+            if obj is not None and obj.type == "identifier" and method not in MUTATORS and _is_statement(node):
+                # `builder.system(text);`: a method may write the object's fields (tssource.instances)
+                self._mutation(scope, text(obj), Entry(node.start_byte, "call", None, loops, call=node))
             if obj is not None and obj.type == "identifier" and method in MUTATORS:
                 args = node.child_by_field_name("arguments")
                 values = args.named_children if args is not None else []
@@ -246,7 +274,7 @@ class ModuleIndex:
                 kind = MUTATORS[method]
                 if value is not None and value.type == "spread_element":
                     kind, value = "extend", value.named_children[0] if value.named_children else None
-                self._mutation(scope, text(obj), Entry(node.start_byte, kind, value, loops))
+                self._mutation(scope, text(obj), Entry(node.start_byte, kind, value, loops, call=node))
 
     def _this_mutation(self, node, scope: int, loops, cls: str) -> None:
         """``this.tools.set(k, v)`` in a method: a mutation of the class's attribute, in completion
@@ -268,7 +296,18 @@ class ModuleIndex:
             if fn is not None and entry.async_cb is None and _is_async(fn):
                 entry.async_cb = fn
             s = self.parent.get(s, MODULE)
-        self.attr_mutations.setdefault((cls, text(obj.child_by_field_name("property"))), []).append(entry)
+        entry.attr = text(obj.child_by_field_name("property"))
+        self.attr_mutations.setdefault((cls, entry.attr), []).append(entry)
+        self._this_write(scope, entry)
+
+    def _this_write(self, scope: int, entry: Entry) -> None:
+        """A write to ``this`` in the method enclosing ``scope`` (an arrow's ``this`` is its method's)."""
+        entry.scope = scope
+        s = scope
+        while s != MODULE and s not in self.members:
+            s = self.parent.get(s, MODULE)
+        if s != MODULE:
+            self.this_writes.setdefault(s, []).append(entry)
 
     def _mutation(self, scope: int, name: str, entry: Entry) -> None:
         self._pending.append((scope, name, entry, scope))
@@ -382,6 +421,14 @@ def _pattern_names(p) -> List[str]:
                 out += _pattern_names(c)
         return out
     return []
+
+
+def _is_statement(call) -> bool:
+    """A call whose value is dropped (``b.add(x);``, ``await b.load();``): called for what it does."""
+    parent = call.parent
+    if parent is not None and parent.type == "await_expression":
+        parent = parent.parent
+    return parent is not None and parent.type == "expression_statement"
 
 
 def _is_async(node) -> bool:

@@ -77,25 +77,48 @@ class RequestScan(HazardScan):
         return list(self.candidates.values())
 
     def wrapped(self, call, scope: int) -> None:
-        """A call of a function of another linted module that sends a request itself (``callLLM({ system,
-        user })``): that request, with the function's parameters bound to this call's arguments, judged
-        here (values written in this file are reported where they are written, the rest at this call)."""
-        target = self.flow.function_of(call.child_by_field_name("function"), scope, 0)
-        if target is None or target[0] is self.flow:
-            return  # a function of this module: its parameters already take this module's call sites
-        other, func = target
+        """A call of a function that sends a request itself, judged here with its parameters bound to this
+        call's arguments: a function of another linted module (``callLLM({ system, user })``), or a method
+        called on an object of a linted class (``new Agent(system).ask(q)``: ``this`` is that object, so
+        what its constructor and earlier calls wrote reaches the request). Values written in this file
+        are reported where they are written, the rest in their own module, naming this call."""
+        callee = call.child_by_field_name("function")
+        receiver = self._receiver(callee, scope)
+        if receiver is not None:
+            inst = receiver.instance
+            other, func = inst.flow, inst.flow.index.classes.get(inst.cls, {}).get(text(callee.child_by_field_name("property")))
+            if func is None:
+                return
+        else:
+            target = self.flow.function_of(callee, scope, 0)
+            if target is None or target[0] is self.flow:
+                return  # a function of this module: its parameters already take this module's call sites
+            other, func = target
         params = other.index.param_list(func.child_by_field_name("parameters") or func.child_by_field_name("parameter"))
-        if not params:
+        if not params and receiver is None:
+            return
+        inner_calls = [(inner, s) for inner, s in other.index.calls if s == func.id]
+        if not inner_calls:
             return
         args = [self.flow.ev(a, scope) for a in args_of(call)]
-        env = other._bind_params(params, args, func.id, 1) or None
-        for inner, s in other.index.calls:
-            if s != func.id:
-                continue
-            found = self.request_of(inner, s, other, env)
+        env = other._bind_params(params, args, func.id, 1)
+        if receiver is not None:
+            env["this"] = receiver
+        for inner, s in inner_calls:
+            found = self.request_of(inner, s, other, env or None)
             if found is not None:
                 self._inside.append((call.start_byte, call.end_byte))
                 self.judge(call, scope, *found, sender=inner, sender_flow=other)
+
+    def _receiver(self, callee, scope: int) -> Optional[Val]:
+        """The object a method is called on (``agent.ask(q)``), when it is one of a linted class."""
+        if callee is None or callee.type != "member_expression":
+            return None
+        obj = callee.child_by_field_name("object")
+        if obj is None or obj.type == "this" or self.flow.instance_of(obj, scope, 0) is None:
+            return None
+        value = self.flow.ev(obj, scope)
+        return value if value.instance is not None else None
 
     # ------------------------------------------------------------------ finding requests
     def request_of(self, call, scope: int, flow: Optional[Flow] = None, env: Optional[dict] = None):
