@@ -205,3 +205,284 @@ def test_fifth_set_every_hazard_found_and_no_false_alarm(tmp_path):
     findings = run(tmp_path / "repo")
     got = sorted((Path(f.path).relative_to(tmp_path / "repo").as_posix(), f.line, f.column, f.code) for f in findings)
     assert got == sorted(FIFTH_HAZARDS), [(f.path, f.line, f.column, f.code, f.message) for f in findings]
+
+
+# A sixth set, written after the fifth was green, in styles no earlier set used (a Next.js route
+# handler importing its system blocks from lib/, the Vercel AI SDK's providerOptions cacheControl
+# on a system message, LangChain.js ChatPromptTemplate tuples, a Bedrock ConverseCommand in
+# CommonJS, @google/genai systemInstruction, a class-based agent whose subclass overrides the prompt
+# its base class sends, a Map filled from readdirSync in a forEach, fetches pushed from `.then`
+# callbacks, JSON of Object.entries of flags filled by forEach(async ...), process.cwd imported from
+# node:process), and clean counter-examples. The expected findings were written before the first run.
+SIXTH = {
+    "package.json": '{"name": "sixth", "private": true}\n',
+    # 1. Next.js route handler; the prompt module in lib/ builds a two-block system with the clock
+    #    in the first block, the breakpoint on the second (M106 at toLocaleString in lib/prompt.ts)
+    "lib/prompt.ts": (
+        'const HANDBOOK = Array.from({ length: 40 }, (_, i) => `Section ${i + 1}: answer only from the handbook and cite the section number.`).join("\\n");\n'
+        "\n"
+        "export function systemBlocks(team: string) {\n"
+        "  return [\n"
+        '    { type: "text" as const, text: `Team ${team}. Local time ${new Date().toLocaleString("en-GB")}` },\n'
+        '    { type: "text" as const, text: HANDBOOK, cache_control: { type: "ephemeral" as const } },\n'
+        "  ];\n"
+        "}\n"),
+    "app/api/assist/route.ts": (
+        'import Anthropic from "@anthropic-ai/sdk";\n'
+        'import { NextRequest, NextResponse } from "next/server";\n'
+        'import { systemBlocks } from "../../../lib/prompt";\n'
+        "\n"
+        "const anthropic = new Anthropic();\n"
+        "\n"
+        "export async function POST(req: NextRequest) {\n"
+        "  const { question, team } = await req.json();\n"
+        "  const msg = await anthropic.messages.create({\n"
+        '    model: "claude-sonnet-4-5",\n'
+        "    max_tokens: 1024,\n"
+        "    system: systemBlocks(team),\n"
+        '    messages: [{ role: "user", content: question }],\n'
+        "  });\n"
+        "  return NextResponse.json(msg);\n"
+        "}\n"),
+    # 2. Vercel AI SDK: a system message with providerOptions.anthropic.cacheControl, Date.now() in it (M106)
+    "src/vercel-cache.ts": (
+        'import { streamText, type CoreMessage } from "ai";\n'
+        'import { anthropic } from "@ai-sdk/anthropic";\n'
+        "\n"
+        'const GUIDE = Array.from({ length: 30 }, (_, i) => `Guideline ${i + 1}: prefer small, reviewable changes.`).join("\\n");\n'
+        "\n"
+        "export function review(diff: string) {\n"
+        "  const messages: CoreMessage[] = [\n"
+        "    {\n"
+        '      role: "system",\n'
+        "      content: `Review started ${Date.now()}\\n${GUIDE}`,\n"
+        '      providerOptions: { anthropic: { cacheControl: { type: "ephemeral" } } },\n'
+        "    },\n"
+        '    { role: "user", content: diff },\n'
+        "  ];\n"
+        '  return streamText({ model: anthropic("claude-sonnet-4-5"), messages });\n'
+        "}\n"),
+    # 3. LangChain.js ChatPromptTemplate with a daily date in the system tuple (M101)
+    "src/lc-prompt.ts": (
+        'import { ChatPromptTemplate } from "@langchain/core/prompts";\n'
+        'import { ChatOpenAI } from "@langchain/openai";\n'
+        "\n"
+        "const model = new ChatOpenAI({ model: \"gpt-4o-mini\" });\n"
+        "\n"
+        "export async function classify(input: string) {\n"
+        "  const prompt = ChatPromptTemplate.fromMessages([\n"
+        '    ["system", `As of ${new Date().toDateString()} you classify support tickets into billing, bugs, or accounts. Answer with one word and nothing else.`],\n'
+        '    ["human", "{input}"],\n'
+        "  ]);\n"
+        "  return prompt.pipe(model).invoke({ input });\n"
+        "}\n"),
+    # 4. Bedrock ConverseCommand: the host name before the cachePoint (M106), CommonJS
+    "src/bedrock.cjs": (
+        'const { BedrockRuntimeClient, ConverseCommand } = require("@aws-sdk/client-bedrock-runtime");\n'
+        'const os = require("node:os");\n'
+        "\n"
+        "const client = new BedrockRuntimeClient({});\n"
+        'const POLICY = Array.from({ length: 40 }, (_, i) => `Policy ${i + 1}: never share customer data outside the account.`).join("\\n");\n'
+        "\n"
+        "async function answer(question) {\n"
+        "  const command = new ConverseCommand({\n"
+        '    modelId: "anthropic.claude-3-5-sonnet-20241022-v2:0",\n'
+        "    system: [{ text: `Served by ${os.hostname()}\\n${POLICY}` }, { cachePoint: { type: \"default\" } }],\n"
+        '    messages: [{ role: "user", content: [{ text: question }] }],\n'
+        "  });\n"
+        "  return client.send(command);\n"
+        "}\n"
+        "\n"
+        "module.exports = { answer };\n"),
+    # 5. Gemini (@google/genai) config.systemInstruction with performance.now() (M101)
+    "src/gemini.mts": (
+        'import { GoogleGenAI } from "@google/genai";\n'
+        "\n"
+        "const ai = new GoogleGenAI({});\n"
+        'const STYLE = "You are a travel planner. Suggest three itineraries, each with a budget line, and ask one clarifying question at the end.";\n'
+        "\n"
+        "export async function plan(request: string) {\n"
+        "  const t0 = performance.now();\n"
+        "  return ai.models.generateContent({\n"
+        '    model: "gemini-2.5-flash",\n'
+        "    contents: request,\n"
+        "    config: { systemInstruction: `trace=${t0.toFixed(0)}\\n${STYLE}` },\n"
+        "  });\n"
+        "}\n"),
+    # 6. class-based agent: the subclass overrides the prompt its base class sends (M101)
+    "src/agents/base.ts": (
+        'import OpenAI from "openai";\n'
+        "\n"
+        "export abstract class BaseAgent {\n"
+        "  protected client = new OpenAI();\n"
+        "  protected abstract systemPrompt(): string;\n"
+        "\n"
+        "  async run(input: string) {\n"
+        "    return this.client.chat.completions.create({\n"
+        '      model: "gpt-4o",\n'
+        "      messages: [\n"
+        '        { role: "system", content: this.systemPrompt() },\n'
+        '        { role: "user", content: input },\n'
+        "      ],\n"
+        "    });\n"
+        "  }\n"
+        "}\n"),
+    "src/agents/support.ts": (
+        'import { BaseAgent } from "./base";\n'
+        "\n"
+        "export class SupportAgent extends BaseAgent {\n"
+        "  protected systemPrompt(): string {\n"
+        "    return `Session opened ${new Date().toISOString()}. You are a support agent for Acme. Be concise, link to the docs and never promise a refund.`;\n"
+        "  }\n"
+        "}\n"
+        "\n"
+        "export const support = (q: string) => new SupportAgent().run(q);\n"),
+    # 7. Map filled from readdirSync in a forEach callback, its values as tools (M202 at readdirSync)
+    "src/tool-dir.js": (
+        'import OpenAI from "openai";\n'
+        'import { readdirSync, readFileSync } from "node:fs";\n'
+        "\n"
+        "const client = new OpenAI();\n"
+        "const registry = new Map();\n"
+        'readdirSync("./tools").forEach((f) => registry.set(f, JSON.parse(readFileSync(`./tools/${f}`, "utf8"))));\n'
+        "\n"
+        "export async function act(q) {\n"
+        "  return client.chat.completions.create({\n"
+        '    model: "gpt-4o",\n'
+        "    tools: [...registry.values()],\n"
+        '    messages: [{ role: "user", content: q }],\n'
+        "  });\n"
+        "}\n"),
+    # 8. Promise.all over fetches whose .then callbacks push in completion order, joined into the system (M203 at `chunks`)
+    "src/gather.ts": (
+        'import OpenAI from "openai";\n'
+        "\n"
+        "const openai = new OpenAI();\n"
+        "\n"
+        "export async function brief(urls: string[], q: string) {\n"
+        "  const chunks: string[] = [];\n"
+        "  await Promise.all(urls.map((u) => fetch(u).then((r) => r.text()).then((t) => chunks.push(t))));\n"
+        '  const context = chunks.join("\\n---\\n");\n'
+        "  return openai.chat.completions.create({\n"
+        '    model: "gpt-4o",\n'
+        "    messages: [\n"
+        '      { role: "system", content: `Sources:\\n${context}` },\n'
+        '      { role: "user", content: q },\n'
+        "    ],\n"
+        "  });\n"
+        "}\n"),
+    # 9. JSON.stringify of an object built from Object.entries of flags filled by forEach(async ...) (M201)
+    "src/flags.ts": (
+        'import Anthropic from "@anthropic-ai/sdk";\n'
+        "\n"
+        "const client = new Anthropic();\n"
+        "\n"
+        "export async function withFlags(names: string[], load: (n: string) => Promise<{ on: boolean }>, q: string) {\n"
+        "  const flags: Record<string, { on: boolean }> = {};\n"
+        "  names.forEach(async (n) => { flags[n] = await load(n); });\n"
+        "  const summary = JSON.stringify(Object.fromEntries(Object.entries(flags).map(([k, v]) => [k, v.on])));\n"
+        "  return client.messages.create({\n"
+        '    model: "claude-sonnet-4-5",\n'
+        "    max_tokens: 512,\n"
+        "    system: `Feature flags: ${summary}\\nYou answer questions about the product's current behaviour.`,\n"
+        '    messages: [{ role: "user", content: q }],\n'
+        "  });\n"
+        "}\n"),
+    # 10. process.cwd() through `import { cwd } from "node:process"` in a module-level system text (M101)
+    "scripts/repo-bot.mjs": (
+        'import OpenAI from "openai";\n'
+        'import { cwd } from "node:process";\n'
+        "\n"
+        "const client = new OpenAI();\n"
+        "const SYSTEM = `Repository root: ${cwd()}\\nYou are a code-review bot. Comment only on correctness and security, one comment per issue.`;\n"
+        "\n"
+        "export async function reviewFile(patch) {\n"
+        "  return client.chat.completions.create({ model: \"gpt-4.1\", messages: [{ role: \"system\", content: SYSTEM }, { role: \"user\", content: patch }] });\n"
+        "}\n"),
+    # clean counter-examples
+    "clean/route.ts": (
+        'import OpenAI from "openai";\n'
+        "\n"
+        "const openai = new OpenAI();\n"
+        'const SYSTEM = "You are the Acme help desk. Answer in two sentences and link to the relevant article.";\n'
+        "\n"
+        "export async function POST(req: Request) {\n"
+        "  const { question } = await req.json();\n"
+        "  return openai.chat.completions.create({\n"
+        '    model: "gpt-4o",\n'
+        "    messages: [\n"
+        '      { role: "system", content: SYSTEM },\n'
+        '      { role: "user", content: `${question}\\n\\nSent at ${new Date().toISOString()}` },\n'
+        "    ],\n"
+        "  });\n"
+        "}\n"),
+    "clean/tools-in-order.ts": (
+        'import OpenAI from "openai";\n'
+        "\n"
+        "const client = new OpenAI();\n"
+        "\n"
+        "export async function act(servers: { listTools(): Promise<{ name: string }[]> }[], q: string) {\n"
+        "  const byName = new Map<string, { name: string }>();\n"
+        "  for (const s of servers) {\n"
+        "    for (const t of await s.listTools()) byName.set(t.name, t);\n"
+        "  }\n"
+        '  return client.chat.completions.create({ model: "gpt-4o", tools: [...byName.values()], messages: [{ role: "user", content: q }] });\n'
+        "}\n"),
+    "clean/summaries.ts": (
+        'import OpenAI from "openai";\n'
+        "\n"
+        "const client = new OpenAI();\n"
+        "\n"
+        "export async function digest(docs: { summarize(): Promise<string> }[], q: string) {\n"
+        "  const parts = await Promise.all(docs.map(async (d) => d.summarize()));\n"
+        '  return client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "system", content: parts.join("\\n") }, { role: "user", content: q }] });\n'
+        "}\n"),
+    "clean/sorted-flags.ts": (
+        'import OpenAI from "openai";\n'
+        "\n"
+        "const client = new OpenAI();\n"
+        "\n"
+        "export async function flagged(names: string[], load: (n: string) => Promise<boolean>, q: string) {\n"
+        "  const flags: Record<string, boolean> = {};\n"
+        "  await Promise.all(names.map(async (n) => { flags[n] = await load(n); }));\n"
+        "  const text = JSON.stringify(Object.fromEntries(Object.entries(flags).sort(([a], [b]) => a.localeCompare(b))));\n"
+        '  return client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "system", content: `Flags ${text}` }, { role: "user", content: q }] });\n'
+        "}\n"),
+    "clean/bedrock-static.ts": (
+        'import { BedrockRuntimeClient, ConverseCommand } from "@aws-sdk/client-bedrock-runtime";\n'
+        "\n"
+        "const client = new BedrockRuntimeClient({});\n"
+        'const POLICY = Array.from({ length: 40 }, (_, i) => `Policy ${i + 1}: never share customer data outside the account.`).join("\\n");\n'
+        "\n"
+        "export async function ask(q: string) {\n"
+        "  return client.send(new ConverseCommand({\n"
+        '    modelId: "anthropic.claude-3-5-sonnet-20241022-v2:0",\n'
+        '    system: [{ text: POLICY }, { cachePoint: { type: "default" } }],\n'
+        "    messages: [{ role: \"user\", content: [{ text: `${q}\\n(${new Date().toISOString()})` }] }],\n"
+        "  }));\n"
+        "}\n"),
+}
+
+
+SIXTH_HAZARDS = [
+    ("lib/prompt.ts", 5, 64, "M106"),  # 1. Next.js route; clock before the handbook's breakpoint (in lib/)
+    ("src/vercel-cache.ts", 10, 34, "M106"),  # 2. providerOptions cacheControl on a system message
+    ("src/lc-prompt.ts", 8, 25, "M101"),  # 3. ChatPromptTemplate system tuple, daily date
+    ("src/bedrock.cjs", 10, 35, "M106"),  # 4. ConverseCommand, host name before cachePoint
+    ("src/gemini.mts", 7, 14, "M101"),  # 5. Gemini systemInstruction, performance.now()
+    ("src/agents/support.ts", 5, 30, "M101"),  # 6. subclass prompt sent by the base class's run()
+    ("src/tool-dir.js", 6, 1, "M202"),  # 7. Map from readdirSync in forEach -> tools
+    ("src/gather.ts", 8, 19, "M203"),  # 8. .then(...) pushes in completion order, joined
+    ("src/flags.ts", 8, 19, "M201"),  # 9. JSON of Object.entries of flags filled by forEach(async)
+    ("scripts/repo-bot.mjs", 5, 36, "M101"),  # 10. process.cwd via `import { cwd } from "node:process"`
+]
+
+
+def test_sixth_set_every_hazard_found_and_no_false_alarm(tmp_path):
+    for name, text in SIXTH.items():
+        path = tmp_path / "repo" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    findings = run(tmp_path / "repo")
+    got = sorted((Path(f.path).relative_to(tmp_path / "repo").as_posix(), f.line, f.column, f.code) for f in findings)
+    assert got == sorted(SIXTH_HAZARDS), [(f.path, f.line, f.column, f.code, f.message) for f in findings]
