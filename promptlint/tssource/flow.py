@@ -276,10 +276,11 @@ class Flow:
         if base.kind == "for":
             elem = self.opaque(base.value, self.text_of(base.value), name)
             v = elem.add(Val(hazards=[h for h in v.hazards], names=v.names))
-        elif base.kind == "prop":
-            v = (v.mapping or {}).get(base.key) or self.opaque(base.value, f"{name}", name).add(v)
+        elif base.kind == "prop":  # `const { question, team } = await req.json()`: two values, not one
+            v = (v.mapping or {}).get(base.key) or self.opaque(base.target or base.value, f"{name}", name).add(v)
         elif base.kind == "elem":
-            v = v.items[base.key] if v.items is not None and base.key < len(v.items) else self.opaque(base.value, name, name).add(v)
+            v = v.items[base.key] if v.items is not None and base.key < len(v.items) \
+                else self.opaque(base.target or base.value, name, name).add(v)
         out = Val(v.parts, list(v.hazards), list(v.items) if v.items is not None else None,
                   dict(v.mapping) if v.mapping is not None else None, v.unordered, v.names, v.node, v.instance)
         for e in before[base_i + 1:]:
@@ -410,15 +411,10 @@ class Flow:
             cls = self._class_of(scope)
             if not cls:
                 return self.opaque(node, name=prop)
-            if state is not None and state.instance is not None:
-                v = instances.member(state, prop, depth)
-                return v if v is not None else self.opaque(node, name=prop)
-            getter = self.index.getters.get((cls, prop))
-            if getter is not None:
-                return instances.call(self, cls, getter, Val(mapping={}), [], depth + 1)[0]
-            if (cls, prop) not in self.index.attrs and (cls, prop) not in self.index.attr_mutations:
-                return self.opaque(node, name=prop)
-            return self.class_attr(cls, prop, depth)
+            if state is None or state.instance is None:  # any object of the class: the class's view
+                state = Val(mapping={}, instance=instances.Instance(self, cls))
+            v = instances.member(state, prop, depth)
+            return v if v is not None else self.opaque(node, name=prop)
         if obj is not None and obj.type == "identifier" and self.project is not None:
             imp = self.index.imports.get(text(obj))
             if imp is not None and imp.name == "*" and imp.module.startswith("."):
@@ -537,17 +533,16 @@ class Flow:
             obj, prop = callee.child_by_field_name("object"), text(callee.child_by_field_name("property"))
             if obj is not None and obj.type == "this":
                 cls = self._class_of(scope)
-                method = self.index.classes.get(cls or "", {}).get(prop)
-                return (self, method) if method is not None else None
+                found = instances.method(self, cls, prop) if cls else None
+                return (found[0], found[2]) if found is not None else None
             found = self._static_or_literal_method(obj, prop, scope, depth)
             if found is not None:
                 return found
             owner = self.instance_of(obj, scope, depth)
             if owner is not None:  # `registry.list()` with `registry = new ToolRegistry()`
-                flow, cls = owner
-                method = flow.index.classes.get(cls, {}).get(prop)
-                if method is not None:
-                    return flow, method
+                found = instances.method(owner[0], owner[1], prop)
+                if found is not None:
+                    return found[0], found[2]
             if obj is not None and obj.type == "identifier" and self.project is not None:
                 imp = self.index.imports.get(text(obj))
                 if imp is not None and imp.name == "*" and imp.module.startswith("."):
@@ -611,8 +606,8 @@ class Flow:
             owner = self.instance_of(f.child_by_field_name("object"), scope, depth + 1)
             if owner is None:
                 return None
-            method = owner[0].index.classes.get(owner[1], {}).get(text(f.child_by_field_name("property")))
-            returns = owner[0].index.returns.get(method.id, []) if method is not None else []
+            found = instances.method(owner[0], owner[1], text(f.child_by_field_name("property")))
+            returns = found[0].index.returns.get(found[2].id, []) if found is not None else []
             return owner if returns and all(r.type == "this" for r in returns) else None
         values = []
         if node.type == "identifier":

@@ -11,7 +11,9 @@ value and the object afterwards: a method that returns ``this`` is a fluent buil
 (``b.system(s);``) changes the object its name holds. A getter (``get system() {...}``) is read
 as a call. A field the calls seen did not write is the class's own view of it (every write in
 any method, in source order: ``Flow.class_attr``), so a registry filled by a method called
-elsewhere keeps its order hazards.
+elsewhere keeps its order hazards. Methods, getters, fields and the constructor are looked up
+through the classes a class ``extends`` (here or imported), nearest first: a base class's method
+that calls ``this.systemPrompt()`` runs the subclass's override on a subclass's object.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from typing import Any, List, Optional, Tuple
 from promptlint.pysource.flow import Val, merge
 from promptlint.tssource.values import text
 
+MAX_BASES = 8
+MODULE = 0
+
 
 @dataclass(frozen=True)
 class Instance:
@@ -31,23 +36,45 @@ class Instance:
     cls: str
 
 
+def chain(flow, cls: str) -> List[Tuple[Any, str]]:
+    """(flow, class) of ``cls`` and the classes it extends, nearest first."""
+    out: List[Tuple[Any, str]] = []
+    while len(out) < MAX_BASES and (flow, cls) not in out:
+        out.append((flow, cls))
+        base = flow.index.bases.get(cls)
+        found = flow.class_named(base, MODULE) if base is not None else None
+        if found is None:
+            break
+        flow, cls = found
+    return out
+
+
+def method(flow, cls: str, name: str):
+    """(flow, class, method node) of the nearest class in the chain that defines ``name``, or None."""
+    for f, c in chain(flow, cls):
+        m = f.index.classes.get(c, {}).get(name)
+        if m is not None:
+            return f, c, m
+    return None
+
+
 def construct(flow, cls: str, args: List[Val], span, depth: int) -> Val:
     """``new cls(args)``: the object with what its constructor wrote."""
     state = Val(mapping={}, node=span, instance=Instance(flow, cls))
-    ctor = flow.index.classes.get(cls, {}).get("constructor")
-    if ctor is None:
+    found = method(flow, cls, "constructor")
+    if found is None:
         return state
-    return call(flow, cls, ctor, state, args, depth)[1]
+    return call(found[0], found[1], found[2], state, args, depth)[1]
 
 
-def call_method(flow, receiver: Val, method: str, args: List[Val], node, depth: int) -> Optional[Val]:
-    """``receiver.method(args)`` on an object of a linted class: the method's value (the object itself
+def call_method(flow, receiver: Val, name: str, args: List[Val], node, depth: int) -> Optional[Val]:
+    """``receiver.name(args)`` on an object of a linted class: the method's value (the object itself
     for ``return this``); the object afterwards is kept for ``node`` (``Flow.states``)."""
     inst = receiver.instance
-    func = inst.flow.index.classes.get(inst.cls, {}).get(method)
-    if func is None:
+    found = method(inst.flow, inst.cls, name)
+    if found is None:
         return None
-    result, after = call(inst.flow, inst.cls, func, receiver, args, depth + 1)
+    result, after = call(found[0], found[1], found[2], receiver, args, depth + 1)
     flow.states[node.id] = after
     return result
 
@@ -56,11 +83,12 @@ def member(receiver: Val, prop: str, depth: int) -> Optional[Val]:
     """``receiver.prop`` on an object of a linted class (not written by the calls seen): a getter's
     value, else the class's view of the field; None when the class has neither."""
     inst = receiver.instance
-    getter = inst.flow.index.getters.get((inst.cls, prop))
-    if getter is not None:
-        return call(inst.flow, inst.cls, getter, receiver, [], depth + 1)[0]
-    if (inst.cls, prop) in inst.flow.index.attrs or (inst.cls, prop) in inst.flow.index.attr_mutations:
-        return inst.flow.class_attr(inst.cls, prop, depth + 1)
+    for f, c in chain(inst.flow, inst.cls):
+        getter = f.index.getters.get((c, prop))
+        if getter is not None:
+            return call(f, c, getter, receiver, [], depth + 1)[0]
+        if (c, prop) in f.index.attrs or (c, prop) in f.index.attr_mutations:
+            return f.class_attr(c, prop, depth + 1)
     return None
 
 
@@ -94,8 +122,13 @@ def _write(flow, cls: str, after: Val, e, env, nested: bool, depth: int) -> None
         return
     cur = after.mapping.get(attr)
     if cur is None:  # the field as the object starts: its initialiser (the class's other writes are not this call's)
-        init = flow.index.fields.get((cls, attr))
-        cur = flow.ev(init, flow.index.attr_scopes.get(init.id, 0), None, depth + 1) if init is not None else Val()
+        inst = after.instance
+        cur = Val()
+        for f, c in chain(inst.flow, inst.cls) if inst is not None else [(flow, cls)]:
+            init = f.index.fields.get((c, attr))
+            if init is not None:
+                cur = f.ev(init, f.index.attr_scopes.get(init.id, MODULE), None, depth + 1)
+                break
     out = Val(cur.parts, list(cur.hazards), list(cur.items) if cur.items is not None else None,
               dict(cur.mapping) if cur.mapping is not None else None, cur.unordered, cur.names, cur.node, cur.instance)
     if e.kind == "setkey" and out.mapping is None and not nested:

@@ -18,7 +18,7 @@ from typing import Dict, List, Optional, Tuple
 from promptlint.pysource import layout, sinks
 from promptlint.pysource.flow import Val
 from promptlint.pysource.rules import Candidate, HazardScan, SentPrompt, _literal
-from promptlint.tssource import names
+from promptlint.tssource import instances, names
 from promptlint.tssource.flow import Flow
 from promptlint.tssource.index import MODULE
 from promptlint.tssource.values import args_of, text
@@ -86,9 +86,10 @@ class RequestScan(HazardScan):
         receiver = self._receiver(callee, scope)
         if receiver is not None:
             inst = receiver.instance
-            other, func = inst.flow, inst.flow.index.classes.get(inst.cls, {}).get(text(callee.child_by_field_name("property")))
-            if func is None:
+            found = instances.method(inst.flow, inst.cls, text(callee.child_by_field_name("property")))
+            if found is None:
                 return
+            other, func = found[0], found[2]
         else:
             target = self.flow.function_of(callee, scope, 0)
             if target is None or target[0] is self.flow:
