@@ -48,7 +48,7 @@ def scan(path: Path, source: bytes, display: str, ctx: Context):
     from promptlint.tssource.project import Project, parsed
     from promptlint.tssource.requests import RequestScan
 
-    tree, index = parsed(path, source)
+    tree, index = parsed(path, source, keep=False)
     problem = grammar.first_error(tree)
     if problem is not None:
         line = source.split(b"\n")[problem.line - 1] if problem.line - 1 < source.count(b"\n") + 1 else b""

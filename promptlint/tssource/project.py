@@ -30,8 +30,10 @@ _PARSED_LIMIT = 512
 _PARSED: "OrderedDict[Tuple[str, bytes], Tuple[object, object]]" = OrderedDict()
 
 
-def parsed(path: Path, source: bytes):
-    """(tree, ``ModuleIndex``) of a module's bytes, once per process (the index is read-only after it is built)."""
+def parsed(path: Path, source: bytes, keep: bool = True):
+    """(tree, ``ModuleIndex``) of a module's bytes, once per process (the index is read-only after it is
+    built). ``keep=False`` (a linted file: the result cache answers for it unchanged) uses a kept one
+    but does not keep its own, so a large run does not push the shared modules out."""
     from promptlint.tssource import grammar
     from promptlint.tssource.index import ModuleIndex
 
@@ -41,7 +43,10 @@ def parsed(path: Path, source: bytes):
         _PARSED.move_to_end(key)
         return hit
     tree = grammar.parse(path, source)
-    hit = _PARSED[key] = (tree, ModuleIndex(tree.root_node))
+    hit = (tree, ModuleIndex(tree.root_node))
+    if not keep:
+        return hit
+    _PARSED[key] = hit
     if len(_PARSED) > _PARSED_LIMIT:
         _PARSED.popitem(last=False)
     return hit
@@ -54,6 +59,7 @@ class Project:
         self._depend = depend
         self._flows: Dict[str, Optional[object]] = {}
         self._configs: Dict[Path, Optional[tuple]] = {}
+        self._found: Dict[Tuple[str, str], Optional[Path]] = {}  # (importer's directory, specifier) -> module
 
     def add(self, path: Path, flow) -> None:
         self._flows[str(path)] = flow
@@ -127,7 +133,10 @@ class Project:
         return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in self._roots)
 
     def flow(self, importer: str, spec: str):
-        path = self.resolve(importer, spec)
+        key = (os.path.dirname(importer), spec)
+        if key not in self._found:  # a package (`openai`) is asked about at each of its names' uses
+            self._found[key] = self.resolve(importer, spec)
+        path = self._found[key]
         if path is None:
             return None
         key = str(path)
