@@ -62,3 +62,38 @@ def test_suppression_at_the_value_line_silences_it(tmp_path):
     root = _write(tmp_path / "repo", {"src/prompts.ts": prompts, "src/agent.ts": AGENT})
     findings = run(root)
     assert [(Path(f.path).name, f.line, f.code) for f in findings] == [("prompts.ts", 3, "M101")]
+
+
+BUILDER = (
+    f'const POLICY = "{POLICY}";\n'
+    "export function systemPrompt(tenant: string): string {\n"
+    "  const now = new Date().toISOString();\n"  # line 3, column 15
+    "  return `Today is ${now}.\\n${POLICY}\\nTenant: ${tenant}`;\n"
+    "}\n")
+SENDER = (
+    'import Anthropic from "@anthropic-ai/sdk";\n'
+    'import { systemPrompt } from "./prompts";\n'
+    "const client = new Anthropic();\n"
+    "export const ask = (q: string) => client.messages.create({ model: \"claude-sonnet-4-5\", max_tokens: 256, "
+    'system: systemPrompt("acme"), messages: [{ role: "user", content: q }] });\n')
+
+
+def test_prompt_module_alone_reports_its_value_and_says_the_call_was_not_seen(tmp_path):
+    """As the Python scan judges a prompt module alone (HazardScan.returned_prompts): what `systemPrompt()`
+    returns is a request of its own; with its sender linted too, the sender's finding replaces it."""
+    root = _write(tmp_path / "repo", {"src/prompts.ts": BUILDER, "src/agent.ts": SENDER})
+    alone = run(root / "src" / "prompts.ts")
+    assert [(Path(f.path).name, f.line, f.column, f.code) for f in alone] == [("prompts.ts", 3, 15, "M101")]
+    assert any("`systemPrompt()` returns (line 4)" in n and "not in the linted files" in n for n in alone[0].notes)
+    both = run(root)
+    assert [(Path(f.path).name, f.line, f.column, f.code) for f in both] == [("prompts.ts", 3, 15, "M101")]
+    assert _sent_by(both[0]) == ["agent.ts:4"] and not any("not in the linted files" in n for n in both[0].notes)
+
+
+def test_suppression_in_a_walked_prompt_module_is_used_alone_and_with_its_sender(tmp_path):
+    """The comment silences the finding wherever the module is linted from: no unused-suppression PL100
+    when the prompt module is linted on its own."""
+    prompts = BUILDER.replace("toISOString();\n", "toISOString();  // promptlint: ignore[M101]\n")
+    root = _write(tmp_path / "repo", {"src/prompts.ts": prompts, "src/agent.ts": SENDER})
+    assert [(f.code, f.line) for f in run(root / "src" / "prompts.ts")] == []
+    assert [(f.code, f.line) for f in run(root)] == []

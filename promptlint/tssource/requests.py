@@ -17,12 +17,13 @@ from typing import Dict, List, Optional, Tuple
 
 from promptlint.pysource import layout, sinks
 from promptlint.pysource.flow import Val
-from promptlint.pysource.rules import Candidate, HazardScan, SentPrompt, _literal
+from promptlint.pysource.rules import Candidate, HazardScan, SentPrompt, _literal, _prompt_named
 from promptlint.tssource import instances, names
 from promptlint.tssource.flow import Flow
 from promptlint.tssource.index import MODULE
 from promptlint.tssource.values import args_of, text
 
+_NOT_TEXT = {"class", "class_declaration", "arrow_function", "function_expression", "function", "new_expression"}
 _FACTORY = re.compile(r"^([\w$.]+)\(\s*[\"'`]([^\"'`]+)")
 
 
@@ -74,7 +75,31 @@ class RequestScan(HazardScan):
             span = self.flow.span(obj)
             self.sent.append(SentPrompt(scope, "message", span, request))
             self.prompt_hazards(request, f"the message at line {span.lineno}", "messages")
+        self.returned_prompts()
         return list(self.candidates.values())
+
+    def returned_prompts(self) -> None:
+        """A prompt module's own hazards, as the Python scan judges them (``HazardScan._returned``): what a
+        function named like a prompt (``buildSystemPrompt``, ``instructions()``) or one that builds
+        messages returns, and what a module constant so named holds, is a request on its own, reported
+        only when it loses blocks and noting that the call that sends it is not in the linted files
+        (a linted importer's finding at the same place replaces it: ``driver.lint.prefer_sent``)."""
+        index, flow = self.index, self.flow
+        with_messages = {scope for obj, scope in index.objects if _is_message(obj)}
+        for scope, node in index.scope_node.items():
+            name = (flow._function_name(node) or "").rsplit(".", 1)[-1]
+            named = bool(name) and _prompt_named(name)
+            if not named and scope not in with_messages:
+                continue
+            for r in index.returns.get(scope, []):
+                self._returned(flow.ev(r, scope), named, f"`{name or 'a function'}()` returns (line {flow.span(r).lineno})")
+        for (scope, name), entries in index.bindings.items():
+            values = [e.value for e in entries if e.kind == "assign" and e.value is not None]
+            if scope != MODULE or not _prompt_named(name) or not values or any(v.type in _NOT_TEXT for v in values):
+                continue
+            v = flow._binding(MODULE, name, 1 << 60, 0, {})
+            if v is not None:
+                self._returned(v, True, f"`{name}` holds (line {flow.span(values[-1]).lineno})")
 
     def wrapped(self, call, scope: int) -> None:
         """A call of a function that sends a request itself, judged here with its parameters bound to this
@@ -248,6 +273,12 @@ class RequestScan(HazardScan):
             inner = sender.child_by_field_name("function") or sender.child_by_field_name("constructor")
             where += f" (it sends `{sender_flow.text_of(inner, 50)}(...)` at {sender_flow.path}:{sender_flow.span(sender).lineno})"
         self._sending = (span, shown, self.display)
+        try:
+            self._judge(call, scope, suffix, provider, get, receiver, model, where, span, shown)
+        finally:
+            self._sending = None
+
+    def _judge(self, call, scope: int, suffix: str, provider: str, get, receiver, model, where: str, span, shown) -> None:
         as_provider = None
         if provider.startswith("anthropic-as-"):
             provider, as_provider = "anthropic", provider[len("anthropic-as-"):]
