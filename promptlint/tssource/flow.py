@@ -15,6 +15,7 @@ filled inside ``async`` callbacks (completion order); ``Object.keys``, spread, `
 
 from __future__ import annotations
 
+import bisect
 from typing import Dict, List, Optional, Tuple
 
 from promptlint.pysource.flow import Hazard, Hole, Val, merge
@@ -24,6 +25,7 @@ from promptlint.tssource.values import Span, args_of, decode_fragment, joined, s
 
 MAX_DEPTH = 10
 MAX_CALL_SITES = 4
+MAX_OBJECT_CALLS = 64  # method calls on one object applied to it, in source order
 KEY_ALIASES = {"systemInstruction": "system_instruction", "cacheControl": "cache_control"}
 PROVIDER_OPTIONS = ("providerOptions", "experimental_providerMetadata", "providerMetadata")
 ASYNC_ORDER = "a collection filled inside an async callback (completion order)"
@@ -45,6 +47,7 @@ class Flow:
         self._memo: Dict[Tuple[int, int], Val] = {}
         self._active: set = set()
         self.states: Dict[int, Val] = {}  # a method call on an object -> the object after it (tssource.instances)
+        self._assigned_memo: Dict[Tuple[int, str], list] = {}
 
     @property
     def display(self) -> str:  # what a finding reported in this module shows (pysource's Flow has it too)
@@ -262,7 +265,7 @@ class Flow:
         entries = self.index.bindings.get((scope, name))
         if not entries:
             return None
-        before = [e for e in entries if e.pos < pos] or entries[:1]
+        before = entries[:bisect.bisect_left(entries, pos, key=_pos)] or entries[:1]  # sorted by position
         base_i = None
         for i, e in enumerate(before):
             if e.kind in ("assign", "for", "prop", "elem", "function"):
@@ -283,7 +286,12 @@ class Flow:
                 else self.opaque(base.target or base.value, name, name).add(v)
         out = Val(v.parts, list(v.hazards), list(v.items) if v.items is not None else None,
                   dict(v.mapping) if v.mapping is not None else None, v.unordered, v.names, v.node, v.instance)
+        calls = 0
         for e in before[base_i + 1:]:
+            if e.call is not None and out.instance is not None:
+                calls += 1  # `b.add(x);` statements on an object: a bounded number (each re-reads `b`)
+                if calls > MAX_OBJECT_CALLS:
+                    continue
             self._mutate(out, e, scope, env, depth)
         return out
 
@@ -615,7 +623,7 @@ class Flow:
             while True:
                 entries = self.index.bindings.get((s, text(node)))
                 if entries:
-                    values = [e.value for e in entries if e.kind == "assign"]
+                    values = self._assigned(s, text(node), entries)
                     break
                 if s == MODULE:
                     imp = self.index.imports.get(text(node))  # `import { agent } from "./agent"`
@@ -634,6 +642,13 @@ class Flow:
             if found is not None:
                 return found
         return None
+
+    def _assigned(self, scope: int, name: str, entries) -> list:
+        """The values a name is assigned (``const b = new B()``), once per name."""
+        key = (scope, name)
+        if key not in self._assigned_memo:
+            self._assigned_memo[key] = [e.value for e in entries if e.kind == "assign"]
+        return self._assigned_memo[key]
 
     def call_function(self, func, args: List[Val], depth: int) -> Val:
         """The value a function returns with its parameters bound to ``args`` (merged over returns)."""
@@ -699,6 +714,10 @@ def _key(k) -> Optional[str]:
     if k.type == "string":
         return string_value(k)
     return None  # computed key
+
+
+def _pos(e: Entry) -> int:
+    return e.pos
 
 
 def _named(v: Val, name: str) -> Val:

@@ -61,6 +61,7 @@ class ModuleIndex:
         self.bindings: Dict[Tuple[int, str], List[Entry]] = {}
         self.returns: Dict[int, List[object]] = {}
         self.calls: List[Tuple[object, int]] = []  # (call_expression | new_expression, scope)
+        self.calls_in: Dict[int, List[object]] = {}  # scope -> the calls made directly in it
         self.call_sites: Dict[str, List[Tuple[object, int]]] = {}
         self.objects: List[Tuple[object, int]] = []
         self.imports: Dict[str, Import] = {}
@@ -264,6 +265,7 @@ class ModuleIndex:
 
     def _call(self, node, t: str, scope: int, loops) -> None:
         self.calls.append((node, scope))
+        self.calls_in.setdefault(scope, []).append(node)
         f = node.child_by_field_name("function") or node.child_by_field_name("constructor")
         if f is None:
             return

@@ -108,43 +108,42 @@ class RequestScan(HazardScan):
         what its constructor and earlier calls wrote reaches the request). Values written in this file
         are reported where they are written, the rest in their own module, naming this call."""
         callee = call.child_by_field_name("function")
-        receiver = self._receiver(callee, scope)
-        if receiver is not None:
-            inst = receiver.instance
-            found = instances.method(inst.flow, inst.cls, text(callee.child_by_field_name("property")))
-            if found is None:
-                return
-            other, func = found[0], found[2]
+        found = self._method_on_object(callee, scope)
+        if found is not None:
+            other, func = found
         else:
             target = self.flow.function_of(callee, scope, 0)
             if target is None or target[0] is self.flow:
                 return  # a function of this module: its parameters already take this module's call sites
             other, func = target
         params = other.index.param_list(func.child_by_field_name("parameters") or func.child_by_field_name("parameter"))
-        if not params and receiver is None:
+        if not params and found is None:
             return
-        inner_calls = [(inner, s) for inner, s in other.index.calls if s == func.id]
+        inner_calls = other.index.calls_in.get(func.id, [])
         if not inner_calls:
             return
+        receiver = self.flow.ev(callee.child_by_field_name("object"), scope) if found is not None else None
         args = [self.flow.ev(a, scope) for a in args_of(call)]
         env = other._bind_params(params, args, func.id, 1)
-        if receiver is not None:
+        if receiver is not None and receiver.instance is not None:
             env["this"] = receiver
-        for inner, s in inner_calls:
-            found = self.request_of(inner, s, other, env or None)
-            if found is not None:
+        for inner in inner_calls:
+            found_request = self.request_of(inner, func.id, other, env or None)
+            if found_request is not None:
                 self._inside.append((call.start_byte, call.end_byte))
-                self.judge(call, scope, *found, sender=inner, sender_flow=other)
+                self.judge(call, scope, *found_request, sender=inner, sender_flow=other)
 
-    def _receiver(self, callee, scope: int) -> Optional[Val]:
-        """The object a method is called on (``agent.ask(q)``), when it is one of a linted class."""
+    def _method_on_object(self, callee, scope: int):
+        """(flow, method) for ``agent.ask(q)`` on an object of a linted class whose method makes calls
+        (the object itself is evaluated only then), else None."""
         if callee is None or callee.type != "member_expression":
             return None
         obj = callee.child_by_field_name("object")
-        if obj is None or obj.type == "this" or self.flow.instance_of(obj, scope, 0) is None:
+        owner = self.flow.instance_of(obj, scope, 0) if obj is not None and obj.type != "this" else None
+        found = instances.method(owner[0], owner[1], text(callee.child_by_field_name("property"))) if owner else None
+        if found is None or not any(_may_send(c) for c in found[0].index.calls_in.get(found[2].id, [])):
             return None
-        value = self.flow.ev(obj, scope)
-        return value if value.instance is not None else None
+        return found[0], found[2]
 
     # ------------------------------------------------------------------ finding requests
     def request_of(self, call, scope: int, flow: Optional[Flow] = None, env: Optional[dict] = None):
@@ -310,6 +309,20 @@ class _Modules:
         if path == self.flow.path or self.flow.project is None:
             return None
         return self.flow.project.by_display(path)
+
+
+_SENDING_NAMES = frozenset({m.rsplit(".", 1)[-1] for m in names.REQUEST_METHODS} | names.AI_SDK_FUNCTIONS
+                           | names.RUNNABLE_METHODS | {"fromMessages"})
+
+
+def _may_send(call) -> bool:
+    """Whether a call's name could be one that sends a request (a cheap test before evaluating anything)."""
+    if call.type == "new_expression":
+        return True  # `new ConverseCommand(...)`, `new Agent(...)`
+    f = call.child_by_field_name("function")
+    if f is not None and f.type == "member_expression":
+        f = f.child_by_field_name("property")
+    return f is not None and (text(f) in _SENDING_NAMES or names.is_agent(text(f)))
 
 
 def _getter(body: Val):
