@@ -105,6 +105,16 @@ def best(fn, reps: int) -> float:
     return min(times)
 
 
+def best_pair(fa, fb, reps: int):
+    """(best of ``fa``, best of ``fb``), their runs interleaved: on a shared machine the load moves
+    between repetitions, and alternating gives both the same moments."""
+    a, b = [], []
+    for _ in range(reps):
+        a.append(best(fa, 1))
+        b.append(best(fb, 1))
+    return min(a), min(b)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--files", type=int, default=1000)
@@ -128,11 +138,11 @@ def main() -> None:
         py_src = [p.read_text(encoding="utf-8") for p in py_files]
         grammar.parser("typescript")  # the grammar loads once per process: not part of a file's cost
 
-        parse_ts = best(lambda: [grammar.parse(p, s) for p, s in zip(ts_files, ts_src)], args.reps)
-        parse_py = best(lambda: [ast.parse(s) for s in py_src], args.reps)
+        parse_ts, parse_py = best_pair(lambda: [grammar.parse(p, s) for p, s in zip(ts_files, ts_src)],
+                                       lambda: [ast.parse(s) for s in py_src], args.reps)
         ctx = Context(settings=Settings(root=d), tokenizer=lambda: None, is_enabled=lambda code: True)
-        scan_ts = best(lambda: [ts_source.scan(p, s, p.name, ctx) for p, s in zip(ts_files, ts_src)], args.reps)
-        scan_py = best(lambda: [python_source.scan(p, s, p.name) for p, s in zip(py_files, py_src)], args.reps)
+        scan_ts, scan_py = best_pair(lambda: [ts_source.scan(p, s, p.name, ctx) for p, s in zip(ts_files, ts_src)],
+                                     lambda: [python_source.scan(p, s, p.name) for p, s in zip(py_files, py_src)], args.reps)
 
         tok = ROOT / "tests" / "data" / "tokenizers" / "qwen2.5" / "tokenizer.json"
         env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -143,8 +153,7 @@ def main() -> None:
                                 "--tokenizer", str(tok), str(d / which)], cwd=d, env=env, capture_output=True, check=False)
             return run
 
-        check_ts = best(check("ts"), args.reps)
-        check_py = best(check("py"), args.reps)
+        check_ts, check_py = best_pair(check("ts"), check("py"), args.reps)
 
         project = project_rows(d / "project", args.files, args.reps, ctx, tok, env)
         changed = changed_rows(d / "changed", args.changed_files, args.reps, env)
@@ -183,9 +192,8 @@ def project_rows(root: Path, n: int, reps: int, ctx, tok: Path, env):
     def scan_py():
         return [python_source.scan(p, s, p.name, ctx) for p, s in zip(py_files, py_src)]
 
-    first_ts = best(scan_ts, 1)  # the shared modules parsed here, then kept for the process
-    first_py = best(scan_py, 1)
-    again_ts, again_py = best(scan_ts, reps), best(scan_py, reps)
+    first_ts, first_py = best_pair(scan_ts, scan_py, 1)  # the shared modules parsed here, then kept for the process
+    again_ts, again_py = best_pair(scan_ts, scan_py, reps)
 
     def check(which: str):
         def run():
@@ -195,7 +203,7 @@ def project_rows(root: Path, n: int, reps: int, ctx, tok: Path, env):
 
     label = f"project ({len(ts_files)} of {n} taken)"
     return [(f"{label}: front end, first", first_ts, first_py), (f"{label}: front end, again", again_ts, again_py),
-            (f"{label}: promptlint check", best(check("ts"), reps), best(check("py"), reps))]
+            (f"{label}: promptlint check",) + best_pair(check("ts"), check("py"), reps)]
 
 
 def changed_rows(root: Path, n: int, reps: int, env):
