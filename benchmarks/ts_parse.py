@@ -142,7 +142,8 @@ def main() -> None:
                                        lambda: [ast.parse(s) for s in py_src], args.reps)
         ctx = Context(settings=Settings(root=d), tokenizer=lambda: None, is_enabled=lambda code: True)
         scan_ts, scan_py = best_pair(lambda: [ts_source.scan(p, s, p.name, ctx) for p, s in zip(ts_files, ts_src)],
-                                     lambda: [python_source.scan(p, s, p.name) for p, s in zip(py_files, py_src)], args.reps)
+                                     lambda: [python_source.scan(p, s, p.name, ctx) for p, s in zip(py_files, py_src)],
+                                     args.reps)  # with ctx both follow imports, as `check` does
 
         tok = ROOT / "tests" / "data" / "tokenizers" / "qwen2.5" / "tokenizer.json"
         env = dict(os.environ, PYTHONPATH=str(ROOT))

@@ -80,6 +80,7 @@ class ModuleIndex:
         self.fields: Dict[Tuple[str, str], object] = {}  # (class, name) -> its initialiser (`tools = new Map()`)
         self.bases: Dict[str, object] = {}  # class -> the expression it `extends`
         self._pending: List[Tuple[int, str, Entry, int]] = []  # mutations resolved after the walk
+        self._param_names: Dict[int, List[str]] = {}  # a memo: parameters node -> the names they bind
         self._walk()
         for scope, name, entry, origin in self._pending:
             self._resolve(scope, name, entry, origin)
@@ -169,11 +170,12 @@ class ModuleIndex:
         return [c for c in params.named_children if c.type not in ("comment",)]
 
     def param_names(self, params) -> List[str]:
-        out = []
-        for p in self.param_list(params):
-            for n in _pattern_names(p):
-                out.append(n)
-        return out
+        if params is None:
+            return []
+        names = self._param_names.get(params.id)  # asked at each name's lookup: once per function
+        if names is None:
+            names = self._param_names[params.id] = [n for p in self.param_list(params) for n in _pattern_names(p)]
+        return names
 
     def _declare(self, scope: int, name: str, entry: Entry) -> None:
         self.declared[(scope, name)] = True

@@ -2,30 +2,29 @@
 
 ``new C(args)`` of a class of the linted modules (here or imported) is a ``Val`` whose ``instance``
 names the class and whose ``mapping`` holds what the constructor wrote (``this.x = ...``, and
-TypeScript's parameter properties, ``constructor(private readonly x: T)``). A method called on
-it runs its writes to ``this`` in source order (``this.x = v``, ``this.x.k = v``,
-``this.x.push(v)``, each on the field as the object holds it, or as its initialiser makes it) with
-its parameters bound to the call's arguments, and gives both its return
-value and the object afterwards: a method that returns ``this`` is a fluent builder's step
-(``new RequestBuilder().system(s).user(q).build()``), and a call made for what it does
-(``b.system(s);``) changes the object its name holds. A getter (``get system() {...}``) is read
-as a call. A field the calls seen did not write is the class's own view of it (every write in
-any method, in source order: ``Flow.class_attr``), so a registry filled by a method called
-elsewhere keeps its order hazards. Methods, getters, fields and the constructor are looked up
-through the classes a class ``extends`` (here or imported), nearest first: a base class's method
-that calls ``this.systemPrompt()`` runs the subclass's override on a subclass's object.
+TypeScript's parameter properties, ``constructor(private readonly x: T)``). A method called on it
+runs its writes to ``this`` in source order (``this.x = v``, ``this.x.k = v``, ``this.x.push(v)``,
+each on the field as the object holds it, or as its initialiser makes it) with its parameters
+bound to the call's arguments, and gives both its return value and the object afterwards: a
+method that returns ``this`` is a fluent builder's step (``new RequestBuilder().system(s).user(q)
+.build()``), and a call made for what it does (``b.system(s);``) changes the object its name
+holds. A getter (``get system() {...}``) is read as a call. A field the calls seen did not write
+is the class's own view of it (every write in any method, in source order: ``Flow.class_attr``),
+so a registry filled by a method called elsewhere keeps its order hazards. Methods, getters,
+fields and the constructor are looked up through the classes a class ``extends`` (here or
+imported), nearest first: a base class's method that calls ``this.systemPrompt()`` runs the
+subclass's override on a subclass's object.
 """
-
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, List, Optional, Tuple
 
 from promptlint.pysource.flow import Val, merge
+from promptlint.tssource.index import MODULE
 from promptlint.tssource.values import text
 
 MAX_BASES = 8
-MODULE = 0
 
 
 @dataclass(frozen=True)

@@ -87,9 +87,10 @@ class RequestScan(HazardScan):
         index, flow = self.index, self.flow
         with_messages = {scope for obj, scope in index.objects if _is_message(obj)}
         for scope, node in index.scope_node.items():
-            name = (flow._function_name(node) or "").rsplit(".", 1)[-1]
+            full = flow._function_name(node) or ""
+            name = full.rsplit(".", 1)[-1]
             named = bool(name) and _prompt_named(name)
-            if not named and scope not in with_messages:
+            if not named and scope not in with_messages or self._sent_here(full):
                 continue
             for r in index.returns.get(scope, []):
                 self._returned(flow.ev(r, scope), named, f"`{name or 'a function'}()` returns (line {flow.span(r).lineno})")
@@ -100,6 +101,10 @@ class RequestScan(HazardScan):
             v = flow._binding(MODULE, name, 1 << 60, 0, {})
             if v is not None:
                 self._returned(v, True, f"`{name}` holds (line {flow.span(values[-1]).lineno})")
+
+    def _sent_here(self, function: str) -> bool:
+        """Whether a function is called inside a request this module sends: its values were judged there."""
+        return any(a <= call.start_byte < b for call, _ in self.index.call_sites.get(function, ()) for a, b in self._inside)
 
     def wrapped(self, call, scope: int) -> None:
         """A call of a function that sends a request itself, judged here with its parameters bound to this
