@@ -481,6 +481,7 @@ MODULE_STATE = {
     "promptlint.scenarios.names:_PATTERNS": "memo: the name patterns parsed from the shipped M101 rule file",
     "promptlint.pysource.project:_PARSED": "memo: an imported module's syntax tree, keyed by its path and bytes",
     "promptlint.tssource.grammar:_PARSERS": "memo: one tree-sitter parser per dialect (TypeScript, TSX, JavaScript)",
+    "promptlint.tssource.project:_PARSED": "memo: a TS/JS module's tree and index, keyed by its path and bytes",
     "promptlint.fastbpe.store:_PACKAGED": "memo: the compact form shipped with the package, read once",
     "promptlint.fastbpe.store:_KEPT": "memo: a compact form read ahead (to vet its content) for the load that follows, keyed by the content's sha256",
     "promptlint.driver.lint:_ALL_CODES": "a lazy view of the shipped rule codes (read when a suppression comment needs them)",

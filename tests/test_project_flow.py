@@ -126,6 +126,19 @@ def test_the_importers_finding_replaces_the_modules_own_when_both_are_linted(tmp
     assert not any("not in the linted files" in n for n in findings[0].notes)
 
 
+def test_one_prompt_module_sent_by_two_linted_callers_is_one_finding_naming_both(tmp_path):
+    """Two clients send the same imported prompt: one finding at its line, the second caller in an
+    `also sent by` note (driver/lint.prefer_sent; it used to fail on the notes being a tuple)."""
+    files = dict(GENERATOR, **{"other.py": GENERATOR["client.py"].replace("def answer(", "def answer_again(")})
+    src = project(tmp_path, files)
+    findings = check(tmp_path, "client.py", "other.py")
+    assert where(findings) == [("M101", "prompts.py", line_of(src["prompts.py"], "datetime.now()"))]
+    call = line_of(src["client.py"], "chat.completions.create")
+    assert [n for n in findings[0].notes if "sent by" in n] == [
+        f"sent by `client.chat.completions.create(...)` at {tmp_path / 'client.py'}:{call}",
+        f"also sent by `client.chat.completions.create(...)` at {tmp_path / 'other.py'}:{call}"]
+
+
 CHUNKS = {
     "prompt_text.py": f'''
         POLICY = {PS}

@@ -43,7 +43,7 @@ def as_js(source: str) -> str:
         m = re.match(r'import (?:\* as )?(\w+) from "([^"]+)";$', line)
         if m:
             line = f'const {m.group(1)} = require("{m.group(2)}");'
-        m = re.match(r"export (async function|function|const|let) (\w+)", line)
+        m = re.match(r"export (async function|function|const|let|class) (\w+)", line)
         if m:
             exported.append(m.group(2))
             line = line[len("export "):]
@@ -79,6 +79,13 @@ def at(root: Path, name: str, lang: str, needle: str):
         if needle in line:
             return path.name, n, line.index(needle) + 1
     raise AssertionError(f"{needle!r} not in {path}")
+
+
+def at_call(root: Path, lang: str) -> int:
+    """The line of the call that sends the request in a project's one agent module."""
+    path = next(root.rglob(f"agent.{lang}"))
+    return next(n for n, line in enumerate(path.read_text(encoding="utf-8").split("\n"), start=1)
+                if ".create(" in line)
 
 
 def check_figures(f, qwen, prefix: str, suffix: str = "") -> None:
@@ -139,7 +146,7 @@ VOLATILE = {
             '    messages: [{ role: "user", content: question }],\n'
             "  });\n"
             "}\n"),
-    }, ("src/agent", "client.messages.create"), "new Date()", "Today is ", f".\n{POLICY}\nTenant:\tacme\n\n{{Q}}"),
+    }, ("src/prompts", "new Date()"), "new Date()", "Today is ", f".\n{POLICY}\nTenant:\tacme\n\n{{Q}}"),
     "concatenation-Date.now": ({
         "lib/agent": (
             'import OpenAI from "openai";\n'
@@ -167,7 +174,7 @@ VOLATILE = {
             '  const instructions = header().join("\\n");\n'
             '  return client.responses.create({ model: "gpt-4.1", instructions, input });\n'
             "}\n"),
-    }, ("lib/agent", "client.responses.create"), "Math.random()", "Sampling seed ", f"\n{POLICY}\nCite sources.\nBe brief.\n\n{{Q}}"),
+    }, ("lib/parts", "Math.random()"), "Math.random()", "Sampling seed ", f"\n{POLICY}\nCite sources.\nBe brief.\n\n{{Q}}"),
     "object-spread-toLocaleString": ({
         "src/request": (
             f'const POLICY = "{POLICY}";\n'
@@ -182,7 +189,7 @@ VOLATILE = {
             "  const base = { ...common(), temperature: 0 };\n"
             '  return anthropic.messages.create({ ...base, messages: [{ role: "user", content: text }] });\n'
             "}\n"),
-    }, ("src/agent", "anthropic.messages.create"), "new Date()", "Local time: ", f"\n{POLICY}\n\n{{Q}}"),
+    }, ("src/request", "new Date()"), "new Date()", "Local time: ", f"\n{POLICY}\n\n{{Q}}"),
     "crypto.randomUUID": ({
         "app/agent": (
             'import { generateText } from "ai";\n'
@@ -218,7 +225,7 @@ VOLATILE = {
             '  const messages = [{ role: "system", content: "Host: " + HOST + "\\n" + POLICY }, { role: "user", content: q }];\n'
             '  return client.chat.completions.create({ model: "gpt-4o", messages });\n'
             "}\n"),
-    }, ("src/agent", "client.chat.completions.create"), "os.hostname()", "Host: ", f"\n{POLICY}\n\n{{Q}}"),
+    }, ("src/env", "os.hostname()"), "os.hostname()", "Host: ", f"\n{POLICY}\n\n{{Q}}"),
     "process.cwd": ({
         "src/agent": (
             'import OpenAI from "openai";\n'
@@ -253,6 +260,8 @@ def test_volatile_value_is_found_with_exact_figures(tmp_path, qwen, family, lang
     assert found(findings, "M101") == [at(root, module, lang, marker)], [(f.code, f.line, f.message) for f in findings]
     f = next(f for f in findings if f.code == "M101")
     assert f.variable == label
+    if module != "src/agent" and not module.endswith("/agent"):  # made in an imported module: reported there
+        assert [n for n in f.notes if n.startswith("sent by `")][0].endswith(f"agent.{lang}:{at_call(root, lang)}"), f.notes
     check_figures(f, qwen, prefix, suffix)
     assert [x.code for x in findings] == ["M101"]
 
@@ -279,7 +288,7 @@ ORDER = {
             "  const tools = await loadTools(servers);\n"
             '  return client.messages.create({ model: "claude-sonnet-4-5", max_tokens: 64, tools, messages: [{ role: "user", content: q }] });\n'
             "}\n"),
-    }, "M202", ("src/agent", "client.messages.create")),
+    }, "M202", ("src/tools", "async (s) =>")),
     "Map-values-filled-async": ({
         "src/agent": (
             'import OpenAI from "openai";\n'
@@ -335,7 +344,7 @@ ORDER = {
             '  const system = [{ type: "text", text: "Skills:\\n" + skillList("./skills") }];\n'
             '  return client.messages.create({ model: "claude-sonnet-4-5", max_tokens: 64, system, messages: [{ role: "user", content: q }] });\n'
             "}\n"),
-    }, "M203", ("src/agent", "client.messages.create")),
+    }, "M203", ("src/skills", "fs.readdirSync")),
 }
 
 

@@ -348,7 +348,10 @@ def test_cached_result_follows_the_modules_a_file_imports(tmp_path, cli):
     assert first.code == 0 and first.json()["findings"] == []
     (tmp_path / "prompt.ts").write_text(f'export const SYSTEM = `Now ${{Date.now()}}\\n{POLICY}`;\n', encoding="utf-8")
     second = cli("check", str(tmp_path / "agent.ts"), "--tokenizer", str(QWEN), "--output-format", "json", cwd=tmp_path)
-    assert second.code == 1 and [(f["code"], f["line"]) for f in second.json()["findings"]] == [("M101", 4)]
+    # reported where the timestamp is written, naming the call in agent.ts that sends it
+    assert second.code == 1 and [(f["code"], f["path"], f["line"], f["column"]) for f in second.json()["findings"]] \
+        == [("M101", "prompt.ts", 1, 30)]
+    assert "sent by `client.chat.completions.create(...)` at agent.ts:4" in second.json()["findings"][0]["notes"]
 
 
 def test_add_suppressions_writes_line_comments_outside_template_literals(tmp_path, cli):

@@ -45,11 +45,10 @@ def scan(path: Path, source: bytes, display: str, ctx: Context):
     from promptlint.scenarios.names import name_patterns
     from promptlint.tssource import grammar
     from promptlint.tssource.flow import Flow
-    from promptlint.tssource.index import ModuleIndex
-    from promptlint.tssource.project import Project
+    from promptlint.tssource.project import Project, parsed
     from promptlint.tssource.requests import RequestScan
 
-    tree = grammar.parse(path, source)
+    tree, index = parsed(path, source, keep=False)
     problem = grammar.first_error(tree)
     if problem is not None:
         line = source.split(b"\n")[problem.line - 1] if problem.line - 1 < source.count(b"\n") + 1 else b""
@@ -59,7 +58,7 @@ def scan(path: Path, source: bytes, display: str, ctx: Context):
                                 column, end_column=column)
     kind_of = name_patterns().kind_of
     project = Project(kind_of, ctx.depend, (ctx.settings.root, path.parent))
-    flow = Flow(display, ModuleIndex(tree.root_node), kind_of, project, str(path))
+    flow = Flow(display, index, kind_of, project, str(path), source)
     project.add(path, flow)
     found = RequestScan(flow)
     found.run()

@@ -516,11 +516,11 @@ _IN_RENDER = re.compile(r"^in the render of (.+), which includes or extends ")
 
 
 def prefer_sent(findings: List[Finding]) -> List[Finding]:
-    """A Python prompt module's hazard judged on its own ("the call that sends it is not in the linted
+    """A Python or TS/JS prompt module's hazard judged on its own ("the call that sends it is not in the linted
     files") is dropped where a linted importer reported the same place with the request that sends it
     (pysource.project); two importers sending it keep one finding, the others named in a note."""
-    if not any(f.path.endswith((".py", ".pyi")) for f in findings):
-        return findings
+    if not any(f.path.endswith((".py", ".pyi") + suppress.SCRIPT_SUFFIXES) for f in findings):
+        return findings  # only the Python and TS/JS front ends report in an imported module
     from promptlint.pysource.project import NOT_SEEN_NOTE, SENT_NOTE
 
     def sent(f: Finding) -> bool:
@@ -540,8 +540,8 @@ def prefer_sent(findings: List[Finding]) -> List[Finding]:
             first = kept[key]
             also = [n for n in f.notes if n.startswith(SENT_NOTE) and n not in first.notes]
             more = tuple(s for s in f.sent_by if s not in first.sent_by)
-            kept[key] = first = dataclasses.replace(first, notes=first.notes + tuple(f"also {n}" for n in also),
-                                                    sent_by=first.sent_by + more)
+            kept[key] = first = dataclasses.replace(first, notes=tuple(first.notes) + tuple(f"also {n}" for n in also),
+                                                    sent_by=tuple(first.sent_by) + more)
             out = [first if (g.code, g.path, g.line, g.column) == key else g for g in out]
             continue
         if sent(f):

@@ -9,6 +9,8 @@ One job per module:
 - ``flow``: the evaluator: a TS/JS expression -> the ``pysource.flow.Val`` the Python front end
   produces (text parts and holes, items, mappings, hazards), across functions and the linted
   modules a file imports (``project``);
+- ``instances``: objects of the linted modules' classes, carried through the method calls made on
+  them (fluent builders, getters, fields written by constructors and methods);
 - ``requests``: each SDK call's request as a ``pysource.layout.Layout``, judged by the Python
   analyzer's own request rules (``pysource.rules.HazardScan``): no rule is written twice.
 

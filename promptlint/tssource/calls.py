@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import List, Optional
 
 from promptlint.pysource.flow import Hazard, Hole, Part, Val
-from promptlint.tssource import names
+from promptlint.tssource import instances, names
 from promptlint.tssource.values import args_of, joined, js_json, single_volatile, string_value, text
 
 MAX_MAPPED = 64  # `.map(cb)` over a known array is evaluated item by item up to this length
@@ -33,6 +33,10 @@ def evaluate(flow, node, scope: int, env, depth: int) -> Val:
         return _dedent(v) if (name or "").rsplit(".", 1)[-1] in DEDENT_TAGS else v
     if receiver is not None and single_volatile(receiver):
         return _volatile_text(flow, receiver, method, args, node)
+    if receiver is not None and receiver.instance is not None:  # a method of a linted class, on its object
+        v = instances.call_method(flow, receiver, method, [ev(a) for a in args], node, depth)
+        if v is not None:
+            return v
     if name == "JSON.stringify":
         return _stringify(flow, node, args, ev)
     if name in ("Object.keys", "Object.values", "Object.entries") and args:
@@ -110,6 +114,9 @@ def construct(flow, node, scope: int, env, depth: int) -> Val:
         return Val(items=[], node=flow.span(node))
     if last in names.REQUEST_COMMANDS and args:
         return ev(args[0])
+    owner = flow.instance_of(node, scope, depth)
+    if owner is not None:  # `new RequestBuilder()`: an object of a linted class
+        return instances.construct(owner[0], owner[1], [ev(a) for a in args], flow.span(node), depth + 1)
     if last.endswith("Message") and last[:1].isupper() and args:
         v = ev(args[0])  # LangChain: new SystemMessage("...") / new SystemMessage({ content })
         out = Val(mapping=dict(v.mapping) if v.mapping is not None else {"content": v}, node=flow.span(node)).add(v)

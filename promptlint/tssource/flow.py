@@ -15,15 +15,17 @@ filled inside ``async`` callbacks (completion order); ``Object.keys``, spread, `
 
 from __future__ import annotations
 
+import bisect
 from typing import Dict, List, Optional, Tuple
 
 from promptlint.pysource.flow import Hazard, Hole, Val, merge
-from promptlint.tssource import calls, names
+from promptlint.tssource import calls, instances, names
 from promptlint.tssource.index import FUNCTIONS, LOOPS, MODULE, Entry, ModuleIndex
 from promptlint.tssource.values import Span, args_of, decode_fragment, joined, single_volatile, string_value, text
 
 MAX_DEPTH = 10
 MAX_CALL_SITES = 4
+MAX_OBJECT_CALLS = 64  # method calls on one object applied to it, in source order
 KEY_ALIASES = {"systemInstruction": "system_instruction", "cacheControl": "cache_control"}
 PROVIDER_OPTIONS = ("providerOptions", "experimental_providerMetadata", "providerMetadata")
 ASYNC_ORDER = "a collection filled inside an async callback (completion order)"
@@ -32,8 +34,10 @@ ASYNC_ORDER = "a collection filled inside an async callback (completion order)"
 class Flow:
     """The evaluator of one module (``project``: the linted modules it may import)."""
 
-    def __init__(self, path: str, index: ModuleIndex, kind_of, project=None, fs_path: Optional[str] = None):
+    def __init__(self, path: str, index: ModuleIndex, kind_of, project=None, fs_path: Optional[str] = None,
+                 source: bytes = b""):
         self.path = path  # as findings show it
+        self._source = source
         self.fs_path = fs_path or path  # where relative imports resolve from
         self.index = index
         self.project = project
@@ -42,6 +46,16 @@ class Flow:
         self._spans: Dict[int, Span] = {}
         self._memo: Dict[Tuple[int, int], Val] = {}
         self._active: set = set()
+        self.states: Dict[int, Val] = {}  # a method call on an object -> the object after it (tssource.instances)
+        self._assigned_memo: Dict[Tuple[int, str], list] = {}
+
+    @property
+    def display(self) -> str:  # what a finding reported in this module shows (pysource's Flow has it too)
+        return self.path
+
+    @property
+    def source(self) -> str:  # its text: columns and source lines of a finding reported here
+        return self._source.decode("utf-8", "replace")
 
     # ------------------------------------------------------------------ helpers
     def span(self, node) -> Span:
@@ -134,6 +148,11 @@ class Flow:
                 out.parts.append(decode_fragment(c))
         out.parts = joined(out.parts)
         return out
+
+    def _this(self, node, scope, env, depth) -> Val:
+        """``this`` in a method called on a known object: that object (else unknown)."""
+        state = env.get("this")
+        return state if state is not None else self.opaque(node, "this")
 
     def _literal(self, node, scope, env, depth) -> Val:
         t = node.type
@@ -246,7 +265,7 @@ class Flow:
         entries = self.index.bindings.get((scope, name))
         if not entries:
             return None
-        before = [e for e in entries if e.pos < pos] or entries[:1]
+        before = entries[:bisect.bisect_left(entries, pos, key=_pos)] or entries[:1]  # sorted by position
         base_i = None
         for i, e in enumerate(before):
             if e.kind in ("assign", "for", "prop", "elem", "function"):
@@ -260,17 +279,32 @@ class Flow:
         if base.kind == "for":
             elem = self.opaque(base.value, self.text_of(base.value), name)
             v = elem.add(Val(hazards=[h for h in v.hazards], names=v.names))
-        elif base.kind == "prop":
-            v = (v.mapping or {}).get(base.key) or self.opaque(base.value, f"{name}", name).add(v)
+        elif base.kind == "prop":  # `const { question, team } = await req.json()`: two values, not one
+            v = (v.mapping or {}).get(base.key) or self.opaque(base.target or base.value, f"{name}", name).add(v)
         elif base.kind == "elem":
-            v = v.items[base.key] if v.items is not None and base.key < len(v.items) else self.opaque(base.value, name, name).add(v)
+            v = v.items[base.key] if v.items is not None and base.key < len(v.items) \
+                else self.opaque(base.target or base.value, name, name).add(v)
         out = Val(v.parts, list(v.hazards), list(v.items) if v.items is not None else None,
-                  dict(v.mapping) if v.mapping is not None else None, v.unordered, v.names, v.node)
+                  dict(v.mapping) if v.mapping is not None else None, v.unordered, v.names, v.node, v.instance)
+        calls = 0
         for e in before[base_i + 1:]:
+            if e.call is not None and out.instance is not None:
+                calls += 1  # `b.add(x);` statements on an object: a bounded number (each re-reads `b`)
+                if calls > MAX_OBJECT_CALLS:
+                    continue
             self._mutate(out, e, scope, env, depth)
         return out
 
     def _mutate(self, out: Val, e: Entry, scope: int, env, depth) -> None:
+        if out.instance is not None and e.call is not None:
+            # `b.system(text);` (or `b.add(x)`) on an object of a linted class: its method may rewrite it
+            self.ev(e.call, scope, env, depth + 1)
+            after = self.states.get(e.call.id)
+            if after is not None:
+                out.parts, out.items, out.mapping, out.instance = after.parts, after.items, after.mapping, after.instance
+            return
+        if e.kind == "call":
+            return
         v = self.ev(e.value, scope, env, depth + 1) if e.value is not None else Val()
         out.add(v)
         looped = bool(e.loops) or e.async_cb is not None
@@ -379,31 +413,71 @@ class Flow:
                 return self.volatile(node, "process", prop)
             return self.opaque(node, name, prop)
         if obj is not None and obj.type == "this":
+            state = env.get("this")
+            if state is not None and state.mapping is not None and prop in state.mapping:
+                return state.mapping[prop]  # written by the calls made on this object
             cls = self._class_of(scope)
-            values = self.index.attrs.get((cls, prop), []) if cls else []
-            if not values:
+            if not cls:
                 return self.opaque(node, name=prop)
-            out = merge([self.ev(v, scope, None, depth + 1) for v in values[:MAX_CALL_SITES]])
-            out = Val(out.parts, list(out.hazards), list(out.items) if out.items is not None else None,
-                      dict(out.mapping) if out.mapping is not None else None, out.unordered, out.names, out.node)
-            for e in self.index.attr_mutations.get((cls, prop), []):  # methods fill it: `this.tools.set(...)`
-                self._mutate(out, e, scope, {}, depth)
-            if self.index.attr_mutations.get((cls, prop)) and out.unordered is None:
-                out.items = None if any(e.loops or e.async_cb for e in self.index.attr_mutations[(cls, prop)]) else out.items
-            return out
+            if state is None or state.instance is None:  # any object of the class: the class's view
+                state = Val(mapping={}, instance=instances.Instance(self, cls))
+            v = instances.member(state, prop, depth)
+            return v if v is not None else self.opaque(node, name=prop)
         if obj is not None and obj.type == "identifier" and self.project is not None:
             imp = self.index.imports.get(text(obj))
             if imp is not None and imp.name == "*" and imp.module.startswith("."):
                 v = self.project.exported(self.fs_path, imp.module, prop, depth + 1)
                 if v is not None:
                     return v
+        static = self.class_named(obj, scope)
+        if static is not None:  # `Prompts.SYSTEM`: a static field or getter of a linted class
+            v = instances.member(Val(instance=instances.Instance(*static)), prop, depth)
+            if v is not None:
+                return v
         base = self.ev(obj, scope, env, depth)
         if base.mapping is not None and prop in base.mapping:
             return base.mapping[prop]
+        if base.instance is not None:
+            v = instances.member(base, prop, depth)
+            if v is not None:
+                return v
         if single_volatile(base):
             return base
         out = self.opaque(node, name=prop)
         return out.add(base)
+
+    def class_attr(self, cls: str, prop: str, depth: int) -> Val:
+        """The class's view of a field: every value written to it (field initialisers, ``this.x = v`` in any
+        method, each in the function that writes it), then the methods' ``this.x.push/set(...)`` and
+        ``this.x.k = v`` in source order."""
+        values = self.index.attrs.get((cls, prop), [])
+        if values:
+            out = merge([self.ev(v, self.index.attr_scopes.get(v.id, MODULE), None, depth + 1) for v in values[:MAX_CALL_SITES]])
+        else:
+            out = Val(mapping={})  # filled only by `this.x.k = v`
+        out = Val(out.parts, list(out.hazards), list(out.items) if out.items is not None else None,
+                  dict(out.mapping) if out.mapping is not None else None, out.unordered, out.names, out.node, out.instance)
+        mutations = self.index.attr_mutations.get((cls, prop), [])
+        for e in mutations:  # methods fill it: `this.tools.set(...)`
+            self._mutate(out, e, e.scope, {}, depth)
+        if mutations and out.unordered is None:
+            out.items = None if any(e.loops or e.async_cb for e in mutations) else out.items
+        return out
+
+    def class_named(self, node, scope: int):
+        """(flow, class) when ``node`` names a class of the linted modules (here or imported), else None."""
+        if node is None or node.type != "identifier":
+            return None
+        name = text(node)
+        if name in self.index.classes:
+            return self, name
+        imp = self.index.imports.get(name)
+        if imp is not None and self.project is not None and imp.name != "*":
+            other = self.project.flow(self.fs_path, imp.module)
+            cls = name if imp.name == "default" else imp.name
+            if other is not None and cls in other.index.classes:
+                return other, cls
+        return None
 
     def _subscript(self, node, scope, env, depth) -> Val:
         base = self.ev(node.child_by_field_name("object"), scope, env, depth)
@@ -467,17 +541,16 @@ class Flow:
             obj, prop = callee.child_by_field_name("object"), text(callee.child_by_field_name("property"))
             if obj is not None and obj.type == "this":
                 cls = self._class_of(scope)
-                method = self.index.classes.get(cls or "", {}).get(prop)
-                return (self, method) if method is not None else None
+                found = instances.method(self, cls, prop) if cls else None
+                return (found[0], found[2]) if found is not None else None
             found = self._static_or_literal_method(obj, prop, scope, depth)
             if found is not None:
                 return found
             owner = self.instance_of(obj, scope, depth)
             if owner is not None:  # `registry.list()` with `registry = new ToolRegistry()`
-                flow, cls = owner
-                method = flow.index.classes.get(cls, {}).get(prop)
-                if method is not None:
-                    return flow, method
+                found = instances.method(owner[0], owner[1], prop)
+                if found is not None:
+                    return found[0], found[2]
             if obj is not None and obj.type == "identifier" and self.project is not None:
                 imp = self.index.imports.get(text(obj))
                 if imp is not None and imp.name == "*" and imp.module.startswith("."):
@@ -530,28 +603,35 @@ class Flow:
         if node is None or depth > MAX_DEPTH:
             return None
         if node.type == "new_expression":
-            ctor = node.child_by_field_name("constructor")
-            if ctor is None or ctor.type != "identifier":
+            return self.class_named(node.child_by_field_name("constructor"), scope)
+        if node.type in ("await_expression", "parenthesized_expression", "non_null_expression", "as_expression"):
+            kids = [c for c in node.named_children if c.type != "comment"]
+            return self.instance_of(kids[0], scope, depth + 1) if kids else None
+        if node.type == "call_expression":  # a fluent step: `new B().system(s)`, a method that returns `this`
+            f = node.child_by_field_name("function")
+            if f is None or f.type != "member_expression":
                 return None
-            name = text(ctor)
-            if name in self.index.classes:
-                return self, name
-            imp = self.index.imports.get(name)
-            if imp is not None and self.project is not None and imp.name != "*":
-                other = self.project.flow(self.fs_path, imp.module)
-                cls = name if imp.name == "default" else imp.name
-                if other is not None and cls in other.index.classes:
-                    return other, cls
-            return None
+            owner = self.instance_of(f.child_by_field_name("object"), scope, depth + 1)
+            if owner is None:
+                return None
+            found = instances.method(owner[0], owner[1], text(f.child_by_field_name("property")))
+            returns = found[0].index.returns.get(found[2].id, []) if found is not None else []
+            return owner if returns and all(r.type == "this" for r in returns) else None
         values = []
         if node.type == "identifier":
             s = scope
             while True:
                 entries = self.index.bindings.get((s, text(node)))
                 if entries:
-                    values = [e.value for e in entries if e.kind == "assign"]
+                    values = self._assigned(s, text(node), entries)
                     break
                 if s == MODULE:
+                    imp = self.index.imports.get(text(node))  # `import { agent } from "./agent"`
+                    if imp is not None and self.project is not None and imp.name not in ("*", "default"):
+                        other = self.project.flow(self.fs_path, imp.module)
+                        exported = other.index.exports.get(imp.name) if other is not None else None
+                        if exported is not None:
+                            return other.instance_of(exported, MODULE, depth + 1)
                     break
                 s = self.index.parent.get(s, MODULE)
         elif node.type == "member_expression" and (node.child_by_field_name("object") or node).type == "this":
@@ -562,6 +642,13 @@ class Flow:
             if found is not None:
                 return found
         return None
+
+    def _assigned(self, scope: int, name: str, entries) -> list:
+        """The values a name is assigned (``const b = new B()``), once per name."""
+        key = (scope, name)
+        if key not in self._assigned_memo:
+            self._assigned_memo[key] = [e.value for e in entries if e.kind == "assign"]
+        return self._assigned_memo[key]
 
     def call_function(self, func, args: List[Val], depth: int) -> Val:
         """The value a function returns with its parameters bound to ``args`` (merged over returns)."""
@@ -629,10 +716,14 @@ def _key(k) -> Optional[str]:
     return None  # computed key
 
 
+def _pos(e: Entry) -> int:
+    return e.pos
+
+
 def _named(v: Val, name: str) -> Val:
     if name in v.names:
         return v
-    return Val(v.parts, list(v.hazards), v.items, v.mapping, v.unordered, v.names | {name}, v.node)
+    return Val(v.parts, list(v.hazards), v.items, v.mapping, v.unordered, v.names | {name}, v.node, v.instance)
 
 
 def _is_unknown(v: Val) -> bool:
@@ -671,6 +762,7 @@ _EVALUATORS = {
     "null": "_literal",
     "undefined": "_literal",
     "identifier": "_name",
+    "this": "_this",
     "shorthand_property_identifier": "_name",
     "parenthesized_expression": "_inner",
     "await_expression": "_inner",

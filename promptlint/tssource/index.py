@@ -19,6 +19,17 @@ FUNCTIONS = {"function_declaration", "generator_function_declaration", "function
 LOOPS = {"for_in_statement", "for_statement", "while_statement", "do_statement"}
 MUTATORS = {"push": "append", "unshift": "prepend", "add": "append", "set": "setitem", "splice": "setitem"}
 MODULE = 0
+CONTINUATIONS = {"then", "catch", "finally"}  # a promise's callbacks: they run as each promise settles
+ITERATING = {"forEach", "map", "flatMap", "filter", "reduce", "reduceRight", "some", "every", "find", "findIndex"}
+# nodes the walk never enters: leaves, and TypeScript's types (no value is made in them)
+SKIP = frozenset({
+    "identifier", "property_identifier", "shorthand_property_identifier", "private_property_identifier",
+    "string_fragment", "escape_sequence", "number", "true", "false", "null", "undefined", "this", "super",
+    "comment", "regex", "hash_bang_line", "statement_identifier", "type_identifier", "predefined_type",
+    "type_annotation", "type_arguments", "type_parameters", "interface_declaration", "type_alias_declaration",
+    "ambient_declaration", "abstract_method_signature", "index_signature", "method_signature", "property_signature",
+    "implements_clause", "accessibility_modifier", "override_modifier", "jsx_text",
+})
 
 
 @dataclass
@@ -29,6 +40,10 @@ class Entry:
     loops: Tuple[object, ...] = ()
     key: object = None  # prop: the property name; elem: the index; setkey: the key
     async_cb: object = None  # the async callback the mutation runs in (completion order)
+    attr: Optional[str] = None  # a write to `this.<attr>` (ModuleIndex.this_writes)
+    scope: int = MODULE  # the function the write is in
+    call: object = None  # `x.m(...)`: the call, for when x holds an object of a linted class (tssource.instances)
+    target: object = None  # prop/elem: the name a destructuring binds (each its own value, its own place)
 
 
 @dataclass
@@ -46,6 +61,7 @@ class ModuleIndex:
         self.bindings: Dict[Tuple[int, str], List[Entry]] = {}
         self.returns: Dict[int, List[object]] = {}
         self.calls: List[Tuple[object, int]] = []  # (call_expression | new_expression, scope)
+        self.calls_in: Dict[int, List[object]] = {}  # scope -> the calls made directly in it
         self.call_sites: Dict[str, List[Tuple[object, int]]] = {}
         self.objects: List[Tuple[object, int]] = []
         self.imports: Dict[str, Import] = {}
@@ -55,8 +71,16 @@ class ModuleIndex:
         self.class_of: Dict[int, str] = {}  # method (or arrow inside a class) scope -> class
         self.members: set = set()  # scopes that are a class's methods (declared, or arrow fields)
         self.attrs: Dict[Tuple[str, str], List[object]] = {}  # (class, attr) -> assigned values
-        self.attr_mutations: Dict[Tuple[str, str], List[Entry]] = {}  # (class, attr) -> this.x.push/set/add
+        self.attr_mutations: Dict[Tuple[str, str], List[Entry]] = {}  # (class, attr) -> this.x.push/set/add, this.x.k = v
+        self.attr_scopes: Dict[int, int] = {}  # an assigned value's node id -> the function it is written in
+        # method -> its writes to `this` in source order (`this.x = v`, `this.x.k = v`, `this.x.push(v)`), nested
+        # functions' included: what a call of the method does to an object (tssource.instances)
+        self.this_writes: Dict[int, List[Entry]] = {}
+        self.getters: Dict[Tuple[str, str], object] = {}  # (class, name) -> `get name() {...}`
+        self.fields: Dict[Tuple[str, str], object] = {}  # (class, name) -> its initialiser (`tools = new Map()`)
+        self.bases: Dict[str, object] = {}  # class -> the expression it `extends`
         self._pending: List[Tuple[int, str, Entry, int]] = []  # mutations resolved after the walk
+        self._param_names: Dict[int, List[str]] = {}  # a memo: parameters node -> the names they bind
         self._walk()
         for scope, name, entry, origin in self._pending:
             self._resolve(scope, name, entry, origin)
@@ -87,6 +111,10 @@ class ModuleIndex:
                 body = node.child_by_field_name("body")
                 if name is not None:
                     self._declare(scope, text(name), Entry(node.start_byte, "assign", node))
+                    self.classes.setdefault(text(name), {})
+                    base = _extends(node)
+                    if base is not None:
+                        self.bases[text(name)] = base
                 if body is not None:
                     stack.append((body, scope, loops, text(name) if name is not None else None))
                 continue
@@ -95,6 +123,8 @@ class ModuleIndex:
                 value = node.child_by_field_name("value")
                 if name is not None and value is not None:
                     self.attrs.setdefault((cls, text(name)), []).append(value)
+                    self.attr_scopes[value.id] = scope
+                    self.fields[(cls, text(name))] = value
                     if value.type in FUNCTIONS:  # `private build = () => ...`: a method
                         self.classes.setdefault(cls, {})[text(name)] = value
                         self.members.add(value.id)
@@ -105,8 +135,7 @@ class ModuleIndex:
                 loops = loops + (node.child_by_field_name("right"),)  # what `for ... of` iterates
             elif t in LOOPS:
                 loops = loops + (node,)
-            for child in reversed(node.named_children):
-                stack.append((child, scope, loops, cls))
+            stack.extend((child, scope, loops, cls) for child in reversed(node.named_children) if child.type not in SKIP)
 
     def _function(self, node, scope: int, cls: Optional[str]) -> int:
         inner = node.id
@@ -115,7 +144,11 @@ class ModuleIndex:
         self.returns.setdefault(inner, [])
         name = node.child_by_field_name("name")
         if node.type == "method_definition" and cls and name is not None:
-            self.classes.setdefault(cls, {})[text(name)] = node
+            accessor = next((c.type for c in node.children[:3] if c.type in ("get", "set")), None)
+            if accessor == "get":
+                self.getters[(cls, text(name))] = node
+            elif accessor is None:
+                self.classes.setdefault(cls, {})[text(name)] = node
             self.class_of[inner] = cls
             self.members.add(inner)
         elif cls and node.type == "arrow_function":
@@ -137,11 +170,12 @@ class ModuleIndex:
         return [c for c in params.named_children if c.type not in ("comment",)]
 
     def param_names(self, params) -> List[str]:
-        out = []
-        for p in self.param_list(params):
-            for n in _pattern_names(p):
-                out.append(n)
-        return out
+        if params is None:
+            return []
+        names = self._param_names.get(params.id)  # asked at each name's lookup: once per function
+        if names is None:
+            names = self._param_names[params.id] = [n for p in self.param_list(params) for n in _pattern_names(p)]
+        return names
 
     def _declare(self, scope: int, name: str, entry: Entry) -> None:
         self.declared[(scope, name)] = True
@@ -186,19 +220,19 @@ class ModuleIndex:
         elif target.type == "object_pattern":
             for c in target.named_children:
                 if c.type == "shorthand_property_identifier_pattern":
-                    self._declare(scope, text(c), Entry(pos, "prop", value, loops, key=text(c)))
+                    self._declare(scope, text(c), Entry(pos, "prop", value, loops, key=text(c), target=c))
                 elif c.type == "pair_pattern":
                     k, v = c.child_by_field_name("key"), c.child_by_field_name("value")
                     if v is not None and v.type == "identifier":
-                        self._declare(scope, text(v), Entry(pos, "prop", value, loops, key=text(k)))
+                        self._declare(scope, text(v), Entry(pos, "prop", value, loops, key=text(k), target=v))
                 elif c.type == "object_assignment_pattern":
                     left = c.child_by_field_name("left")
                     if left is not None and left.type == "shorthand_property_identifier_pattern":
-                        self._declare(scope, text(left), Entry(pos, "prop", value, loops, key=text(left)))
+                        self._declare(scope, text(left), Entry(pos, "prop", value, loops, key=text(left), target=left))
         elif target.type == "array_pattern":
             for i, c in enumerate(target.named_children):
                 if c.type == "identifier":
-                    self._declare(scope, text(c), Entry(pos, "elem", value, loops, key=i))
+                    self._declare(scope, text(c), Entry(pos, "elem", value, loops, key=i, target=c))
 
     def _assignment(self, node, scope: int, loops, cls) -> None:
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
@@ -210,6 +244,15 @@ class ModuleIndex:
             obj, prop = left.child_by_field_name("object"), left.child_by_field_name("property")
             if obj is not None and obj.type == "this" and cls:
                 self.attrs.setdefault((cls, text(prop)), []).append(right)
+                if right is not None:
+                    self.attr_scopes[right.id] = scope
+                self._this_write(scope, Entry(node.start_byte, "assign", right, loops, attr=text(prop)))
+            elif obj is not None and obj.type == "member_expression" and cls \
+                    and (obj.child_by_field_name("object") or obj).type == "this":  # `this.params.system = v`
+                attr = text(obj.child_by_field_name("property"))
+                entry = Entry(node.start_byte, "setkey", right, loops, key=text(prop), attr=attr)
+                self.attr_mutations.setdefault((cls, attr), []).append(entry)
+                self._this_write(scope, entry)
             elif obj is not None and obj.type == "identifier":
                 if text(obj) == "module" and text(prop) == "exports":
                     self.exports["module.exports"] = right
@@ -224,6 +267,7 @@ class ModuleIndex:
 
     def _call(self, node, t: str, scope: int, loops) -> None:
         self.calls.append((node, scope))
+        self.calls_in.setdefault(scope, []).append(node)
         f = node.child_by_field_name("function") or node.child_by_field_name("constructor")
         if f is None:
             return
@@ -239,6 +283,9 @@ class ModuleIndex:
             method = text(prop)
             if obj is not None and obj.type == "this":
                 self.call_sites.setdefault("this." + method, []).append((node, scope))
+            if obj is not None and obj.type == "identifier" and method not in MUTATORS and _is_statement(node):
+                # `builder.system(text);`: a method may write the object's fields (tssource.instances)
+                self._mutation(scope, text(obj), Entry(node.start_byte, "call", None, loops, call=node))
             if obj is not None and obj.type == "identifier" and method in MUTATORS:
                 args = node.child_by_field_name("arguments")
                 values = args.named_children if args is not None else []
@@ -246,7 +293,7 @@ class ModuleIndex:
                 kind = MUTATORS[method]
                 if value is not None and value.type == "spread_element":
                     kind, value = "extend", value.named_children[0] if value.named_children else None
-                self._mutation(scope, text(obj), Entry(node.start_byte, kind, value, loops))
+                self._mutation(scope, text(obj), Entry(node.start_byte, kind, value, loops, call=node))
 
     def _this_mutation(self, node, scope: int, loops, cls: str) -> None:
         """``this.tools.set(k, v)`` in a method: a mutation of the class's attribute, in completion
@@ -262,30 +309,48 @@ class ModuleIndex:
         args = node.child_by_field_name("arguments")
         values = args.named_children if args is not None else []
         entry = Entry(node.start_byte, MUTATORS[method], values[-1] if values else None, loops)
+        _, entry.async_cb, iterables = self._crossed(scope, lambda s: s in self.members)  # up to the method
+        entry.loops = iterables + tuple(loops)
+        entry.attr = text(obj.child_by_field_name("property"))
+        self.attr_mutations.setdefault((cls, entry.attr), []).append(entry)
+        self._this_write(scope, entry)
+
+    def _this_write(self, scope: int, entry: Entry) -> None:
+        """A write to ``this`` in the method enclosing ``scope`` (an arrow's ``this`` is its method's)."""
+        entry.scope = scope
         s = scope
-        while s != MODULE and s not in self.members:  # up to the method
-            fn = self.scope_node.get(s)
-            if fn is not None and entry.async_cb is None and _is_async(fn):
-                entry.async_cb = fn
+        while s != MODULE and s not in self.members:
             s = self.parent.get(s, MODULE)
-        self.attr_mutations.setdefault((cls, text(obj.child_by_field_name("property"))), []).append(entry)
+        if s != MODULE:
+            self.this_writes.setdefault(s, []).append(entry)
 
     def _mutation(self, scope: int, name: str, entry: Entry) -> None:
         self._pending.append((scope, name, entry, scope))
 
     def _resolve(self, scope: int, name: str, entry: Entry, origin: int) -> None:
-        """Bind a mutation in the scope that declares ``name``; note an async callback on the way."""
-        s = scope
-        async_cb = None
-        while s != MODULE and (s, name) not in self.declared:
-            node = self.scope_node.get(s)
-            if node is not None and async_cb is None and _is_async(node):
-                async_cb = node
-            s = self.parent.get(s, MODULE)
+        """Bind a mutation in the scope that declares ``name``, noting the callbacks on the way: an
+        ``async`` one or a promise continuation (``.then(cb)``) runs in completion order; one an array
+        method calls per item (``xs.forEach(cb)``) runs in ``xs``'s order, like a ``for ... of`` loop."""
+        s, async_cb, iterables = self._crossed(scope, lambda s: (s, name) in self.declared)
         if s != scope:
-            entry.loops = ()  # loops inside the closure are not the declaring scope's
+            entry.loops = iterables  # the closure's own loops are not the declaring scope's
         entry.async_cb = async_cb
         self.bindings.setdefault((s, name), []).append(entry)
+
+    def _crossed(self, scope: int, stop) -> Tuple[int, object, Tuple[object, ...]]:
+        """(the scope reached, the completion-order callback crossed, the iterables whose items the
+        crossed callbacks run for, outermost first) from ``scope`` up to the first scope ``stop`` takes."""
+        s, async_cb, iterables = scope, None, []
+        while s != MODULE and not stop(s):
+            node = self.scope_node.get(s)
+            if node is not None:
+                method, receiver = _callback_of(node)
+                if async_cb is None and (_is_async(node) or method in CONTINUATIONS):
+                    async_cb = node
+                elif method in ITERATING and receiver is not None:
+                    iterables.append(receiver)
+            s = self.parent.get(s, MODULE)
+        return s, async_cb, tuple(reversed(iterables))
 
     def _require(self, name, module: Optional[str]) -> None:
         """``const x = require("m")`` and ``const { a, b: c } = require("m")``: imports."""
@@ -382,6 +447,35 @@ def _pattern_names(p) -> List[str]:
                 out += _pattern_names(c)
         return out
     return []
+
+
+def _extends(cls) -> Optional[object]:
+    """The expression a class declaration extends (``class A extends Base``), or None."""
+    heritage = next((c for c in cls.named_children if c.type == "class_heritage"), None)
+    if heritage is None:
+        return None
+    clause = next((c for c in heritage.named_children if c.type == "extends_clause"), None)
+    if clause is not None:  # TypeScript
+        return clause.child_by_field_name("value") or (clause.named_children[0] if clause.named_children else None)
+    return heritage.named_children[0] if heritage.named_children else None  # JavaScript
+
+
+def _is_statement(call) -> bool:
+    """A call whose value is dropped (``b.add(x);``, ``await b.load();``): called for what it does."""
+    parent = call.parent
+    if parent is not None and parent.type == "await_expression":
+        parent = parent.parent
+    return parent is not None and parent.type == "expression_statement"
+
+
+def _callback_of(fn) -> Tuple[Optional[str], object]:
+    """(method, receiver) when a function is an argument of ``receiver.method(...)``, else (None, None)."""
+    args = fn.parent
+    call = args.parent if args is not None and args.type == "arguments" else None
+    callee = call.child_by_field_name("function") if call is not None and call.type == "call_expression" else None
+    if callee is None or callee.type != "member_expression":
+        return None, None
+    return text(callee.child_by_field_name("property")), callee.child_by_field_name("object")
 
 
 def _is_async(node) -> bool:

@@ -7,19 +7,49 @@ real path is outside the project root (a ``../../`` climb or a symlink a pull re
 elsewhere: repository content is untrusted, docs/security.md). At most
 ``MAX_MODULES`` modules per linted file, each read through ``bounded_io`` (size-capped) and
 recorded as a dependency of the file's cached result.
+
+A module's tree and index are kept per process, keyed by its path and bytes (``parsed``): the
+modules an agent project's files share (prompts, tools) are parsed and indexed once per run, or
+once per daemon while they do not change; each analysis evaluates with fresh ``Flow`` objects.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
+from collections import OrderedDict
 from pathlib import Path
-from typing import Callable, Dict, Optional
+from typing import Callable, Dict, Iterator, Optional, Tuple
 
 from promptlint.doors import bounded_io
 from promptlint.tssource.grammar import SUFFIXES
 
 MAX_MODULES = 48
+_PARSED_LIMIT = 512
+_PARSED: "OrderedDict[Tuple[str, bytes], Tuple[object, object]]" = OrderedDict()
+
+
+def parsed(path: Path, source: bytes, keep: bool = True):
+    """(tree, ``ModuleIndex``) of a module's bytes, once per process (the index is read-only after it is
+    built). ``keep=False`` (a linted file: the result cache answers for it unchanged) uses a kept one
+    but does not keep its own, so a large run does not push the shared modules out."""
+    from promptlint.tssource import grammar
+    from promptlint.tssource.index import ModuleIndex
+
+    key = (str(path), hashlib.sha256(source).digest())
+    hit = _PARSED.get(key)
+    if hit is not None:
+        _PARSED.move_to_end(key)
+        return hit
+    tree = grammar.parse(path, source)
+    hit = (tree, ModuleIndex(tree.root_node))
+    if not keep:
+        return hit
+    _PARSED[key] = hit
+    if len(_PARSED) > _PARSED_LIMIT:
+        _PARSED.popitem(last=False)
+    return hit
 
 
 class Project:
@@ -29,9 +59,14 @@ class Project:
         self._depend = depend
         self._flows: Dict[str, Optional[object]] = {}
         self._configs: Dict[Path, Optional[tuple]] = {}
+        self._found: Dict[Tuple[str, str], Optional[Path]] = {}  # (importer's directory, specifier) -> module
 
     def add(self, path: Path, flow) -> None:
         self._flows[str(path)] = flow
+
+    def by_display(self, display: str):
+        """The loaded module shown as ``display`` in findings, or None."""
+        return next((f for f in self._flows.values() if f is not None and f.path == display), None)
 
     def resolve(self, importer: str, spec: str) -> Optional[Path]:
         if spec.startswith("."):
@@ -88,13 +123,8 @@ class Project:
         return found
 
     def _candidate(self, base: Path) -> Optional[Path]:
-        stem = base.with_suffix("") if base.suffix in (".js", ".mjs", ".cjs", ".jsx") else None
-        candidates = [base] + [Path(str(base) + s) for s in SUFFIXES]
-        if stem is not None:  # ESM TypeScript writes `./x.js` for `./x.ts`
-            candidates += [Path(str(stem) + s) for s in (".ts", ".tsx", ".mts", ".cts")]
-        candidates += [base / ("index" + s) for s in SUFFIXES]
-        for c in candidates:
-            if c.suffix in SUFFIXES and bounded_io.is_regular_file(c):
+        for c in _candidates(os.path.normpath(base)):  # `src/agent/../lib/x`: one name per module in findings
+            if bounded_io.is_regular_file(c):
                 return c if self._inside(c) else None
         return None
 
@@ -103,7 +133,10 @@ class Project:
         return any(real == r or real.startswith(r.rstrip(os.sep) + os.sep) for r in self._roots)
 
     def flow(self, importer: str, spec: str):
-        path = self.resolve(importer, spec)
+        key = (os.path.dirname(importer), spec)
+        if key not in self._found:  # a package (`openai`) is asked about at each of its names' uses
+            self._found[key] = self.resolve(importer, spec)
+        path = self._found[key]
         if path is None:
             return None
         key = str(path)
@@ -115,17 +148,14 @@ class Project:
         return self._flows[key]
 
     def _load(self, path: Path):
-        from promptlint.tssource import grammar
         from promptlint.tssource.flow import Flow
-        from promptlint.tssource.index import ModuleIndex
 
         try:
             source = bounded_io.read_bytes(path)
         except (OSError, ValueError):
             return None
         self._depend(path)
-        tree = grammar.parse(path, source)
-        return Flow(_display(path), ModuleIndex(tree.root_node), self._kind_of, self, str(path))
+        return Flow(_display(path), parsed(path, source)[1], self._kind_of, self, str(path), source)
 
     def exported(self, importer: str, spec: str, name: str, depth: int):
         """The value ``name`` has in the module ``spec`` names (None: not a linted module, or unknown)."""
@@ -162,6 +192,21 @@ class Project:
         if node.type in ("identifier", "shorthand_property_identifier"):
             return other.function_of(node, 0, depth)
         return other.function_of(node, 0, depth) if node.type in ("arrow_function", "function_expression") else None
+
+
+def _candidates(base: str) -> Iterator[Path]:
+    """The files a relative specifier may name, most likely first, made one at a time (most imports
+    are found by the first or second)."""
+    root, suffix = os.path.splitext(base)
+    if suffix in SUFFIXES:
+        yield Path(base)
+    for s in SUFFIXES:
+        yield Path(base + s)
+    if suffix in (".js", ".mjs", ".cjs", ".jsx"):  # ESM TypeScript writes `./x.js` for `./x.ts`
+        for s in (".ts", ".tsx", ".mts", ".cts"):
+            yield Path(root + s)
+    for s in SUFFIXES:
+        yield Path(base) / ("index" + s)
 
 
 @functools.lru_cache(maxsize=256)

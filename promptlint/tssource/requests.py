@@ -7,7 +7,7 @@ anthropic-sdk-typescript, @google/genai), a Bedrock ``ConverseCommand``, the Ver
 the model factory, ``anthropic("claude-...")``, says which provider lays out the prompt),
 LangChain.js (``ChatPromptTemplate.fromMessages``, a chat model's ``invoke``), and message
 objects (``{ role, content }``) built anywhere. A hazard whose value is written in another
-module is reported at the call that sends it, with a note naming where the value is written.
+module is reported there, at its own line, with a note naming the call that sends it.
 """
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ import re
 from typing import Dict, List, Optional, Tuple
 
 from promptlint.pysource import layout, sinks
-from promptlint.pysource.flow import Hazard, Val
-from promptlint.pysource.rules import Candidate, HazardScan, SentPrompt, _literal
-from promptlint.tssource import names
+from promptlint.pysource.flow import Val
+from promptlint.pysource.rules import Candidate, HazardScan, SentPrompt, _literal, _prompt_named
+from promptlint.tssource import instances, names
 from promptlint.tssource.flow import Flow
 from promptlint.tssource.index import MODULE
 from promptlint.tssource.values import args_of, text
 
+_NOT_TEXT = {"class", "class_declaration", "arrow_function", "function_expression", "function", "new_expression"}
 _FACTORY = re.compile(r"^([\w$.]+)\(\s*[\"'`]([^\"'`]+)")
 
 
@@ -38,30 +39,16 @@ class RequestScan(HazardScan):
         self.claimed: set = set()
         self.sent: List[SentPrompt] = []
         self._self_attrs = None
-        # the Python scan's cross-module state (pysource.project): the TS flow follows its own imports
-        self.project = None
+        # the Python scan's cross-module state: a hazard made in an imported module is reported there, at
+        # its own line, naming the call that sends it (pysource.rules.HazardScan.add)
+        self.project = _Modules(flow)
         self.display = flow.path
-        self._sending = None
+        self._sending = None  # the request being judged: (its node, its text, this file)
         self._in = (flow, {})
-        self._at = None  # the call being judged
         self._inside: List[Tuple[int, int]] = []  # byte ranges of request calls
 
-    def add(self, c: Candidate) -> None:
-        node = c.node
-        if getattr(node, "path", self.flow.path) != self.flow.path and self._at is not None:
-            where = f"`{self.flow.text_of(node, 60)}` is written at {node.path}:{node.lineno}"
-            c.notes.append(where)
-            c.sink = f"{c.sink}; {where}" if c.sink else where  # measured findings keep only this note
-            c.node = self._at
-        super().add(c)
-
     def unordered_candidate(self, h, code: str, where: str, request=None) -> None:
-        """The Python rule's wording, with the module of an origin written in another file and
-        JavaScript's way of sorting (``sort()``, not ``sorted()``)."""
-        origin = h.origin
-        if origin is not None and getattr(origin, "path", self.flow.path) != self.flow.path:
-            h = Hazard(h.kind, h.node, h.label, h.sub, origin, f"{h.origin_label or 'an unordered collection'} in {origin.path}",
-                       h.fix, h.in_text)
+        """The Python rule's wording, with JavaScript's way of sorting (``sort()``, not ``sorted()``)."""
         before = set(self.candidates)
         super().unordered_candidate(h, code, where, request)
         for key in set(self.candidates) - before:
@@ -87,30 +74,81 @@ class RequestScan(HazardScan):
             request.add(layout.block_text(content), "message content", "messages")
             span = self.flow.span(obj)
             self.sent.append(SentPrompt(scope, "message", span, request))
-            self._at = span
             self.prompt_hazards(request, f"the message at line {span.lineno}", "messages")
+        self.returned_prompts()
         return list(self.candidates.values())
 
-    def wrapped(self, call, scope: int) -> None:
-        """A call of a function of another linted module that sends a request itself (``callLLM({ system,
-        user })``): that request, with the function's parameters bound to this call's arguments, judged
-        here (values written in this file are reported where they are written, the rest at this call)."""
-        target = self.flow.function_of(call.child_by_field_name("function"), scope, 0)
-        if target is None or target[0] is self.flow:
-            return  # a function of this module: its parameters already take this module's call sites
-        other, func = target
-        params = other.index.param_list(func.child_by_field_name("parameters") or func.child_by_field_name("parameter"))
-        if not params:
-            return
-        args = [self.flow.ev(a, scope) for a in args_of(call)]
-        env = other._bind_params(params, args, func.id, 1) or None
-        for inner, s in other.index.calls:
-            if s != func.id:
+    def returned_prompts(self) -> None:
+        """A prompt module's own hazards, as the Python scan judges them (``HazardScan._returned``): what a
+        function named like a prompt (``buildSystemPrompt``, ``instructions()``) or one that builds
+        messages returns, and what a module constant so named holds, is a request on its own, reported
+        only when it loses blocks and noting that the call that sends it is not in the linted files
+        (a linted importer's finding at the same place replaces it: ``driver.lint.prefer_sent``)."""
+        index, flow = self.index, self.flow
+        with_messages = {scope for obj, scope in index.objects if _is_message(obj)}
+        for scope, node in index.scope_node.items():
+            full = flow._function_name(node) or ""
+            name = full.rsplit(".", 1)[-1]
+            named = bool(name) and _prompt_named(name)
+            if not named and scope not in with_messages or self._sent_here(full):
                 continue
-            found = self.request_of(inner, s, other, env)
-            if found is not None:
+            for r in index.returns.get(scope, []):
+                self._returned(flow.ev(r, scope), named, f"`{name or 'a function'}()` returns (line {flow.span(r).lineno})")
+        for (scope, name), entries in index.bindings.items():
+            values = [e.value for e in entries if e.kind == "assign" and e.value is not None]
+            if scope != MODULE or not _prompt_named(name) or not values or any(v.type in _NOT_TEXT for v in values):
+                continue
+            v = flow._binding(MODULE, name, 1 << 60, 0, {})
+            if v is not None:
+                self._returned(v, True, f"`{name}` holds (line {flow.span(values[-1]).lineno})")
+
+    def _sent_here(self, function: str) -> bool:
+        """Whether a function is called inside a request this module sends: its values were judged there."""
+        return any(a <= call.start_byte < b for call, _ in self.index.call_sites.get(function, ()) for a, b in self._inside)
+
+    def wrapped(self, call, scope: int) -> None:
+        """A call of a function that sends a request itself, judged here with its parameters bound to this
+        call's arguments: a function of another linted module (``callLLM({ system, user })``), or a method
+        called on an object of a linted class (``new Agent(system).ask(q)``: ``this`` is that object, so
+        what its constructor and earlier calls wrote reaches the request). Values written in this file
+        are reported where they are written, the rest in their own module, naming this call."""
+        callee = call.child_by_field_name("function")
+        found = self._method_on_object(callee, scope)
+        if found is not None:
+            other, func = found
+        else:
+            target = self.flow.function_of(callee, scope, 0)
+            if target is None or target[0] is self.flow:
+                return  # a function of this module: its parameters already take this module's call sites
+            other, func = target
+        params = other.index.param_list(func.child_by_field_name("parameters") or func.child_by_field_name("parameter"))
+        if not params and found is None:
+            return
+        inner_calls = other.index.calls_in.get(func.id, [])
+        if not inner_calls:
+            return
+        receiver = self.flow.ev(callee.child_by_field_name("object"), scope) if found is not None else None
+        args = [self.flow.ev(a, scope) for a in args_of(call)]
+        env = other._bind_params(params, args, func.id, 1)
+        if receiver is not None and receiver.instance is not None:
+            env["this"] = receiver
+        for inner in inner_calls:
+            found_request = self.request_of(inner, func.id, other, env or None)
+            if found_request is not None:
                 self._inside.append((call.start_byte, call.end_byte))
-                self.judge(call, scope, *found, sender=inner, sender_flow=other)
+                self.judge(call, scope, *found_request, sender=inner, sender_flow=other)
+
+    def _method_on_object(self, callee, scope: int):
+        """(flow, method) for ``agent.ask(q)`` on an object of a linted class whose method makes calls
+        (the object itself is evaluated only then), else None."""
+        if callee is None or callee.type != "member_expression":
+            return None
+        obj = callee.child_by_field_name("object")
+        owner = self.flow.instance_of(obj, scope, 0) if obj is not None and obj.type != "this" else None
+        found = instances.method(owner[0], owner[1], text(callee.child_by_field_name("property"))) if owner else None
+        if found is None or not any(_may_send(c) for c in found[0].index.calls_in.get(found[2].id, [])):
+            return None
+        return found[0], found[2]
 
     # ------------------------------------------------------------------ finding requests
     def request_of(self, call, scope: int, flow: Optional[Flow] = None, env: Optional[dict] = None):
@@ -238,7 +276,13 @@ class RequestScan(HazardScan):
         if sender is not None:  # through a function of another module that sends the request
             inner = sender.child_by_field_name("function") or sender.child_by_field_name("constructor")
             where += f" (it sends `{sender_flow.text_of(inner, 50)}(...)` at {sender_flow.path}:{sender_flow.span(sender).lineno})"
-        self._at = span
+        self._sending = (span, shown, self.display)
+        try:
+            self._judge(call, scope, suffix, provider, get, receiver, model, where, span, shown)
+        finally:
+            self._sending = None
+
+    def _judge(self, call, scope: int, suffix: str, provider: str, get, receiver, model, where: str, span, shown) -> None:
         as_provider = None
         if provider.startswith("anthropic-as-"):
             provider, as_provider = "anthropic", provider[len("anthropic-as-"):]
@@ -257,6 +301,33 @@ class RequestScan(HazardScan):
             tools = holder.mapping.get("tools") if holder is not None and holder.mapping is not None else None
             if tools is not None:
                 self.tool_hazards(tools, where, key)
+
+
+class _Modules:
+    """What ``pysource.rules`` asks of the project: the imported module a node (a ``Span``) is in."""
+
+    def __init__(self, flow: Flow):
+        self.flow = flow
+
+    def owner(self, node):
+        path = getattr(node, "path", self.flow.path)
+        if path == self.flow.path or self.flow.project is None:
+            return None
+        return self.flow.project.by_display(path)
+
+
+_SENDING_NAMES = frozenset({m.rsplit(".", 1)[-1] for m in names.REQUEST_METHODS} | names.AI_SDK_FUNCTIONS
+                           | names.RUNNABLE_METHODS | {"fromMessages"})
+
+
+def _may_send(call) -> bool:
+    """Whether a call's name could be one that sends a request (a cheap test before evaluating anything)."""
+    if call.type == "new_expression":
+        return True  # `new ConverseCommand(...)`, `new Agent(...)`
+    f = call.child_by_field_name("function")
+    if f is not None and f.type == "member_expression":
+        f = f.child_by_field_name("property")
+    return f is not None and (text(f) in _SENDING_NAMES or names.is_agent(text(f)))
 
 
 def _getter(body: Val):

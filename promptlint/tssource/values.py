@@ -25,15 +25,21 @@ def string_value(node) -> Optional[str]:
 class Span:
     """Where a tree-sitter node is, with the attributes of a Python ``ast`` node (findings use them)."""
 
-    __slots__ = ("lineno", "col_offset", "end_lineno", "end_col_offset", "path", "text")
+    __slots__ = ("lineno", "col_offset", "end_lineno", "end_col_offset", "path", "_node", "_text")
 
     def __init__(self, node, path: str):
-        self.lineno = node.start_point[0] + 1
-        self.col_offset = node.start_point[1]
-        self.end_lineno = node.end_point[0] + 1
-        self.end_col_offset = node.end_point[1]
+        start, end = node.start_point, node.end_point
+        self.lineno, self.col_offset = start[0] + 1, start[1]
+        self.end_lineno, self.end_col_offset = end[0] + 1, end[1]
         self.path = path
-        self.text = " ".join(text(node).split())
+        self._node, self._text = node, None
+
+    @property
+    def text(self) -> str:
+        """The node's source on one line (made when a message asks: most spans are never shown)."""
+        if self._text is None:
+            self._text = " ".join(text(self._node).split())
+        return self._text
 
 
 def decode_fragment(node) -> str:
