@@ -1,6 +1,8 @@
 """The proof that a rebuilt tokenizer is the original: the same serialization (every component,
 option, token and merge as `tokenizers` itself writes them) and the same encodings of a corpus
-of hard strings.
+of hard strings; and that the engine (promptlint.fastbpe.engine) answers as the original does:
+the same ids, tokens and offsets on the corpus, the same added tokens, and the same decode and
+token text of every id.
 
 The serialization is what `tokenizers` reads a tokenizer from, so two tokenizers that write the
 same JSON are configured the same; the corpus checks the behaviour on the texts where
@@ -83,3 +85,21 @@ def proven(fast, original) -> bool:
         return False
     specials = [t.content for t in original.get_added_tokens_decoder().values()]
     return same_encodings(fast, original, corpus(specials))
+
+
+def engine_proven(engine, original) -> bool:
+    """Whether ``engine`` answers everything promptlint asks of a tokenizer as ``original`` does."""
+    if engine.get_added_tokens_decoder() != original.get_added_tokens_decoder():
+        return False
+    specials = [t.content for t in original.get_added_tokens_decoder().values()]
+    if not same_encodings(engine, original, corpus(specials)):
+        return False
+    ids = sorted(set(range(original.get_vocab_size(with_added_tokens=False))) | set(original.get_added_tokens_decoder()))
+    if ids and ids[-1] + 1 != len(ids):
+        return False  # an id no token has: the engine answers None where tokenizers may not
+    theirs = original.decode_batch([[i] for i in ids], skip_special_tokens=False)
+    if any(engine.decode([i], skip_special_tokens=False) != text for i, text in zip(ids, theirs)):
+        return False
+    if any(engine.id_to_token(i) != original.id_to_token(i) for i in ids):
+        return False
+    return all(engine.token_to_id(original.id_to_token(i)) == original.token_to_id(original.id_to_token(i)) for i in ids[::97])
