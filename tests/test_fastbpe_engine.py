@@ -94,15 +94,15 @@ def _engine_for(tok: Tokenizer):
 def test_lowest_rank_first_then_leftmost():
     """merges: (b,c) rank 0, (a,b) rank 1, (a,bc) rank 2, (a,a) rank 3. 'abc': (b,c) merges before
     (a,b) though it is to the right, then (a,bc): one token 'abc'. 'aaa': two equal (a,a) pairs,
-    the leftmost merges: 'aa','a'. 'aaaa': 'aa','aa'."""
+    the leftmost merges: 'aa','a'. 'aaaa': 'aa','aa'. 'abcab': 'abc','ab'."""
     tok = _tiny_tokenizer(["bc", "ab", "abc", "aa"], [("b", "c"), ("a", "b"), ("a", "bc"), ("a", "a")])
     fast = _engine_for(tok)
     assert fast.encode("abc").tokens == ["abc"]
     assert fast.encode("aaa").tokens == ["aa", "a"]
     assert fast.encode("aaaa").tokens == ["aa", "aa"]
     assert fast.encode("abcab").tokens == ["abc", "ab"]
-    long = "a" * 101 + "bc"  # past the scan: the heap path, same rule
-    assert fast.encode(long).tokens == ["aa"] * 50 + ["a", "bc"]
+    long = "a" * 101 + "bc"  # past the scan: the heap path, same rule: (b,c), then the last a with bc
+    assert fast.encode(long).tokens == ["aa"] * 50 + ["abc"]  # (rank 2) before any (a,a) (rank 3)
     for text in ("abc", "aaa", "aaaa", "abcab", long, "cab" * 40):
         assert fast.encode(text).ids == tok.encode(text).ids
         assert fast.encode(text).offsets == tok.encode(text).offsets
@@ -130,17 +130,20 @@ def test_a_multibyte_character_split_across_tokens_keeps_the_character_span():
 def test_the_proof_refuses_an_engine_with_a_wrong_merge_table():
     """Qwen2.5's merge of 'Ġ' and 't' (rank 5) moved last in the engine's table: ' thexq' (no
     vocabulary word) then merges 'h'+'e' before 'Ġ'+'t' and ends 'Ġth','ex','q' where Qwen2.5
-    gives 'Ġthe','x','q'. The proof must refuse it."""
+    gives 'Ġthe','x','q'. Both halves of the proof must refuse it: the engine's answers on the
+    corpus, and the Rust model built from the same table (its serialization)."""
     raw = _raw("qwen2.5")
     original = Tokenizer.from_str(raw.decode("utf-8"))
     data = json.loads(raw)
     merges = data["model"]["merges"]
     assert merges.index(["Ġ", "t"]) == 5
     merges.append(merges.pop(5))
-    wrong = engine.build(form.decode(form.encode(data, "0" * 64, len(raw), engine.verdict_for(data))))
+    parts = form.decode(form.encode(data, "0" * 64, len(raw), engine.verdict_for(data)))
+    wrong = engine.build(parts)
     assert original.encode(" thexq").tokens == ["Ġthe", "x", "q"]
     assert wrong.encode(" thexq").tokens == ["Ġth", "ex", "q"]
-    assert not proof.engine_proven(wrong, original)
+    assert not proof.engine_proven(wrong, original)  # the corpus's letter runs meet it
+    assert not proof.proven(form.build(parts), original)  # and the table itself, serialized by tokenizers
 
 
 def _trimming() -> str:
@@ -164,7 +167,7 @@ def test_a_tokenizer_the_engine_cannot_stand_for_is_tokenized_by_tokenizers(tmp_
     for _ in range(2):  # the first load writes the form, the second loads from it
         tok = tokens.load(tokens.resolve(str(path), sha))
         assert type(tok._tok).__name__ == "Tokenizer"
-        assert tok.encode(" ab  ab").ids == Tokenizer.from_str(text).encode(" ab  ab").ids
+        assert tok.encode(" ab  ab").ids == Tokenizer.from_str(text).encode(" ab  ab", add_special_tokens=False).ids
         tokens.release(sha)
     assert store.user_form(sha).header["engine"] is None
 

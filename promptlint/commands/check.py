@@ -244,7 +244,6 @@ def run(args, console: Optional[Console] = None, workspace=None) -> int:
 
 def _checked(args, console: Console, ws, settings, overrides, report_files, baseline_ref, fail_on) -> int:
     from promptlint.commands import EXIT_FINDINGS, EXIT_OK, UsageError
-    from promptlint.project.git_tree import GitError
     from promptlint.tokenization.tokens import TokenizerError
 
     out, err = console.out, console.err
@@ -291,6 +290,8 @@ def _checked(args, console: Console, ws, settings, overrides, report_files, base
 
         result.findings = price_findings(settings.cost, result.findings)
     if baseline_ref:
+        from promptlint.project.git_tree import GitError  # only with a baseline: a plain check starts no git
+
         try:
             result.baseline = ws.baseline(baseline_ref, args.paths, result, force_exclude=args.force_exclude)
         except (GitError, TokenizerError) as e:
