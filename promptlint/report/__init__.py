@@ -17,32 +17,20 @@ around the run (the working directory, the CI's repository root, colour, ``--ann
 from __future__ import annotations
 
 import importlib
-import os
-from typing import Dict, List
+import pkgutil
+from typing import Dict
 
 DEFAULT = "full"
 KINDS = ("human", "json", "text")
 _FORMATS: Dict[str, str] = {}  # format name -> module name (filled once: the package's modules do not change)
 
 
-def _module_names() -> List[str]:
-    """The package's modules by name, as ``pkgutil.iter_modules`` lists a folder's (sorted), without
-    importing pkgutil (and inspect, ast and dis with it) on every check."""
-    names = set()
-    for folder in __path__:
-        for entry in os.listdir(folder):
-            stem, dot, suffix = entry.partition(".")
-            if dot and suffix in ("py", "pyc") and stem.isidentifier() and stem != "__init__":
-                names.add(stem)
-    return sorted(names)
-
-
 def formats() -> Dict[str, str]:
     """Every format: name -> module, the default first, then by name."""
     if not _FORMATS:
         found = {}
-        for module_name in _module_names():
-            module = importlib.import_module(f"{__name__}.{module_name}")
+        for info in pkgutil.iter_modules(__path__):
+            module = importlib.import_module(f"{__name__}.{info.name}")
             name = getattr(module, "FORMAT", None)
             if name is None:
                 continue  # a helper shared by the formats (style, locations, new_marks)
