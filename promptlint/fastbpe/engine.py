@@ -35,7 +35,8 @@ from promptlint.fastbpe import form
 
 _MASK = 0xFFFFFFFF
 _HEAP_FROM = 24  # pre-tokens longer than this merge through a heap (a 1,000-space run stays linear-log)
-_MEMO_MAX = 1 << 16
+_MEMO_MAX = 1 << 16  # pre-tokens remembered (then forgotten at once: a resident process stays bounded)
+_PAIRS_MAX = 1 << 20  # pair lookups remembered
 
 
 def refusal(data: Dict) -> Optional[str]:
@@ -146,6 +147,8 @@ class FastTokenizer:
         if found is None:
             i = bisect_left(self._keys, key)
             found = self._vals[i] if i < self._n and self._keys[i] == key else -1
+            if len(self._pairs) >= _PAIRS_MAX:  # a resident process (daemon, language server) stays bounded
+                self._pairs.clear()
             self._pairs[key] = found
         return found
 
