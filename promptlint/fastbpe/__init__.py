@@ -12,7 +12,7 @@ it builds the real `tokenizers.Tokenizer` from the tables. The embedded cl100k_b
 this form (promptlint/data/cl100k_base.bpe, made by scripts/build_fast_tokenizer.py).
 
 Any doubt means the tokenizer.json is parsed as before, silently: no form, a form that is
-corrupted, changed (its digest), of another content or proven with another `tokenizers`
+corrupted, changed (its checksum), of another content or proven with another `tokenizers`
 version, a tokenizer that is not eligible or not proven (remembered, so it is not tried again),
 or PROMPTLINT_FAST_TOKENIZER=0.
 """
