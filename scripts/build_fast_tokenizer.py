@@ -3,7 +3,8 @@ promptlint/data/cl100k_base.tokenizer.json.gz (promptlint.fastbpe).
 
     python scripts/build_fast_tokenizer.py          # (re)write it; refuses unless proven identical
 
-Run it when the embedded tokenizer or the `tokenizers` version the package is tested with
+The form records the engine proven (promptlint.fastbpe.engine: no Rust BPE model is built on
+the cold path); the script refuses to write one without it. Run it when the embedded tokenizer or the `tokenizers` version the package is tested with
 changes: a form proven with another version is not used (the embedded tokenizer.json is parsed
 and a form of it is written to the user cache instead). tests/test_fastbpe.py checks that the
 shipped form holds the shipped JSON's sha256 and gives its encodings.
@@ -13,7 +14,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import json
 import sys
 from pathlib import Path
 
@@ -22,22 +22,22 @@ sys.path.insert(0, str(REPO))
 
 from tokenizers import Tokenizer  # noqa: E402
 
-from promptlint.fastbpe import form, proof, store  # noqa: E402
+from promptlint import fastbpe  # noqa: E402
+from promptlint.fastbpe import form, store  # noqa: E402
 
 
 def main() -> int:
     raw = gzip.decompress((REPO / "promptlint" / "data" / "cl100k_base.tokenizer.json.gz").read_bytes())
-    data = json.loads(raw)
-    reason = form.ineligible(data)
-    if reason:
-        print(f"cl100k_base: no compact form ({reason})", file=sys.stderr)
+    text = raw.decode("utf-8")
+    blob, reason = fastbpe.proven_form(hashlib.sha256(raw).hexdigest(), text, Tokenizer.from_str(text))
+    if blob is None:
+        print(f"cl100k_base: no compact form ({reason}); nothing written", file=sys.stderr)
         return 1
-    blob = form.encode(data, hashlib.sha256(raw).hexdigest(), len(raw))
-    if not proof.proven(form.build(form.decode(blob)), Tokenizer.from_str(raw.decode("utf-8"))):
-        print("cl100k_base: the compact form is not proven identical; nothing written", file=sys.stderr)
+    if not form.decode(blob).header.get("engine"):
+        print("cl100k_base: the engine is not proven on it; nothing written", file=sys.stderr)
         return 1
     store.PACKAGED.write_bytes(blob)
-    print(f"wrote {store.PACKAGED.relative_to(REPO)} ({len(blob):,} bytes, tokenizers {form.tokenizers_version()})")
+    print(f"wrote {store.PACKAGED.relative_to(REPO)} ({len(blob):,} bytes, tokenizers {form.tokenizers_version()}, engine proven)")
     return 0
 
 

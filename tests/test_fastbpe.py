@@ -16,7 +16,7 @@ from tokenizers import Tokenizer, models, pre_tokenizers
 from conftest import DATA, QWEN
 from promptlint import fastbpe
 from promptlint.tokenization import tokens
-from promptlint.fastbpe import form, proof, store
+from promptlint.fastbpe import engine, form, proof, store
 from promptlint.pools.tokenizers import active as active_pool
 
 EMBEDDED = Path(tokens.__file__).parent.parent / "data" / "cl100k_base.tokenizer.json.gz"
@@ -156,14 +156,22 @@ def test_a_corrupted_or_changed_form_is_detected_and_rebuilt(own_forms, damage):
     assert tok.encode("<|im_start|>system\nok").ids == [151644, 8948, 198, 562]
 
 
+def _rewrite_header(path: Path, **changes) -> None:
+    """The form at ``path`` with header fields changed and its checksum made to match (intact,
+    as far as the checksum can tell)."""
+    import zlib
+
+    blob = path.read_bytes()
+    rest = blob[len(form.MAGIC) + 4:]
+    header = dict(form.decode(blob).header, **changes)
+    rest = json.dumps(header).encode() + rest[rest.index(b"\n"):]
+    path.write_bytes(form.MAGIC + zlib.crc32(rest).to_bytes(4, "little") + rest)
+
+
 def test_a_form_proven_with_another_tokenizers_version_is_not_used(own_forms):
     sha, _ = _load_qwen()
     path = own_forms / f"{sha}.bpe"
-    parts = form.decode(path.read_bytes())
-    rest = path.read_bytes()[len(form.MAGIC) + 32:]
-    header = dict(parts.header, tokenizers="0.0.1")
-    rest = json.dumps(header).encode() + rest[rest.index(b"\n"):]
-    path.write_bytes(form.MAGIC + hashlib.sha256(rest).digest() + rest)
+    _rewrite_header(path, tokenizers="0.0.1")
     assert form.decode(path.read_bytes()).header["tokenizers"] == "0.0.1"
     loaded = fastbpe.loaded_count()
     _load_qwen()
@@ -179,7 +187,10 @@ def test_the_shipped_form_is_the_embedded_tokenizer():
     assert parts.source_bytes == len(raw)
     if parts.header["tokenizers"] != form.tokenizers_version():
         pytest.skip("the shipped form was proven with another tokenizers version: scripts/build_fast_tokenizer.py")
-    assert proof.proven(form.build(parts), Tokenizer.from_str(raw.decode("utf-8")))
+    original = Tokenizer.from_str(raw.decode("utf-8"))
+    assert proof.proven(form.build(parts), original)
+    assert parts.header["engine"] == {"ignore_merges": True, "decoder": "ByteLevel"}  # cold runs build no Rust model
+    assert proof.engine_proven(engine.build(parts), original)
 
 
 def test_switched_off_the_tokenizer_json_is_parsed(own_forms, monkeypatch):
@@ -204,10 +215,7 @@ def test_an_unpinned_tokenizer_with_a_proven_form_is_not_read_again_to_be_vetted
     monkeypatch.setattr(tokens, "_VETTING", {})
     assert tokens.needs_deadline(spec, sha) is False and scanned == []
     path = own_forms / f"{sha}.bpe"
-    rest = path.read_bytes()[len(form.MAGIC) + 32:]
-    header = dict(form.decode(path.read_bytes()).header, vetting="another list")
-    rest = json.dumps(header).encode() + rest[rest.index(b"\n"):]
-    path.write_bytes(form.MAGIC + hashlib.sha256(rest).digest() + rest)
+    _rewrite_header(path, vetting="another list")
     monkeypatch.setattr(tokens, "_VETTING", {})
     monkeypatch.setattr(store, "_KEPT", {})  # the form read ahead by the first check: read the file again
     assert tokens.needs_deadline(spec, sha) is False and scanned == [len(QWEN.read_text(encoding="utf-8"))]

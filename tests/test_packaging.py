@@ -33,5 +33,6 @@ def test_installed_package_contains_runtime_data(tmp_path):
         "data/name_words.toml",
         "data/cl100k_base.bpe",
         "fastbpe/form.py",
+        "fastbpe/engine.py",
     ):
         assert needed in files, needed

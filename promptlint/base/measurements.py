@@ -188,3 +188,16 @@ def mark_findings(current, current_paths, previous, previous_paths) -> Tuple[Dic
                 unmatched.discard(candidates.pop(0))
                 marks[id(f)] = "existing"
     return marks, len(unmatched)
+
+
+def exit_failing(result, baseline: Optional[Baseline], fail_on: str) -> bool:
+    """Does the run fail? ``regression``: a template × scenario lost blocks per request (or no
+    longer renders); ``new-finding``: a finding (not a note) the baseline did not have; ``any``:
+    any finding, as without a baseline, or a regression."""
+    failing = [f for f in result.findings + result.errors if f.severity != "info"]
+    regressed = bool(baseline and baseline.regressions)
+    if fail_on == "regression":
+        return regressed
+    if fail_on == "new-finding":
+        return any(f.baseline != "existing" for f in failing)
+    return bool(failing) or regressed

@@ -118,29 +118,35 @@ def known_codes() -> frozenset:
 
 @lru_cache(maxsize=None)
 def all_rules() -> Dict[str, Rule]:
+    return {code: _rule(code) for code in sorted(known_codes())}
+
+
+@lru_cache(maxsize=None)
+def _rule(code: str) -> Rule:
+    """One rule file parsed (a check that words its message from its rule's data parses that
+    file, not all thirty: a cold one-template run asks for one or two)."""
     from promptlint.base.toml_io import toml_loads
 
-    out: Dict[str, Rule] = {}
-    for path in sorted(rules_dir().glob("*.toml")):
-        data = toml_loads(path.read_text(encoding="utf-8"))
-        rule = Rule(
-            code=data["code"],
-            name=data["name"],
-            miss_class=data.get("miss-class", "E"),
-            severity=data.get("severity", "warning"),
-            summary=data.get("summary", ""),
-            docs=data.get("docs", {}),
-            data=data.get("data", {}),
-            cases=data.get("cases", []),
-            path=path,
-            fix=data.get("fix", {}),
-        )
-        out[rule.code] = rule
-    return out
+    path = rules_dir() / f"{code}.toml"
+    data = toml_loads(path.read_text(encoding="utf-8"))
+    return Rule(
+        code=data["code"],
+        name=data["name"],
+        miss_class=data.get("miss-class", "E"),
+        severity=data.get("severity", "warning"),
+        summary=data.get("summary", ""),
+        docs=data.get("docs", {}),
+        data=data.get("data", {}),
+        cases=data.get("cases", []),
+        path=path,
+        fix=data.get("fix", {}),
+    )
 
 
 def get(code: str) -> Rule:
-    return all_rules()[code]
+    if code not in known_codes():
+        raise KeyError(code)
+    return _rule(code)
 
 
 def lookup(code_or_name: str) -> Optional[Rule]:

@@ -259,9 +259,12 @@ def run(args, console: Optional[Console] = None, workspace=None) -> int:
 
 def _checked(args, console: Console, ws, settings, overrides, report_files, baseline_ref, fail_on) -> int:
     from promptlint.commands import EXIT_FINDINGS, EXIT_OK, UsageError
-    from promptlint.project.git_tree import GitError
     from promptlint.tokenization.tokens import TokenizerError
 
+    if baseline_ref:
+        from promptlint.project.git_tree import GitError  # only with a baseline: a plain check starts no git
+    else:
+        GitError = TokenizerError  # without a baseline nothing here runs git
     out, err = console.out, console.err
     fixing = getattr(args, "fix", False) or getattr(args, "diff", False)
     # the baseline is a part of the check's plan; a fix measures the tree it leaves (below)
@@ -333,6 +336,6 @@ def _checked(args, console: Console, ws, settings, overrides, report_files, base
     if args.exit_zero:
         return EXIT_OK
     # Notes (severity "info", e.g. an order the samples file declares pinned) never fail a run.
-    from promptlint.driver.baseline import exit_failing
+    from promptlint.base.measurements import exit_failing  # not driver.baseline: a plain check imports no git machinery
 
     return EXIT_FINDINGS if exit_failing(result, result.baseline, fail_on) else EXIT_OK

@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import io
 import os
-import socket
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
+
+if TYPE_CHECKING:  # imported where a connection is made: a check run in-process never needs it
+    import socket
 
 from promptlint.daemon import identity, protocol
 
@@ -123,6 +125,8 @@ def connect(root: Path, timeout: float = 5.0) -> Optional[socket.socket]:
     path = protocol.socket_path(root)
     if path is None:
         return None
+    import socket
+
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:

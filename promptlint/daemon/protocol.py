@@ -10,11 +10,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import socket
 import stat
 import struct
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, Optional
+
+if TYPE_CHECKING:  # socket is imported where a connection is made: a check run in-process never needs it
+    import socket
 
 MAX_HEADER = 1 << 20
 MAX_BODY = 256 * 1024 * 1024  # a reply carries a whole report (evidence JSON can be large)
@@ -102,6 +104,8 @@ def socket_path(root: Path, create: bool = False) -> Optional[Path]:
 
 def peer_uid(sock: socket.socket) -> Optional[int]:
     """The connecting process's uid (Linux SO_PEERCRED), None where the OS does not say."""
+    import socket
+
     if not hasattr(socket, "SO_PEERCRED"):
         return None
     creds = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))

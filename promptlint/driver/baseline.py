@@ -28,7 +28,7 @@ from promptlint.doors import safe_write
 from promptlint.project.config import Settings
 from promptlint.arithmetic.cost import price_deltas
 from promptlint.project.discovery import discover
-from promptlint.base.measurements import Baseline, Measurement, compare, mark_findings
+from promptlint.base.measurements import Baseline, Measurement, compare, exit_failing, mark_findings  # noqa: F401 - exit_failing re-exported
 from promptlint.base.paths import not_read, relative
 from promptlint.tokenization.tokens import BudgetExceeded, PromptNotText, TokenizerCrashed, TokenizerUnvetted, budget
 
@@ -167,14 +167,3 @@ def conclude(tree: RefTree, settings: Settings, models: Sequence[Tuple[Optional[
         baseline=Baseline(tree.ref, tree.commit, block, deltas, fixed, tree.skipped, described))
 
 
-def exit_failing(result, baseline: Optional[Baseline], fail_on: str) -> bool:
-    """Does the run fail? ``regression``: a template × scenario lost blocks per request (or no
-    longer renders); ``new-finding``: a finding (not a note) the baseline did not have; ``any``:
-    any finding, as without a baseline, or a regression."""
-    failing = [f for f in result.findings + result.errors if f.severity != "info"]
-    regressed = bool(baseline and baseline.regressions)
-    if fail_on == "regression":
-        return regressed
-    if fail_on == "new-finding":
-        return any(f.baseline != "existing" for f in failing)
-    return bool(failing) or regressed

@@ -675,11 +675,11 @@ def apply_suppressions(findings: List[Finding], sources: _Sources, ctx: kernel.C
 
 
 class _AllCodes(Sequence):
-    """Every rule code, read from the rule files only when a suppression comment needs them
-    (a warm run over files without comments parses no rule TOML)."""
+    """Every rule code, from the rule files' names, only when a suppression comment needs them
+    (no rule TOML is parsed for it)."""
 
     def _codes(self) -> List[str]:
-        return list(registry.all_rules())
+        return sorted(registry.known_codes())
 
     def __getitem__(self, index):
         return self._codes()[index]

@@ -5,13 +5,14 @@ vocabulary, most of it `tokenizers` deserializing the merges). For a BPE tokeniz
 families (promptlint.fastbpe.form says which), the first parse also writes a compact form to the
 user cache, keyed by the file's sha256, once it is proven to be the same tokenizer
 (promptlint.fastbpe.proof: the same serialization, the same encodings of a corpus of hard
-strings); later runs build the `tokenizers.Tokenizer` from it without parsing JSON. The result
-is a real `tokenizers.Tokenizer`, so everything promptlint asks of one works unchanged. The
-embedded cl100k_base ships in this form (promptlint/data/cl100k_base.bpe, made by
-scripts/build_fast_tokenizer.py).
+strings); later runs tokenize from it without parsing JSON. Where the form also records the engine
+proven (promptlint.fastbpe.engine: `tokenizers` for everything but the merges, which run in
+Python over the form's table), a load builds no Rust BPE model at all (milliseconds); otherwise
+it builds the real `tokenizers.Tokenizer` from the tables. The embedded cl100k_base ships in
+this form (promptlint/data/cl100k_base.bpe, made by scripts/build_fast_tokenizer.py).
 
 Any doubt means the tokenizer.json is parsed as before, silently: no form, a form that is
-corrupted, changed (its digest), of another content or proven with another `tokenizers`
+corrupted, changed (its checksum), of another content or proven with another `tokenizers`
 version, a tokenizer that is not eligible or not proven (remembered, so it is not tried again),
 or PROMPTLINT_FAST_TOKENIZER=0.
 """
@@ -21,7 +22,7 @@ from __future__ import annotations
 import os
 from typing import Optional, Tuple
 
-from promptlint.fastbpe import form, store
+from promptlint.fastbpe import engine, form, store
 
 ENV = "PROMPTLINT_FAST_TOKENIZER"
 _BUILDS = [0]  # compact forms built in this process (tests read it: built_count())
@@ -43,7 +44,7 @@ def load(sha256: str, embedded: bool = False) -> Optional[Tuple[object, int]]:
         if parts.source_sha256 != sha256 or parts.header.get("tokenizers") != version:
             continue
         try:
-            tok = form.build(parts)
+            tok = engine.build(parts) if parts.header.get("engine") else form.build(parts)
         except BaseException as e:  # an option this tokenizers lacks, a broken table, a panic: parse the file
             _reraise(e)
             continue
@@ -59,7 +60,9 @@ def remember(sha256: str, text: str, original) -> None:
     if not enabled() or store.known_unfit(sha256):
         return
     try:
-        reason = _attempt(sha256, text, original)
+        blob, reason = proven_form(sha256, text, original)
+        if blob is not None:
+            store.save(sha256, blob)
     except BaseException as e:  # whatever goes wrong here costs the next run time, never this run its tokenizer
         _reraise(e)
         reason = f"not proven ({type(e).__name__})"
@@ -69,7 +72,9 @@ def remember(sha256: str, text: str, original) -> None:
         store.mark_unfit(sha256, reason)
 
 
-def _attempt(sha256: str, text: str, original) -> Optional[str]:
+def proven_form(sha256: str, text: str, original) -> Tuple[Optional[bytes], Optional[str]]:
+    """The compact form of ``text`` (a tokenizer.json parsed into ``original``) once proven, with
+    the engine's verdict in it; or None and why there is none."""
     import json
 
     from promptlint.fastbpe import proof
@@ -77,20 +82,35 @@ def _attempt(sha256: str, text: str, original) -> Optional[str]:
     try:
         data = json.loads(text)
     except (ValueError, RecursionError):
-        return "not JSON"
+        return None, "not JSON"
     reason = form.ineligible(data) if isinstance(data, dict) else "not an object"
     if reason:
-        return reason
+        return None, reason
+    size = len(text.encode("utf-8"))
+    refused = engine.refusal(data)
+    verdict = None if refused else engine.verdict_for(data)
     try:
-        blob = form.encode(data, sha256, len(text.encode("utf-8")))
-        fast = form.build(form.decode(blob))
+        blob = form.encode(data, sha256, size, verdict)
+        parts = form.decode(blob)
+        fast = form.build(parts)
     except BaseException as e:  # a panic (PanicException) too: the file's own parse stands
         _reraise(e)
-        return f"cannot be rebuilt ({type(e).__name__})"
+        return None, f"cannot be rebuilt ({type(e).__name__})"
     if not proof.proven(fast, original):
-        return "not proven identical"
-    store.save(sha256, blob)
-    return None
+        return None, "not proven identical"
+    if verdict is not None and not _engine_proven(parts, original):
+        blob = form.encode(data, sha256, size, None)  # the form still loads faster than the JSON
+    return blob, None
+
+
+def _engine_proven(parts, original) -> bool:
+    from promptlint.fastbpe import proof
+
+    try:
+        return proof.engine_proven(engine.build(parts), original)
+    except BaseException as e:  # the engine is not used; the form without it is
+        _reraise(e)
+        return False
 
 
 def vetted(sha256: str, keep: bool = True) -> bool:

@@ -1,17 +1,25 @@
-"""The compact form of a BPE tokenizer.json: what `tokenizers` needs to rebuild the same tokenizer
-without parsing megabytes of JSON.
+"""The compact form of a BPE tokenizer.json: what promptlint needs to tokenize exactly as
+`tokenizers` does without parsing megabytes of JSON or building the Rust BPE model.
 
-`Tokenizer.from_str` spends most of its time deserializing the merges (serde's untagged
-enum for the two spellings of a merge buffers every entry); the vocabulary and merges are
-stored here as NUL-separated token texts in id order and merge pairs as little-endian uint32
-ids, and `tokenizers.models.BPE` is built from them directly. Everything else (normalizer,
-pre-tokenizer, post-processor, decoder, the model's options, the added tokens) is the file's
-own JSON with the two big tables emptied: the "shell", a few kilobytes.
+`Tokenizer.from_str` spends most of its time deserializing the merges, and building
+`tokenizers.models.BPE` from Python objects still converts them one by one (~0.4 s for
+cl100k's 233k merges). The form holds the tables in the layout each user reads directly:
 
-Layout: MAGIC, the sha256 of the rest, then the rest: one header line (JSON: the source
-tokenizer.json's sha256 and size, the `tokenizers` version it was proven with, the three part
-sizes) and the three parts. A form whose digest, source or `tokenizers` version does not match
-is never used.
+- shell: the file's JSON with the vocabulary and merges emptied (normalizer, pre-tokenizer,
+  post-processor, decoder, model options, added tokens), a few kilobytes;
+- tiny: the same with a vocabulary of the 256 byte-level characters and the added tokens at
+  their own ids, and no merges: `tokenizers` builds it in milliseconds, and it normalizes,
+  splits out added tokens and pre-tokenizes exactly as the file does (promptlint.fastbpe.engine
+  merges its byte tokens);
+- table and starts: token texts in id order, NUL-separated, and where each starts (uint32);
+- keys and vals: the merge table sorted by pair, ``left << 32 | right`` -> ``rank << 32 |
+  new id`` (uint64, binary searched in place: nothing is built at load);
+- vhash: ``crc32(token) << 32 | id`` sorted, the vocabulary's lookup without a dict.
+
+Layout: MAGIC, the CRC-32 of the rest, then the rest: one header line (JSON: the source
+tokenizer.json's sha256 and size, the `tokenizers` version it was proven with, the vetting list,
+the part sizes, the engine's verdict) and the parts. A form whose checksum, sizes, source or
+`tokenizers` version does not match is never used.
 """
 
 from __future__ import annotations
@@ -19,19 +27,39 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+import zlib
 from array import array
 from typing import Dict, List, Optional, Tuple
 
-MAGIC = b"promptlint-bpe 1\n"
+MAGIC = b"promptlint-bpe 2\n"
+PARTS = ("shell", "tiny", "table", "starts", "keys", "vals", "vhash")
+_WIDTH = {"starts": 4, "keys": 8, "vals": 8, "vhash": 8}
 MODEL_OPTIONS = ("dropout", "unk_token", "continuing_subword_prefix", "end_of_word_suffix", "fuse_unk",
                  "byte_fallback", "ignore_merges")
 
 
-class Parts:
-    """A compact form read back: header fields, the shell (dict), token texts in id order, merge ids."""
+def byte_alphabet() -> List[str]:
+    """GPT-2's byte-level alphabet: the character standing for each byte 0..255 (tokenizers'
+    ByteLevel pre-tokenizer and decoder use the same table)."""
+    keep = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    chars, extra = {}, 0
+    for b in range(256):
+        if b in keep:
+            chars[b] = chr(b)
+        else:
+            chars[b] = chr(256 + extra)
+            extra += 1
+    return [chars[b] for b in range(256)]
 
-    def __init__(self, header: Dict, shell: Dict, vocab: List[str], merges: array):
-        self.header, self.shell, self.vocab, self.merges = header, shell, vocab, merges
+
+class Parts:
+    """A compact form read back: the header and views of its parts (nothing copied or split
+    until asked for)."""
+
+    def __init__(self, header: Dict, views: Dict[str, memoryview]):
+        self.header, self.views = header, views
+        self._shell: Optional[Dict] = None
+        self._vocab: Optional[List[str]] = None
 
     @property
     def source_sha256(self) -> str:
@@ -40,6 +68,27 @@ class Parts:
     @property
     def source_bytes(self) -> int:
         return int(self.header["source_bytes"])
+
+    @property
+    def shell(self) -> Dict:
+        if self._shell is None:
+            self._shell = json.loads(bytes(self.views["shell"]))
+        return self._shell
+
+    @property
+    def vocab(self) -> List[str]:
+        """Token texts in id order (split once, when the Rust model is built from the form)."""
+        if self._vocab is None:
+            self._vocab = bytes(self.views["table"]).decode("utf-8").split("\0")
+        return self._vocab
+
+    def merges(self) -> List[Tuple[int, int]]:
+        """The merges in rank order, as pairs of ids."""
+        keys, vals = self.views["keys"], self.views["vals"]
+        out: List[Tuple[int, int]] = [(0, 0)] * len(keys)
+        for key, val in zip(keys, vals):
+            out[val >> 32] = (key >> 32, key & 0xFFFFFFFF)
+        return out
 
 
 def tokenizers_version() -> str:
@@ -59,7 +108,7 @@ def vetting_list() -> str:
 def ineligible(data: Dict) -> Optional[str]:
     """Why this parsed tokenizer.json cannot have a compact form (None: it can). Only a
     deterministic BPE model whose regexes are the known families' (promptlint.tokenization.tokenizer_vetting:
-    the proof runs them), with a dense vocabulary and no truncation or padding."""
+    the proof runs them), with a dense vocabulary, no repeated merge and no truncation or padding."""
     from promptlint.tokenization.tokenizer_vetting import unknown_patterns
 
     model = data.get("model")
@@ -85,6 +134,16 @@ def _shell(data: Dict) -> Dict:
     return dict(data, model=dict(data["model"], vocab={}, merges=[]))
 
 
+def _tiny(data: Dict) -> Dict:
+    """The shell with a model that knows only the byte-level characters (at their ids in the
+    file's vocabulary, where it has them) and the added tokens (at theirs), and merges nothing."""
+    vocab = data["model"]["vocab"]
+    small = {c: vocab[c] for c in byte_alphabet() if c in vocab}
+    for t in data.get("added_tokens") or []:
+        small[t["content"]] = t["id"]
+    return dict(data, model=dict(data["model"], vocab=small, merges=[], ignore_merges=False, dropout=None))
+
+
 def _pairs(merges: list) -> List[Tuple[str, str]]:
     out = []
     for merge in merges:
@@ -99,48 +158,84 @@ def _pairs(merges: list) -> List[Tuple[str, str]]:
     return out
 
 
-def encode(data: Dict, source_sha256: str, source_bytes: int) -> bytes:
-    """The compact form of an eligible parsed tokenizer.json (``ineligible(data)`` is None)."""
+def _little(values: array) -> bytes:
+    if sys.byteorder != "little":
+        values = array(values.typecode, values)
+        values.byteswap()
+    return values.tobytes()
+
+
+def encode(data: Dict, source_sha256: str, source_bytes: int, engine: Optional[Dict] = None) -> bytes:
+    """The compact form of an eligible parsed tokenizer.json (``ineligible(data)`` is None), with
+    the engine's verdict (``engine``: what promptlint.fastbpe.engine was proven with, None: not)."""
     vocab = data["model"]["vocab"]
     tokens = [""] * len(vocab)
     for token, i in vocab.items():
         tokens[i] = token
-    # KeyError: a merge of an unknown token, which tokenizers refuses too
-    ids = array("I", [vocab[t] for pair in _pairs(data["model"]["merges"]) for t in pair])
-    if sys.byteorder != "little":
-        ids.byteswap()
-    shell = json.dumps(_shell(data), ensure_ascii=False).encode("utf-8")
     table = "\0".join(tokens).encode("utf-8")
-    merges = ids.tobytes()
+    starts, at = array("I"), 0
+    for token in tokens:
+        starts.append(at)
+        at += len(token.encode("utf-8")) + 1
+    starts.append(at)
+    merge_map: Dict[int, int] = {}
+    for rank, (a, b) in enumerate(_pairs(data["model"]["merges"])):
+        # KeyError: a merge of an unknown token, which tokenizers refuses too; a repeated pair
+        # keeps its last rank, as tokenizers' map does (and the rebuilt model is then refused)
+        merge_map[vocab[a] << 32 | vocab[b]] = rank << 32 | vocab[a + b]
+    keys = array("Q", sorted(merge_map))
+    vals = array("Q", [merge_map[k] for k in keys])
+    vhash = array("Q", sorted(zlib.crc32(t.encode("utf-8")) << 32 | i for i, t in enumerate(tokens)))
+    body = {
+        "shell": json.dumps(_shell(data), ensure_ascii=False).encode("utf-8"),
+        "tiny": json.dumps(_tiny(data), ensure_ascii=False).encode("utf-8"),
+        "table": table, "starts": _little(starts), "keys": _little(keys), "vals": _little(vals), "vhash": _little(vhash),
+    }
     header = {"source_sha256": source_sha256, "source_bytes": source_bytes, "tokenizers": tokenizers_version(),
-              "vetting": vetting_list(), "sizes": [len(shell), len(table), len(merges)]}
-    rest = json.dumps(header).encode("utf-8") + b"\n" + shell + table + merges
-    return MAGIC + hashlib.sha256(rest).digest() + rest
+              "vetting": vetting_list(), "sizes": [len(body[p]) for p in PARTS], "engine": engine}
+    rest = json.dumps(header).encode("utf-8") + b"\n" + b"".join(body[p] for p in PARTS)
+    return MAGIC + zlib.crc32(rest).to_bytes(4, "little") + rest
 
 
 def decode(blob: bytes) -> Optional[Parts]:
-    """The parts of a compact form, or None when it is not one or its digest does not match (a
-    truncated, corrupted or edited file)."""
-    start = len(MAGIC) + 32
-    if not blob.startswith(MAGIC) or len(blob) < start or hashlib.sha256(blob[start:]).digest() != blob[len(MAGIC):start]:
+    """The parts of a compact form, or None when it is not one or its checksum or sizes do not
+    match (a truncated, corrupted or edited file)."""
+    start = len(MAGIC) + 4
+    if not blob.startswith(MAGIC) or len(blob) < start or zlib.crc32(memoryview(blob)[start:]) != int.from_bytes(blob[len(MAGIC):start], "little"):
         return None
     try:
         end = blob.index(b"\n", start)
         header = json.loads(blob[start:end])
-        a, b, c = (int(n) for n in header["sizes"])
+        sizes = [int(n) for n in header["sizes"]]
         body = memoryview(blob)[end + 1:]
-        if len(body) != a + b + c or c % 8:
+        if len(sizes) != len(PARTS) or len(body) != sum(sizes) or min(sizes) < 0:
             return None
-        shell = json.loads(bytes(body[:a]))
-        vocab = bytes(body[a:a + b]).decode("utf-8").split("\0")
-        merges = array("I")
-        merges.frombytes(body[a + b:])
-        if sys.byteorder != "little":
-            merges.byteswap()
+        views, at = {}, 0
+        for name, size in zip(PARTS, sizes):
+            view = body[at:at + size]
+            at += size
+            if name in _WIDTH:
+                if size % _WIDTH[name]:
+                    return None
+                view = _native(view, "I" if _WIDTH[name] == 4 else "Q")
+            views[name] = view
+        if len(views["keys"]) != len(views["vals"]) or len(views["starts"]) != len(views["vhash"]) + 1:
+            return None
         str(header["source_sha256"]), int(header["source_bytes"])
-        return Parts(header, shell, vocab, merges)
+        return Parts(header, views)
     except (ValueError, KeyError, TypeError):
         return None
+
+
+def _native(view: memoryview, code: str):
+    """A little-endian table as indexable integers: the bytes themselves on a little-endian
+    machine (memoryview.cast: no copy), a swapped copy elsewhere."""
+    if sys.byteorder == "little":
+        return view.cast("B").cast(code)
+    values = array(code)
+    values.frombytes(view)
+    values.byteswap()
+    return values
 
 
 def build(parts: Parts):
@@ -152,8 +247,7 @@ def build(parts: Parts):
     from tokenizers.models import BPE
 
     vocab_list = parts.vocab
-    token = vocab_list.__getitem__
-    merges = list(zip(map(token, parts.merges[0::2]), map(token, parts.merges[1::2])))
+    merges = [(vocab_list[a], vocab_list[b]) for a, b in parts.merges()]
     m = parts.shell["model"]
     options = {k: m[k] for k in MODEL_OPTIONS if m.get(k) is not None}
     tok = Tokenizer(BPE(dict(zip(vocab_list, range(len(vocab_list)))), merges, **options))

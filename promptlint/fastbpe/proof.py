@@ -1,6 +1,8 @@
 """The proof that a rebuilt tokenizer is the original: the same serialization (every component,
 option, token and merge as `tokenizers` itself writes them) and the same encodings of a corpus
-of hard strings.
+of hard strings; and that the engine (promptlint.fastbpe.engine) answers as the original does:
+the same ids, tokens and offsets on the corpus, the same added tokens, and the same decode and
+token text of every id.
 
 The serialization is what `tokenizers` reads a tokenizer from, so two tokenizers that write the
 same JSON are configured the same; the corpus checks the behaviour on the texts where
@@ -55,6 +57,11 @@ def corpus(special_texts: Iterable[str]) -> List[str]:
             lo, hi = rnd.choice(blocks)
             chars.append(chr(rnd.randint(lo, hi)) if rnd.random() < 0.8 else rnd.choice(" \n\t0123456789'"))
         texts.append("".join(chars))
+    # words no vocabulary holds whole (with ignore_merges a vocabulary word never reaches the
+    # merges): letter runs, so that merges of every rank compete inside them
+    letters = "etaoinshrdlcumwfgypbvkjxqz" * 3 + "ETAOINSHRD"
+    for _ in range(60):
+        texts.append(" ".join("".join(rnd.choice(letters) for _ in range(rnd.randrange(3, 12))) for _ in range(40)))
     return texts
 
 
@@ -83,3 +90,20 @@ def proven(fast, original) -> bool:
         return False
     specials = [t.content for t in original.get_added_tokens_decoder().values()]
     return same_encodings(fast, original, corpus(specials))
+
+
+def engine_proven(engine, original) -> bool:
+    """Whether ``engine`` answers everything promptlint asks of a tokenizer as ``original`` does."""
+    if engine.get_added_tokens_decoder() != original.get_added_tokens_decoder():
+        return False
+    specials = [t.content for t in original.get_added_tokens_decoder().values()]
+    if not same_encodings(engine, original, corpus(specials)):
+        return False
+    # every id up to the largest, the ids no token has included (both answer None and "")
+    ids = list(range(max([original.get_vocab_size(with_added_tokens=False) - 1, *original.get_added_tokens_decoder()]) + 2))
+    theirs = original.decode_batch([[i] for i in ids], skip_special_tokens=False)
+    if any(engine.decode([i], skip_special_tokens=False) != text for i, text in zip(ids, theirs)):
+        return False
+    if any(engine.id_to_token(i) != original.id_to_token(i) for i in ids):
+        return False
+    return all(engine.token_to_id(original.id_to_token(i)) == original.token_to_id(original.id_to_token(i)) for i in ids[::97])

@@ -27,6 +27,7 @@ import signal
 import sys
 import threading
 import time
+from functools import lru_cache
 from typing import Optional
 
 from promptlint.render.sandbox import DeadlineExceeded
@@ -36,8 +37,10 @@ FRAME_SLACK = 150  # frames for the render machinery itself (tracing, filters, J
 MAX_RECURSION_CAP = 500  # template levels; more risks the C stack on CPython
 
 
+@lru_cache(maxsize=None)
 def _set_async_exc():
     """``PyThreadState_SetAsyncExc(thread_id, exc)``; ``exc=None`` clears a pending exception.
+    Made on first use (a watchdog off the main thread): ctypes is not imported by every render.
 
     No ``argtypes``: with ``py_object`` a Python ``None`` would be passed as ``Py_None`` (a
     pending "exception None", surfacing later as a SystemError), not the NULL that clears.
@@ -55,8 +58,6 @@ def _set_async_exc():
 
     return set_exc
 
-
-_SET_ASYNC_EXC = _set_async_exc()
 
 
 def _current_depth() -> int:
@@ -102,7 +103,7 @@ class RenderGuard:
             self._previous = signal.signal(signal.SIGALRM, _fire_alarm)
             signal.setitimer(signal.ITIMER_REAL, self.timeout_s + 0.05)
             self.mechanism = "signal"
-        elif _SET_ASYNC_EXC is not None:
+        elif _set_async_exc() is not None:
             self._thread_id = threading.get_ident()
             self._timer = threading.Timer(self.timeout_s + 0.05, self._fire_watchdog)
             self._timer.daemon = True
@@ -114,7 +115,7 @@ class RenderGuard:
         with self._lock:
             if self._done:
                 return
-            _SET_ASYNC_EXC(self._thread_id, DeadlineExceeded)
+            _set_async_exc()(self._thread_id, DeadlineExceeded)
             self._fired = True
 
     def __exit__(self, *exc) -> bool:
@@ -142,7 +143,7 @@ class RenderGuard:
                 with self._lock:
                     self._done = True
                     if self._fired:
-                        _SET_ASYNC_EXC(self._thread_id, None)
+                        _set_async_exc()(self._thread_id, None)
                 break
             except DeadlineExceeded:
                 continue

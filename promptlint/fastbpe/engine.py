@@ -1,0 +1,305 @@
+"""Tokenizing from the compact form without building the Rust BPE model: the cold path's engine.
+
+Building `tokenizers.models.BPE` costs ~0.4 s for a 100k vocabulary however it is fed (the
+merges are converted one by one), and a one-template run needs a few thousand tokens. So:
+
+- `tokenizers` itself, built from the form's *tiny* JSON (the file's normalizer, pre-tokenizer,
+  added tokens and post-processor around a model that knows only the 256 byte-level characters
+  and merges nothing: milliseconds), encodes the text. That is every step but the merges,
+  exact by construction: each byte-level character of each pre-token comes back as one token
+  with its word index and its offsets in the original text; added tokens and the
+  post-processor's tokens come back with their own ids.
+- The merges run here, per pre-token (a run of tokens with one word index), over the form's
+  merge table binary-searched in place: `tokenizers`' own rule (``Word::merge_all``): the
+  adjacent pair of lowest rank first, the leftmost of equal ones, until none merges; with
+  ``ignore_merges`` a pre-token that is a vocabulary entry is that entry. A merged token's
+  offsets are its first character's start and its last one's end, as `tokenizers` converts a
+  token's span through the same alignments. Results are memoised per pre-token.
+- ``decode`` of the ByteLevel decoder: the token's characters back to bytes (a token with a
+  character outside the alphabet: its UTF-8 as is), decoded with U+FFFD for invalid bytes.
+
+Used only for a tokenizer whose form records the engine proven (promptlint.fastbpe.proof: the
+same ids, tokens and offsets on the corpus of hard strings; every id's decode and token text;
+the same added tokens); anything it does not provide (``to_str``, a copy with more special
+tokens, llama.cpp's encoder) builds the real tokenizer from the form on first use.
+"""
+
+from __future__ import annotations
+
+import heapq
+import zlib
+from bisect import bisect_left
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from promptlint.fastbpe import form
+
+_MASK = 0xFFFFFFFF
+_HEAP_FROM = 24  # pre-tokens longer than this merge through a heap (a 1,000-space run stays linear-log)
+_MEMO_MAX = 1 << 16  # pre-tokens remembered (then forgotten at once: a resident process stays bounded)
+_PAIRS_MAX = 1 << 20  # pair lookups remembered
+
+
+def refusal(data: Dict) -> Optional[str]:
+    """Why this engine cannot stand for the tokenizer in ``data`` (None: it may, if proven)."""
+    model = data["model"]
+    if model.get("byte_fallback") or model.get("continuing_subword_prefix") or model.get("end_of_word_suffix"):
+        return "byte fallback or subword affixes"
+    if model.get("dropout") not in (None, 0, 0.0):
+        return "BPE dropout"
+    if not _has(data.get("pre_tokenizer"), "pretokenizers", lambda d: d.get("type") == "ByteLevel"):
+        return "no byte-level pre-tokenizer"
+    if any(c not in model["vocab"] for c in form.byte_alphabet()):
+        return "a byte-level character outside the vocabulary"
+    if _has(data.get("post_processor"), "processors", lambda d: d.get("type") not in ("ByteLevel", "TemplateProcessing")
+            or d.get("trim_offsets") is True):
+        return "a post-processor that trims or rewrites offsets"
+    return None
+
+
+def _has(component, key: str, test) -> bool:
+    if not isinstance(component, dict):
+        return False
+    if component.get("type") == "Sequence":
+        return any(_has(c, key, test) for c in component.get(key) or [])
+    return bool(test(component))
+
+
+class Encoding:
+    """What `tokenizers.Encoding` gives that promptlint reads."""
+
+    __slots__ = ("ids", "offsets", "tokens")
+
+    def __init__(self, ids: List[int], offsets: List[Tuple[int, int]], tokens: List[str]):
+        self.ids, self.offsets, self.tokens = ids, offsets, tokens
+
+
+class FastTokenizer:
+    """The surface of `tokenizers.Tokenizer` that promptlint.tokenization.tokens uses."""
+
+    def __init__(self, parts: form.Parts, tiny):
+        self._parts, self._tiny = parts, tiny
+        views = parts.views
+        self._keys, self._vals = views["keys"], views["vals"]
+        self._n = len(self._keys)
+        self._table, self._starts, self._vhash = views["table"], views["starts"], views["vhash"]
+        verdict = parts.header["engine"]  # what it was proven with
+        self._ignore_merges = bool(verdict.get("ignore_merges"))
+        self._decoder = verdict.get("decoder")
+        self._memo: Dict[str, Tuple[Tuple[int, ...], Tuple[int, ...]]] = {}
+        self._pairs: Dict[int, int] = {}  # pair -> rank << 32 | new id, -1: no merge (lookups memoised)
+        self._added: Optional[Dict[int, str]] = None
+        self._added_ids: Optional[Dict[str, int]] = None
+        self._real = None
+        self._bytes: Optional[Dict[str, int]] = None
+
+    # -- encoding
+
+    def encode(self, text: str, add_special_tokens: bool = True) -> Encoding:
+        return self._merged(self._tiny.encode(text, add_special_tokens=add_special_tokens))
+
+    def encode_batch(self, texts: Sequence[str], add_special_tokens: bool = True) -> List[Encoding]:
+        return [self._merged(e) for e in self._tiny.encode_batch(list(texts), add_special_tokens=add_special_tokens)]
+
+    def _merged(self, enc) -> Encoding:
+        ids, offsets, words, chars = enc.ids, enc.offsets, enc.word_ids, enc.tokens
+        n = len(ids)
+        cuts = [k for k in range(1, n) if words[k] is None or words[k] != words[k - 1]]
+        out_ids: List[int] = []
+        out_offsets: List[Tuple[int, int]] = []
+        out_tokens: List[str] = []
+        memo = self._memo
+        start = 0
+        for end in cuts + [n]:
+            if end - start == 1:
+                out_ids.append(ids[start])
+                out_offsets.append(offsets[start])
+                out_tokens.append(chars[start])
+            elif end > start:
+                piece = "".join(chars[start:end])
+                known = memo.get(piece)
+                if known is None:
+                    known = self._word(piece, ids[start:end])
+                    if len(memo) >= _MEMO_MAX:
+                        memo.clear()
+                    memo[piece] = known
+                at = start
+                for tid, length in zip(*known):
+                    out_ids.append(tid)
+                    out_offsets.append((offsets[at][0], offsets[at + length - 1][1]))
+                    out_tokens.append(piece[at - start:at - start + length])
+                    at += length
+            start = end
+        return Encoding(out_ids, out_offsets, out_tokens)
+
+    def _word(self, piece: str, ids: List[int]) -> Tuple[Tuple[int, ...], Tuple[int, ...]]:
+        if self._ignore_merges:
+            whole = self._vocab_id(piece)
+            if whole is not None:
+                return (whole,), (len(piece),)
+        if len(ids) > _HEAP_FROM:
+            return self._merge_heap(ids)
+        return self._merge_scan(ids)
+
+    def _rank(self, left: int, right: int) -> int:
+        """rank << 32 | new id of merging ``left`` and ``right``; -1 when they do not merge."""
+        key = left << 32 | right
+        found = self._pairs.get(key)
+        if found is None:
+            i = bisect_left(self._keys, key)
+            found = self._vals[i] if i < self._n and self._keys[i] == key else -1
+            if len(self._pairs) >= _PAIRS_MAX:  # a resident process (daemon, language server) stays bounded
+                self._pairs.clear()
+            self._pairs[key] = found
+        return found
+
+    def _merge_scan(self, ids: List[int]) -> Tuple[Tuple[int, ...], Tuple[int, ...]]:
+        """Lowest rank first, leftmost of equal ones, one merge at a time (short pre-tokens)."""
+        ids = list(ids)
+        lengths = [1] * len(ids)
+        rank = self._rank
+        while len(ids) > 1:
+            best, at = -1, -1
+            for i in range(len(ids) - 1):
+                r = rank(ids[i], ids[i + 1])
+                if r >= 0 and (best < 0 or r >> 32 < best >> 32):
+                    best, at = r, i
+            if best < 0:
+                break
+            ids[at:at + 2] = [best & _MASK]
+            lengths[at:at + 2] = [lengths[at] + lengths[at + 1]]
+        return tuple(ids), tuple(lengths)
+
+    def _merge_heap(self, ids: List[int]) -> Tuple[Tuple[int, ...], Tuple[int, ...]]:
+        """The same rule through a heap of (rank, position), as ``Word::merge_all`` does it: an
+        entry whose pair no longer makes its new id is stale and skipped."""
+        n = len(ids)
+        sym = list(ids)
+        length = [1] * n
+        prev = list(range(-1, n - 1))
+        nxt = list(range(1, n + 1))
+        nxt[-1] = -1
+        rank = self._rank
+        heap = []
+        for i in range(n - 1):
+            r = rank(sym[i], sym[i + 1])
+            if r >= 0:
+                heap.append((r >> 32, i, r & _MASK))
+        heapq.heapify(heap)
+        while heap:
+            _, pos, new_id = heapq.heappop(heap)
+            if length[pos] == 0 or nxt[pos] == -1:
+                continue
+            right = nxt[pos]
+            r = rank(sym[pos], sym[right])
+            if r < 0 or r & _MASK != new_id:
+                continue
+            sym[pos] = new_id
+            length[pos] += length[right]
+            length[right] = 0
+            nxt[pos] = nxt[right]
+            if nxt[pos] != -1:
+                prev[nxt[pos]] = pos
+            if prev[pos] >= 0:
+                r = rank(sym[prev[pos]], sym[pos])
+                if r >= 0:
+                    heapq.heappush(heap, (r >> 32, prev[pos], r & _MASK))
+            if nxt[pos] != -1:
+                r = rank(sym[pos], sym[nxt[pos]])
+                if r >= 0:
+                    heapq.heappush(heap, (r >> 32, pos, r & _MASK))
+        keep = [i for i in range(n) if length[i]]
+        return tuple(sym[i] for i in keep), tuple(length[i] for i in keep)
+
+    # -- the vocabulary
+
+    def _token(self, token_id: int) -> str:
+        return bytes(self._table[self._starts[token_id]:self._starts[token_id + 1] - 1]).decode("utf-8")
+
+    def _vocab_id(self, text: str) -> Optional[int]:
+        """The model vocabulary's id of ``text`` (what ``model.token_to_id`` answers)."""
+        raw = text.encode("utf-8")
+        crc = zlib.crc32(raw)
+        i = bisect_left(self._vhash, crc << 32)
+        while i < len(self._vhash) and self._vhash[i] >> 32 == crc:
+            tid = self._vhash[i] & _MASK
+            if bytes(self._table[self._starts[tid]:self._starts[tid + 1] - 1]) == raw:
+                return tid
+            i += 1
+        return None
+
+    def _added_by_id(self) -> Dict[int, str]:
+        if self._added is None:
+            self._added = {i: t.content for i, t in self._tiny.get_added_tokens_decoder().items()}
+        return self._added
+
+    def token_to_id(self, text: str) -> Optional[int]:
+        if self._added_ids is None:
+            self._added_ids = {content: i for i, content in self._added_by_id().items()}
+        found = self._added_ids.get(text)
+        return found if found is not None else self._vocab_id(text)
+
+    def id_to_token(self, token_id: int) -> Optional[str]:
+        added = self._added_by_id().get(token_id)
+        if added is not None:
+            return added
+        if 0 <= token_id < len(self._starts) - 1:
+            return self._token(token_id)
+        return None
+
+    def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
+        if self._decoder != "ByteLevel":
+            return self.real().decode(list(ids), skip_special_tokens=skip_special_tokens)
+        if self._bytes is None:
+            self._bytes = {c: b for b, c in enumerate(form.byte_alphabet())}
+        specials = {i for i, t in self._tiny.get_added_tokens_decoder().items() if t.special} if skip_special_tokens else set()
+        raw = bytearray()
+        for i in ids:
+            token = None if i in specials else self.id_to_token(i)
+            if token is None:
+                continue
+            try:
+                raw += bytes(self._bytes[c] for c in token)
+            except KeyError:  # a character outside the alphabet: tokenizers keeps the token's UTF-8
+                raw += token.encode("utf-8")
+        return raw.decode("utf-8", "replace")
+
+    # -- what comes from tokenizers itself
+
+    def get_added_tokens_decoder(self):
+        return self._tiny.get_added_tokens_decoder()
+
+    @property
+    def normalizer(self):
+        return self._tiny.normalizer
+
+    @property
+    def pre_tokenizer(self):
+        return self._tiny.pre_tokenizer
+
+    @property
+    def post_processor(self):
+        return self._tiny.post_processor
+
+    def to_str(self, pretty: bool = False) -> str:
+        return self.real().to_str(pretty)
+
+    def real(self):
+        """The `tokenizers.Tokenizer` built from the form (proven identical when it was written),
+        for what this engine does not provide; built once, on first use."""
+        if self._real is None:
+            self._real = form.build(self._parts)
+        return self._real
+
+
+def build(parts: form.Parts) -> FastTokenizer:
+    from tokenizers import Tokenizer
+
+    return FastTokenizer(parts, Tokenizer.from_str(bytes(parts.views["tiny"]).decode("utf-8")))
+
+
+def verdict_for(data: Dict) -> Dict:
+    """What the engine is proven with, from the tokenizer.json: the model's ``ignore_merges`` and
+    whether ``decode`` is the ByteLevel decoder's (else it is asked of the real tokenizer)."""
+    decoder = data.get("decoder")
+    return {"ignore_merges": bool(data["model"].get("ignore_merges")),
+            "decoder": "ByteLevel" if isinstance(decoder, dict) and decoder.get("type") == "ByteLevel" else None}

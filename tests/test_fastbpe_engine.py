@@ -1,0 +1,207 @@
+"""The engine that tokenizes from the compact form without building the Rust BPE model
+(promptlint.fastbpe.engine): the same ids, tokens and offsets as `tokenizers` for the embedded
+tokenizer and every byte-level tokenizer in tests/data, HF's merge rule on hand-made tables, the
+real tokenizer built only when something the engine lacks is asked for, and `tokenizers` used
+for a tokenizer the engine cannot stand for."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
+
+from conftest import DATA
+from promptlint import fastbpe
+from promptlint.fastbpe import engine, form, proof, store
+from promptlint.tokenization import tokens, window_encode
+
+EMBEDDED = Path(tokens.__file__).parent.parent / "data" / "cl100k_base.tokenizer.json.gz"
+BYTE_LEVEL = ["deepseek-v3", "gpt-oss-o200k-harmony", "mistral-nemo-tekken", "qwen2.5"]
+
+# Written here, not taken from promptlint's corpus: texts where a BPE engine slips most often.
+HARD = [
+    "", " ", "  ", " " * 1001, "\n" * 77 + "x", "a\t\t\t\t b", "\r\n\r\n  \r\n", "x" + " " * 64 + "y",
+    "1234567890123", "0.5 -7e3 ١٢٣ ０１ ½", "e\u0301 é Å Å ﬁ İ ß ǅ", "👨‍👩‍👧‍👦🇯🇵👍🏽 ❤️",
+    "\x00\x07\x1b[0m \x7f\x85 \ufeff\u200d\u2028", "日本語の文。한국어 ภาษาไทย हिन्दी عربى", "𝔘𝔫𝔦 \ue000 \uffff \U0010fffd",
+    "It's they'LL we’d DON'T", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "abcabcabc" * 20,
+    "<|endoftext|> <|im_start|>user\nhi<|im_end|>", "<s>[INST] x [/INST]</s>", "<｜begin▁of▁sentence｜>x",
+    "<|start|>assistant<|channel|>final<|message|>ok<|end|>", "Current time: 2025-03-14 09:26:53\nYou are",
+]
+
+
+def _raw(name: str) -> bytes:
+    if name == "embedded":
+        return gzip.decompress(EMBEDDED.read_bytes())
+    return (DATA / "tokenizers" / name / "tokenizer.json").read_bytes()
+
+
+def _engine_of(name: str):
+    """The engine as a run loads it: from the shipped form, or the form its first load wrote."""
+    if name == "embedded":
+        parts = store.packaged()
+    else:
+        path = DATA / "tokenizers" / name / "tokenizer.json"
+        sha = tokens.tokenizer_file_sha256(path)
+        tokens.release(sha)
+        tokens.load(tokens.resolve(str(path), sha))  # writes the form on the first load
+        tokens.release(sha)
+        parts = store.user_form(sha)
+    assert parts is not None and parts.header["engine"], name
+    return engine.build(parts)
+
+
+@pytest.mark.parametrize("name", ["embedded"] + BYTE_LEVEL)
+def test_the_engine_gives_what_tokenizers_gives(name):
+    original = Tokenizer.from_str(_raw(name).decode("utf-8"))
+    fast = _engine_of(name)
+    specials = [t.content for t in original.get_added_tokens_decoder().values()][:40]
+    texts = HARD + specials + [f"a {s}{s}b\n" for s in specials]
+    for special in (False, True):
+        mine = fast.encode_batch(texts, add_special_tokens=special)
+        for text, a in zip(texts, mine):
+            b = original.encode(text, add_special_tokens=special)
+            assert (a.ids, a.offsets, a.tokens) == (b.ids, b.offsets, b.tokens), (name, text[:40])
+            for i in a.ids[:50]:
+                assert fast.decode([i], skip_special_tokens=False) == original.decode([i], skip_special_tokens=False)
+                assert fast.id_to_token(i) == original.id_to_token(i)
+    assert fast.get_added_tokens_decoder() == original.get_added_tokens_decoder()
+    assert fast._real is None  # all of it without the Rust BPE model
+
+
+def _tiny_tokenizer(vocab_extra, merges, ignore_merges=False) -> Tokenizer:
+    """A byte-level BPE over the 256 byte characters plus ``vocab_extra``, with ``merges``."""
+    alphabet = form.byte_alphabet()
+    vocab = {c: i for i, c in enumerate(alphabet)}
+    for token in vocab_extra:
+        vocab[token] = len(vocab)
+    tok = Tokenizer(models.BPE(vocab, merges, ignore_merges=ignore_merges))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    tok.decoder = decoders.ByteLevel()
+    return tok
+
+
+def _engine_for(tok: Tokenizer):
+    text = tok.to_str()
+    data = json.loads(text)
+    assert form.ineligible(data) is None and engine.refusal(data) is None
+    return engine.build(form.decode(form.encode(data, "0" * 64, len(text), engine.verdict_for(data))))
+
+
+def test_lowest_rank_first_then_leftmost():
+    """merges: (b,c) rank 0, (a,b) rank 1, (a,bc) rank 2, (a,a) rank 3. 'abc': (b,c) merges before
+    (a,b) though it is to the right, then (a,bc): one token 'abc'. 'aaa': two equal (a,a) pairs,
+    the leftmost merges: 'aa','a'. 'aaaa': 'aa','aa'. 'abcab': 'abc','ab'."""
+    tok = _tiny_tokenizer(["bc", "ab", "abc", "aa"], [("b", "c"), ("a", "b"), ("a", "bc"), ("a", "a")])
+    fast = _engine_for(tok)
+    assert fast.encode("abc").tokens == ["abc"]
+    assert fast.encode("aaa").tokens == ["aa", "a"]
+    assert fast.encode("aaaa").tokens == ["aa", "aa"]
+    assert fast.encode("abcab").tokens == ["abc", "ab"]
+    long = "a" * 101 + "bc"  # past the scan: the heap path, same rule: (b,c), then the last a with bc
+    assert fast.encode(long).tokens == ["aa"] * 50 + ["abc"]  # (rank 2) before any (a,a) (rank 3)
+    for text in ("abc", "aaa", "aaaa", "abcab", long, "cab" * 40):
+        assert fast.encode(text).ids == tok.encode(text).ids
+        assert fast.encode(text).offsets == tok.encode(text).offsets
+
+
+def test_ignore_merges_takes_a_vocabulary_word_whole():
+    """'abc' is in the vocabulary but the merges build 'ab','c' (no (ab,c) merge): with
+    ignore_merges the whole word is its entry, without it the merges' result."""
+    extra, merges = ["ab", "abc"], [("a", "b")]
+    for ignore, expected in ((True, ["abc"]), (False, ["ab", "c"])):
+        tok = _tiny_tokenizer(extra, merges, ignore_merges=ignore)
+        fast = _engine_for(tok)
+        assert fast.encode("abc").tokens == expected == tok.encode("abc").tokens
+
+
+def test_a_multibyte_character_split_across_tokens_keeps_the_character_span():
+    """'é' is two bytes (c3 a9) and no merge joins them: two tokens, both with the character's
+    offsets (0, 1), as tokenizers reports them."""
+    tok = _tiny_tokenizer([], [])
+    enc = _engine_for(tok).encode("é")
+    assert enc.offsets == [(0, 1), (0, 1)] == tok.encode("é").offsets
+    assert len(enc.ids) == 2
+
+
+def test_the_proof_refuses_an_engine_with_a_wrong_merge_table():
+    """Qwen2.5's merge of 'Ġ' and 't' (rank 5) moved last in the engine's table: ' thexq' (no
+    vocabulary word) then merges 'h'+'e' before 'Ġ'+'t' and ends 'Ġth','ex','q' where Qwen2.5
+    gives 'Ġthe','x','q'. Both halves of the proof must refuse it: the engine's answers on the
+    corpus, and the Rust model built from the same table (its serialization)."""
+    raw = _raw("qwen2.5")
+    original = Tokenizer.from_str(raw.decode("utf-8"))
+    data = json.loads(raw)
+    merges = data["model"]["merges"]
+    assert merges.index(["Ġ", "t"]) == 5
+    merges.append(merges.pop(5))
+    parts = form.decode(form.encode(data, "0" * 64, len(raw), engine.verdict_for(data)))
+    wrong = engine.build(parts)
+    assert original.encode(" thexq").tokens == ["Ġthe", "x", "q"]
+    assert wrong.encode(" thexq").tokens == ["Ġth", "ex", "q"]
+    assert not proof.engine_proven(wrong, original)  # the corpus's letter runs meet it
+    assert not proof.proven(form.build(parts), original)  # and the table itself, serialized by tokenizers
+
+
+def _trimming() -> str:
+    tok = _tiny_tokenizer(["ab"], [("a", "b")])
+    tok.post_processor = processors.ByteLevel(trim_offsets=True)
+    return tok.to_str()
+
+
+@pytest.mark.parametrize("source, reason", [
+    (lambda: _raw("mistral-v3-spm").decode("utf-8"), "byte fallback or subword affixes"),
+    (_trimming, "a post-processor that trims or rewrites offsets"),
+])
+def test_a_tokenizer_the_engine_cannot_stand_for_is_tokenized_by_tokenizers(tmp_path, monkeypatch, source, reason):
+    """The form is written without the engine; a load builds the real tokenizer from it."""
+    text = source()
+    assert engine.refusal(json.loads(text)) == reason
+    monkeypatch.setenv(store.DIR_ENV, str(tmp_path / "forms"))
+    path = tmp_path / "tokenizer.json"
+    path.write_text(text, encoding="utf-8")
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    for _ in range(2):  # the first load writes the form, the second loads from it
+        tok = tokens.load(tokens.resolve(str(path), sha))
+        assert type(tok._tok).__name__ == "Tokenizer"
+        assert tok.encode(" ab  ab").ids == Tokenizer.from_str(text).encode(" ab  ab", add_special_tokens=False).ids
+        tokens.release(sha)
+    assert store.user_form(sha).header["engine"] is None
+
+
+def test_a_cold_run_on_the_embedded_tokenizer_builds_no_rust_model(cli, tmp_path):
+    """A one-template check on the embedded tokenizer: loaded, encoded (windows too), a finding's
+    figures and token texts worded, without the Rust BPE model ever being built."""
+    (tmp_path / "p.j2").write_text("Current time: {{ now }}\nYou are the Acme assistant. " * 3 + "\n{{ question }}\n",
+                                   encoding="utf-8")
+    sha = tokens.embedded_sha256()
+    tokens.release(sha)
+    r = cli("check", "--no-cache", "--output-format", "json", str(tmp_path / "p.j2"))
+    assert r.code == 1 and [f["code"] for f in r.json()["findings"]] == ["M101"]
+    tok = tokens.load(tokens.resolve(None))
+    assert isinstance(tok._tok, engine.FastTokenizer) and tok._tok._real is None
+    base = "Current time: 09:26\nYou are the Acme assistant.\n"
+    enc = tok.encode(base)
+    variants = window_encode.encode_variants(tok, base, enc, [base.replace("26", "27")], False)
+    assert variants[0].ids == Tokenizer.from_str(_raw("embedded").decode("utf-8")).encode(base.replace("26", "27")).ids
+    assert tok._tok._real is None
+    tokens.release(sha)
+
+
+def test_what_the_engine_lacks_comes_from_the_real_tokenizer_built_from_the_form():
+    fast = _engine_of("embedded")
+    original = Tokenizer.from_str(_raw("embedded").decode("utf-8"))
+    assert json.loads(fast.to_str()) == json.loads(original.to_str())
+    assert fast._real is not None
+
+
+def test_switched_off_no_engine(monkeypatch):
+    monkeypatch.setenv(fastbpe.ENV, "0")
+    sha = tokens.embedded_sha256()
+    tokens.release(sha)
+    tok = tokens.load(tokens.resolve(None))
+    assert type(tok._tok).__name__ == "Tokenizer"
+    tokens.release(sha)
