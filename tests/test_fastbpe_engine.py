@@ -17,7 +17,10 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
 from conftest import DATA
 from promptlint import fastbpe
 from promptlint.fastbpe import engine, form, proof, store
+from promptlint.pools.tokenizers import active as active_pool
 from promptlint.tokenization import tokens, window_encode
+
+pytestmark = pytest.mark.real_tokenizer_parse  # about loading itself: no memo of parses
 
 EMBEDDED = Path(tokens.__file__).parent.parent / "data" / "cl100k_base.tokenizer.json.gz"
 BYTE_LEVEL = ["deepseek-v3", "gpt-oss-o200k-harmony", "mistral-nemo-tekken", "qwen2.5"]
@@ -46,9 +49,9 @@ def _engine_of(name: str):
     else:
         path = DATA / "tokenizers" / name / "tokenizer.json"
         sha = tokens.tokenizer_file_sha256(path)
-        tokens.release(sha)
+        active_pool().release(sha)
         tokens.load(tokens.resolve(str(path), sha))  # writes the form on the first load
-        tokens.release(sha)
+        active_pool().release(sha)
         parts = store.user_form(sha)
     assert parts is not None and parts.header["engine"], name
     return engine.build(parts)
@@ -168,7 +171,7 @@ def test_a_tokenizer_the_engine_cannot_stand_for_is_tokenized_by_tokenizers(tmp_
         tok = tokens.load(tokens.resolve(str(path), sha))
         assert type(tok._tok).__name__ == "Tokenizer"
         assert tok.encode(" ab  ab").ids == Tokenizer.from_str(text).encode(" ab  ab", add_special_tokens=False).ids
-        tokens.release(sha)
+        active_pool().release(sha)
     assert store.user_form(sha).header["engine"] is None
 
 
@@ -178,7 +181,7 @@ def test_a_cold_run_on_the_embedded_tokenizer_builds_no_rust_model(cli, tmp_path
     (tmp_path / "p.j2").write_text("Current time: {{ now }}\nYou are the Acme assistant. " * 3 + "\n{{ question }}\n",
                                    encoding="utf-8")
     sha = tokens.embedded_sha256()
-    tokens.release(sha)
+    active_pool().release(sha)
     r = cli("check", "--no-cache", "--output-format", "json", str(tmp_path / "p.j2"))
     assert r.code == 1 and [f["code"] for f in r.json()["findings"]] == ["M101"]
     tok = tokens.load(tokens.resolve(None))
@@ -188,7 +191,7 @@ def test_a_cold_run_on_the_embedded_tokenizer_builds_no_rust_model(cli, tmp_path
     variants = window_encode.encode_variants(tok, base, enc, [base.replace("26", "27")], False)
     assert variants[0].ids == Tokenizer.from_str(_raw("embedded").decode("utf-8")).encode(base.replace("26", "27")).ids
     assert tok._tok._real is None
-    tokens.release(sha)
+    active_pool().release(sha)
 
 
 def test_what_the_engine_lacks_comes_from_the_real_tokenizer_built_from_the_form():
@@ -201,7 +204,7 @@ def test_what_the_engine_lacks_comes_from_the_real_tokenizer_built_from_the_form
 def test_switched_off_no_engine(monkeypatch):
     monkeypatch.setenv(fastbpe.ENV, "0")
     sha = tokens.embedded_sha256()
-    tokens.release(sha)
+    active_pool().release(sha)
     tok = tokens.load(tokens.resolve(None))
     assert type(tok._tok).__name__ == "Tokenizer"
-    tokens.release(sha)
+    active_pool().release(sha)
