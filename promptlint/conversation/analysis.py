@@ -27,6 +27,7 @@ class Row:
     ideal_reused_tokens: int = 0
     written_tokens: int = 0  # explicit caching: tokens written at this request's breakpoints
     broke: Optional[fields.Break] = None
+    expired: Optional[Dict[str, Any]] = None  # sent after the cache's lifetime: the miss is expiry
 
 
 @dataclass
@@ -69,6 +70,9 @@ def analyse(name: str, requests: List[Request], settings: Settings, tok, tables:
         row = Row(req, len(cur.ids))
         _breakpoint_findings(conv, req, cur, rule)
         if prev is not None:
+            row.expired = _expiry(prev[0], req, rule, tables["rules"])
+            if row.expired is not None:
+                entries.clear()  # everything cached before has lived out its lifetime
             _compare(conv, row, prev, cur_shape, cur, rule, entries, settings, tok)
         if rule.explicit:
             written = [(b, t) for b, t in cur.breakpoints if t >= rule.minimum]
@@ -119,6 +123,8 @@ def _compare(conv, row, prev, cur_shape, cur, rule, entries, settings, tok) -> N
         ideal = compare.shared_prefix(pext.ids, _ideal(preq, pshape, reply, cur_shape, settings, tok, pext).ids)
     row.shared_tokens, row.ideal_shared_tokens = shared, max(ideal, shared)
     cap = (lambda s: min(s, len(prendered.ids))) if hosted else (lambda s: s)
+    if row.expired is not None:
+        return  # nothing is reused after the lifetime, hazard or not: no tokens are lost to a break
     row.reused_tokens = reuse.reused(rule, cap(shared), len(cur.ids), entries, cur.breakpoints)
     row.ideal_reused_tokens = reuse.reused(rule, cap(row.ideal_shared_tokens), len(cur.ids), entries, cur.breakpoints)
     if broke is None and rule.explicit and entries:
@@ -128,6 +134,19 @@ def _compare(conv, row, prev, cur_shape, cur, rule, entries, settings, tok) -> N
         return
     row.broke = broke
     conv.findings.append(_finding(conv, row, broke, rule, pext, cur, tok))
+
+
+def _expiry(preq: Request, req: Request, rule, rules: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    """When both times are known and the gap exceeds what the previous request cached lives
+    (``reuse.lifetime``): the gap, the lifetime and how it was decided."""
+    if preq.time is None or req.time is None:
+        return None
+    life = reuse.lifetime(rule.provider, preq.body, rules)
+    gap = req.time - preq.time
+    if life is None or not gap > life[0]:  # also false for NaN
+        return None
+    return {"request": req.index, "where": req.where, "gap_seconds": round(gap, 3),
+            "lifetime_seconds": life[0], "lifetime": life[1]}
 
 
 def _ideal(preq, pshape, reply, cur_shape, settings, tok, pext) -> Rendered:
