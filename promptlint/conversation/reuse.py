@@ -69,20 +69,23 @@ def implicit(rule: Rule, shared: int, prompt_len: int) -> int:
     return compare.hosted_eligible_tokens(shared, prompt_len, rule.minimum, rule.increment)
 
 
-def explicit(rule: Rule, shared: int, entries: List[Tuple[int, int]], points: List[Tuple[int, int]]) -> int:
-    """Tokens an explicit-caching request reads: ``entries`` (block, tokens) written before,
-    ``points`` (block, tokens) this request's breakpoints, ``shared`` its prefix with them."""
+def explicit(rule: Rule, shared: int, entries: List[tuple], points: List[tuple], held=None) -> int:
+    """Tokens an explicit-caching request reads: ``entries`` (block, tokens, chars) written
+    before, ``points`` (block, tokens, chars) this request's breakpoints, ``shared`` its prefix
+    with them in tokens; ``held(entry)`` says an entry's blocks come back whole even where the
+    token prefix stops a token short (a merge across the block boundary)."""
     best = 0
-    for block, tokens in entries:
-        if tokens > shared or tokens < rule.minimum:
+    for entry in entries:
+        block, tokens = entry[0], entry[1]
+        if tokens < rule.minimum or (tokens > shared and not (held is not None and held(entry))):
             continue
-        if any(0 <= pb - block < max(rule.lookback_blocks, 1) and tokens <= pt for pb, pt in points):
+        if any(0 <= p[0] - block < max(rule.lookback_blocks, 1) and tokens <= p[1] for p in points):
             best = max(best, tokens)
     return best
 
 
-def reused(rule: Rule, shared: int, prompt_len: int, entries: List[Tuple[int, int]], points: List[Tuple[int, int]]) -> int:
-    return explicit(rule, shared, entries, points) if rule.explicit else implicit(rule, shared, prompt_len)
+def reused(rule: Rule, shared: int, prompt_len: int, entries: List[tuple], points: List[tuple], held=None) -> int:
+    return explicit(rule, shared, entries, points, held) if rule.explicit else implicit(rule, shared, prompt_len)
 
 
 def lifetime(provider: str, body: Dict[str, Any], rules: Dict[str, dict]) -> Optional[Tuple[float, str]]:
