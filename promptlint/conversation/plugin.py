@@ -131,7 +131,7 @@ class _Recorder:
         import json
 
         from promptlint.conversation.capture import Request
-        from promptlint.conversation.readers import endpoint_provider
+        from promptlint.conversation.readers import endpoint_provider, with_url_model
 
         requests, bad = [], []
         for n, (test_id, where, line, path, body, sent_at, response) in enumerate(self.sent, 1):
@@ -143,8 +143,9 @@ class _Recorder:
             if not isinstance(parsed, dict):
                 bad.append(f"{where}:{line}: request {n} ({test_id}): not a JSON object")
                 continue
-            requests.append(Request(n, parsed, where, line, None, _reply(response), _hint(endpoint_provider(path)),
-                                    test_id, where=f"request {n} of the run", time=sent_at))
+            provider = endpoint_provider(path)
+            requests.append(Request(n, with_url_model(parsed, path, provider), where, line, None, _reply(response),
+                                    _hint(provider), test_id, where=f"request {n} of the run", time=sent_at))
         lines = [f"promptlint: {b}" for b in bad]
         if requests:
             lines.append(self._report(config, requests))

@@ -152,6 +152,14 @@ def endpoint_provider(url: str) -> Optional[str]:
     return None
 
 
+def with_url_model(body: Dict[str, Any], url: str, provider: Optional[str]) -> Dict[str, Any]:
+    """Gemini names the model in the URL (``…/models/gemini-2.5-flash:generateContent``), not the body."""
+    if provider != "gemini" or "model" in body or "/models/" not in url:
+        return body
+    model = url.split("?", 1)[0].split("/models/", 1)[-1].split(":", 1)[0]
+    return {"model": model, **body} if model else body
+
+
 def _har(path: str, log: Dict[str, Any]) -> Capture:
     out = Capture(path, format="har")
     entries = log.get("entries")
@@ -172,9 +180,7 @@ def _har(path: str, log: Dict[str, Any]) -> Capture:
         if why:
             out.bad.append(f"{path}: entry {n}: {why}")
             continue
-        if provider == "gemini" and "model" not in body:
-            model = request["url"].split("/models/", 1)[-1].split(":", 1)[0] if "/models/" in request["url"] else None
-            body = {"model": model, **body} if model else body
+        body = with_url_model(body, request["url"], provider)
         key = entry.get("pageref") if paged and isinstance(entry.get("pageref"), str) else None
         index = len(out.requests) + 1
         out.requests.append(Request(index, body, path, index, key, _har_reply(entry), provider,
