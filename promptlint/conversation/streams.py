@@ -36,6 +36,15 @@ def reply_from_bytes(raw: bytes) -> Optional[Dict[str, Any]]:
     return doc if isinstance(doc, dict) else None
 
 
+def assemble(events: List[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    """The whole reply from its events; None when they are no known stream (or a malformed one:
+    a capture is input, and an unknown reply is said as unknown, never guessed)."""
+    try:
+        return _assemble(events)
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError, RecursionError):
+        return None
+
+
 def _events(text: str) -> List[Dict[str, Any]]:
     """The JSON ``data:`` payloads of an event stream, in order (``[DONE]`` and comments skipped)."""
     out: List[Dict[str, Any]] = []
@@ -55,7 +64,7 @@ def _events(text: str) -> List[Dict[str, Any]]:
     return out
 
 
-def assemble(events: List[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+def _assemble(events: List[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
     if not events:
         return None
     kinds = {e.get("type") for e in events} | {e.get("object") for e in events}
@@ -116,6 +125,8 @@ def _anthropic(events: List[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
     partial: Dict[int, str] = {}
     for e in events:
         kind, index = e.get("type"), e.get("index")
+        if not isinstance(index, int):
+            index = -1
         if kind == "content_block_start" and isinstance(e.get("content_block"), dict) and isinstance(index, int):
             blocks[index] = dict(e["content_block"])
         elif kind == "content_block_delta" and isinstance(e.get("delta"), dict) and index in blocks:
@@ -140,7 +151,8 @@ def _gemini(events: List[Dict[str, Any]]) -> Dict[str, Any]:
     parts: List[Dict[str, Any]] = []
     role = "model"
     for e in events:
-        candidate = (e.get("candidates") or [None])[0]
+        candidates = e.get("candidates")
+        candidate = candidates[0] if isinstance(candidates, list) and candidates else None
         content = candidate.get("content") if isinstance(candidate, dict) else None
         if not isinstance(content, dict):
             continue
