@@ -7,7 +7,9 @@ Inert unless asked for: registered through the ``pytest11`` entry point, it adds
 does nothing else. When on, ``Client.send``/``AsyncClient.send`` are wrapped: each request to a
 known provider endpoint (``readers.ENDPOINTS``) keeps its body bytes, the URL's path (no query:
 Gemini keys travel there), no header, the test id and the file:line of the first frame outside
-the SDKs and httpx; its response is kept to read the reply at the end. Nothing is parsed or
+the SDKs and httpx, and the time it was sent (cache lifetimes); its response is kept to read the
+reply at the end, and a streamed response gets a tee that keeps the bytes the SDK reads (the
+reply is assembled from the events: ``streams``). Nothing is parsed or
 tokenized during the run: the analysis (`promptlint conversation`'s) runs once, at session end.
 Ini options ``promptlint_tokenizer``, ``promptlint_tokenizer_sha256``, ``promptlint_provider``
 choose the tokenizer and the reuse rule as the command's options do. Standard library only at
