@@ -170,10 +170,10 @@ def _messages(prev: shapes.Shape, reply: List[Any], cur: shapes.Shape) -> Option
 def _same_order(a: Any, b: Any) -> bool:
     """Two equal values whose objects list their keys in the same order (the common case, checked
     before the canonical form is built)."""
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(_same_order(a[k], b[k]) for k in a)
+    if isinstance(a, dict):  # only nested objects can differ in order: strings and numbers are skipped
+        return list(a) == list(b) and all(_same_order(v, b[k]) for k, v in a.items() if isinstance(v, (dict, list)))
     if isinstance(a, list):
-        return all(_same_order(x, y) for x, y in zip(a, b))
+        return all(_same_order(x, y) for x, y in zip(a, b) if isinstance(x, (dict, list)))
     return True
 
 
