@@ -4,7 +4,7 @@
     python benchmarks/conversations.py            # 1,000 requests through the plugin; 100,000 read
     python benchmarks/conversations.py --quick    # 200 and 10,000 (a smoke test)
 
-Rows, each a fresh subprocess (median of the repetitions; wall and CPU time of the process and
+Rows, each a fresh subprocess (median of the repetitions, plugin off/on run as interleaved pairs; wall and CPU time of the process and
 its children):
 
   plugin off   a generated suite: 10 tests, each a conversation of N/10 turns through the real
@@ -67,6 +67,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--rows", choices=("all", "plugin", "read"), default="all")
     args = ap.parse_args()
     requests, captured = (200, 10_000) if args.quick else (1_000, 100_000)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
@@ -75,24 +76,34 @@ def main() -> int:
         work = Path(tmp)
         (work / "test_suite.py").write_text(SUITE.replace("TURNS", str(requests // 10)), encoding="utf-8")
         pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "promptlint.conversation.plugin"]
-        off = median([timed(pytest + ["test_suite.py"], work, env) for _ in range(args.reps)])
-        on = median([timed(pytest + ["--promptlint-conversations", "test_suite.py"], work, env) for _ in range(args.reps)])
-        capture = work / "capture.jsonl"
-        system = "You are the support bot. " + "Rule: be kind and precise. " * 40
-        with capture.open("w", encoding="utf-8") as f:
-            for c in range(captured // 10):
-                history = [{"role": "system", "content": system}]
-                for t in range(10):
-                    history.append({"role": "user", "content": f"question {t} about order {c}"})
-                    f.write(json.dumps({"conversation": f"c{c}", "model": "gpt-4.1", "messages": history}) + "\n")
-                    history = history + [{"role": "assistant", "content": f"answer {t}"}]
-        read = median([timed([sys.executable, "-m", "promptlint", "conversation", str(capture)], work, env)
-                       for _ in range(max(1, args.reps - 1))])
-    print(f"{'row':<14}{'wall s':>10}{'cpu s':>10}")
-    print(f"{'plugin off':<14}{off[0]:>10.2f}{off[1]:>10.2f}   {requests:,} requests")
-    print(f"{'plugin on':<14}{on[0]:>10.2f}{on[1]:>10.2f}   +{(on[0] / off[0] - 1) * 100:.1f}% wall, "
-          f"+{(on[1] / off[1] - 1) * 100:.1f}% cpu")
-    print(f"{'read':<14}{read[0]:>10.2f}{read[1]:>10.2f}   {captured:,} requests ({os.cpu_count()} CPUs)")
+        load_before = os.getloadavg()
+        if args.rows in ("all", "plugin"):
+            # interleaved pairs (off, on, off, on, ...): on a shared machine a load change hits both rows alike
+            pairs = [(timed(pytest + ["test_suite.py"], work, env),
+                      timed(pytest + ["--promptlint-conversations", "test_suite.py"], work, env)) for _ in range(args.reps)]
+            off, on = median([p[0] for p in pairs]), median([p[1] for p in pairs])
+            wall = sorted((p[1][0] / p[0][0] - 1) * 100 for p in pairs)
+            cpu = sorted((p[1][1] / p[0][1] - 1) * 100 for p in pairs)
+            print(f"{'row':<14}{'wall s':>10}{'cpu s':>10}")
+            print(f"{'plugin off':<14}{off[0]:>10.2f}{off[1]:>10.2f}   {requests:,} requests")
+            print(f"{'plugin on':<14}{on[0]:>10.2f}{on[1]:>10.2f}   +{(on[0] / off[0] - 1) * 100:.1f}% wall, "
+                  f"+{(on[1] / off[1] - 1) * 100:.1f}% cpu")
+            print(f"per pair: wall {', '.join(f'{o:+.1f}%' for o in wall)}; cpu {', '.join(f'{o:+.1f}%' for o in cpu)}")
+        if args.rows in ("all", "read"):
+            capture = work / "capture.jsonl"
+            system = "You are the support bot. " + "Rule: be kind and precise. " * 40
+            with capture.open("w", encoding="utf-8") as f:
+                for c in range(captured // 10):
+                    history = [{"role": "system", "content": system}]
+                    for t in range(10):
+                        history.append({"role": "user", "content": f"question {t} about order {c}"})
+                        f.write(json.dumps({"conversation": f"c{c}", "model": "gpt-4.1", "messages": history}) + "\n")
+                        history = history + [{"role": "assistant", "content": f"answer {t}"}]
+            read = median([timed([sys.executable, "-m", "promptlint", "conversation", str(capture)], work, env)
+                           for _ in range(max(1, args.reps - 1))])
+            print(f"{'read':<14}{read[0]:>10.2f}{read[1]:>10.2f}   {captured:,} requests ({os.cpu_count()} CPUs)")
+        load_after = os.getloadavg()
+    print(f"load average (1 min) before {load_before[0]:.2f}, after {load_after[0]:.2f}")
     return 0
 
 

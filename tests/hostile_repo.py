@@ -203,6 +203,23 @@ def _captures(root: Path) -> None:
                                            {"key": "http.request.header.authorization", "value": {"stringValue": SECRET}}]}
     (root / "trace.json").write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}, indent=1),
                                      encoding="utf-8")
+    # streamed replies (text/event-stream) that are not streams of any provider, and times that are not times
+    streams = ["data: " + "[" * 100_000 + "\n\n",
+               "event: message_start\ndata: {\"type\": \"message_start\", \"message\": \"::error::pwned\"}\n\n"
+               "data: {\"type\": \"content_block_start\", \"index\": [1], \"content_block\": {}}\n\n"
+               "data: {\"type\": \"content_block_delta\", \"index\": {}, \"delta\": {\"type\": \"input_json_delta\"}}\n\n",
+               "data: {\"object\": \"chat.completion.chunk\", \"choices\": [{\"delta\": {\"tool_calls\": [{\"index\": \"x\"}]}}]}\n\n"
+               "data: {\"candidates\": {\"0\": 1}}\n\n" * 20_000]
+    times = ["9999-99-99T99:99:99Z", "NaN", 1e308, -1e308, True, "::error::pwned"]
+    entries = [{"startedDateTime": times[i % len(times)], "request": {
+        "method": "POST", "url": "https://api.anthropic.com/v1/messages", "headers": [{"name": "x-api-key", "value": SECRET}],
+        "postData": {"text": json.dumps({"model": "claude-sonnet-4-5", "system": "a" * 300, "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "hi", "cache_control": {"type": "ephemeral", "ttl": "::error::pwned"}}]}]})}},
+        "response": {"status": 200, "content": {"mimeType": "text/event-stream", "text": streams[i % len(streams)]}}}
+        for i in range(6)]
+    (root / "stream.har").write_text(json.dumps({"log": {"entries": entries}}), encoding="utf-8")
+    lines = [json.dumps({"time": t, "conversation": "t", **body}) for t in times]
+    (root / "timed.jsonl").write_text("\n".join(lines).replace("1e+308", "Infinity", 1) + "\n", encoding="utf-8")
 
 
 def build(tmp_path: Path) -> Hostile:

@@ -133,6 +133,19 @@ def test_conversation_captures_never_print_their_secrets_and_end_in_bounded_time
     assert "capture.har: entry 3: no JSON request body" in done.stderr
 
 
+def test_conversation_streamed_replies_and_times_that_are_neither(hostile):
+    """Event streams of no provider (nested past any parser, wrong types, 20,000 events) and times
+    that are not times (past the calendar, NaN, Infinity, a bool, a workflow command): each reply
+    is unknown, each gap unknown; the requests are still analysed and nothing leaks."""
+    for args in (["conversation", "stream.har", "timed.jsonl"],
+                 ["conversation", "--output-format", "json", "stream.har", "timed.jsonl"],
+                 ["conversation", "--output-format", "github", "stream.har"]):
+        done = hostile.run(*args, timeout=120)
+        hostile.assert_safe(done.stdout, done.stderr)
+        assert done.returncode in (0, 1), (args, done.stderr)
+        assert "Traceback" not in done.stderr and "expiry" not in done.stdout, (args, done.stdout)
+
+
 def test_audit_and_its_output_files(hostile):
     done = hostile.run("audit", "traces")
     hostile.assert_safe(done.stdout, done.stderr)

@@ -10,7 +10,7 @@ from promptlint.arithmetic import compare
 from promptlint.operators.captured import InputError, Settings
 from promptlint.conversation import fields, reuse, shapes
 from promptlint.conversation.capture import Request
-from promptlint.conversation.render import Rendered, render
+from promptlint.conversation.render import Rendered, holds_entry, render
 from promptlint.base.records import Arithmetic, DivergentToken, Finding
 
 # family -> rule code (the existing rules these breaks are instances of); the rest are M204's
@@ -27,6 +27,7 @@ class Row:
     ideal_reused_tokens: int = 0
     written_tokens: int = 0  # explicit caching: tokens written at this request's breakpoints
     broke: Optional[fields.Break] = None
+    expired: Optional[Dict[str, Any]] = None  # sent after the cache's lifetime: the miss is expiry
 
 
 @dataclass
@@ -57,7 +58,7 @@ def analyse(name: str, requests: List[Request], settings: Settings, tok, tables:
     provider = provider_of(first.kind, requests[0].provider, wanted)
     rule = reuse.rule_for(provider, first.model, tables["minimums"], tables["rules"], block_size)
     conv = Conversation(name, provider, first.model)
-    entries: List[Tuple[int, int]] = []
+    entries: List[tuple] = []  # (block, tokens, chars, text of the request that wrote it)
     prev: Optional[Tuple[Request, shapes.Shape, Rendered, Rendered]] = None
     for req in requests:
         cur_shape = shapes.shape(req.body)
@@ -69,10 +70,13 @@ def analyse(name: str, requests: List[Request], settings: Settings, tok, tables:
         row = Row(req, len(cur.ids))
         _breakpoint_findings(conv, req, cur, rule)
         if prev is not None:
+            row.expired = _expiry(prev[0], req, rule, tables["rules"])
+            if row.expired is not None:
+                entries.clear()  # everything cached before has lived out its lifetime
             _compare(conv, row, prev, cur_shape, cur, rule, entries, settings, tok)
         if rule.explicit:
-            written = [(b, t) for b, t in cur.breakpoints if t >= rule.minimum]
-            row.written_tokens = max((t for _, t in written), default=0)
+            written = [(b, t, c, cur.text) for b, t, c in cur.breakpoints if t >= rule.minimum]
+            row.written_tokens = max((w[1] for w in written), default=0)
             entries.extend(written)
         conv.rows.append(row)
         prev = (req, cur_shape, cur, _Lazy(req, cur_shape, cur, settings, tok))
@@ -114,20 +118,40 @@ def _compare(conv, row, prev, cur_shape, cur, rule, entries, settings, tok) -> N
     shared = compare.shared_prefix(pext.ids, cur.ids)
     if broke is not None and broke.family == "model-changed":
         shared = 0  # a cache belongs to one model
-    ideal = shared
+    ideal, ideal_text = shared, cur.text
     if broke is not None:
-        ideal = compare.shared_prefix(pext.ids, _ideal(preq, pshape, reply, cur_shape, settings, tok, pext).ids)
+        should = _ideal(preq, pshape, reply, cur_shape, settings, tok, pext)
+        ideal, ideal_text = compare.shared_prefix(pext.ids, should.ids), should.text
     row.shared_tokens, row.ideal_shared_tokens = shared, max(ideal, shared)
     cap = (lambda s: min(s, len(prendered.ids))) if hosted else (lambda s: s)
-    row.reused_tokens = reuse.reused(rule, cap(shared), len(cur.ids), entries, cur.breakpoints)
-    row.ideal_reused_tokens = reuse.reused(rule, cap(row.ideal_shared_tokens), len(cur.ids), entries, cur.breakpoints)
+    if row.expired is not None:
+        return  # nothing is reused after the lifetime, hazard or not: no tokens are lost to a break
+    other_model = broke is not None and broke.family == "model-changed"
+    held = (lambda e: not other_model and holds_entry(cur.text, e[2], e[3])) if rule.explicit else None
+    row.reused_tokens = reuse.reused(rule, cap(shared), len(cur.ids), entries, cur.breakpoints, held)
+    held_ideal = (lambda e: holds_entry(ideal_text, e[2], e[3])) if rule.explicit else None
+    row.ideal_reused_tokens = max(row.reused_tokens, reuse.reused(rule, cap(row.ideal_shared_tokens), len(cur.ids),
+                                                                  entries, cur.breakpoints, held_ideal))
     if broke is None and rule.explicit and entries:
-        broke = _breakpoint_loss(row, rule, entries, cur, cap(shared))
+        broke = _breakpoint_loss(row, rule, entries, cur, cap(shared), held)
     if broke is None or (row.shared_tokens >= row.ideal_shared_tokens and broke.family not in (
             "model-changed", "cache-control-dropped", "breakpoint-beyond-lookback")):
         return
     row.broke = broke
     conv.findings.append(_finding(conv, row, broke, rule, pext, cur, tok))
+
+
+def _expiry(preq: Request, req: Request, rule, rules: Dict[str, Any]) -> Optional[Dict[str, Any]]:
+    """When both times are known and the gap exceeds what the previous request cached lives
+    (``reuse.lifetime``): the gap, the lifetime and how it was decided."""
+    if preq.time is None or req.time is None:
+        return None
+    life = reuse.lifetime(rule.provider, preq.body, rules)
+    gap = req.time - preq.time
+    if life is None or not gap > life[0]:  # also false for NaN
+        return None
+    return {"request": req.index, "where": req.where, "gap_seconds": round(gap, 3),
+            "lifetime_seconds": life[0], "lifetime": life[1]}
 
 
 def _ideal(preq, pshape, reply, cur_shape, settings, tok, pext) -> Rendered:
@@ -142,10 +166,10 @@ def _ideal(preq, pshape, reply, cur_shape, settings, tok, pext) -> Rendered:
         return pext
 
 
-def _breakpoint_loss(row: Row, rule, entries, cur: Rendered, shared: int) -> Optional[fields.Break]:
+def _breakpoint_loss(row: Row, rule, entries, cur: Rendered, shared: int, held) -> Optional[fields.Break]:
     """Explicit caching: the prefix is intact but this request's breakpoints read less than an
     earlier entry it shares (none left, or all more than the lookback after it)."""
-    best = max((t for _, t in entries if rule.minimum <= t <= shared), default=0)
+    best = max((e[1] for e in entries if rule.minimum <= e[1] and (e[1] <= shared or held(e))), default=0)
     if best <= row.reused_tokens:
         return None
     row.ideal_reused_tokens = best
@@ -164,7 +188,7 @@ def _breakpoint_findings(conv: Conversation, req: Request, cur: Rendered, rule) 
         conv.findings.append(finding("M704", req.path, f"{req.where}: {len(cur.breakpoints)} cache breakpoints; "
                                      f"{rule.provider} accepts at most {rule.max_breakpoints} and refuses the request",
                                      req.line, variable="cache_control"))
-    low = [(b, t) for b, t in cur.breakpoints if t < rule.minimum]
+    low = [(b, t) for b, t, _ in cur.breakpoints if t < rule.minimum]
     if low:
         b, t = low[0]
         conv.findings.append(finding("M703", req.path, f"{req.where}: the cache breakpoint on block {b} closes a "

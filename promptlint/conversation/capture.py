@@ -18,6 +18,7 @@ class Request:
     provider: Optional[str] = None  # from the endpoint, when the capture names it
     test_id: Optional[str] = None  # plugin: the pytest node id
     where: str = ""  # "request 3" or "tests/test_agent.py:41", for messages
+    time: Optional[float] = None  # when it was sent (seconds since the epoch), when the capture says
 
 
 @dataclass

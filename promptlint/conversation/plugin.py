@@ -7,7 +7,9 @@ Inert unless asked for: registered through the ``pytest11`` entry point, it adds
 does nothing else. When on, ``Client.send``/``AsyncClient.send`` are wrapped: each request to a
 known provider endpoint (``readers.ENDPOINTS``) keeps its body bytes, the URL's path (no query:
 Gemini keys travel there), no header, the test id and the file:line of the first frame outside
-the SDKs and httpx; its response is kept to read the reply at the end. Nothing is parsed or
+the SDKs and httpx, and the time it was sent (cache lifetimes); its response is kept to read the
+reply at the end, and a streamed response gets a tee that keeps the bytes the SDK reads (the
+reply is assembled from the events: ``streams``). Nothing is parsed or
 tokenized during the run: the analysis (`promptlint conversation`'s) runs once, at session end.
 Ini options ``promptlint_tokenizer``, ``promptlint_tokenizer_sha256``, ``promptlint_provider``
 choose the tokenizer and the reuse rule as the command's options do. Standard library only at
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from typing import Any, List, Optional
 
 MODES = ("report", "fail")
@@ -45,8 +48,9 @@ class _Recorder:
         self.mode = mode
         self.root = root
         self.test_id: Optional[str] = None
-        self.sent: List[tuple] = []  # (test id, file, line, url path, body bytes, response)
+        self.sent: List[tuple] = []  # (test id, file, line, url path, body bytes, time sent, response)
         self.patched: List[tuple] = []
+        self.tees: dict = {}  # httpx module -> its (sync, async) tee stream classes, made once
         self.findings: List[Any] = []
         self.text = ""
 
@@ -77,7 +81,7 @@ class _Recorder:
             entry = recorder._entry(request)
             response = original(client, request, *args, **kwargs)
             if entry is not None:
-                recorder.sent.append(entry + (response,))
+                recorder.sent.append(entry + (_tee(response, recorder.tees),))
             return response
 
         send.__wrapped__ = original
@@ -90,7 +94,7 @@ class _Recorder:
             entry = recorder._entry(request)
             response = await original(client, request, *args, **kwargs)
             if entry is not None:
-                recorder.sent.append(entry + (response,))
+                recorder.sent.append(entry + (_tee(response, recorder.tees),))
             return response
 
         send.__wrapped__ = original
@@ -107,7 +111,7 @@ class _Recorder:
         except Exception:  # a streamed upload or another client's request object: not an LLM request body
             return None
         where, line = self._caller()
-        return (self.test_id, where, line, path, bytes(body))
+        return (self.test_id, where, line, path, bytes(body), time.time())
 
     def _caller(self) -> tuple:
         frame = sys._getframe(2)
@@ -129,10 +133,10 @@ class _Recorder:
         import json
 
         from promptlint.conversation.capture import Request
-        from promptlint.conversation.readers import endpoint_provider
+        from promptlint.conversation.readers import endpoint_provider, with_url_model
 
         requests, bad = [], []
-        for n, (test_id, where, line, path, body, response) in enumerate(self.sent, 1):
+        for n, (test_id, where, line, path, body, sent_at, response) in enumerate(self.sent, 1):
             try:
                 parsed = json.loads(body.decode("utf-8"))
             except (UnicodeDecodeError, ValueError, RecursionError):
@@ -141,8 +145,9 @@ class _Recorder:
             if not isinstance(parsed, dict):
                 bad.append(f"{where}:{line}: request {n} ({test_id}): not a JSON object")
                 continue
-            requests.append(Request(n, parsed, where, line, None, _reply(response), _hint(endpoint_provider(path)),
-                                    test_id, where=f"request {n} of the run"))
+            provider = endpoint_provider(path)
+            requests.append(Request(n, with_url_model(parsed, path, provider), where, line, None, _reply(response),
+                                    _hint(provider), test_id, where=f"request {n} of the run", time=sent_at))
         lines = [f"promptlint: {b}" for b in bad]
         if requests:
             lines.append(self._report(config, requests))
@@ -183,17 +188,60 @@ def _hint(provider: Optional[str]) -> Optional[str]:
 
 
 def _reply(response) -> Optional[dict]:
-    """The response's JSON body when it was read (a streamed reply is not kept)."""
-    import json
+    """The reply: the response's JSON body when it was read, or the event stream the SDK read
+    through the tee, assembled (``streams``)."""
+    from promptlint.conversation.streams import reply_from_bytes
 
     content = getattr(response, "_content", None)
     if not isinstance(content, (bytes, bytearray)):
-        return None
-    try:
-        reply = json.loads(bytes(content).decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return None
-    return reply if isinstance(reply, dict) else None
+        content = b"".join(getattr(response.stream, "promptlint_seen", None) or ())
+    return reply_from_bytes(bytes(content)) if content else None
+
+
+def _tee(response, tees: dict):
+    """A streamed response (not read by ``send``) gets a stream that keeps the bytes the SDK
+    reads through it: the reply is assembled from them at the end. Read responses are left as they are."""
+    if hasattr(response, "_content"):
+        return response
+    module = sys.modules.get(type(response).__module__.split(".", 1)[0])
+    if module is None or not hasattr(module, "SyncByteStream"):
+        return response
+    if module not in tees:
+        tees[module] = _tee_classes(module)
+    sync_tee, async_tee = tees[module]
+    if isinstance(response.stream, module.SyncByteStream):
+        response.stream = sync_tee(response.stream)
+    elif isinstance(response.stream, module.AsyncByteStream):
+        response.stream = async_tee(response.stream)
+    return response
+
+
+def _tee_classes(module):
+    class SyncTee(module.SyncByteStream):
+        def __init__(self, inner):
+            self.inner, self.promptlint_seen = inner, []
+
+        def __iter__(self):
+            for chunk in self.inner:
+                self.promptlint_seen.append(chunk)
+                yield chunk
+
+        def close(self):
+            self.inner.close()
+
+    class AsyncTee(module.AsyncByteStream):
+        def __init__(self, inner):
+            self.inner, self.promptlint_seen = inner, []
+
+        async def __aiter__(self):
+            async for chunk in self.inner:
+                self.promptlint_seen.append(chunk)
+                yield chunk
+
+        async def aclose(self):
+            await self.inner.aclose()
+
+    return SyncTee, AsyncTee
 
 
 _KEY = "promptlint_conversations_recorder"

@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 from promptlint.doors import bounded_io
 from promptlint.conversation.capture import Capture, Request
 
 CONVERSATION_KEYS = ("conversation", "session", "session_id")
-ENVELOPE_KEYS = CONVERSATION_KEYS + ("reply",)
+TIME_KEYS = ("time", "timestamp")  # when the request was sent: epoch seconds or ISO 8601
+ENVELOPE_KEYS = CONVERSATION_KEYS + TIME_KEYS + ("reply",)
 BODY_KEYS = ("messages", "input", "contents", "prompt")  # a request body has one of them
 # endpoint suffix -> provider (the URL's path, query dropped)
 ENDPOINTS = (("/chat/completions", "openai"), ("/v1/messages", "anthropic"), ("/messages", "anthropic"),
@@ -120,8 +122,10 @@ def _lines(path: str) -> Capture:
         reply = row.get("reply")
         key = next((row[k] for k in CONVERSATION_KEYS if isinstance(row.get(k), (str, int))), None)
         index = len(out.requests) + 1
+        sent = next((when(row[k]) for k in TIME_KEYS if k in row), None)
         out.requests.append(Request(index, body, path, index, None if key is None else str(key),
-                                    reply if isinstance(reply, dict) else None, where=f"request {index} (line {n})"))
+                                    reply if isinstance(reply, dict) else None, where=f"request {index} (line {n})",
+                                    time=sent))
     return out
 
 
@@ -148,6 +152,14 @@ def endpoint_provider(url: str) -> Optional[str]:
     return None
 
 
+def with_url_model(body: Dict[str, Any], url: str, provider: Optional[str]) -> Dict[str, Any]:
+    """Gemini names the model in the URL (``…/models/gemini-2.5-flash:generateContent``), not the body."""
+    if provider != "gemini" or "model" in body or "/models/" not in url:
+        return body
+    model = url.split("?", 1)[0].split("/models/", 1)[-1].split(":", 1)[0]
+    return {"model": model, **body} if model else body
+
+
 def _har(path: str, log: Dict[str, Any]) -> Capture:
     out = Capture(path, format="har")
     entries = log.get("entries")
@@ -168,12 +180,11 @@ def _har(path: str, log: Dict[str, Any]) -> Capture:
         if why:
             out.bad.append(f"{path}: entry {n}: {why}")
             continue
-        if provider == "gemini" and "model" not in body:
-            model = request["url"].split("/models/", 1)[-1].split(":", 1)[0] if "/models/" in request["url"] else None
-            body = {"model": model, **body} if model else body
+        body = with_url_model(body, request["url"], provider)
         key = entry.get("pageref") if paged and isinstance(entry.get("pageref"), str) else None
         index = len(out.requests) + 1
-        out.requests.append(Request(index, body, path, index, key, _har_reply(entry), provider, where=f"request {index} (HAR entry {n})"))
+        out.requests.append(Request(index, body, path, index, key, _har_reply(entry), provider,
+                                    where=f"request {index} (HAR entry {n})", time=when(entry.get("startedDateTime"))))
     return out
 
 
@@ -187,8 +198,25 @@ def _har_reply(entry: Dict[str, Any]) -> Optional[Dict[str, Any]]:
             raw = base64.b64decode(raw, validate=False)
         except ValueError:
             return None
-    reply = _parse(raw)
-    return reply if isinstance(reply, dict) else None
+    from promptlint.conversation.streams import reply_from_bytes
+
+    return reply_from_bytes(raw)  # a JSON response, or a streamed one (text/event-stream) assembled
+
+
+def when(value: Any) -> Optional[float]:
+    """Seconds since the epoch from epoch seconds or an ISO 8601 time (HAR's ``startedDateTime``);
+    None when it is neither (the gap to the next request is then unknown)."""
+    import datetime as dt
+
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value) if math.isfinite(value) else None
+    if not isinstance(value, str):
+        return None
+    try:
+        stamp = dt.datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (stamp if stamp.tzinfo else stamp.replace(tzinfo=dt.timezone.utc)).timestamp()
 
 
 # ----------------------------------------------------------------------------- OTLP
@@ -217,9 +245,17 @@ def _otlp(path: str, docs: List[Tuple[int, Any]]) -> Capture:
             index = len(out.requests) + 1
             reply = _otlp_reply(attrs, provider)
             out.requests.append(Request(index, body, path, index, None if key is None else str(key), reply, provider,
-                                        where=f"request {index}"))
-    out.requests.sort(key=lambda r: r.index)
+                                        where=f"request {index}", time=_nanos(span.get("startTimeUnixNano"))))
+    # an export lists spans as they ended, batch by batch: the order sent is their start time
+    out.requests.sort(key=lambda r: (r.time is None, r.time or 0.0, r.index))
     return out
+
+
+def _nanos(value: Any) -> Optional[float]:
+    try:
+        return int(value) / 1e9 if value not in (None, "", 0, "0") else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _spans(doc: Dict[str, Any]) -> Iterator[Dict[str, Any]]:

@@ -20,7 +20,8 @@ class Rendered:
     text: str
     ids: List[int]
     blocks: int = 0  # content blocks of the layout (the unit of Anthropic's lookback)
-    # (block index, token position where the prefix it closes ends) per breakpoint, in order
+    # (block index, token position where the prefix it closes ends, its length in characters)
+    # per breakpoint, in order
     breakpoints: List[tuple] = field(default_factory=list)
     framing: Optional[str] = None  # "chatml" (approximate), "template", "layout"
     offsets: List[tuple] = field(default_factory=list)  # each token's character span in the text
@@ -47,7 +48,7 @@ def render(body: Dict[str, Any], kind: str, settings: Settings, tok, base: Optio
     whole = Rendered(text, ids, offsets=enc.offsets)
     for block, _bp in lay.breakpoints:
         upto = "".join(p if isinstance(p, str) else "" for p in lay.parts(block))
-        points.append((block, len(_encode(tok, upto, whole).ids) if upto != text else len(ids)))
+        points.append((block, len(_encode(tok, upto, whole).ids) if upto != text else len(ids), len(upto)))
     return Rendered(text, ids, len(lay.blocks), points, "layout", enc.offsets)
 
 
@@ -74,3 +75,14 @@ def _chat(body: Dict[str, Any], settings: Settings, tok, base: Optional[Rendered
         framing = chat_framing.NAME
     enc = _encode(tok, text, base)
     return Rendered(text, enc.ids, framing=framing, offsets=enc.offsets)
+
+
+def holds_entry(text: str, chars: int, base: str) -> bool:
+    """Whether ``text`` repeats the first ``chars`` characters of ``base`` (a cached entry) up to a
+    block boundary: the provider caches whole blocks, so an entry is read when its blocks come
+    back unchanged, even where the joined text's tokens merge across the boundary."""
+    if chars > len(text) or text[:chars] != base[:chars]:
+        return False
+    from promptlint.pysource.layout import SEPARATOR
+
+    return chars == len(text) or text.startswith(SEPARATOR, chars)

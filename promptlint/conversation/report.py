@@ -4,7 +4,8 @@ Dollars use the dated price table (``data/hosted-prices.json``): every prompt to
 input, except the tokens the provider reuses, billed at the cached price; on explicit caching
 (Anthropic, Bedrock) the tokens written at breakpoints beyond those read also pay the write
 premium of ``data/provider-rules.json`` (1.25x for the 5-minute lifetime). ``lost_usd`` is what
-the lost tokens cost over their cached price. Engines have no prices: tokens only.
+the lost tokens cost over their cached price. Engines have no prices: tokens only. A request sent after the cache's lifetime (``expired``)
+reuses nothing and loses nothing: its miss is expiry, said with the lifetime assumed.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ def totals(conv: Conversation, prices: Dict[str, dict], rules: Dict[str, dict]) 
     out: Dict[str, Any] = {"conversation": conv.name, "provider": conv.provider, "model": conv.model,
                            "requests": len(conv.rows), "prompt_tokens": prompt, "reused_tokens": reused,
                            "ideal_reused_tokens": ideal, "lost_tokens": conv.lost_tokens,
-                           "breaks": sum(1 for r in conv.rows if r.broke is not None)}
+                           "breaks": sum(1 for r in conv.rows if r.broke is not None),
+                           "expired": [r.expired for r in conv.rows if r.expired is not None]}
     price = price_of(conv, prices)
     if price is not None:
         premium = float(((rules.get(conv.provider) or {}).get("lifetimes") or {}).get("5m", {}).get("write_multiplier", 1.0))
@@ -47,6 +49,13 @@ def totals(conv: Conversation, prices: Dict[str, dict], rules: Dict[str, dict]) 
     return out
 
 
+def _span(seconds: float) -> str:
+    whole = int(seconds)
+    h, rest = divmod(whole, 3600)
+    m, sec = divmod(rest, 60)
+    return f"{h}h{m:02d}m{sec:02d}s" if h else f"{m}m{sec:02d}s" if m else f"{seconds:g}s"
+
+
 def format_text(rows: List[Dict[str, Any]], approximate: bool, stale: Dict[str, str]) -> str:
     lines = ["", "conversations" + (" (approximate: embedded tokenizer; pass --tokenizer)" if approximate else "") + ":"]
     for t in rows:
@@ -54,6 +63,10 @@ def format_text(rows: List[Dict[str, Any]], approximate: bool, stale: Dict[str, 
         lines.append(f"  {t['conversation']}: {t['requests']} requests, {t['provider']} {t['model'] or ''}".rstrip()
                      + f"; {t['prompt_tokens']:,} prompt tokens, {t['reused_tokens']:,} reused of "
                      f"{t['ideal_reused_tokens']:,} ideal, {t['lost_tokens']:,} lost{money}")
+        for e in t.get("expired") or ():
+            lines.append(f"    {e['where']}: sent {_span(e['gap_seconds'])} after the one before, past the cache "
+                         f"lifetime of {_span(e['lifetime_seconds'])} (assumed: {e['lifetime']}): its miss is "
+                         "expiry, not a hazard")
     for provider, as_of in sorted(stale.items()):
         lines.append(f"note: the {provider} table is dated {as_of}, older than --table-max-age: its figures may be out of date")
     return "\n".join(lines) + "\n"

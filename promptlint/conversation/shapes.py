@@ -53,6 +53,8 @@ def shape(body: Dict[str, Any], kind: Optional[str] = None) -> Shape:
     tools = body.get("tools")
     if kind == "bedrock" and isinstance(body.get("toolConfig"), dict):
         tools = body["toolConfig"].get("tools")
+    if kind == "gemini" and isinstance(tools, list):
+        tools = _declarations(tools)
     system = next((body[k] for k in SYSTEM_KEYS if body.get(k) is not None), None)
     if kind == "anthropic" and isinstance(system, str):  # a string is one text block, as in messages
         system = [{"type": "text", "text": system}]
@@ -62,6 +64,19 @@ def shape(body: Dict[str, Any], kind: Optional[str] = None) -> Shape:
                  [t for t in tools if not (isinstance(t, dict) and "cachePoint" in t)] if isinstance(tools, list) else [],
                  None if system is None else canon(system, kind), params,
                  list(messages) if isinstance(messages, list) else [], key)
+
+
+def _declarations(tools: List[Any]) -> List[Any]:
+    """Gemini's tools, one per function declaration (the SDK gathers the declarations of several
+    tools into one ``functionDeclarations`` list: their order is the tools' order)."""
+    out: List[Any] = []
+    for tool in tools:
+        decls = (tool.get("functionDeclarations") or tool.get("function_declarations")) if isinstance(tool, dict) else None
+        if isinstance(decls, list) and len(tool) == 1:
+            out.extend({"functionDeclarations": [d]} for d in decls)
+        else:
+            out.append(tool)
+    return out
 
 
 def canon(value: Any, kind: str = "", ordered: bool = False) -> str:

@@ -141,6 +141,9 @@ def _responses(out: Layout, get) -> Layout:
 
 
 def _gemini(out: Layout, get, receiver: Optional[Val]) -> Layout:
+    # a captured body's tools (function declarations reach the prompt; a change invalidates the cache)
+    for i, tool in enumerate(_items(get("tools"))):
+        out.add(json_val(tool), f"tools[{i}]", "tools", carrier=tool)
     system = get("system_instruction")
     for holder in (get("config"), receiver):  # GenerateContentConfig / GenerativeModel(system_instruction=...)
         if system is None:
