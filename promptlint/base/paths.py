@@ -8,8 +8,9 @@ symlink loop never raises.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Dict, Iterable, Optional
 
 
 def safe_resolve(path: Path) -> Path:
@@ -38,8 +39,51 @@ def _resolved_base(path: Path) -> Path:
     return _BASES[key]
 
 
-def relative(path: Path, root: Path) -> str:
-    """POSIX path of ``path`` relative to ``root`` (unchanged when outside it)."""
+class RealPaths:
+    """``safe_resolve`` for the many files of one run, each directory resolved once.
+
+    A walk meets every file of a project; resolving each one costs an lstat per component of its
+    path. A file that is not itself a link resolves to its directory's real path joined with its
+    name, so one lstat of the file and a memo of its directory give the same answer. A path with a
+    ``..`` component (resolved physically, not lexically) or a link is resolved in full. Make one per
+    run: a directory may be replaced by a link between runs of a resident process."""
+
+    def __init__(self):
+        self._dirs: Dict[str, str] = {}
+
+    def real(self, path) -> str:
+        name = os.fspath(path)
+        if ".." in name.split(os.sep):
+            return str(safe_resolve(Path(name)))
+        full = os.path.abspath(name)
+        try:
+            if stat.S_ISLNK(os.lstat(full).st_mode):
+                return str(safe_resolve(Path(full)))
+        except (OSError, ValueError):
+            return str(safe_resolve(Path(full)))
+        directory, leaf = os.path.split(full)
+        known = self._dirs.get(directory)
+        if known is None:
+            known = self._dirs[directory] = str(safe_resolve(Path(directory)))
+        return os.path.join(known, leaf) if leaf else known
+
+
+def _inside(real: str, base: str) -> Optional[str]:
+    """``real`` relative to ``base`` as a POSIX path (both resolved strings), or None when outside."""
+    if real == base:
+        return "."
+    prefix = base if base.endswith(os.sep) else base + os.sep
+    if real.startswith(prefix):
+        return Path(real[len(prefix):]).as_posix()
+    return None
+
+
+def relative(path: Path, root: Path, real: Optional[RealPaths] = None) -> str:
+    """POSIX path of ``path`` relative to ``root`` (unchanged when outside it). ``real``: the run's
+    memo of resolved directories."""
+    if real is not None:
+        inside = _inside(real.real(path), str(_resolved_base(root)))
+        return inside if inside is not None else Path(path).as_posix()
     try:
         return safe_resolve(path).relative_to(_resolved_base(root)).as_posix()
     except ValueError:
@@ -54,24 +98,17 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
-def escapes_root(path: Path, root: Path) -> bool:
+def escapes_root(path: Path, root: Path, real: Optional[str] = None) -> bool:
     """A path inside the project root whose real path is outside it: a symlink (to a file, or a
     directory on the way) that a pull request can point at /proc/self/environ or /etc. Paths the
-    user names outside the root are theirs and are not judged here."""
+    user names outside the root are theirs and are not judged here. ``real``: the path's resolved
+    form when the caller has it."""
     base = _resolved_base(root)
-    lexical = Path(os.path.abspath(path))
-    try:
-        lexical.relative_to(Path(os.path.abspath(root)))
-    except ValueError:
-        try:
-            lexical.relative_to(base)
-        except ValueError:
-            return False
-    try:
-        safe_resolve(path).relative_to(base)
+    lexical = os.path.abspath(path)
+    if _inside(lexical, os.path.abspath(root)) is None and _inside(lexical, str(base)) is None:
         return False
-    except ValueError:
-        return True
+    resolved = real if real is not None else str(safe_resolve(Path(path)))
+    return _inside(resolved, str(base)) is None
 
 
 # Version-control metadata inside a checkout is not the pull request's: CI writes credentials
@@ -84,19 +121,20 @@ def vcs_metadata(real: str, roots: Iterable[str]) -> bool:
     """Whether the resolved path ``real`` lies in a version-control directory below one of the
     resolved ``roots`` (a root that is itself such a directory's parent, or deeper, counts)."""
     for root in roots:
-        try:
-            parts = Path(real).relative_to(root).parts
-        except ValueError:
+        rel = _inside(real, root)
+        if rel is None:
             continue
-        if any(part.casefold() in VCS_DIRS for part in parts):
+        if any(part.casefold() in VCS_DIRS for part in rel.split("/")):
             return True
     return False
 
 
-def not_read(path: Path, root: Path) -> Optional[str]:
-    """Why a file inside the project root is not read (an E005 message), or None to read it."""
-    if escapes_root(path, root):
+def not_read(path: Path, root: Path, real: Optional[RealPaths] = None) -> Optional[str]:
+    """Why a file inside the project root is not read (an E005 message), or None to read it.
+    ``real``: the run's memo of resolved directories (the path is resolved once, not twice)."""
+    resolved = real.real(path) if real is not None else str(safe_resolve(Path(path)))
+    if escapes_root(path, root, resolved):
         return "a symlink that leads outside the project root: not read; pass the target's real path to lint it"
-    if vcs_metadata(str(safe_resolve(Path(path))), [str(_resolved_base(root))]):
+    if vcs_metadata(resolved, [str(_resolved_base(root))]):
         return "version-control metadata (it may hold the CI's credentials): never read; exclude it"
     return None

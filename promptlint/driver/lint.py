@@ -27,7 +27,7 @@ from promptlint.base import registry
 from promptlint.driver import suppress
 from promptlint.project.config import Settings, ignored_for_file
 from promptlint.project.discovery import discover
-from promptlint.base.paths import not_read, relative
+from promptlint.base.paths import RealPaths, not_read, relative
 from promptlint.base.records import Finding, Result, SourceLine, finding_from_dict
 
 
@@ -91,6 +91,8 @@ class Plan:
     # group key (a directory tokenizer's sha256, None: the run's own) -> the tokenizers no later step of
     # the check needs once that group is done (the check plan's; promptlint.driver.check_plan.releases)
     releases: Dict[Optional[str], Tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    real: RealPaths = dataclasses.field(default_factory=RealPaths)  # the run's resolved directories
+    listed: Dict[str, Optional[frozenset]] = dataclasses.field(default_factory=dict)  # the run's directory listings
 
     def groups(self) -> List[Optional[str]]:
         """The group keys of the files left to analyse, in the order they are analysed here."""
@@ -131,11 +133,12 @@ def plan_run(request: Request, settings: Settings, shared: Optional[Dict[object,
     provider = kernel.TokenizerProvider(state.spec)
     cache = Cache(settings.root, enabled=request.use_cache)
     overrides = request.overrides
+    real = RealPaths()  # each directory resolved once for discovery and the checks below
     if overrides and not request.paths:  # stdin / editor buffers only: no discovery
         files, missing = [], []
     else:
         files, missing = discover(request.paths, settings.root, settings.templates, settings.exclude, request.force_exclude,
-                                  kinds=analyzers)
+                                  kinds=analyzers, real=real)
     if overrides:
         files = [Path(p) for p in overrides] + [f for f in files if str(f) not in overrides]
     ctx = kernel.Context(settings, provider, kernel.rule_filter(settings), shared=shared,
@@ -143,7 +146,7 @@ def plan_run(request: Request, settings: Settings, shared: Optional[Dict[object,
     state.missing = [kernel.file_error(raw, "E005", reason) for raw, reason in missing]
     # Work in the plan's order (files sharing a tokenizer together, each released after its last
     # file); results and notices are put back in discovery order, as if linted one by one.
-    plan = Plan(request, state, ctx, cache, files, _plan(files, settings, cache), [([], [])] * len(files), [])
+    plan = Plan(request, state, ctx, cache, files, _plan(files, settings, cache, real), [([], [])] * len(files), [], real=real)
     _consult_manifest(plan)
     # on its own, a run keeps its own tokenizer and lets each directory's go after its group (a check
     # of several steps plans this over all of them: promptlint.driver.check_plan)
@@ -161,7 +164,7 @@ def _consult_manifest(plan: Plan) -> None:
         path = plan.files[i]
         state.files += 1
         text = (request.overrides or {}).get(str(path))
-        refused = None if text is not None else not_read(path, settings.root)
+        refused = None if text is not None else not_read(path, settings.root, plan.real)
         if refused:
             plan.done[i] = ([kernel.file_error(ctx.display(path), "E005", refused)], [])
             continue
@@ -173,7 +176,7 @@ def _consult_manifest(plan: Plan) -> None:
             plan.manifest = Manifest(cache, settings_key, tok_sha, request.evidence)
         nb = before = None
         if text is None and plan.manifest is not None:  # an editor buffer or stdin is never in the manifest
-            nb = _neighbourhood(path)
+            nb = _neighbourhood(path, plan.listed)
             hit = _from_manifest(plan.manifest, path, nb)
             if hit is not None:
                 plan.done[i] = hit
@@ -601,14 +604,14 @@ class _Plan:
         return self.keys[i] if self.keys is not None else None
 
 
-def _plan(files: List[Path], settings: Settings, cache) -> _Plan:
+def _plan(files: List[Path], settings: Settings, cache, real: Optional[RealPaths] = None) -> _Plan:
     """Group the files by the tokenizer their analyzer loads (model directories sharing a
     tokenizer.json by content: copies, symlinks, hard links), groups in order of first appearance,
     so that a run holds one directory tokenizer at a time, not all of them. A configured tokenizer
     is every file's: nothing to plan."""
     if settings.tokenizer or not files:  # (one file is planned too: its directory's tokenizer may need a deadline)
         return _Plan(list(range(len(files))))
-    dirs = [None if not_read(path, settings.root) else analyzers.tokenizer_dir(path) for path in files]
+    dirs = [None if not_read(path, settings.root, real) else analyzers.tokenizer_dir(path) for path in files]
     wanted = [d / "tokenizer.json" for d in dirs if d is not None]
     shas = iter(kernel.tokenizer_file_shas(wanted, cache) if wanted else [])
     keys: List[Optional[str]] = [None if d is None else next(shas) for d in dirs]  # None: the run's tokenizer
@@ -809,20 +812,25 @@ def _within_budget(path: Path, ctx: kernel.Context, text: Optional[str]) -> List
 _NEIGHBOURS = ("tokenizer_config.json", "chat_template.jinja", "tokenizer.json")
 
 
-def _neighbourhood(path: Path) -> str:
+def _neighbourhood(path: Path, listed: Optional[Dict[str, Optional[frozenset]]] = None) -> str:
     """Size and mtime of the files an analysis may read beside ``path`` without naming them as
     dependencies: samples files (which may appear or disappear), a model directory's chat-template
     files and tokenizer_config.json (special tokens). (os calls on strings: a warm run makes these
-    stats for every file.)"""
+    stats for every file.) ``listed``: the run's memo of each directory's names (casefolded, as a
+    case-insensitive file system finds them), so that a directory of 200 modules is listed once
+    instead of stat-ing nine absent neighbours per file; a name not listed is not there."""
     import os
 
     name = str(path)
     directory = name if os.path.isdir(name) else os.path.dirname(name)
+    names = _listed(directory, listed) if listed is not None else None
     stem = path.name.rsplit(".", 1)[0]
     candidates = [os.path.join(directory, n) for n in _NEIGHBOURS]
     candidates += [os.path.join(directory, f"{s}.samples.{ext}") for s in (stem, "chat_template", "tokenizer_config") for ext in ("toml", "json")]
+    if names is not None:
+        candidates = [c for c in candidates if os.path.basename(c).casefold() in names]
     extra = os.path.join(directory, "chat_templates")
-    if os.path.isdir(extra):
+    if (names is None or "chat_templates" in names) and os.path.isdir(extra):
         candidates += sorted(os.path.join(extra, n) for n in os.listdir(extra))
     parts = []
     for c in candidates:
@@ -832,6 +840,16 @@ def _neighbourhood(path: Path) -> str:
             continue
         parts.append(f"{os.path.basename(c)}:{st.st_size}:{st.st_mtime_ns}")
     return "|".join(parts)
+
+
+def _listed(directory: str, listed: Dict[str, Optional[frozenset]]) -> Optional[frozenset]:
+    """The casefolded names in ``directory``, listed once per run (None: it cannot be listed)."""
+    if directory not in listed:
+        try:
+            listed[directory] = frozenset(n.casefold() for n in os.listdir(directory or "."))
+        except (OSError, ValueError):
+            listed[directory] = None
+    return listed[directory]
 
 
 def _settings_key(settings: Settings) -> str:

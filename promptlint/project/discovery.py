@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Iterable, List, Optional, Protocol, Sequence, Tuple
 
-from promptlint.base.paths import display_path, escapes_root, relative, safe_resolve  # noqa: F401 - re-exported
+from promptlint.base.paths import RealPaths, display_path, escapes_root, relative, safe_resolve  # noqa: F401 - re-exported
 
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", ".nox", ".promptlint_cache"}
 
@@ -43,30 +43,35 @@ def discover(
     exclude: Sequence[str],
     force_exclude: bool = False,
     kinds: Optional[FileKinds] = None,
+    real: Optional[RealPaths] = None,
 ) -> Tuple[List[Path], List[Tuple[str, str]]]:
     """(files to lint, (path, reason) for paths that cannot be walked or do not exist).
 
     Explicit files are always taken unless force_exclude; a directory walk takes what ``kinds``
-    (the analyzer registry) takes."""
+    (the analyzer registry) takes. ``real``: the run's memo of resolved directories."""
     if kinds is None:
         raise TypeError("discover() needs kinds: the analyzer registry (promptlint.analyzers)")
+    real = real if real is not None else RealPaths()
+
+    def excluded(f: Path) -> bool:  # nothing to resolve when nothing is excluded
+        return bool(exclude) and _matches(relative(f, root, real), exclude)
     files: List[Path] = []
     problems: List[Tuple[str, str]] = []
     if not paths:
         if templates:
             for pattern in templates:
                 files.extend(sorted(_glob_files(root, pattern, problems)))
-            files = [f for f in files if not _matches(relative(f, root), exclude)]
+            files = [f for f in files if not excluded(f)]
             return _unique(files), problems
         paths = ["."]
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
             for f in _walk(p, kinds, problems):
-                if (f.is_dir() or kinds.walk_takes(f) and readable(f)) and not _matches(relative(f, root), exclude):
+                if (f.is_dir() or kinds.walk_takes(f) and readable(f)) and not excluded(f):
                     files.append(f)
         elif p.exists() or p.is_symlink():  # devices and FIFOs too: the reader refuses them by name
-            if force_exclude and _matches(relative(p, root), exclude):
+            if force_exclude and excluded(p):
                 continue
             files.append(p)
         else:
