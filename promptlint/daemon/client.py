@@ -12,7 +12,7 @@ note (a pull request could otherwise start a process that outlives the job), and
 (promptlint.doors.interpreters) from outside the project, and a reply counts only when it comes from a
 daemon of this installation (daemon/identity.py).
 
-Imports only the standard library and promptlint's leaves plus `config.find_config` (TOML, no
+Imports only the standard library and promptlint's leaves plus `config_file.find_config` (TOML, no
 jsonschema): a forwarded check never pays for jinja2, tokenizers or jsonschema.
 """
 
@@ -99,7 +99,7 @@ def project(cwd: Optional[Path] = None) -> Tuple[Path, Optional[Path]]:
     """(root, the configuration file when it says `daemon = true`): the closest configuration file's
     directory (else cwd). A configuration that does not parse counts as none: the in-process run
     reports it."""
-    from promptlint.project.config import find_config
+    from promptlint.project.config_file import find_config
 
     cwd = (cwd or Path.cwd()).resolve()
     try:
