@@ -21,7 +21,9 @@ import importlib.util
 import json
 import os
 import sys
-from typing import Any, Dict, Optional
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # typing itself is not imported: ~5 ms of a forwarded check (annotations are strings)
+    from typing import Any, Dict, Optional
 
 import promptlint
 from promptlint import __version__
