@@ -39,6 +39,12 @@ COMMANDS = [
 class _Parser(argparse.ArgumentParser):
     """argparse's parser, whose errors name the closest option or command to a typo (as pip does)."""
 
+    def _get_formatter(self):
+        # HelpFormatter's default width (the terminal's columns - 2), without its `import shutil`
+        from promptlint.base import terminal
+
+        return self.formatter_class(prog=self.prog, width=terminal.columns() - 2)
+
     def error(self, message: str):  # type: ignore[override]
         import difflib
 

@@ -72,3 +72,21 @@ def test_an_argv_the_raw_scan_cannot_decide_is_parsed_first(env):
     direct = run(env, "check", "--no-daemon", "--output-format", "concise")
     assert run(env, "check", "--no-d", "--output-format", "concise") == direct
     assert direct[0] == 1 and status(env)[1] == before
+
+
+def test_building_the_parser_imports_no_shutil():
+    """argparse's HelpFormatter imports shutil (and bz2, lzma) for the terminal's width on every
+    add_argument; the parsers take the same width from promptlint.base.terminal instead. The help
+    text itself is unchanged (test_cli's help tests; the width below)."""
+    code = ("import sys\nfrom promptlint import cli\nparser = cli.build_parser()\n"
+            "print(sorted(m for m in ('shutil', 'bz2', 'lzma') if m in sys.modules))\n"
+            "print(max(len(line) for line in parser.format_help().splitlines()))")
+    from conftest import REPO
+    import os
+
+    env = dict(os.environ, PYTHONPATH=str(REPO), COLUMNS="60")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=TIMEOUT)
+    assert r.returncode == 0, r.stderr
+    imported, widest = r.stdout.split("\n")[:2]
+    assert imported == "[]"
+    assert int(widest) <= 58  # wrapped to COLUMNS - 2, as HelpFormatter's own default

@@ -29,6 +29,7 @@ if TYPE_CHECKING:  # _socket is imported where a connection is made: a check run
     from typing import Any, Dict, Optional, Tuple, Union
     import _socket
 
+from promptlint.base import terminal
 from promptlint.daemon import identity, protocol
 
 DEFAULT_IDLE = 900.0  # seconds without a request before the daemon exits
@@ -295,7 +296,7 @@ def _forward(argv, root: Path, asked: bool, setting: Optional[bool], stdin: bool
         "env": dict(os.environ),
         "stdout": _stream_info(sys.stdout),
         "stderr": _stream_info(sys.stderr),
-        "columns": terminal_columns(),
+        "columns": terminal.columns(),  # the daemon wraps argparse's usage lines to it
         "identity": mine,
     }
     for attempt in range(2):
@@ -313,21 +314,6 @@ def _forward(argv, root: Path, asked: bool, setting: Optional[bool], stdin: bool
             stream.buffer.flush()
         return int(reply["rc"])
     return None
-
-
-def terminal_columns() -> int:
-    """``shutil.get_terminal_size().columns`` of this process (argparse wraps its usage lines to it;
-    the daemon's parser uses the client's), without importing shutil."""
-    try:
-        columns = int(os.environ.get("COLUMNS", ""))
-    except ValueError:
-        columns = 0
-    if columns > 0:
-        return columns
-    try:
-        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
-    except (AttributeError, ValueError, OSError):
-        return 80
 
 
 def hard_exit(code) -> None:
