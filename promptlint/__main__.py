@@ -1,3 +1,27 @@
-from promptlint.cli import entry
+"""`python -m promptlint` and the `promptlint` command (pyproject's console script).
 
-entry()
+The front door: a `check` this user's daemon answers is forwarded with its raw argv before
+argparse, the command modules or the reporters are imported (daemon/client.forward_argv); the
+daemon's parser reports a usage error as this process would. Everything else, and a `check` the
+raw argv cannot decide, runs through ``cli.main``.
+"""
+
+import sys
+
+
+def entry() -> None:
+    argv = sys.argv[1:]
+    forwarded = None
+    if argv[:1] == ["check"]:
+        from promptlint.daemon import client
+
+        forwarded = client.forward_argv(argv)
+        if isinstance(forwarded, int):
+            client.hard_exit(forwarded)
+    from promptlint import cli
+
+    cli.entry(daemon_asked=forwarded is not None)
+
+
+if __name__ == "__main__":
+    entry()

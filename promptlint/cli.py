@@ -39,6 +39,12 @@ COMMANDS = [
 class _Parser(argparse.ArgumentParser):
     """argparse's parser, whose errors name the closest option or command to a typo (as pip does)."""
 
+    def _get_formatter(self):
+        # HelpFormatter's default width (the terminal's columns - 2), without its `import shutil`
+        from promptlint.base import terminal
+
+        return self.formatter_class(prog=self.prog, width=terminal.columns() - 2)
+
     def error(self, message: str):  # type: ignore[override]
         import difflib
 
@@ -74,14 +80,16 @@ def build_parser(only: Optional[str] = None, parser_class=None) -> argparse.Argu
     return parser
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: Optional[List[str]] = None, daemon_asked: bool = False) -> int:
+    """``daemon_asked``: the front door (promptlint/__main__.py) already asked the daemon, which
+    did not answer: a `check` runs in this process."""
     from promptlint.doors.line_guard import guarded
 
     with guarded():  # every line on stdout and stderr through one escaping step (promptlint/doors/line_guard.py)
-        return _main(argv)
+        return _main(argv, daemon_asked)
 
 
-def _main(argv: Optional[List[str]] = None) -> int:
+def _main(argv: Optional[List[str]] = None, daemon_asked: bool = False) -> int:
     first = (sys.argv[1:] if argv is None else argv)[:1]
     parser = build_parser(first[0] if first and first[0] in COMMANDS else None)
     args, extra = parser.parse_known_args(argv)
@@ -96,12 +104,12 @@ def _main(argv: Optional[List[str]] = None) -> int:
 
     # A context of its own: what the command sets in context variables (untrusted mode's read
     # policy, an installed tokenizer pool) lasts one command, also for in-process callers.
-    return contextvars.copy_context().run(_run, module, args, argv)
+    return contextvars.copy_context().run(_run, module, args, argv, daemon_asked)
 
 
-def _run(module, args, argv) -> int:
+def _run(module, args, argv, daemon_asked: bool = False) -> int:
     def command() -> int:
-        if args.command == "check" and not _untrusted(args):  # a running daemon answers for this project (docs/performance.md)
+        if args.command == "check" and not daemon_asked and not _untrusted(args):  # a running daemon answers for this project (docs/performance.md)
             from promptlint.daemon.client import forward_check
 
             forwarded = forward_check(sys.argv[1:] if argv is None else argv, args)
@@ -144,16 +152,22 @@ def _handled(command, err, environ) -> int:
         return EXIT_ERROR
 
 
-def serve_check(argv: List[str], console, workspace, environ) -> int:
+def serve_check(argv: List[str], console, workspace, environ, columns: Optional[int] = None) -> int:
     """A `check` the daemon was asked for, run in its resident ``workspace`` with the request's
     ``console`` (its streams and stdin) and ``environ`` (read, never installed): the exit code.
-    Nothing of the process (sys.std*, os.environ) is swapped; argparse's messages go to the console."""
+    Nothing of the process (sys.std*, os.environ) is swapped; argparse's messages go to the console,
+    wrapped to the client's terminal ``columns`` (a usage error reads as it would in the client)."""
     from promptlint.commands import check
 
     class Parser(_Parser):
         def _print_message(self, message, file=None):
             if message:
                 (console.out if file is sys.stdout else console.err).write(message)
+
+        def _get_formatter(self):
+            if not columns:
+                return super()._get_formatter()
+            return self.formatter_class(prog=self.prog, width=columns - 2)  # HelpFormatter's default: the terminal's columns - 2
 
     try:
         parser = build_parser("check", Parser)
@@ -183,18 +197,14 @@ def _untrusted(args) -> bool:
     return untrusted_wanted(args)
 
 
-def entry() -> None:
-    """The `promptlint` command: ``main()``, then for `check` a quick exit once the output is
-    flushed (as mypy's ``hard_exit``): the interpreter's teardown would only free every loaded
-    tokenizer (~0.1 s for a 151k vocabulary) and module before exiting. Other commands may have
-    exit hooks to run (Ray's shutdown in `audit --ray`) and exit normally."""
+def entry(daemon_asked: bool = False) -> None:
+    """The `promptlint` command after its front door (promptlint/__main__.py): ``main()``, then for
+    `check` a quick exit once the output is flushed (daemon/client.hard_exit). Other commands may
+    have exit hooks to run (Ray's shutdown in `audit --ray`) and exit normally."""
     argv = sys.argv[1:]
-    code = main()
+    code = main(daemon_asked=daemon_asked)
     if argv[:1] != ["check"]:
         raise SystemExit(code)
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (BrokenPipeError, OSError, ValueError):
-            pass  # a reader that went away (`| head`) or a closed stream: nothing more to say
-    os._exit(code if isinstance(code, int) else 1)
+    from promptlint.daemon.client import hard_exit
+
+    hard_exit(code)

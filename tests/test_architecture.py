@@ -699,6 +699,9 @@ ENV_FRONT_ENDS = ("promptlint/cli.py", "promptlint/github_comment.py", "promptli
                   "promptlint/daemon/client.py", "promptlint/daemon/protocol.py", "promptlint/daemon/__main__.py",
                   "promptlint/conversation/plugin.py")
 ENV_EXCEPTIONS = {
+    # argparse's help width, read as shutil.get_terminal_size reads it (without importing shutil) by
+    # the parsers of the front ends (cli, the daemon's client): presentation of --help and usage only
+    ("promptlint/base/terminal.py", "COLUMNS"): "the terminal's width for argparse's help and usage lines",
     # the Rust library's own switch, set (never read to decide anything) before forking or encoding
     ("promptlint/tokenization/tokens.py", "TOKENIZERS_PARALLELISM"): "set for the tokenizers library's thread pool",
     ("promptlint/driver/parallel.py", "TOKENIZERS_PARALLELISM"): "set for forked workers, the caller's value restored",

@@ -17,6 +17,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+from promptlint.base.code_files import rules_dir  # noqa: F401 - re-exported (its home is light: the daemon client stamps it)
+
 # Where each rule's documentation lives: the one form every format and the language server link
 # to (docs/output-formats.md, "Rule documentation links"). Until the project publishes its docs at a
 # stable address this is the path in promptlint's repository (docs/rules/ is generated from rules/);
@@ -91,22 +93,6 @@ def is_absolute_url(url: str) -> bool:
 
     parts = urlsplit(url)
     return bool(parts.scheme and parts.netloc)
-
-
-def rules_dir() -> Path:
-    """The rule files: ``promptlint/_rules`` in a wheel, else the checkout's ``rules/`` beside the
-    package (an editable install elsewhere maps ``promptlint._rules`` to its own checkout, which
-    must not shadow the rules of the code that is running)."""
-    here = Path(__file__).resolve().parent.parent
-    try:
-        import promptlint._rules as packaged
-
-        packaged_dir = Path(packaged.__file__).resolve().parent
-        if packaged_dir.parent == here:
-            return packaged_dir
-    except ImportError:  # a source checkout that is not installed
-        pass
-    return here.parent / "rules"
 
 
 @lru_cache(maxsize=None)

@@ -12,7 +12,7 @@ note (a pull request could otherwise start a process that outlives the job), and
 (promptlint.doors.interpreters) from outside the project, and a reply counts only when it comes from a
 daemon of this installation (daemon/identity.py).
 
-Imports only the standard library and promptlint's leaves plus `config.find_config` (TOML, no
+Imports only the standard library and promptlint's leaves plus `config_file.find_config` (TOML, no
 jsonschema): a forwarded check never pays for jinja2, tokenizers or jsonschema.
 """
 
@@ -23,11 +23,13 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Optional, Tuple
+TYPE_CHECKING = False  # typing itself is not imported: ~5 ms of a forwarded check (annotations are strings)
 
-if TYPE_CHECKING:  # imported where a connection is made: a check run in-process never needs it
-    import socket
+if TYPE_CHECKING:  # _socket is imported where a connection is made: a check run in-process never needs it
+    from typing import Any, Dict, Optional, Tuple, Union
+    import _socket
 
+from promptlint.base import terminal
 from promptlint.daemon import identity, protocol
 
 DEFAULT_IDLE = 900.0  # seconds without a request before the daemon exits
@@ -53,27 +55,30 @@ def user_setting() -> Optional[bool]:
     """`daemon` in the user's configuration file (not a project's): True, False, or None when the
     file or the key is absent. A file that cannot be read or says something else gets one warning
     and counts as False."""
+    value, problem = _user_setting()
+    if problem:
+        print(f"promptlint: warning: {_printable(str(user_config_path()))}: {problem}; the daemon stays off", file=sys.stderr)
+        return False
+    return value
+
+
+def _user_setting() -> Tuple[Optional[bool], str]:
+    """(the user's `daemon` setting, "") or (None, what is wrong with the file)."""
+    path = user_config_path()
+    if not path.exists():
+        return None, ""
     from promptlint.doors import bounded_io
     from promptlint.base.toml_io import toml_loads
 
-    path = user_config_path()
-    if not path.exists():
-        return None
-    where = _printable(str(path))
     try:
         value = toml_loads(bounded_io.read_text(path, 1 << 16)).get("daemon")
-        if value is None:
-            return None
     except (OSError, UnicodeDecodeError) as e:
-        problem = f"cannot read it ({_printable(getattr(e, 'strerror', None) or type(e).__name__)})"
+        return None, f"cannot read it ({_printable(getattr(e, 'strerror', None) or type(e).__name__)})"
     except ValueError as e:
-        problem = f"invalid TOML ({_printable(str(e).splitlines()[0] if str(e) else 'unreadable')}); fix it"
-    else:
-        if isinstance(value, bool):
-            return value
-        problem = "`daemon` must be true or false"
-    print(f"promptlint: warning: {where}: {problem}; the daemon stays off", file=sys.stderr)
-    return False
+        return None, f"invalid TOML ({_printable(str(e).splitlines()[0] if str(e) else 'unreadable')}); fix it"
+    if value is None or isinstance(value, bool):
+        return value, ""
+    return None, "`daemon` must be true or false"
 
 
 def for_a_person() -> bool:
@@ -96,7 +101,7 @@ def project(cwd: Optional[Path] = None) -> Tuple[Path, Optional[Path]]:
     """(root, the configuration file when it says `daemon = true`): the closest configuration file's
     directory (else cwd). A configuration that does not parse counts as none: the in-process run
     reports it."""
-    from promptlint.project.config import find_config
+    from promptlint.project.config_file import find_config
 
     cwd = (cwd or Path.cwd()).resolve()
     try:
@@ -121,13 +126,13 @@ def _printable(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
-def connect(root: Path, timeout: float = 5.0) -> Optional[socket.socket]:
+def connect(root: Path, timeout: float = 5.0) -> Optional[_socket.socket]:
     path = protocol.socket_path(root)
     if path is None:
         return None
-    import socket
+    import _socket  # the C socket the socket module wraps: its import (selectors, enums) is ~5 ms of a forwarded check
 
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:
         sock.connect(str(path))
@@ -226,22 +231,60 @@ def _read_stdin() -> bytes:
     return b"".join(chunks)
 
 
+# `check`'s options that decide whether and how a run is forwarded, and those argparse answers
+# itself: an argv naming any of them (or a prefix argparse would expand to one) is parsed first.
+_DECIDING = ("--daemon", "--no-daemon", "--untrusted", "--trusted", "--stdin-filename", "--help", "--version")
+IN_PROCESS = "in-process"  # forward_argv: the daemon was considered, none answers: run here, do not ask again
+
+
+def forward_argv(argv) -> Union[int, str, None]:
+    """The `promptlint check` front door, before argparse or any command is imported (a forwarded
+    check starts only this client): the daemon's exit code after printing its reply, IN_PROCESS,
+    or None when the raw argv cannot decide it alone (an option above, a short option, a project
+    configuration's ignored `daemon = true` that needs its note, a user configuration needing its
+    warning, CI): then the parsed arguments decide (forward_check), exactly as before.
+    A usage error goes to the daemon, whose parser prints the same lines the in-process one would."""
+    if argv[:1] != ["check"] or os.environ.get("CI") or os.environ.get("GITHUB_ACTIONS"):  # CI: untrusted mode, no daemon
+        return None
+    for arg in argv[1:]:
+        if arg == "--":
+            break
+        if arg.startswith("--") and any(o.startswith(arg.split("=", 1)[0]) for o in _DECIDING):
+            return None
+        if arg.startswith("-") and not arg.startswith("--") and arg != "-" and not (arg[:2] == "-j" and (arg[2:].isdigit() or arg == "-j")):
+            return None
+    root, configured = project()
+    setting, problem = _user_setting()
+    if configured is not None or problem:
+        return None
+    got = _forward(argv, root, asked=False, setting=setting, stdin=False)
+    return IN_PROCESS if got is None else got
+
+
 def forward_check(argv, args) -> Optional[int]:
     """Run ``promptlint check`` in this project's daemon and print its reply; None to run in-process
     (no daemon of this installation answered; --no-daemon, PROMPTLINT_DAEMON=0, or CI)."""
     root, configured = project()
     if configured is not None:
         note_project_setting(configured)
+    if getattr(args, "no_daemon", False) or os.environ.get("PROMPTLINT_DAEMON", "") == "0" or in_ci():
+        return None
+    return _forward(argv, root, asked=getattr(args, "daemon", False), setting=user_setting(),
+                    stdin=bool(getattr(args, "stdin_filename", None)))
+
+
+def _forward(argv, root: Path, asked: bool, setting: Optional[bool], stdin: bool) -> Optional[int]:
+    """The daemon's exit code after printing its reply, or None to run in-process. ``setting``: the
+    user's; False turns the default off (one they start still answers)."""
     env = os.environ.get("PROMPTLINT_DAEMON", "")
-    if getattr(args, "no_daemon", False) or env == "0" or in_ci():
+    if env == "0":
         return None
     path = protocol.socket_path(root)
-    setting = user_setting()  # False: the user turned the default off (one they start still answers)
-    autostart = getattr(args, "daemon", False) or env == "1" or setting is True or (setting is None and for_a_person())
+    autostart = asked or env == "1" or setting is True or (setting is None and for_a_person())
     if not autostart and (path is None or not path.exists()):
         return None  # the common case: nothing running, nothing to start
     body = b""
-    if getattr(args, "stdin_filename", None):
+    if stdin:
         body = _read_stdin()
         # If the daemon does not answer after all, the in-process run reads the same bytes.
         sys.stdin = io.TextIOWrapper(io.BytesIO(body), encoding="utf-8")
@@ -253,6 +296,7 @@ def forward_check(argv, args) -> Optional[int]:
         "env": dict(os.environ),
         "stdout": _stream_info(sys.stdout),
         "stderr": _stream_info(sys.stderr),
+        "columns": terminal.columns(),  # the daemon wraps argparse's usage lines to it
         "identity": mine,
     }
     for attempt in range(2):
@@ -270,3 +314,15 @@ def forward_check(argv, args) -> Optional[int]:
             stream.buffer.flush()
         return int(reply["rc"])
     return None
+
+
+def hard_exit(code) -> None:
+    """Exit once stdout and stderr are flushed, without the interpreter's teardown (as mypy's
+    ``hard_exit``): after a `check` it would only free every loaded tokenizer (~0.1 s for a 151k
+    vocabulary) and module."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (BrokenPipeError, OSError, ValueError):
+            pass  # a reader that went away (`| head`) or a closed stream: nothing more to say
+    os._exit(code if isinstance(code, int) else 1)

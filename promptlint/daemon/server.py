@@ -91,7 +91,8 @@ def run_check(workspace, header: Dict[str, Any], stdin: bytes) -> Tuple[int, byt
     console = Console(LineGuard(out), LineGuard(err), io.BytesIO(stdin), environ=env, cwd=header["cwd"])
     try:
         with _in_directory(header["cwd"]):
-            rc = cli.serve_check(list(header["argv"]), console, workspace, env)
+            columns = header.get("columns")
+            rc = cli.serve_check(list(header["argv"]), console, workspace, env, columns if isinstance(columns, int) else None)
     except BaseException:  # PROMPTLINT_DEBUG=1 re-raises: print what Python would have
         err.write(traceback.format_exc())
         rc = 1

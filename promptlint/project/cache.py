@@ -62,17 +62,9 @@ def code_stamp(fresh: bool = False) -> str:
     re-reads them (the daemon compares per request)."""
     global _CODE_STAMP
     if _CODE_STAMP is None or fresh:
-        from promptlint.base.registry import rules_dir
+        from promptlint.base.code_files import code_stamp as stamp
 
-        parts = []
-        for root in (Path(__file__).parent.parent, rules_dir()):
-            for dirpath, dirnames, filenames in os.walk(root):
-                dirnames[:] = [d for d in dirnames if d != "__pycache__"]
-                for name in filenames:
-                    if name.endswith((".py", ".toml", ".json")):
-                        st = os.stat(os.path.join(dirpath, name))
-                        parts.append(f"{dirpath}/{name}:{st.st_size}:{st.st_mtime_ns}")
-        _CODE_STAMP = sha256_bytes("\n".join(sorted(parts)).encode("utf-8"))
+        _CODE_STAMP = stamp()
     return _CODE_STAMP
 
 

@@ -12,13 +12,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Dict, Optional, Sequence, Tuple
 
-from promptlint.doors import bounded_io
 from promptlint.base.paths import safe_resolve
-from promptlint.base.toml_io import toml_loads
-
-
-class ConfigError(Exception):
-    """Invalid configuration: exits 2 with this one-line message."""
+from promptlint.project.config_file import ConfigError, find_config, read_config_file  # noqa: F401 - re-exported
 
 
 @dataclass(frozen=True)
@@ -60,36 +55,6 @@ class Settings:
 
     def cache_key(self) -> Tuple:
         return tuple((f.name, getattr(self, f.name)) for f in fields(self) if f.name not in ("config_path", "cost"))
-
-
-def find_config(start: Path) -> Optional[Tuple[Path, Dict[str, Any]]]:
-    """The closest promptlint.toml or pyproject.toml with [tool.promptlint], walking up from ``start``."""
-    start = start.resolve()
-    if start.is_file():
-        start = start.parent
-    for directory in [start, *start.parents]:
-        for name in ("promptlint.toml", "pyproject.toml"):
-            candidate = directory / name
-            if not candidate.is_file():
-                continue
-            data = read_config_file(candidate)
-            if data is not None:
-                return candidate, data
-    return None
-
-
-def read_config_file(path: Path) -> Optional[Dict[str, Any]]:
-    """The promptlint table of ``path``, or None when the file does not configure promptlint."""
-    try:
-        data = toml_loads(bounded_io.read_text(path))
-    except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{path}: cannot read the configuration file ({e})") from None
-    except ValueError as e:
-        raise ConfigError(f"{path}: invalid TOML: {e}") from None
-    if path.name == "pyproject.toml":
-        tool = data.get("tool", {})
-        return tool.get("promptlint") if isinstance(tool, dict) and "promptlint" in tool else None
-    return data
 
 
 def settings_from(path: Path, data: Dict[str, Any], use_cache: bool = False) -> Settings:
