@@ -143,9 +143,9 @@ class Context:
         """Record a file (include, samples file) whose change must invalidate the cached result."""
         self.deps.append(Path(path))
 
-    @staticmethod
-    def display(path: Path) -> str:
-        return display_path(path)
+    def display(self, path: Path) -> str:
+        """How findings name ``path``: relative to the run's base directory (the caller's)."""
+        return display_path(path, self.settings.base)
 
 
 # ------------------------------------------------------------------------------ findings

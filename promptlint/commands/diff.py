@@ -115,7 +115,9 @@ def run(args) -> int:
     except compare.CacheTableError as e:
         raise UsageError(str(e)) from None
 
-    settings = settings_from_args(args)
+    from pathlib import Path
+
+    settings = settings_from_args(args, base=Path.cwd())  # a command run in the user's own process
     settings.approximate_chat = True  # chat-completions bodies without a template: docs/operators.md
     try:
         base = load_side(args.base, settings)
@@ -152,7 +154,7 @@ def _use_model(args) -> None:
     if args.tokenizer:
         raise UsageError("give --tokenizer PATH or --model NAME (one of the configured `tokenizers`), not both")
     try:
-        model = choose(load_settings(None, Path.cwd()), args.model)
+        model = choose(load_settings(None, Path.cwd(), base=Path.cwd()), args.model)
     except ConfigError as e:
         raise UsageError(str(e)) from None
     args.tokenizer, args.tokenizer_sha256 = model.tokenizer, model.tokenizer_sha256

@@ -104,7 +104,9 @@ def run(args) -> int:
             file=sys.stderr,
         )
 
-    settings = settings_from_args(args)
+    from pathlib import Path
+
+    settings = settings_from_args(args, base=Path.cwd())  # a command run in the user's own process
     try:
         side = load_side(args.input, settings)
         if side.text is None and settings.has_tokenizer:

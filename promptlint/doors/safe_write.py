@@ -63,7 +63,7 @@ def locate(path: PathLike, anchor: Optional[PathLike] = None, within: Iterable[P
         if not _below(target, base):
             raise WriteRefused(f"{path}: not below {base}; promptlint writes there only")
     else:
-        candidates = {os.getcwd()}
+        candidates = set()  # the caller names its directories (a run's root and base): never this process's cwd
         for d in within:
             candidates |= {os.path.abspath(os.fspath(d)), os.path.realpath(os.fspath(d))}
         containing = [c for c in candidates if _below(target, c)]

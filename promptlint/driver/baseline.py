@@ -105,8 +105,8 @@ def _baseline_paths(paths: Sequence[str], settings: Settings, tree_root: Path) -
         return []
     root = os.path.abspath(settings.root)
     out = []
-    for raw in paths or ["."]:
-        absolute = os.path.abspath(raw)
+    for raw in paths or [str(settings.base)]:  # the front end joined typed paths to the run's base
+        absolute = os.path.abspath(os.path.join(settings.base, raw))
         if os.path.commonpath([root, absolute]) == root:
             out.append(os.path.normpath(str(tree_root / os.path.relpath(absolute, root))))
     return out or None

@@ -135,7 +135,7 @@ def plan_run(request: Request, settings: Settings, shared: Optional[Dict[object,
         files, missing = [], []
     else:
         files, missing = discover(request.paths, settings.root, settings.templates, settings.exclude, request.force_exclude,
-                                  kinds=analyzers)
+                                  kinds=analyzers, base=settings.base)
     if overrides:
         files = [Path(p) for p in overrides] + [f for f in files if str(f) not in overrides]
     ctx = kernel.Context(settings, provider, kernel.rule_filter(settings), shared=shared)

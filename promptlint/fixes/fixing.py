@@ -100,7 +100,8 @@ def write_source(path: Path, text: Optional[str], newline: str, settings, option
     from promptlint.doors import safe_write
     from promptlint.commands import UsageError
 
-    within = (settings.root,) if settings is not None and getattr(settings, "root", None) else ()
+    # the project root and the run's base directory (the caller's: links from there are judged too)
+    within = tuple(d for d in (getattr(settings, "root", None), getattr(settings, "base", None)) if d is not None)
     try:
         if text is None:
             safe_write.check_target(path, within=within)

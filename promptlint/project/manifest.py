@@ -51,7 +51,8 @@ class Manifest:
     def __init__(self, cache: Cache, settings_key: str, tok_sha: str, evidence: bool):
         self.cache = cache
         secret = machine_secret()
-        ident = "\0".join((__version__, os.getcwd(), str(cache.root), settings_key, str(evidence)))
+        # settings_key holds the run's base directory (Settings.base): the names its findings carry
+        ident = "\0".join((__version__, str(cache.root), settings_key, str(evidence)))
         self.path = cache.dir / "manifests" / (hashlib.sha256(secret + ident.encode("utf-8", "surrogateescape")).hexdigest()[:32] + ".json")
         self.key = hashlib.sha256(secret + "\0".join((code_stamp(), tok_sha)).encode()).hexdigest()
         self.files: Dict[str, Dict] = self._load() if cache.enabled else {}

@@ -23,7 +23,8 @@ MAX_MODULES = 48
 
 
 class Project:
-    def __init__(self, kind_of, depend: Callable[[Path], None], roots=()):
+    def __init__(self, kind_of, depend: Callable[[Path], None], roots=(), display: Optional[Callable[[Path], str]] = None):
+        self._display = display or str  # how findings name a file (the run's: kernel.Context.display)
         self._roots = [_real(str(r)) for r in roots]  # an import is read only under one of these
         self._kind_of = kind_of
         self._depend = depend
@@ -125,7 +126,7 @@ class Project:
             return None
         self._depend(path)
         tree = grammar.parse(path, source)
-        return Flow(_display(path), ModuleIndex(tree.root_node), self._kind_of, self, str(path))
+        return Flow(self._display(path), ModuleIndex(tree.root_node), self._kind_of, self, str(path))
 
     def exported(self, importer: str, spec: str, name: str, depth: int):
         """The value ``name`` has in the module ``spec`` names (None: not a linted module, or unknown)."""
@@ -170,10 +171,6 @@ def _real(path: str) -> str:
     return os.path.realpath(path)
 
 
-def _display(path: Path) -> str:
-    from promptlint.base.paths import display_path
-
-    return display_path(path)
 
 
 def _member_of(obj, name: str):
