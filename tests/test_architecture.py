@@ -188,15 +188,14 @@ CWD_USERS = {
     "commands/audit.py": "`audit` runs in the user's process: its output files are judged from the user's directory",
     "commands/clean.py": "`clean` runs in the user's process: the project found from its directory",
     "commands/diff.py": "`diff` runs in the user's process",
-    "commands/hashes.py": "`hashes` runs in the user's process",
     "commands/render.py": "`render` runs in the user's process",
     "commands/samples.py": "`samples` runs in the user's process",
     "commands/tokenize.py": "`tokenize` runs in the user's process",
     "editor/lsp.py": "the language server is the editor's own process",
     "daemon/client.py": "the daemon's client is the user's process: it sends its cwd with the request",
     "doors/interpreters.py": "safe_path(): drops the sys.path entry Python made from this process's own cwd",
-    "project/config.py": "a bare Settings() (a library caller) defaults root and base to the process's directory; "
-                         "every command passes its base through load_settings",
+    "project/config.py": "a library caller (a bare Settings(), load_settings() without base) gets the process's "
+                         "directory; every command passes its base",
 }
 
 

@@ -148,12 +148,11 @@ def _report_file_error(fmt: str, path: str, e: OSError):
 def _check_report_files(report_files, root, base) -> None:
     """Refuse a report path before the run does its work (a link on the way, a hard-linked or
     special target, a missing directory); the write looks again."""
-    from promptlint.base.paths import based
     from promptlint.doors import safe_write
 
     for fmt, path in report_files:
         try:
-            safe_write.check_target(based(path, base), within=(root, base))
+            safe_write.check_target(path, within=(root,), cwd=base)
         except OSError as e:
             raise _report_file_error(fmt, path, e) from None
 
@@ -163,12 +162,10 @@ def _write_file(fmt: str, path: str, result, args, root, console: "Console") -> 
     committed (the Action's `promptlint.sarif -> .git/config`), and complete or not at all."""
     from pathlib import Path
 
-    from promptlint.base.paths import based
     from promptlint.doors import safe_write
 
-    base = Path(console.cwd)
-    try:
-        with safe_write.replacing(based(path, base), within=(root, base), errors="surrogateescape") as fh:
+    try:  # named as typed, from the caller's directory
+        with safe_write.replacing(path, within=(root,), cwd=Path(console.cwd), errors="surrogateescape") as fh:
             _write(fmt, result, args, fh, console)
     except OSError as e:
         raise _report_file_error(fmt, path, e) from None

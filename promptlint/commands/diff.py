@@ -115,9 +115,7 @@ def run(args) -> int:
     except compare.CacheTableError as e:
         raise UsageError(str(e)) from None
 
-    from pathlib import Path
-
-    settings = settings_from_args(args, base=Path.cwd())  # a command run in the user's own process
+    settings = settings_from_args(args)
     settings.approximate_chat = True  # chat-completions bodies without a template: docs/operators.md
     try:
         base = load_side(args.base, settings)

@@ -104,9 +104,7 @@ def run(args) -> int:
             file=sys.stderr,
         )
 
-    from pathlib import Path
-
-    settings = settings_from_args(args, base=Path.cwd())  # a command run in the user's own process
+    settings = settings_from_args(args)
     try:
         side = load_side(args.input, settings)
         if side.text is None and settings.has_tokenizer:

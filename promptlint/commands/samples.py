@@ -124,7 +124,7 @@ def run(args) -> int:
     for path, _ in texts:  # nothing is written unless everything can be
         target, existing = default_samples_path(path), samples_path_for(path)
         try:  # a link on the way or as the target, a hard-linked or special file: refused
-            safe_write.check_target(target, within=(settings.root, settings.base))
+            safe_write.check_target(target, within=(settings.root,), cwd=settings.base)
         except safe_write.WriteRefused as e:
             raise UsageError(f"not written: {e}") from None
         except OSError as e:
@@ -139,7 +139,7 @@ def run(args) -> int:
     for path, text in texts:
         target = default_samples_path(path)
         try:
-            safe_write.write_text(target, text, within=(settings.root, settings.base))
+            safe_write.write_text(target, text, within=(settings.root,), cwd=settings.base)
         except safe_write.WriteRefused as e:
             raise UsageError(f"not written: {e}") from None
         except OSError as e:

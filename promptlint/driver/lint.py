@@ -169,7 +169,7 @@ def _consult_manifest(plan: Plan) -> None:
         if plan.manifest is None and cache.enabled:
             from promptlint.project.manifest import Manifest
 
-            plan.manifest = Manifest(cache, settings_key, tok_sha, request.evidence)
+            plan.manifest = Manifest(cache, settings_key, tok_sha, request.evidence, settings.base)
         nb = before = None
         if text is None and plan.manifest is not None:  # an editor buffer or stdin is never in the manifest
             nb = _neighbourhood(path)

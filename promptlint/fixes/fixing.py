@@ -100,13 +100,17 @@ def write_source(path: Path, text: Optional[str], newline: str, settings, option
     from promptlint.doors import safe_write
     from promptlint.commands import UsageError
 
-    # the project root and the run's base directory (the caller's: links from there are judged too)
-    within = tuple(d for d in (getattr(settings, "root", None), getattr(settings, "base", None)) if d is not None)
+    within = (settings.root,) if settings is not None and getattr(settings, "root", None) else ()
+    base = getattr(settings, "base", None)
+    if base is not None:  # named as the user typed it, from their directory (a daemon request's)
+        from promptlint.base.paths import typed
+
+        path = typed(path, base)
     try:
         if text is None:
-            safe_write.check_target(path, within=within)
+            safe_write.check_target(path, within=within, cwd=base)
         else:
-            safe_write.write_text(path, text, within=within, newline=newline)
+            safe_write.write_text(path, text, within=within, newline=newline, cwd=base)
     except OSError as e:
         why = f"not written: {e}" if isinstance(e, safe_write.WriteRefused) else f"cannot write ({e.strerror or e})"
         raise UsageError(f"{option}: {path}: {why}") from None

@@ -276,7 +276,7 @@ def load_settings(
     overrides: Optional[Dict[str, Any]] = None,
     use_cache: bool = False,
     *,
-    base: Path,
+    base: Optional[Path] = None,
 ) -> Settings:
     """Settings from ``--config`` or discovery (from ``start``, else ``base``: the run's working
     directory, absolute), with command-line ``overrides`` applied on top. Relative paths the user
@@ -284,7 +284,7 @@ def load_settings(
     from promptlint.base.paths import based
 
     data: Optional[Dict[str, Any]] = None
-    base = Path(base)
+    base = Path(base) if base is not None else Path.cwd()  # a library caller's: this process's directory
     if config_file:
         path = Path(config_file)
         if not based(path, base).is_file():
