@@ -34,10 +34,14 @@ REQUESTS = [
                  "agent_request_id.j2", "../shared"]),
     ("prompts", ["check", "--no-cache", "--stdin-filename", "../shared/typed.j2", "--output-format", "json"]),
     ("prompts", ["check", "--no-cache", "missing.j2", "../nowhere/x.j2"]),
+    ("prompts", ["check", "--no-cache", "--diff", "--unsafe-fixes", "../shared/ts.j2"]),
+    ("prompts", ["check", "--no-cache", "--fix", "--unsafe-fixes", "../shared/ts.j2", "support_timestamp.j2"]),
+    ("prompts", ["check", "--no-cache", "--show-inferred", "../prompts/agent_request_id.j2"]),
     (".", ["check", "--no-cache", "--report-file", "json=out/root.json"]),
     (".", ["check", "--no-cache", "shared/ts.j2", "--output-format", "github"]),
 ]
 REPORTS = ["out/sub.json", "prompts/local.sarif", "out/root.json"]
+FIXED = ["shared/ts.j2", "prompts/support_timestamp.j2"]  # what --fix rewrites: put back after each run
 STDIN = (REPO / "examples" / "prompts" / "support_timestamp.j2").read_bytes()  # an M101 at line 1
 
 
@@ -62,8 +66,14 @@ def _env():
 
 
 def _reports(root: Path):
-    """The report files' bytes, then removed (each run writes them afresh)."""
+    """The report files' bytes, then removed (each run writes them afresh); the fixed templates'
+    bytes, then restored."""
     out = {}
+    for name in FIXED:
+        p, original = root / name, (REPO / "examples" / "prompts" / "support_timestamp.j2").read_bytes()
+        if p.read_bytes() != original:
+            out[name] = p.read_bytes()
+            p.write_bytes(original)
     for name in REPORTS:
         p = root / name
         if p.exists():
@@ -87,7 +97,11 @@ def test_a_request_is_served_from_its_directory_without_entering_it(project, mon
     # what the in-process runs printed: the subdirectory's findings named as typed, `../` kept
     first = expected[0][0][1].decode()
     assert "support_timestamp.j2:" in first and "../shared/ts.j2:" in first and "prompts/" not in first
-    assert set(expected[0][1]) == {"out/sub.json", "prompts/local.sarif"} and set(expected[5][1]) == {"out/root.json"}
+    assert set(expected[0][1]) == {"out/sub.json", "prompts/local.sarif"} and set(expected[8][1]) == {"out/root.json"}
+    assert set(expected[6][1]) == set(FIXED)  # --fix rewrote both, named as typed
+    assert b"Fixed 2 findings (M101 ../shared/ts.j2:1:15, M101 support_timestamp.j2:1:15)" in expected[6][0][1]
+    assert b"--- a/../shared/ts.j2" in expected[5][0][1]  # as typed
+    assert b"inferred samples for agent_request_id.j2" in expected[7][0][1]
     assert b"../nowhere/x.j2" in expected[4][0][1] and b"missing.j2" in expected[4][0][1]
     assert b'"../shared/typed.j2"' in expected[3][0][1]
 

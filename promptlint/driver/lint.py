@@ -27,7 +27,7 @@ from promptlint.base import registry
 from promptlint.driver import suppress
 from promptlint.project.config import Settings, ignored_for_file
 from promptlint.project.discovery import discover
-from promptlint.base.paths import not_read, relative
+from promptlint.base.paths import based, not_read, relative
 from promptlint.base.records import Finding, Result, SourceLine, finding_from_dict
 
 
@@ -625,14 +625,14 @@ def _check_one(run: "_Run", path: Path, text: Optional[str], seen: Optional[Dict
     settings = ctx.settings
 
     def keep(f: Finding) -> bool:
-        rel = relative(Path(f.path), settings.root)
+        rel = relative(based(f.path, settings.base), settings.root)  # a display path is the caller's
         return ctx.is_enabled(f.code) and not ignored_for_file(f.code, rel, settings.per_file_ignores)
 
     raw, text = _analysed(run, path, text, seen, analyse)
     if raw is None:
         return None
     complete = not any(f.code.startswith("E") for f in raw)  # else nothing can be called unused
-    sources = _Sources(ctx.display(path), text, settings.root)
+    sources = _Sources(ctx.display(path), text, settings.root, settings.base)
     out = []
     for f in apply_suppressions([f for f in raw if keep(f)], sources, ctx, complete):
         if f.code == suppress.UNUSED and not keep(f):
@@ -648,15 +648,16 @@ class _Sources:
     the other files its findings point into (includes), read once each; never a file whose real
     path leaves the project (its text must not reach the output)."""
 
-    def __init__(self, primary: str, text: Optional[str], root: Path):
+    def __init__(self, primary: str, text: Optional[str], root: Path, base: Path):
         self.primary = primary
-        self.root = root
+        self.root, self.base = root, base  # base: the run's directory, which display paths are relative to
         self.texts: Dict[str, Optional[str]] = {primary: text} if text is not None else {}
 
     def text(self, display: str) -> Optional[str]:
         if display not in self.texts:
             try:
-                self.texts[display] = None if not_read(Path(display), self.root) else bounded_io.read_text(display)
+                path = based(display, self.base)
+                self.texts[display] = None if not_read(path, self.root) else bounded_io.read_text(path)
             except (OSError, UnicodeDecodeError):
                 self.texts[display] = None
         return self.texts[display]

@@ -39,7 +39,7 @@ def run_fixes(result, write: bool, unsafe: bool = False, settings=None) -> FixRu
         by_path.setdefault(f.path, []).append(f)
     out = FixRun()
     for display, findings in sorted(by_path.items()):
-        path = Path(display)
+        path = opened(display, settings)
         read = _read(path)
         if read is None:
             continue
@@ -55,6 +55,15 @@ def run_fixes(result, write: bool, unsafe: bool = False, settings=None) -> FixRu
         else:
             out.diffs.append(unified_diff(display, text, new_text))
     return out
+
+
+def opened(display: str, settings) -> Path:
+    """The file a finding names: its display path is the run's (relative to the caller's directory,
+    ``settings.base``; a daemon request's is not this process's)."""
+    from promptlint.base.paths import based
+
+    base = getattr(settings, "base", None)
+    return Path(display) if base is None else based(display, base)
 
 
 def fix_source(path: Path, display: str, text: str, findings: List[Finding], settings, unsafe: bool = False) -> Tuple[str, FixRun]:
