@@ -33,7 +33,7 @@ REQUESTS = [
     ("prompts", ["check", "--no-cache", "--tokenizer", "../tokenizer/tokenizer.json", "--output-format", "concise",
                  "agent_request_id.j2", "../shared"]),
     ("prompts", ["check", "--no-cache", "--stdin-filename", "../shared/typed.j2", "--output-format", "json"]),
-    ("prompts", ["check", "--no-cache", "missing.j2", "../nowhere/x.j2"]),
+    ("prompts", ["check", "--no-cache", "missing.j2", "../nowhere/x.j2", "../shared/bin.j2"]),
     ("prompts", ["check", "--no-cache", "--diff", "--unsafe-fixes", "../shared/ts.j2"]),
     ("prompts", ["check", "--no-cache", "--fix", "--unsafe-fixes", "../shared/ts.j2", "support_timestamp.j2"]),
     ("prompts", ["check", "--no-cache", "--show-inferred", "../prompts/agent_request_id.j2"]),
@@ -51,6 +51,7 @@ def project(tmp_path):
     shutil.copytree(REPO / "examples", root)
     (root / "shared").mkdir()
     shutil.copy(root / "prompts" / "support_timestamp.j2", root / "shared" / "ts.j2")
+    (root / "shared" / "bin.j2").write_bytes(b"a\0b")  # an E005 read error, named as typed
     (root / "out").mkdir()
     return root
 
@@ -103,6 +104,7 @@ def test_a_request_is_served_from_its_directory_without_entering_it(project, mon
     assert b"--- a/../shared/ts.j2" in expected[5][0][1]  # as typed
     assert b"inferred samples for agent_request_id.j2" in expected[7][0][1]
     assert b"../nowhere/x.j2" in expected[4][0][1] and b"missing.j2" in expected[4][0][1]
+    assert b"../shared/bin.j2:1:1: E005 binary file" in expected[4][0][1]
     assert b'"../shared/typed.j2"' in expected[3][0][1]
 
     def refuse(*a, **k):

@@ -27,7 +27,7 @@ from promptlint.base import registry
 from promptlint.driver import suppress
 from promptlint.project.config import Settings, ignored_for_file
 from promptlint.project.discovery import discover
-from promptlint.base.paths import based, not_read, relative
+from promptlint.base.paths import based, not_read, relative, typed
 from promptlint.base.records import Finding, Result, SourceLine, finding_from_dict
 
 
@@ -697,7 +697,7 @@ def lint_file(path: Path, ctx: kernel.Context, text: Optional[str] = None) -> Li
     if text is None and path.is_dir():
         text = ""  # a model directory: its analyzer reads the files it needs
     if text is None:
-        text_or_error = kernel.read_source(path)
+        text_or_error = kernel.read_source(path, typed(path, ctx.settings.base))  # E005 names it as the user typed it
         if isinstance(text_or_error, Finding):
             return [text_or_error]
         text = text_or_error
@@ -752,11 +752,12 @@ def _cached_lint_file(run: "_Run", path: Path, text: Optional[str], seen: Option
     if text is None and path.is_dir():
         content = b""  # a model directory: its files enter the key through _neighbourhood()
     elif text is None:
-        raw = kernel.read_source_bytes(path)
+        shown = typed(path, ctx.settings.base)  # E005 names the file as the user typed it
+        raw = kernel.read_source_bytes(path, shown)
         if isinstance(raw, Finding):
             return [raw], None
         content = raw
-        decoded = kernel.decode_source(path, content)
+        decoded = kernel.decode_source(path, content, shown)
         if isinstance(decoded, Finding):
             return [decoded], None
         text = decoded
