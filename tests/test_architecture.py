@@ -178,6 +178,63 @@ def test_the_process_scan_sees_every_way_to_ask(snippet):
     assert process_reads(snippet), snippet
 
 
+# The working directory is the user's: a daemon serves clients in other directories, so nothing it
+# runs may read the process's (a request's directory travels as Console.cwd -> Settings.base) or
+# enter one. Only what runs in the user's own process asks, each for the reason given.
+CWD_CALLS = {("os", "getcwd"), ("os", "getcwdb"), ("os", "chdir"), ("os", "fchdir"), ("Path", "cwd"), ("contextlib", "chdir")}
+CWD_USERS = {
+    "commands/check.py": "Console(): the default console is the user's own process (cli); a daemon request brings its cwd",
+    "commands/report_context.py": "from_process() without a cwd: `conversation`, run in the user's own process",
+    "commands/audit.py": "`audit` runs in the user's process: its output files are judged from the user's directory",
+    "commands/clean.py": "`clean` runs in the user's process: the project found from its directory",
+    "commands/diff.py": "`diff` runs in the user's process",
+    "commands/render.py": "`render` runs in the user's process",
+    "commands/samples.py": "`samples` runs in the user's process",
+    "commands/tokenize.py": "`tokenize` runs in the user's process",
+    "editor/lsp.py": "the language server is the editor's own process",
+    "daemon/client.py": "the daemon's client is the user's process: it sends its cwd with the request",
+    "doors/interpreters.py": "safe_path(): drops the sys.path entry Python made from this process's own cwd",
+    "project/config.py": "a library caller (a bare Settings(), load_settings() without base) gets the process's "
+                         "directory; every command passes its base",
+}
+
+
+def cwd_uses(source: str) -> list:
+    """`line: what` for each read or change of the working directory in ``source``."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        owner = getattr(node, "value", None)
+        owner = getattr(owner, "id", None) or getattr(owner, "attr", None)
+        if isinstance(node, ast.Attribute) and (owner, node.attr) in CWD_CALLS:
+            out.append(f"{node.lineno}: {owner}.{node.attr}")
+        elif isinstance(node, ast.ImportFrom) and node.module in ("os", "contextlib"):
+            out += [f"{node.lineno}: from {node.module} import {a.name}" for a in node.names if (node.module, a.name) in CWD_CALLS]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("getcwd", "chdir", "fchdir"):
+            out.append(f"{node.lineno}: {node.func.id}()")
+    return out
+
+
+def test_nothing_a_daemon_serves_reads_or_changes_the_working_directory():
+    """Issue 28: the daemon serves a request in its resident Workspace with nothing of the process
+    swapped; the request's directory is passed, never entered (os.chdir) nor read from the process."""
+    found = {}
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        uses = cwd_uses(path.read_text(encoding="utf-8"))
+        if uses:
+            found[path.relative_to(PACKAGE_DIR).as_posix()] = uses
+    unexplained = {name: uses for name, uses in found.items() if name not in CWD_USERS}
+    assert unexplained == {}
+    assert set(CWD_USERS) == set(found), "an exception that no longer applies: remove it from CWD_USERS"
+
+
+@pytest.mark.parametrize("snippet", [
+    "os.chdir(d)", "os.getcwd()", "os.fchdir(fd)", "Path.cwd()", "pathlib.Path.cwd()", "from os import chdir",
+    "contextlib.chdir(d)", "field(default_factory=Path.cwd)", "getcwd()",
+])
+def test_the_cwd_scan_sees_every_way_to_ask(snippet):
+    assert cwd_uses(snippet), snippet
+
+
 def _stdin_lint(tmp_path, cli, monkeypatch, fmt, linted: str):
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(linted.encode("utf-8")), encoding="utf-8"))
     return cli("check", "--tokenizer", QWEN, "--no-cache", "--output-format", fmt, "--stdin-filename", "t.j2", cwd=tmp_path)

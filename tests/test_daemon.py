@@ -304,3 +304,38 @@ def test_the_daemon_answers_each_request_in_the_environment_it_brings(env):
         assert status(env)[1] == k  # answered by the daemon, not left to the client
     assert b"\x1b[" in answers[0][1] and b"\x1b[" not in answers[1][1]  # the two requests did differ
     assert b"file=examples/prompts/support_timestamp.j2" in answers[2][1]  # named from the CI root, not the cwd
+
+
+def test_requests_from_two_directories_are_answered_as_in_process(env):
+    """Issue 28: a request's working directory travels with it and the daemon never enters it. From
+    the project root and from a subdirectory (paths typed with `../`, a relative --config and
+    --report-file), each answer is byte for byte the in-process run's, the report files land
+    relative to the client's directory with the same bytes, and the daemon's own working directory
+    is the one it started in, before and after."""
+    root = env["root"]
+    (root / "shared").mkdir()
+    shutil.copy(root / "prompts" / "support_timestamp.j2", root / "shared" / "ts.j2")
+    (root / "out").mkdir()
+    requests = [
+        (root / "prompts", ["support_timestamp.j2", "../shared/ts.j2", "--config", "../pyproject.toml",
+                            "--report-file", "json=../out/sub.json"]),
+        (root / "prompts", ["--output-format", "json", "../prompts", "../shared"]),
+        (root, ["--report-file", "sarif=out/root.sarif", "shared/ts.j2", "prompts"]),
+    ]
+    reports = [root / "out" / "sub.json", None, root / "out" / "root.sarif"]
+    direct = []
+    for (cwd, args), report in zip(requests, reports):
+        direct.append((run(env, "check", "--no-daemon", "--no-cache", *args, cwd=cwd), report and report.read_bytes()))
+        if report:
+            report.unlink()
+    assert b"../shared/ts.j2:1:15: M101" in direct[0][0][1] and b"support_timestamp.j2:1:15: M101" in direct[0][0][1]
+    assert b'"path": "../shared/ts.j2"' in direct[1][0][1]
+    pid, _ = start(env)
+    proc = Path(f"/proc/{pid}/cwd")
+    own = os.readlink(proc) if proc.exists() else None
+    for k, ((cwd, args), report, (answer, written)) in enumerate(zip(requests, reports, direct), 1):
+        assert run(env, "check", "--no-cache", *args, cwd=cwd) == answer
+        assert status(env)[1] == k  # answered by the daemon
+        assert (report and report.read_bytes()) == written
+        if own is not None:
+            assert os.readlink(proc) == own

@@ -145,9 +145,9 @@ class Context:
         """Record a file (include, samples file) whose change must invalidate the cached result."""
         self.deps.append(Path(path))
 
-    @staticmethod
-    def display(path: Path) -> str:
-        return display_path(path)
+    def display(self, path: Path) -> str:
+        """How findings name ``path``: relative to the run's base directory (the caller's)."""
+        return display_path(path, self.settings.base)
 
 
 # ------------------------------------------------------------------------------ findings
@@ -222,30 +222,33 @@ def file_error(path: Union[str, Path], code: str, message: str, line: Optional[i
 # ------------------------------------------------------------------------------ reading
 
 
-def read_source_bytes(path: Path) -> Union[bytes, Finding]:
-    """The file's bytes (at most MAX_FILE_BYTES, regular files only), or an E005 finding."""
+def read_source_bytes(path: Path, shown: Optional[str] = None) -> Union[bytes, Finding]:
+    """The file's bytes (at most MAX_FILE_BYTES, regular files only), or an E005 finding naming the
+    file ``shown`` (default: ``path``; the driver passes the name the user typed)."""
+    shown = str(path) if shown is None else shown
     try:
         return bounded_io.read_bytes(path, MAX_FILE_BYTES)
     except bounded_io.NotTracked as e:
-        return file_error(str(path), "E002", str(e))
+        return file_error(shown, "E002", str(e))
     except bounded_io.InputRefused as e:
-        return file_error(str(path), "E005", str(e))
+        return file_error(shown, "E005", str(e))
     except OSError as e:
-        return file_error(str(path), "E005", f"cannot read the file: {e.strerror or e}")
+        return file_error(shown, "E005", f"cannot read the file: {e.strerror or e}")
 
 
-def decode_source(path: Path, raw: bytes) -> Union[str, Finding]:
-    """UTF-8 text of a source file's bytes, or an E005 finding (binary, not UTF-8)."""
+def decode_source(path: Path, raw: bytes, shown: Optional[str] = None) -> Union[str, Finding]:
+    """UTF-8 text of a source file's bytes, or an E005 finding (binary, not UTF-8) naming ``shown``."""
+    shown = str(path) if shown is None else shown
     if b"\x00" in raw:
-        return file_error(str(path), "E005", "binary file (contains NUL bytes); exclude it from the templates")
+        return file_error(shown, "E005", "binary file (contains NUL bytes); exclude it from the templates")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as e:
         line = raw[: e.start].count(b"\n") + 1
-        return file_error(str(path), "E005", f"not UTF-8 text (invalid byte at offset {e.start}); save the file as UTF-8", line)
+        return file_error(shown, "E005", f"not UTF-8 text (invalid byte at offset {e.start}); save the file as UTF-8", line)
 
 
-def read_source(path: Path) -> Union[str, Finding]:
-    """The file's text, or an E005 finding (too large, unreadable, binary, not UTF-8)."""
-    raw = read_source_bytes(path)
-    return raw if isinstance(raw, Finding) else decode_source(path, raw)
+def read_source(path: Path, shown: Optional[str] = None) -> Union[str, Finding]:
+    """The file's text, or an E005 finding (too large, unreadable, binary, not UTF-8) naming ``shown``."""
+    raw = read_source_bytes(path, shown)
+    return raw if isinstance(raw, Finding) else decode_source(path, raw, shown)

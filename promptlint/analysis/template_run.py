@@ -60,7 +60,9 @@ class TemplateRun:
         pinned: Optional[Callable[[], LoadedTokenizer]] = None,
         engine: str = "vllm",
         renders: Optional[Dict[Tuple, Any]] = None,
+        base: Optional[Path] = None,
     ):
+        self.display_base = base  # the run's base directory: what an include's display path is relative to
         self.path = path
         self.display_path = display_path
         self.loaded = loaded
@@ -225,7 +227,7 @@ class TemplateRun:
         for root in [self.path.parent, *self.search_paths]:
             candidate = Path(root) / template_name
             if candidate.is_file():
-                return display_path(candidate)
+                return display_path(candidate, self.display_base)
         return template_name
 
     def finding(

@@ -137,6 +137,7 @@ def prepare(path: Path, text: str, ctx: Context):
         # the serving path the configuration names: a completions endpoint encodes with special tokens
         add_special_tokens=settings.serving == "completions",
         renders=renders,
+        base=settings.base,
     )
 
 

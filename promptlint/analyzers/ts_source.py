@@ -57,7 +57,7 @@ def scan(path: Path, source: bytes, display: str, ctx: Context):
                                 "promptlint cannot analyse this file (fix it, or exclude the file)", problem.line,
                                 column, end_column=column)
     kind_of = name_patterns().kind_of
-    project = Project(kind_of, ctx.depend, (ctx.settings.root, path.parent))
+    project = Project(kind_of, ctx.depend, (ctx.settings.root, path.parent), display=ctx.display)
     flow = Flow(display, index, kind_of, project, str(path), source)
     project.add(path, flow)
     found = RequestScan(flow)

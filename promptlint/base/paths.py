@@ -1,7 +1,8 @@
 """How promptlint names files: resolved, project-relative and display paths (a leaf).
 
-Findings name a file relative to the working directory when it is inside it; configuration
-globs match paths relative to the project root. Both resolve symlinks the same way, and a
+Findings name a file relative to the run's base directory (the working directory of the
+command's caller, passed in: a daemon serves other directories than its own) when it is inside
+it; configuration globs match paths relative to the project root. Both resolve symlinks the same way, and a
 symlink loop never raises.
 """
 
@@ -27,9 +28,11 @@ _BASES: dict = {}
 def _resolved_base(path: Path) -> Path:
     """``safe_resolve`` of a base directory (project root, working directory), memoised by its
     spelling and the directory's identity: relative() and display_path() run per file and per finding."""
+    if not os.path.isabs(path):  # a relative spelling names different directories in different runs
+        return safe_resolve(Path(path))
     try:
         st = os.stat(path)
-        key = (os.fspath(path), os.getcwd(), st.st_dev, st.st_ino)
+        key = (os.fspath(path), st.st_dev, st.st_ino)
     except OSError:
         return safe_resolve(Path(path))
     if key not in _BASES:
@@ -90,12 +93,28 @@ def relative(path: Path, root: Path, real: Optional[RealPaths] = None) -> str:
         return path.as_posix()
 
 
-def display_path(path: Path) -> str:
-    """How findings name a file: relative to the working directory when it is inside it."""
+def display_path(path: Path, base: Path) -> str:
+    """How findings name a file: relative to the run's ``base`` directory (absolute) when it is
+    inside it; else as the user typed it: the front end joined a typed relative path to ``base``
+    (``base/../x.j2``), so that prefix comes off again; an absolute path stays as it is."""
     try:
-        return str(safe_resolve(Path(path)).relative_to(_resolved_base(Path.cwd())))
+        return str(safe_resolve(Path(path)).relative_to(_resolved_base(Path(base))))
     except ValueError:
-        return str(path)
+        return typed(path, base)
+
+
+def typed(path: Path, base: Path) -> str:
+    """``path`` as the user spelled it: without the ``base`` the front end joined it to."""
+    text, prefix = os.fspath(path), os.fspath(base).rstrip(os.sep) + os.sep
+    if text == prefix.rstrip(os.sep) or text == prefix:
+        return "."  # the base itself: what `check` with no paths walks
+    return text[len(prefix):] if text.startswith(prefix) else text
+
+
+def based(raw, base: Path) -> Path:
+    """A path the user typed, opened against the run's ``base`` directory (lexically: ``..`` is
+    kept, so ``typed`` gives the spelling back); an absolute path is itself."""
+    return Path(base) / raw
 
 
 def escapes_root(path: Path, root: Path, real: Optional[str] = None) -> bool:

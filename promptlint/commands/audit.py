@@ -120,7 +120,7 @@ def _output(path: str, what: str):
 
     in_body = False  # an OSError of the audit itself (a trace unreadable) is not the file's
     try:
-        with safe_write.replacing(path, newline="") as f:
+        with safe_write.replacing(path, newline="", cwd=os.getcwd()) as f:  # the user's own directory
             in_body = True
             yield f
             in_body = False
@@ -134,7 +134,7 @@ def _refuse_early(path: str, what: str) -> None:
     from promptlint.doors import safe_write
 
     try:
-        safe_write.check_target(path)
+        safe_write.check_target(path, cwd=os.getcwd())
     except OSError as e:
         raise _write_error(path, what, e) from None
 

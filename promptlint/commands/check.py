@@ -110,7 +110,7 @@ def _write(fmt: str, result, args, stream, console: "Console") -> None:
 
     # --annotate: which findings get an annotation (github; markdown counts the rest)
     context = from_process(stream, getattr(args, "annotate", None), args.evidence, environ=console.environ,
-                           cwd=Path(console.cwd) if console.cwd is not None else None)
+                           cwd=Path(console.cwd))
     if report.kind(fmt) != "json":
         report.get(fmt).write(result, context, stream)
         return
@@ -145,14 +145,14 @@ def _report_file_error(fmt: str, path: str, e: OSError):
     return UsageError(f"--report-file {fmt}={path}: {why}")
 
 
-def _check_report_files(report_files, root) -> None:
+def _check_report_files(report_files, root, base) -> None:
     """Refuse a report path before the run does its work (a link on the way, a hard-linked or
     special target, a missing directory); the write looks again."""
     from promptlint.doors import safe_write
 
     for fmt, path in report_files:
         try:
-            safe_write.check_target(path, within=(root,))
+            safe_write.check_target(path, within=(root,), cwd=base)
         except OSError as e:
             raise _report_file_error(fmt, path, e) from None
 
@@ -160,10 +160,12 @@ def _check_report_files(report_files, root) -> None:
 def _write_file(fmt: str, path: str, result, args, root, console: "Console") -> None:
     """Write the report through promptlint.doors.safe_write: never through a link the repository
     committed (the Action's `promptlint.sarif -> .git/config`), and complete or not at all."""
+    from pathlib import Path
+
     from promptlint.doors import safe_write
 
-    try:
-        with safe_write.replacing(path, within=(root,), errors="surrogateescape") as fh:
+    try:  # named as typed, from the caller's directory
+        with safe_write.replacing(path, within=(root,), cwd=Path(console.cwd), errors="surrogateescape") as fh:
             _write(fmt, result, args, fh, console)
     except OSError as e:
         raise _report_file_error(fmt, path, e) from None
@@ -192,7 +194,8 @@ class Console:
         self.err = err if err is not None else sys.stderr
         self.stdin = stdin if stdin is not None else sys.stdin.buffer  # bytes
         self.environ = dict(os.environ if environ is None else environ)
-        self.cwd = None if cwd is None else str(cwd)  # None: the process's (a relative path is its own)
+        # the base every typed path is relative to: a daemon request's always; None: the user's own process
+        self.cwd = os.getcwd() if cwd is None else str(cwd)
 
     def flag(self, name: str) -> bool:
         """A switch variable (PROMPTLINT_FULL_ENCODE): set to anything but "" or "0"."""
@@ -227,27 +230,33 @@ def run(args, console: Optional[Console] = None, workspace=None) -> int:
         raise UsageError("--show-inferred prints in the full output format; drop --output-format or use `promptlint samples`")
     stdin_name = getattr(args, "stdin_filename", None)
     overrides = None
+    from pathlib import Path
+
+    from promptlint.base.paths import based
+
+    base = Path(console.cwd)  # the caller's directory: every path typed on its command line is relative to it
+    args.paths = [str(based(p, base)) for p in args.paths]
     if stdin_name:
         from pathlib import Path
 
         if args.paths:
             raise UsageError("--stdin-filename lints stdin only: give no PATH arguments")
-        settings = settings_from_args(args, start=Path(stdin_name), environ=console.environ)
+        settings = settings_from_args(args, start=Path(stdin_name), environ=console.environ, base=base)
         try:
             text = bounded_io.read_stream(console.stdin, bounded_io.MAX_FILE_BYTES, "stdin").decode("utf-8")
         except UnicodeDecodeError:
             raise UsageError("stdin is not UTF-8 text") from None
         except bounded_io.InputRefused as e:
             raise UsageError(f"{stdin_name}: {e}; promptlint checks templates up to this size") from None
-        overrides = {str(Path(stdin_name)): text}
+        overrides = {str(based(stdin_name, base)): text}
         if args.force_exclude:
             from promptlint.project.discovery import is_excluded
 
-            if is_excluded(Path(stdin_name), settings.root, settings.exclude):
+            if is_excluded(based(stdin_name, base), settings.root, settings.exclude):
                 overrides = {}  # excluded: lint nothing, as ruff does
     else:
-        settings = settings_from_args(args, environ=console.environ)
-    _check_report_files(report_files, settings.root)
+        settings = settings_from_args(args, environ=console.environ, base=base)
+    _check_report_files(report_files, settings.root, base)
     from promptlint.tokenization.window_encode import FULL_ENCODE_ENV
 
     options = dict(use_cache=not args.no_cache, evidence=args.evidence, jobs=jobs, debug=bool(console.environ.get("PROMPTLINT_DEBUG")),

@@ -152,7 +152,7 @@ def _use_model(args) -> None:
     if args.tokenizer:
         raise UsageError("give --tokenizer PATH or --model NAME (one of the configured `tokenizers`), not both")
     try:
-        model = choose(load_settings(None, Path.cwd()), args.model)
+        model = choose(load_settings(None, Path.cwd(), base=Path.cwd()), args.model)
     except ConfigError as e:
         raise UsageError(str(e)) from None
     args.tokenizer, args.tokenizer_sha256 = model.tokenizer, model.tokenizer_sha256

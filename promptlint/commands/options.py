@@ -46,7 +46,7 @@ def untrusted_wanted(args, environ=None) -> bool:
     return any((environ.get(k) or "").strip().lower() not in ("", "0", "false", "no", "off") for k in ("CI", "GITHUB_ACTIONS"))
 
 
-def apply_read_policy(args, start=None) -> None:
+def apply_read_policy(args, start, base) -> None:
     """In untrusted mode, limit every read inside the repository to the files git tracks
     (``bounded_io.limit_to_tracked``) before the configuration's tables, the templates, their
     includes and samples files are read; outside a git work tree, say once that nothing is limited.
@@ -62,11 +62,14 @@ def apply_read_policy(args, start=None) -> None:
     from promptlint.project.git_tree import GitError, tracked_files
     from promptlint.doors.line_guard import one_line
 
-    config = Path(args.config) if getattr(args, "config", None) else None
+    from promptlint.base.paths import based
+
+    base = Path(base)
+    config = based(args.config, base) if getattr(args, "config", None) else None
     if config is None:
-        found = find_config(start or Path.cwd())
+        found = find_config(based(start, base) if start is not None else base)
         config = found[0] if found else None
-    root = (config.parent if config is not None else Path.cwd()).resolve()  # where load_settings puts the root
+    root = (config.parent if config is not None else base).resolve()  # where load_settings puts the root
     try:
         found_files = tracked_files(root)
     except GitError as e:
@@ -84,17 +87,22 @@ def apply_read_policy(args, start=None) -> None:
         exempt.append(config)
     for named in ("tokenizer", "scenario"):  # files the user named on the command line are trusted
         if getattr(args, named, None):
-            exempt.append(os.path.abspath(getattr(args, named)))
+            exempt.append(os.path.abspath(based(getattr(args, named), base)))
     bounded_io.limit_to_tracked(top, files, exempt)
 
 
-def settings_from_args(args, start=None, environ=None):
-    """The command's Settings; ``environ``: the environment it runs in (a daemon request's), else the process's."""
+def settings_from_args(args, start=None, environ=None, *, base):
+    """The command's Settings; ``environ``: the environment it runs in (a daemon request's), else the
+    process's; ``base``: the directory its typed paths are relative to (the caller's: a daemon
+    request's, or the working directory of the commands that run in the user's own process)."""
     from pathlib import Path
 
     from promptlint.commands import UsageError
     from promptlint.project.config import ConfigError, load_settings, parse_codes
 
+    from promptlint.base.paths import based
+
+    base = Path(base)
     first = Path(args.paths[0]) if getattr(args, "paths", None) else None
     overrides = {
         "tokenizer": args.tokenizer,
@@ -114,10 +122,10 @@ def settings_from_args(args, start=None, environ=None):
             if getattr(args, key, None) is not None:
                 overrides[key] = getattr(args, key)
         use_cache = not getattr(args, "no_cache", False)
-        begin = start or (first if first and first.exists() else None)
+        begin = start or (first if first and based(first, base).exists() else None)
         if hasattr(args, "untrusted") and untrusted_wanted(args, environ):
             overrides["untrusted"] = True  # a cached result of a trusted run may have read untracked files
-            apply_read_policy(args, begin)
-        return load_settings(args.config, begin, overrides, use_cache)
+            apply_read_policy(args, begin, base)
+        return load_settings(args.config, begin, overrides, use_cache, base=base)
     except ConfigError as e:
         raise UsageError(str(e)) from None

@@ -48,7 +48,9 @@ def _settings(args):
 
     args.block_size = None
     args.paths = [args.target]
-    settings = settings_from_args(args)
+    from pathlib import Path
+
+    settings = settings_from_args(args, base=Path.cwd())  # a command run in the user's own process
     if args.tokenizer and args.model:
         raise UsageError("give --tokenizer PATH or --model NAME (one of the configured `tokenizers`), not both")
     try:
@@ -172,7 +174,7 @@ def _render_chat(target, data, scenario_path, settings, limits):
         from promptlint.chat.special import fill_special_tokens
         from promptlint.project.discovery import display_path
 
-        notice = fill_special_tokens(source, load(spec), spec.embedded, display_path(source.path))
+        notice = fill_special_tokens(source, load(spec), spec.embedded, display_path(source.path, settings.base))
         if notice:
             print(f"promptlint: note: {notice}", file=sys.stderr)
     profile = ChatProfile(settings.transformers, settings.frontend, settings.serving)

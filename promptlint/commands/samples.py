@@ -43,7 +43,7 @@ def inferred_samples(path, settings, text=None) -> str:
     from promptlint.scenarios.writer import UnwritableValue, samples_text
 
     path = Path(path)
-    shown = display_path(path)
+    shown = display_path(path, settings.base)
     if text is None and not path.is_file():
         raise UsageError(f"{shown}: no such file" if not path.exists() else f"{shown}: give template files, not a directory")
     analyzer = analyzer_for(path)
@@ -69,11 +69,11 @@ def inferred_samples(path, settings, text=None) -> str:
     sp = samples_path_for(path)
     try:
         scenario = template_scenario(loaded, text, sp)
-        return samples_text(scenario, shown, display_path(sp) if sp is not None else None)
+        return samples_text(scenario, shown, display_path(sp, settings.base) if sp is not None else None)
     except SamplesError as e:
-        raise UsageError(f"{display_path(e.path)}: E003 {e.message}") from None
+        raise UsageError(f"{display_path(e.path, settings.base)}: E003 {e.message}") from None
     except UnwritableValue as e:
-        raise UsageError(f"{display_path(sp) if sp else shown}: {e}; keep the samples file as it is") from None
+        raise UsageError(f"{display_path(sp, settings.base) if sp else shown}: {e}; keep the samples file as it is") from None
 
 
 def show_inferred(paths, settings, force_exclude: bool, overrides, out) -> None:
@@ -88,14 +88,14 @@ def show_inferred(paths, settings, force_exclude: bool, overrides, out) -> None:
 
     files = [Path(p) for p in overrides]
     if paths or not overrides:
-        files += [f for f in discover(paths, settings.root, settings.templates, settings.exclude, force_exclude, kinds=analyzers)[0] if str(f) not in overrides]
+        files += [f for f in discover(paths, settings.root, settings.templates, settings.exclude, force_exclude, kinds=analyzers, base=settings.base)[0] if str(f) not in overrides]
     for path in files:
         analyzer = analyzer_for(path)
         if analyzer is None or not analyzer.__name__.endswith(("jinja_template", "yaml_prompt")):
             continue
         if str(path) not in overrides and not_read(path, settings.root):
             continue  # not read: the report has its E005
-        shown = display_path(path)
+        shown = display_path(path, settings.base)
         out.write(f"\ninferred samples for {shown} (write them beside it: promptlint samples {shown} --write)\n")
         try:
             out.write(inferred_samples(path, settings, overrides.get(str(path))))
@@ -115,34 +115,34 @@ def run(args) -> int:
     for key in ("tokenizer", "tokenizer_sha256", "engine", "block_size"):
         setattr(args, key, None)
     args.paths = args.templates
-    settings = settings_from_args(args)
+    settings = settings_from_args(args, base=Path.cwd())  # a command run in the user's own process
     texts = [(Path(t), inferred_samples(t, settings)) for t in args.templates]  # every template read first
     if not args.write:
         for path, text in texts:
-            sys.stdout.write(text if len(texts) == 1 else f"# ---- {display_path(path)}\n{text}\n")
+            sys.stdout.write(text if len(texts) == 1 else f"# ---- {display_path(path, settings.base)}\n{text}\n")
         return EXIT_OK
     for path, _ in texts:  # nothing is written unless everything can be
         target, existing = default_samples_path(path), samples_path_for(path)
         try:  # a link on the way or as the target, a hard-linked or special file: refused
-            safe_write.check_target(target, within=(settings.root,))
+            safe_write.check_target(target, within=(settings.root,), cwd=settings.base)
         except safe_write.WriteRefused as e:
             raise UsageError(f"not written: {e}") from None
         except OSError as e:
-            raise UsageError(f"{display_path(target)}: cannot write ({e.strerror})") from None
+            raise UsageError(f"{display_path(target, settings.base)}: cannot write ({e.strerror})") from None
         if existing is not None and existing != target:
             raise UsageError(
-                f"{display_path(existing)} exists and {display_path(target)} would be used instead of it; "
+                f"{display_path(existing, settings.base)} exists and {display_path(target, settings.base)} would be used instead of it; "
                 "remove or rename it first"
             )
         if os.path.lexists(target) and not args.force:  # never raises (a name too long for the file system)
-            raise UsageError(f"{display_path(target)} exists; pass --force to replace it")
+            raise UsageError(f"{display_path(target, settings.base)} exists; pass --force to replace it")
     for path, text in texts:
         target = default_samples_path(path)
         try:
-            safe_write.write_text(target, text, within=(settings.root,))
+            safe_write.write_text(target, text, within=(settings.root,), cwd=settings.base)
         except safe_write.WriteRefused as e:
             raise UsageError(f"not written: {e}") from None
         except OSError as e:
-            raise UsageError(f"{display_path(target)}: cannot write ({e.strerror})") from None
-        print(f"wrote {display_path(target)}", file=sys.stderr)
+            raise UsageError(f"{display_path(target, settings.base)}: cannot write ({e.strerror})") from None
+        print(f"wrote {display_path(target, settings.base)}", file=sys.stderr)
     return EXIT_OK

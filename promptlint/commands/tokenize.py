@@ -97,7 +97,7 @@ def _settings(args):
             break
     overrides = {"tokenizer": tokenizer, "tokenizer_sha256": sha, "engine": engine}
     try:
-        s = load_settings(getattr(args, "config", None), start, overrides)
+        s = load_settings(getattr(args, "config", None), start, overrides, base=Path.cwd())  # the user's own process
     except ConfigError as e:
         raise UsageError(str(e)) from None
     return s.tokenizer, s.tokenizer_sha256, s.engine or "vllm"

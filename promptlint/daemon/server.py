@@ -5,8 +5,8 @@ settings, its environment and working directory as a console, so the reply is by
 the client would have printed. The request's environment is read by the check's front end from the
 console (colour, CI roots, PROMPTLINT_*: the Workspace's options), never installed in this
 process's, so no request is refused for the environment it brings. Nothing of the process is
-swapped but the working directory, which relative paths are opened against (entered for the
-request, always restored).
+swapped: the request's working directory is the base its typed paths are joined to and its
+findings named relative to (``Settings.base``); the daemon stays in its own directory.
 
 Requests run one at a time; a second client waits in the listen queue. The daemon exits when idle, when asked, and when
 promptlint's code, jinja2 or tokenizers (daemon/identity.py), the project's configuration or its
@@ -15,7 +15,7 @@ in-process or starts a fresh daemon) and between requests (checked every `RECHEC
 answers only a client of its own installation.
 
 It was started isolated (``python -I``, promptlint.doors.interpreters) in its private run directory;
-during a request its working directory is the client's, but nothing there is on ``sys.path``.
+nothing of a client's directory is ever on ``sys.path``.
 """
 
 from __future__ import annotations
@@ -89,32 +89,15 @@ def run_check(workspace, header: Dict[str, Any], stdin: bytes) -> Tuple[int, byt
     # the request's environment and working directory travel with it: the check reads them from
     # the console (colour, CI roots, PROMPTLINT_*), never from this process
     console = Console(LineGuard(out), LineGuard(err), io.BytesIO(stdin), environ=env, cwd=header["cwd"])
-    try:
-        with _in_directory(header["cwd"]):
-            columns = header.get("columns")
-            rc = cli.serve_check(list(header["argv"]), console, workspace, env, columns if isinstance(columns, int) else None)
+    try:  # the request's directory is the console's: its paths are joined to it, never chdir'd into
+        columns = header.get("columns")
+        rc = cli.serve_check(list(header["argv"]), console, workspace, env, columns if isinstance(columns, int) else None)
     except BaseException:  # PROMPTLINT_DEBUG=1 re-raises: print what Python would have
         err.write(traceback.format_exc())
         rc = 1
     for stream in (console.out, console.err):
         stream.finish_line()
     return rc, out.captured(), err.captured()
-
-
-class _in_directory:
-    """The request's working directory, for the length of the request: relative paths (the
-    arguments, discovery, the report's names) are the client's. Always restored."""
-
-    def __init__(self, cwd: str):
-        self.cwd = cwd
-
-    def __enter__(self):
-        self.saved = os.getcwd()
-        os.chdir(self.cwd)
-
-    def __exit__(self, *exc) -> bool:
-        os.chdir(self.saved)
-        return False
 
 
 def _inside(cwd: str, root: Path) -> bool:

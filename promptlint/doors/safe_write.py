@@ -53,17 +53,19 @@ class WriteRefused(OSError):
 # ---------------------------------------------------------------------------- where a write goes
 
 
-def locate(path: PathLike, anchor: Optional[PathLike] = None, within: Iterable[PathLike] = ()) -> Tuple[str, List[str]]:
+def locate(path: PathLike, anchor: Optional[PathLike] = None, within: Iterable[PathLike] = (),
+           cwd: Optional[PathLike] = None) -> Tuple[str, List[str]]:
     """(anchor directory, components of ``path`` below it); the last component is the file's name.
     Lexical (``..`` folds against the name before it, as ``os.path.abspath`` does): a folded
-    component is never opened, so it cannot lead anywhere."""
-    target = os.path.abspath(os.fspath(path))
+    component is never opened, so it cannot lead anywhere. ``cwd``: the directory a relative
+    ``path`` is the caller's from (a daemon request's; absolute), itself a candidate anchor."""
+    target = os.path.abspath(os.path.join(os.fspath(cwd), os.fspath(path)) if cwd is not None else os.fspath(path))
     if anchor is not None:
         base = os.path.abspath(os.fspath(anchor))
         if not _below(target, base):
             raise WriteRefused(f"{path}: not below {base}; promptlint writes there only")
     else:
-        candidates = {os.getcwd()}
+        candidates = set() if cwd is None else {os.path.abspath(os.fspath(cwd))}  # the caller's, never this process's
         for d in within:
             candidates |= {os.path.abspath(os.fspath(d)), os.path.realpath(os.fspath(d))}
         containing = [c for c in candidates if _below(target, c)]
@@ -100,8 +102,8 @@ class _Dir:
             self.fd = None
 
 
-def _refusal(path: str, st: Optional[os.stat_result], anchor: str, final: bool, relative: bool) -> WriteRefused:
-    shown = os.path.relpath(path) if relative else path  # as the user named it
+def _refusal(path: str, st: Optional[os.stat_result], anchor: str, final: bool, relative: Optional[str]) -> WriteRefused:
+    shown = os.path.relpath(path, relative) if relative else path  # as the user named it (relative to their directory)
     if st is not None and stat.S_ISLNK(st.st_mode):
         if final:
             return WriteRefused(f"{shown} is a symlink; promptlint does not write through links: "
@@ -120,10 +122,10 @@ def describe(mode: int) -> str:
     return kind(mode)
 
 
-def _open_dirs(anchor: str, parts: Sequence[str], create: bool, mode: int = 0o777, relative: bool = False) -> _Dir:
+def _open_dirs(anchor: str, parts: Sequence[str], create: bool, mode: int = 0o777, relative: Optional[str] = None) -> _Dir:
     """The directory ``anchor/parts...``, each component opened without following a link (made
     when missing and ``create``; the anchor too, as the user named it). ``relative``: refusals
-    show paths relative to the working directory."""
+    show paths relative to this directory (the user's)."""
     if create:
         os.makedirs(anchor, mode=mode, exist_ok=True)
     current = _Dir(os.open(anchor, _O_DIR) if _FDS else None, anchor)
@@ -138,7 +140,7 @@ def _open_dirs(anchor: str, parts: Sequence[str], create: bool, mode: int = 0o77
     return current
 
 
-def _enter(parent: _Dir, part: str, shown: str, anchor: str, create: bool, mode: int, relative: bool) -> _Dir:
+def _enter(parent: _Dir, part: str, shown: str, anchor: str, create: bool, mode: int, relative: Optional[str]) -> _Dir:
     for attempt in (0, 1):
         if _FDS:
             try:
@@ -168,9 +170,11 @@ def _enter(parent: _Dir, part: str, shown: str, anchor: str, create: bool, mode:
 
 
 @contextlib.contextmanager
-def _parent(path: PathLike, anchor, within, create: bool = False, mode: int = 0o777) -> Iterator[Tuple[_Dir, str, str]]:
-    base, parts = locate(path, anchor, within)
-    d = _open_dirs(base, parts[:-1], create, mode, not os.path.isabs(os.fspath(path)))
+def _parent(path: PathLike, anchor, within, create: bool = False, mode: int = 0o777,
+            cwd: Optional[PathLike] = None) -> Iterator[Tuple[_Dir, str, str]]:
+    base, parts = locate(path, anchor, within, cwd)
+    relative = None if os.path.isabs(os.fspath(path)) else (os.fspath(cwd) if cwd is not None else os.curdir)
+    d = _open_dirs(base, parts[:-1], create, mode, relative)
     try:
         yield d, parts[-1], base
     finally:
@@ -183,7 +187,7 @@ def _check_target(d: _Dir, name: str, shown: str, anchor: str) -> Optional[os.st
     if st is None:
         return None
     if not stat.S_ISREG(st.st_mode):
-        raise _refusal(shown, st, anchor, True, False)
+        raise _refusal(shown, st, anchor, True, None)
     if st.st_nlink > 1:
         raise WriteRefused(f"{shown} has {st.st_nlink} hard links; promptlint does not replace a file other names "
                            "share: remove the other links or choose another path")
@@ -195,22 +199,24 @@ def _check_target(d: _Dir, name: str, shown: str, anchor: str) -> Optional[os.st
 # ---------------------------------------------------------------------------- writing
 
 
-def check_target(path: PathLike, anchor: Optional[PathLike] = None, within: Iterable[PathLike] = ()) -> None:
+def check_target(path: PathLike, anchor: Optional[PathLike] = None, within: Iterable[PathLike] = (),
+                 cwd: Optional[PathLike] = None) -> None:
     """Raise what writing ``path`` would raise before any content exists (``WriteRefused``, or the
     ``OSError`` of a missing directory), so a command refuses before it does its work."""
-    with _parent(path, anchor, within) as (d, name, base):
+    with _parent(path, anchor, within, cwd=cwd) as (d, name, base):
         _check_target(d, name, str(path), base)
 
 
 @contextlib.contextmanager
 def replacing(path: PathLike, *, anchor: Optional[PathLike] = None, within: Iterable[PathLike] = (),
               parents: bool = False, private: bool = False, binary: bool = False, encoding: str = "utf-8",
-              errors: str = "strict", newline: Optional[str] = None) -> Iterator[IO]:
+              errors: str = "strict", newline: Optional[str] = None, cwd: Optional[PathLike] = None) -> Iterator[IO]:
     """A file object whose content replaces ``path`` when the block ends without an exception
     (nothing changes otherwise). ``parents``: make missing directories below the anchor;
     ``private``: mode 0600 (0700 directories), else an existing file keeps its permission bits
-    and a new one gets 0666 less the umask."""
-    with _parent(path, anchor, within, parents, 0o700 if private else 0o777) as (d, name, base):
+    and a new one gets 0666 less the umask. ``cwd``: the caller's directory, which a relative
+    ``path`` is named from (a daemon request's); messages name the path as given."""
+    with _parent(path, anchor, within, parents, 0o700 if private else 0o777, cwd) as (d, name, base):
         old = _check_target(d, name, str(path), base)
         tmp, fd = _temp(d, 0o600 if private else 0o666)
         try:

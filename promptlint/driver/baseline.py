@@ -29,7 +29,7 @@ from promptlint.project.config import Settings
 from promptlint.arithmetic.cost import price_deltas
 from promptlint.project.discovery import discover
 from promptlint.base.measurements import Baseline, Measurement, compare, exit_failing, mark_findings  # noqa: F401 - exit_failing re-exported
-from promptlint.base.paths import not_read, relative
+from promptlint.base.paths import based, not_read, relative
 from promptlint.tokenization.tokens import BudgetExceeded, PromptNotText, TokenizerCrashed, TokenizerUnvetted, budget
 
 FAIL_ON = ("regression", "new-finding", "any")
@@ -105,8 +105,8 @@ def _baseline_paths(paths: Sequence[str], settings: Settings, tree_root: Path) -
         return []
     root = os.path.abspath(settings.root)
     out = []
-    for raw in paths or ["."]:
-        absolute = os.path.abspath(raw)
+    for raw in paths or [str(settings.base)]:  # the front end joined typed paths to the run's base
+        absolute = os.path.abspath(os.path.join(settings.base, raw))
         if os.path.commonpath([root, absolute]) == root:
             out.append(os.path.normpath(str(tree_root / os.path.relpath(absolute, root))))
     return out or None
@@ -152,9 +152,10 @@ def conclude(tree: RefTree, settings: Settings, models: Sequence[Tuple[Optional[
     old_findings = []
     if old is not None:
         old_findings = [f for f in old.findings + old.errors if f.code != "E005" or "no such file" not in f.message]
-    old_rel = [relative(Path(f.path), tree.tree_root) for f in old_findings]
+    # findings name files from the run's directory (settings.base), the caller's
+    old_rel = [relative(based(f.path, settings.base), tree.tree_root) for f in old_findings]
     current = result.findings + result.errors
-    marks, fixed = mark_findings(current, [relative(Path(f.path), tree.root) for f in current], old_findings, old_rel)
+    marks, fixed = mark_findings(current, [relative(based(f.path, settings.base), tree.root) for f in current], old_findings, old_rel)
     first = models[0][1]
     block = engine_profile(first.engine, first.block_size).block_size
     deltas = compare(before, after, [name for name, _ in models if name])

@@ -27,7 +27,7 @@ from promptlint.base import registry
 from promptlint.driver import suppress
 from promptlint.project.config import Settings, ignored_for_file
 from promptlint.project.discovery import discover
-from promptlint.base.paths import RealPaths, not_read, relative
+from promptlint.base.paths import RealPaths, based, not_read, relative, typed
 from promptlint.base.records import Finding, Result, SourceLine, finding_from_dict
 
 
@@ -138,7 +138,7 @@ def plan_run(request: Request, settings: Settings, shared: Optional[Dict[object,
         files, missing = [], []
     else:
         files, missing = discover(request.paths, settings.root, settings.templates, settings.exclude, request.force_exclude,
-                                  kinds=analyzers, real=real)
+                                  kinds=analyzers, real=real, base=settings.base)
     if overrides:
         files = [Path(p) for p in overrides] + [f for f in files if str(f) not in overrides]
     ctx = kernel.Context(settings, provider, kernel.rule_filter(settings), shared=shared,
@@ -173,7 +173,7 @@ def _consult_manifest(plan: Plan) -> None:
         if plan.manifest is None and cache.enabled:
             from promptlint.project.manifest import Manifest
 
-            plan.manifest = Manifest(cache, settings_key, tok_sha, request.evidence)
+            plan.manifest = Manifest(cache, settings_key, tok_sha, request.evidence, settings.base)
         nb = before = None
         if text is None and plan.manifest is not None:  # an editor buffer or stdin is never in the manifest
             nb = _neighbourhood(path, plan.listed)
@@ -631,14 +631,14 @@ def _check_one(run: "_Run", path: Path, text: Optional[str], seen: Optional[Dict
     settings = ctx.settings
 
     def keep(f: Finding) -> bool:
-        rel = relative(Path(f.path), settings.root)
+        rel = relative(based(f.path, settings.base), settings.root)  # a display path is the caller's
         return ctx.is_enabled(f.code) and not ignored_for_file(f.code, rel, settings.per_file_ignores)
 
     raw, text = _analysed(run, path, text, seen, analyse)
     if raw is None:
         return None
     complete = not any(f.code.startswith("E") for f in raw)  # else nothing can be called unused
-    sources = _Sources(ctx.display(path), text, settings.root)
+    sources = _Sources(ctx.display(path), text, settings.root, settings.base)
     out = []
     for f in apply_suppressions([f for f in raw if keep(f)], sources, ctx, complete):
         if f.code == suppress.UNUSED and not keep(f):
@@ -654,15 +654,16 @@ class _Sources:
     the other files its findings point into (includes), read once each; never a file whose real
     path leaves the project (its text must not reach the output)."""
 
-    def __init__(self, primary: str, text: Optional[str], root: Path):
+    def __init__(self, primary: str, text: Optional[str], root: Path, base: Path):
         self.primary = primary
-        self.root = root
+        self.root, self.base = root, base  # base: the run's directory, which display paths are relative to
         self.texts: Dict[str, Optional[str]] = {primary: text} if text is not None else {}
 
     def text(self, display: str) -> Optional[str]:
         if display not in self.texts:
             try:
-                self.texts[display] = None if not_read(Path(display), self.root) else bounded_io.read_text(display)
+                path = based(display, self.base)
+                self.texts[display] = None if not_read(path, self.root) else bounded_io.read_text(path)
             except (OSError, UnicodeDecodeError):
                 self.texts[display] = None
         return self.texts[display]
@@ -702,7 +703,7 @@ def lint_file(path: Path, ctx: kernel.Context, text: Optional[str] = None) -> Li
     if text is None and path.is_dir():
         text = ""  # a model directory: its analyzer reads the files it needs
     if text is None:
-        text_or_error = kernel.read_source(path)
+        text_or_error = kernel.read_source(path, typed(path, ctx.settings.base))  # E005 names it as the user typed it
         if isinstance(text_or_error, Finding):
             return [text_or_error]
         text = text_or_error
@@ -757,11 +758,12 @@ def _cached_lint_file(run: "_Run", path: Path, text: Optional[str], seen: Option
     if text is None and path.is_dir():
         content = b""  # a model directory: its files enter the key through _neighbourhood()
     elif text is None:
-        raw = kernel.read_source_bytes(path)
+        shown = typed(path, ctx.settings.base)  # E005 names the file as the user typed it
+        raw = kernel.read_source_bytes(path, shown)
         if isinstance(raw, Finding):
             return [raw], None
         content = raw
-        decoded = kernel.decode_source(path, content)
+        decoded = kernel.decode_source(path, content, shown)
         if isinstance(decoded, Finding):
             return [decoded], None
         text = decoded

@@ -186,7 +186,7 @@ class PromptlintServer(LanguageServer):
                 "select": o.select,
                 "ignore": o.ignore,
             }
-            self._settings[key] = load_settings(o.config, path, overrides)
+            self._settings[key] = load_settings(o.config, path, overrides, base=Path.cwd())  # the editor's own process
         return self._settings[key]
 
     # -- linting

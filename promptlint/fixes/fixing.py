@@ -39,7 +39,7 @@ def run_fixes(result, write: bool, unsafe: bool = False, settings=None) -> FixRu
         by_path.setdefault(f.path, []).append(f)
     out = FixRun()
     for display, findings in sorted(by_path.items()):
-        path = Path(display)
+        path = opened(display, settings)
         read = _read(path)
         if read is None:
             continue
@@ -55,6 +55,15 @@ def run_fixes(result, write: bool, unsafe: bool = False, settings=None) -> FixRu
         else:
             out.diffs.append(unified_diff(display, text, new_text))
     return out
+
+
+def opened(display: str, settings) -> Path:
+    """The file a finding names: its display path is the run's (relative to the caller's directory,
+    ``settings.base``; a daemon request's is not this process's)."""
+    from promptlint.base.paths import based
+
+    base = getattr(settings, "base", None)
+    return Path(display) if base is None else based(display, base)
 
 
 def fix_source(path: Path, display: str, text: str, findings: List[Finding], settings, unsafe: bool = False) -> Tuple[str, FixRun]:
@@ -107,11 +116,16 @@ def write_source(path: Path, text: Optional[str], newline: str, settings, option
     from promptlint.commands import UsageError
 
     within = (settings.root,) if settings is not None and getattr(settings, "root", None) else ()
+    base = getattr(settings, "base", None)
+    if base is not None:  # named as the user typed it, from their directory (a daemon request's)
+        from promptlint.base.paths import typed
+
+        path = typed(path, base)
     try:
         if text is None:
-            safe_write.check_target(path, within=within)
+            safe_write.check_target(path, within=within, cwd=base)
         else:
-            safe_write.write_text(path, text, within=within, newline=newline)
+            safe_write.write_text(path, text, within=within, newline=newline, cwd=base)
     except OSError as e:
         why = f"not written: {e}" if isinstance(e, safe_write.WriteRefused) else f"cannot write ({e.strerror or e})"
         raise UsageError(f"{option}: {path}: {why}") from None

@@ -23,7 +23,7 @@ from promptlint.fixes import tags as jtags
 def add_suppressions(result, settings=None) -> Tuple[Dict[str, int], int]:
     """({path: comments added}, findings skipped); writes the files (promptlint.fixes.fixing.write_source:
     never through a link; a refusal is ``UsageError``)."""
-    from promptlint.fixes.fixing import write_source
+    from promptlint.fixes.fixing import opened, write_source
 
     by_path: Dict[str, Dict[int, List[str]]] = {}
     for f in result.findings:
@@ -36,7 +36,7 @@ def add_suppressions(result, settings=None) -> Tuple[Dict[str, int], int]:
     edits: List[Tuple[Path, str]] = []
     skipped = 0
     for display, lines in sorted(by_path.items()):
-        path = Path(display)
+        path = opened(display, settings)
         if path.suffix == ".json" or not path.is_file():
             skipped += sum(len(c) for c in lines.values())
             continue

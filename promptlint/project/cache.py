@@ -139,7 +139,8 @@ class Cache:
 
     def key(self, path: Path, content: bytes, settings_key: str, tokenizer_sha: str) -> str:
         h = hashlib.sha256(machine_secret())
-        for part in (__version__, code_stamp(), os.getcwd(), str(Path(path)), settings_key, tokenizer_sha):
+        # the run's base directory (which findings' names are relative to) is in settings_key (Settings.base)
+        for part in (__version__, code_stamp(), str(Path(path)), settings_key, tokenizer_sha):
             h.update(part.encode("utf-8", "surrogateescape") + b"\0")
         h.update(content)
         return h.hexdigest()

@@ -47,7 +47,10 @@ class Settings:
     cost: Optional[Any] = None  # [cost]: a promptlint.arithmetic.cost.CostModel (applied after linting: not in the cache key)
     untrusted: bool = False  # read only files git tracks (commands/options.py): part of the cache key
     config_path: Optional[Path] = None  # the file the settings came from
-    root: Path = field(default_factory=Path.cwd)  # the config file's directory (or cwd)
+    root: Path = field(default_factory=Path.cwd)  # the config file's directory (or the base; bare Settings(): cwd)
+    # the run's base directory: the caller's working directory, absolute (a daemon serves other
+    # directories than its own); typed paths are opened against it and findings named relative to it
+    base: Path = field(default_factory=Path.cwd)  # bare Settings() (a library caller): this process's
 
     def jinja_stubs(self) -> Dict[str, Dict[str, str]]:
         """``[tool.promptlint.jinja]`` as role -> name -> stub kind (promptlint.render.stubs)."""
@@ -57,10 +60,13 @@ class Settings:
         return tuple((f.name, getattr(self, f.name)) for f in fields(self) if f.name not in ("config_path", "cost"))
 
 
-def settings_from(path: Path, data: Dict[str, Any], use_cache: bool = False) -> Settings:
-    _validate(path, data, use_cache)
+def settings_from(path: Path, data: Dict[str, Any], use_cache: bool = False, base: Optional[Path] = None) -> Settings:
+    """Settings of the configuration file ``path`` (as typed: relative to ``base``, when given)."""
+    from promptlint.base.paths import based
+
+    root = (based(path, base) if base is not None else path).parent.resolve()
+    _validate(path, data, use_cache, root)
     _check_values(path, data)
-    root = path.parent.resolve()
     kw: Dict[str, Any] = {"config_path": path, "root": root}
     if "tokenizer" in data:
         kw["tokenizer"] = str(safe_resolve(root / data["tokenizer"]))
@@ -201,7 +207,7 @@ def _cache_minimums(config: Path, table: Path) -> str:
     return str(resolved)
 
 
-def _validate(path: Path, data: Dict[str, Any], use_cache: bool) -> None:
+def _validate(path: Path, data: Dict[str, Any], use_cache: bool, root: Path) -> None:
     """Check ``data`` against the config schema; a table validated before is remembered in the
     result cache, so a warm run does not import jsonschema."""
     import hashlib
@@ -212,7 +218,7 @@ def _validate(path: Path, data: Dict[str, Any], use_cache: bool) -> None:
     if use_cache:
         from promptlint.project.cache import Cache
 
-        cache = Cache(path.parent.resolve())
+        cache = Cache(root)
         if cache.memo_get("validated-configs").get(digest):
             return
     from promptlint.schemas import validate
@@ -232,24 +238,32 @@ def load_settings(
     start: Optional[Path] = None,
     overrides: Optional[Dict[str, Any]] = None,
     use_cache: bool = False,
+    *,
+    base: Optional[Path] = None,
 ) -> Settings:
-    """Settings from ``--config`` or discovery, with command-line ``overrides`` applied on top."""
+    """Settings from ``--config`` or discovery (from ``start``, else ``base``: the run's working
+    directory, absolute), with command-line ``overrides`` applied on top. Relative paths the user
+    typed (``config_file``, ``start``, a ``tokenizer`` override) are the caller's: opened against ``base``."""
+    from promptlint.base.paths import based
+
     data: Optional[Dict[str, Any]] = None
+    base = Path(base) if base is not None else Path.cwd()  # a library caller's: this process's directory
     if config_file:
         path = Path(config_file)
-        if not path.is_file():
+        if not based(path, base).is_file():
             raise ConfigError(f"{path}: configuration file not found")
-        data = read_config_file(path)
+        data = read_config_file(based(path, base), shown=path)
         if data is None:
             raise ConfigError(f"{path}: no [tool.promptlint] table in this pyproject.toml")
-        settings = settings_from(path, data, use_cache)
+        settings = settings_from(path, data, use_cache, base=base)
     else:
-        found = find_config(start or Path.cwd())
-        settings = settings_from(*found, use_cache=use_cache) if found else Settings()
+        found = find_config(based(start, base) if start is not None else base)
+        settings = settings_from(*found, use_cache=use_cache) if found else Settings(root=base)
         data = found[1] if found else None
+    settings = replace(settings, base=base)
     clean = {k: v for k, v in (overrides or {}).items() if v is not None}
     if "tokenizer" in clean:
-        clean["tokenizer"] = str(safe_resolve(Path(clean["tokenizer"])))
+        clean["tokenizer"] = str(safe_resolve(based(clean["tokenizer"], base)))
         if "tokenizer_sha256" not in clean and settings.tokenizer != clean["tokenizer"]:
             clean["tokenizer_sha256"] = None  # a pin belongs to the configured file, not to another one
         clean["tokenizers"] = ()  # one tokenizer named on the command line replaces the configured models

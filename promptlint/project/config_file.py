@@ -33,14 +33,16 @@ def find_config(start: Path) -> Optional[Tuple[Path, Dict[str, Any]]]:
     return None
 
 
-def read_config_file(path: Path) -> Optional[Dict[str, Any]]:
-    """The promptlint table of ``path``, or None when the file does not configure promptlint."""
+def read_config_file(path: Path, shown: Optional[Path] = None) -> Optional[Dict[str, Any]]:
+    """The promptlint table of ``path``, or None when the file does not configure promptlint;
+    ``shown``: how messages name it (as the user typed it)."""
+    shown = path if shown is None else shown
     try:
         data = toml_loads(bounded_io.read_text(path))
     except (OSError, UnicodeDecodeError) as e:
-        raise ConfigError(f"{path}: cannot read the configuration file ({e})") from None
+        raise ConfigError(f"{shown}: cannot read the configuration file ({e})") from None
     except ValueError as e:
-        raise ConfigError(f"{path}: invalid TOML: {e}") from None
+        raise ConfigError(f"{shown}: invalid TOML: {e}") from None
     if path.name == "pyproject.toml":
         tool = data.get("tool", {})
         return tool.get("promptlint") if isinstance(tool, dict) and "promptlint" in tool else None

@@ -44,11 +44,16 @@ def discover(
     force_exclude: bool = False,
     kinds: Optional[FileKinds] = None,
     real: Optional[RealPaths] = None,
+    base: Optional[Path] = None,
 ) -> Tuple[List[Path], List[Tuple[str, str]]]:
     """(files to lint, (path, reason) for paths that cannot be walked or do not exist).
 
     Explicit files are always taken unless force_exclude; a directory walk takes what ``kinds``
-    (the analyzer registry) takes. ``real``: the run's memo of resolved directories."""
+    (the analyzer registry) takes. ``real``: the run's memo of resolved directories. ``base``: the
+    directory the front end joined typed paths to (problems name a path as typed)."""
+    from promptlint.base.paths import typed
+
+    shown = (lambda p: typed(p, base)) if base is not None else str
     if kinds is None:
         raise TypeError("discover() needs kinds: the analyzer registry (promptlint.analyzers)")
     real = real if real is not None else RealPaths()
@@ -63,11 +68,11 @@ def discover(
                 files.extend(sorted(_glob_files(root, pattern, problems)))
             files = [f for f in files if not excluded(f)]
             return _unique(files), problems
-        paths = ["."]
+        paths = ["." if base is None else str(base)]  # the run's directory, never this process's
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            for f in _walk(p, kinds, problems):
+            for f in _walk(p, kinds, problems, shown):
                 if (f.is_dir() or kinds.walk_takes(f) and readable(f)) and not excluded(f):
                     files.append(f)
         elif p.exists() or p.is_symlink():  # devices and FIFOs too: the reader refuses them by name
@@ -75,7 +80,7 @@ def discover(
                 continue
             files.append(p)
         else:
-            problems.append((raw, f"no such file or directory: {raw}"))
+            problems.append((shown(raw), f"no such file or directory: {shown(raw)}"))
     return _unique(files), problems
 
 
@@ -86,9 +91,9 @@ def readable(path: Path) -> bool:
     return allowed(path)
 
 
-def _walk(directory: Path, kinds: FileKinds, problems: List[Tuple[str, str]]) -> Iterable[Path]:
+def _walk(directory: Path, kinds: FileKinds, problems: List[Tuple[str, str]], shown=str) -> Iterable[Path]:
     def unreadable(e: OSError) -> None:  # else os.walk skips the directory silently
-        problems.append((str(e.filename or directory), f"cannot read the directory: {e.strerror or e}; fix its permissions or exclude it"))
+        problems.append((shown(e.filename or directory), f"cannot read the directory: {e.strerror or e}; fix its permissions or exclude it"))
 
     for dirpath, dirnames, filenames in _walk_tree(str(directory), unreadable):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))

@@ -48,10 +48,12 @@ def stamp(st: os.stat_result) -> List[int]:
 class Manifest:
     """Per-file results of earlier runs under one run key (see the module docstring)."""
 
-    def __init__(self, cache: Cache, settings_key: str, tok_sha: str, evidence: bool):
+    def __init__(self, cache: Cache, settings_key: str, tok_sha: str, evidence: bool, base: Optional[Path] = None):
         self.cache = cache
+        self.base = base  # the run's directory: files are recorded by the names the user typed from it
         secret = machine_secret()
-        ident = "\0".join((__version__, os.getcwd(), str(cache.root), settings_key, str(evidence)))
+        # settings_key holds the run's base directory (Settings.base): the names its findings carry
+        ident = "\0".join((__version__, str(cache.root), settings_key, str(evidence)))
         self.path = cache.dir / "manifests" / (hashlib.sha256(secret + ident.encode("utf-8", "surrogateescape")).hexdigest()[:32] + ".json")
         self.key = hashlib.sha256(secret + "\0".join((code_stamp(), tok_sha)).encode()).hexdigest()
         self.files: Dict[str, Dict] = self._load() if cache.enabled else {}
@@ -78,7 +80,7 @@ class Manifest:
 
     def lookup(self, path: Path, neighbourhood: str) -> Optional[Tuple[List[Dict], List[str]]]:
         """(finding dicts, notices) recorded for ``path`` when nothing it was computed from changed."""
-        name = str(path)
+        name = self._name(path)
         rec = self.files.get(name)
         if not isinstance(rec, dict) or rec.get("nb") != neighbourhood:
             return None
@@ -125,9 +127,14 @@ class Manifest:
             if dep_digest(Path(dep), self.cache.root) != digest:
                 return
             recorded[dep] = [dep_stamp, digest]
-        self.seen[str(path)] = {"stamp": stamp(before), "sha": sha, "nb": neighbourhood, "deps": recorded,
+        self.seen[self._name(path)] = {"stamp": stamp(before), "sha": sha, "nb": neighbourhood, "deps": recorded,
                                 "findings": findings, "notices": notices}
         self.dirty = True
+
+    def _name(self, path: Path) -> str:
+        from promptlint.base.paths import typed
+
+        return str(path) if self.base is None else typed(path, self.base)
 
     def save(self) -> None:
         """Write the manifest when this run learnt something (never on a warm run with old stamps)."""

@@ -53,7 +53,8 @@ def parsed(path: Path, source: bytes, keep: bool = True):
 
 
 class Project:
-    def __init__(self, kind_of, depend: Callable[[Path], None], roots=()):
+    def __init__(self, kind_of, depend: Callable[[Path], None], roots=(), display: Optional[Callable[[Path], str]] = None):
+        self._display = display or str  # how findings name a file (the run's: kernel.Context.display)
         self._roots = [_real(str(r)) for r in roots]  # an import is read only under one of these
         self._kind_of = kind_of
         self._depend = depend
@@ -155,7 +156,7 @@ class Project:
         except (OSError, ValueError):
             return None
         self._depend(path)
-        return Flow(_display(path), parsed(path, source)[1], self._kind_of, self, str(path), source)
+        return Flow(self._display(path), parsed(path, source)[1], self._kind_of, self, str(path), source)
 
     def exported(self, importer: str, spec: str, name: str, depth: int):
         """The value ``name`` has in the module ``spec`` names (None: not a linted module, or unknown)."""
@@ -215,10 +216,6 @@ def _real(path: str) -> str:
     return os.path.realpath(path)
 
 
-def _display(path: Path) -> str:
-    from promptlint.base.paths import display_path
-
-    return display_path(path)
 
 
 def _member_of(obj, name: str):
