@@ -166,6 +166,7 @@ def test_a_configured_tokenizer_is_not_replanned(tmp_path, monkeypatch):
     assert tokens.tokenizer_file_sha256(QWEN) in _held()
 
 
+@pytest.mark.real_tokenizer_parse  # the suite's parse memo would hold it
 def test_a_released_tokenizer_is_freed_at_once_not_at_the_next_garbage_collection(tmp_path, monkeypatch):
     """A released tokenizer holds hundreds of MB outside Python's view: nothing may keep it in a
     reference cycle (the variant-window plan it carries once did), which only a GC pass frees."""

@@ -107,13 +107,17 @@ def all_rules() -> Dict[str, Rule]:
     return {code: _rule(code) for code in sorted(known_codes())}
 
 
-@lru_cache(maxsize=None)
 def _rule(code: str) -> Rule:
     """One rule file parsed (a check that words its message from its rule's data parses that
     file, not all thirty: a cold one-template run asks for one or two)."""
+    return _parsed_rule(rules_dir(), code)
+
+
+@lru_cache(maxsize=None)
+def _parsed_rule(directory: Path, code: str) -> Rule:  # memo by directory too: the rules a run reads are where rules_dir() says
     from promptlint.base.toml_io import toml_loads
 
-    path = rules_dir() / f"{code}.toml"
+    path = directory / f"{code}.toml"
     data = toml_loads(path.read_text(encoding="utf-8"))
     return Rule(
         code=data["code"],

@@ -51,11 +51,13 @@ class Role:
     qualifiers: Tuple[str, ...] = ()  # ... and every other word matches one of these
     names: Tuple[str, ...] = ()  # the whole name (words joined by `_`) matches one
     unless: Tuple[str, ...] = ()  # any word matching one of these cancels the role
+    qualified: bool = False  # a head alone is not enough: `customer_info` is a record, `info` may be anything
 
     @classmethod
     def from_data(cls, row: Dict[str, Any]) -> "Role":
         low = lambda key: tuple(str(p).lower() for p in row.get(key, ()))  # noqa: E731
-        return cls(row["kind"], row.get("sub-kind"), low("words"), low("heads"), low("qualifiers"), low("names"), low("unless"))
+        return cls(row["kind"], row.get("sub-kind"), low("words"), low("heads"), low("qualifiers"), low("names"), low("unless"),
+                   bool(row.get("qualified", False)))
 
     def match(self, words: Sequence[str]) -> Optional[str]:
         """Why ``words`` have this role (a phrase for a samples-file comment), or None."""
@@ -66,7 +68,7 @@ class Role:
             if _any(w, self.words):
                 return f"is `{w}`" if single else f"include `{w}`"
         head, rest = words[-1], words[:-1]
-        if _any(head, self.heads) and all(_any(w, self.qualifiers) for w in rest):
+        if _any(head, self.heads) and all(_any(w, self.qualifiers) for w in rest) and (rest or not self.qualified):
             return f"is `{head}`" if single else f"end in `{head}`"
         joined = "_".join(words)
         if any(_fits(joined, p) for p in self.names):
