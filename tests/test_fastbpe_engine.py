@@ -208,3 +208,20 @@ def test_switched_off_no_engine(monkeypatch):
     tok = tokens.load(tokens.resolve(None))
     assert type(tok._tok).__name__ == "Tokenizer"
     active_pool().release(sha)
+
+
+def test_past_the_switch_volume_the_real_model_encodes_the_same(monkeypatch):
+    """After ``_SWITCH_CHARS`` characters merged in Python, a process builds the Rust model once
+    and encodes with it: the same ids, offsets and tokens as before the switch, and as tokenizers."""
+    monkeypatch.setattr(engine, "_SWITCH_CHARS", 2_000)
+    fast = _engine_of("embedded")
+    original = Tokenizer.from_str(_raw("embedded").decode("utf-8"))
+    text = "Current time: 2025-03-14 09:26:53\nYou are the Acme assistant. Be brief. " * 10  # 740 characters
+    before = fast.encode(text)  # 740 merged in Python
+    assert fast._real is None
+    fast.encode_batch([text, text])  # 2,220 > 2,000: from here on the real model
+    assert fast._real is not None
+    after = fast.encode(text)
+    want = original.encode(text)
+    for got in (before, after):
+        assert (got.ids, got.offsets, got.tokens) == (want.ids, want.offsets, want.tokens)

@@ -37,6 +37,11 @@ _MASK = 0xFFFFFFFF
 _HEAP_FROM = 24  # pre-tokens longer than this merge through a heap (a 1,000-space run stays linear-log)
 _MEMO_MAX = 1 << 16  # pre-tokens remembered (then forgotten at once: a resident process stays bounded)
 _PAIRS_MAX = 1 << 20  # pair lookups remembered
+# Merging in Python costs ~1 s per million characters, ~4x what tokenizers' Rust model costs, and
+# building that model from the form costs ~0.4 s: past this many characters a process has spent
+# about that on merges, so it builds the model and encodes with it from then on (the ski-rental
+# rule: never more than about twice the better choice's cost). A one-template check stays far below.
+_SWITCH_CHARS = 400_000
 
 
 def refusal(data: Dict) -> Optional[str]:
@@ -90,15 +95,26 @@ class FastTokenizer:
         self._added: Optional[Dict[int, str]] = None
         self._added_ids: Optional[Dict[str, int]] = None
         self._real = None
+        self._encoded = 0  # characters encoded so far (see _SWITCH_CHARS)
         self._bytes: Optional[Dict[str, int]] = None
 
     # -- encoding
 
     def encode(self, text: str, add_special_tokens: bool = True) -> Encoding:
+        if self._volume(len(text)):
+            return self.real().encode(text, add_special_tokens=add_special_tokens)
         return self._merged(self._tiny.encode(text, add_special_tokens=add_special_tokens))
 
     def encode_batch(self, texts: Sequence[str], add_special_tokens: bool = True) -> List[Encoding]:
+        if self._volume(sum(len(t) for t in texts)):
+            return self.real().encode_batch(list(texts), add_special_tokens=add_special_tokens)
         return [self._merged(e) for e in self._tiny.encode_batch(list(texts), add_special_tokens=add_special_tokens)]
+
+    def _volume(self, chars: int) -> bool:
+        """Whether to encode with the real model (proven identical): once it exists, or once this
+        process has merged ``_SWITCH_CHARS`` characters in Python."""
+        self._encoded += chars
+        return self._real is not None or self._encoded > _SWITCH_CHARS
 
     def _merged(self, enc) -> Encoding:
         ids, offsets, words, chars = enc.ids, enc.offsets, enc.word_ids, enc.tokens
