@@ -64,14 +64,14 @@ def test_a_rules_wording_parses_its_own_rule_file_only(monkeypatch):
     real = toml_io.toml_loads
     monkeypatch.setattr(toml_io, "toml_loads", lambda text: parsed.append(1) or real(text))
     registry.all_rules.cache_clear()
-    getattr(registry, "_rule", registry.all_rules).cache_clear()
+    registry._parsed_rule.cache_clear()
     try:
         assert "wording" in registry.get("M101").data
         assert len(parsed) == 1
         assert registry.get("M101").code == "M101" and len(parsed) == 1
     finally:
         registry.all_rules.cache_clear()
-        getattr(registry, "_rule", registry.all_rules).cache_clear()
+        registry._parsed_rule.cache_clear()
 
 
 def test_name_patterns_match_as_fnmatch_does():
