@@ -24,8 +24,8 @@ TS_TOOLS = '''export const TOOLS = [
 ];
 '''
 TS_AGENT = '''import Anthropic from "@anthropic-ai/sdk";
-import {{ buildSystem }} from "../shared/prompts";
-import {{ TOOLS }} from "../shared/tools";
+import {{ buildSystem }} from "../common/prompts";
+import {{ TOOLS }} from "../common/tools";
 import {{ format{j} as format{i} }} from "../util/util{j}";
 
 const client = new Anthropic();
@@ -115,8 +115,8 @@ from typing import List
 
 import anthropic
 
-from shared.prompts import build_system
-from shared.tools import TOOLS
+from common.prompts import build_system
+from common.tools import TOOLS
 from util.util{j} import format{j} as format{i}
 
 client = anthropic.Anthropic()
@@ -213,15 +213,15 @@ def generate(root: Path, n: int, agents_every: int = 4):
     """n files per language: one agent module per ``agents_every`` files, the rest utilities."""
     for lang in ("ts", "py"):
         base = root / lang
-        (base / "shared").mkdir(parents=True, exist_ok=True)
+        (base / "common").mkdir(parents=True, exist_ok=True)
         (base / "util").mkdir(parents=True, exist_ok=True)
         (base / "agents").mkdir(parents=True, exist_ok=True)
-    (root / "ts" / "shared" / "prompts.ts").write_text(TS_PROMPTS.format(policy=POLICY), encoding="utf-8")
-    (root / "ts" / "shared" / "tools.ts").write_text(TS_TOOLS.format(), encoding="utf-8")
-    (root / "py" / "shared" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "ts" / "common" / "prompts.ts").write_text(TS_PROMPTS.format(policy=POLICY), encoding="utf-8")
+    (root / "ts" / "common" / "tools.ts").write_text(TS_TOOLS.format(), encoding="utf-8")
+    (root / "py" / "common" / "__init__.py").write_text("", encoding="utf-8")
     (root / "py" / "util" / "__init__.py").write_text("", encoding="utf-8")
-    (root / "py" / "shared" / "prompts.py").write_text(PY_PROMPTS.format(policy=POLICY), encoding="utf-8")
-    (root / "py" / "shared" / "tools.py").write_text(PY_TOOLS.format(), encoding="utf-8")
+    (root / "py" / "common" / "prompts.py").write_text(PY_PROMPTS.format(policy=POLICY), encoding="utf-8")
+    (root / "py" / "common" / "tools.py").write_text(PY_TOOLS.format(), encoding="utf-8")
     for i in range(n - 2):
         if i % agents_every == 0:
             (root / "ts" / "agents" / f"agent{i}.ts").write_text(TS_AGENT.format(i=i, j=i + 1), encoding="utf-8")

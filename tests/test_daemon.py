@@ -313,14 +313,14 @@ def test_requests_from_two_directories_are_answered_as_in_process(env):
     relative to the client's directory with the same bytes, and the daemon's own working directory
     is the one it started in, before and after."""
     root = env["root"]
-    (root / "shared").mkdir()
-    shutil.copy(root / "prompts" / "support_timestamp.j2", root / "shared" / "ts.j2")
+    (root / "common").mkdir()
+    shutil.copy(root / "prompts" / "support_timestamp.j2", root / "common" / "ts.j2")
     (root / "out").mkdir()
     requests = [
-        (root / "prompts", ["support_timestamp.j2", "../shared/ts.j2", "--config", "../pyproject.toml",
+        (root / "prompts", ["support_timestamp.j2", "../common/ts.j2", "--config", "../pyproject.toml",
                             "--report-file", "json=../out/sub.json"]),
-        (root / "prompts", ["--output-format", "json", "../prompts", "../shared"]),
-        (root, ["--report-file", "sarif=out/root.sarif", "shared/ts.j2", "prompts"]),
+        (root / "prompts", ["--output-format", "json", "../prompts", "../common"]),
+        (root, ["--report-file", "sarif=out/root.sarif", "common/ts.j2", "prompts"]),
     ]
     reports = [root / "out" / "sub.json", None, root / "out" / "root.sarif"]
     direct = []
@@ -328,8 +328,8 @@ def test_requests_from_two_directories_are_answered_as_in_process(env):
         direct.append((run(env, "check", "--no-daemon", "--no-cache", *args, cwd=cwd), report and report.read_bytes()))
         if report:
             report.unlink()
-    assert b"../shared/ts.j2:1:15: M101" in direct[0][0][1] and b"support_timestamp.j2:1:15: M101" in direct[0][0][1]
-    assert b'"path": "../shared/ts.j2"' in direct[1][0][1]
+    assert b"../common/ts.j2:1:15: M101" in direct[0][0][1] and b"support_timestamp.j2:1:15: M101" in direct[0][0][1]
+    assert b'"path": "../common/ts.j2"' in direct[1][0][1]
     pid, _ = start(env)
     proc = Path(f"/proc/{pid}/cwd")
     own = os.readlink(proc) if proc.exists() else None

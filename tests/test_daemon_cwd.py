@@ -24,24 +24,24 @@ from conftest import REPO
 TIMEOUT = 180
 
 # (directory below the project, argv): a subdirectory with `../` paths, the project root, a template
-# outside the subdirectory (named `../shared/ts.j2` in the output), a relative --config and
+# outside the subdirectory (named `../common/ts.j2` in the output), a relative --config and
 # --tokenizer, --stdin-filename, and report files written relative to the client's directory
 REQUESTS = [
-    ("prompts", ["check", "--no-cache", "support_timestamp.j2", "../shared/ts.j2",
+    ("prompts", ["check", "--no-cache", "support_timestamp.j2", "../common/ts.j2",
                  "--report-file", "json=../out/sub.json", "--report-file", "sarif=local.sarif"]),
     ("prompts", ["check", "--no-cache", "--config", "../pyproject.toml", "--output-format", "json", "../prompts"]),
     ("prompts", ["check", "--no-cache", "--tokenizer", "../tokenizer/tokenizer.json", "--output-format", "concise",
-                 "agent_request_id.j2", "../shared"]),
-    ("prompts", ["check", "--no-cache", "--stdin-filename", "../shared/typed.j2", "--output-format", "json"]),
-    ("prompts", ["check", "--no-cache", "missing.j2", "../nowhere/x.j2", "../shared/bin.j2"]),
-    ("prompts", ["check", "--no-cache", "--diff", "--unsafe-fixes", "../shared/ts.j2"]),
-    ("prompts", ["check", "--no-cache", "--fix", "--unsafe-fixes", "../shared/ts.j2", "support_timestamp.j2"]),
+                 "agent_request_id.j2", "../common"]),
+    ("prompts", ["check", "--no-cache", "--stdin-filename", "../common/typed.j2", "--output-format", "json"]),
+    ("prompts", ["check", "--no-cache", "missing.j2", "../nowhere/x.j2", "../common/bin.j2"]),
+    ("prompts", ["check", "--no-cache", "--diff", "--unsafe-fixes", "../common/ts.j2"]),
+    ("prompts", ["check", "--no-cache", "--fix", "--unsafe-fixes", "../common/ts.j2", "support_timestamp.j2"]),
     ("prompts", ["check", "--no-cache", "--show-inferred", "../prompts/agent_request_id.j2"]),
     (".", ["check", "--no-cache", "--report-file", "json=out/root.json"]),
-    (".", ["check", "--no-cache", "shared/ts.j2", "--output-format", "github"]),
+    (".", ["check", "--no-cache", "common/ts.j2", "--output-format", "github"]),
 ]
 REPORTS = ["out/sub.json", "prompts/local.sarif", "out/root.json"]
-FIXED = ["shared/ts.j2", "prompts/support_timestamp.j2"]  # what --fix rewrites: put back after each run
+FIXED = ["common/ts.j2", "prompts/support_timestamp.j2"]  # what --fix rewrites: put back after each run
 STDIN = (REPO / "examples" / "prompts" / "support_timestamp.j2").read_bytes()  # an M101 at line 1
 
 
@@ -49,9 +49,9 @@ STDIN = (REPO / "examples" / "prompts" / "support_timestamp.j2").read_bytes()  #
 def project(tmp_path):
     root = tmp_path / "examples"
     shutil.copytree(REPO / "examples", root)
-    (root / "shared").mkdir()
-    shutil.copy(root / "prompts" / "support_timestamp.j2", root / "shared" / "ts.j2")
-    (root / "shared" / "bin.j2").write_bytes(b"a\0b")  # an E005 read error, named as typed
+    (root / "common").mkdir()
+    shutil.copy(root / "prompts" / "support_timestamp.j2", root / "common" / "ts.j2")
+    (root / "common" / "bin.j2").write_bytes(b"a\0b")  # an E005 read error, named as typed
     (root / "out").mkdir()
     return root
 
@@ -97,15 +97,15 @@ def test_a_request_is_served_from_its_directory_without_entering_it(project, mon
     expected = [(_in_process(project, where, argv), _reports(project)) for where, argv in REQUESTS]
     # what the in-process runs printed: the subdirectory's findings named as typed, `../` kept
     first = expected[0][0][1].decode()
-    assert "support_timestamp.j2:" in first and "../shared/ts.j2:" in first and "prompts/" not in first
+    assert "support_timestamp.j2:" in first and "../common/ts.j2:" in first and "prompts/" not in first
     assert set(expected[0][1]) == {"out/sub.json", "prompts/local.sarif"} and set(expected[8][1]) == {"out/root.json"}
     assert set(expected[6][1]) == set(FIXED)  # --fix rewrote both, named as typed
-    assert b"Fixed 2 findings (M101 ../shared/ts.j2:1:15, M101 support_timestamp.j2:1:15)" in expected[6][0][1]
-    assert b"--- a/../shared/ts.j2" in expected[5][0][1]  # as typed
+    assert b"Fixed 2 findings (M101 ../common/ts.j2:1:15, M101 support_timestamp.j2:1:15)" in expected[6][0][1]
+    assert b"--- a/../common/ts.j2" in expected[5][0][1]  # as typed
     assert b"inferred samples for agent_request_id.j2" in expected[7][0][1]
     assert b"../nowhere/x.j2" in expected[4][0][1] and b"missing.j2" in expected[4][0][1]
-    assert b"../shared/bin.j2:1:1: E005 binary file" in expected[4][0][1]
-    assert b'"../shared/typed.j2"' in expected[3][0][1]
+    assert b"../common/bin.j2:1:1: E005 binary file" in expected[4][0][1]
+    assert b'"../common/typed.j2"' in expected[3][0][1]
 
     def refuse(*a, **k):
         raise AssertionError("the daemon changed its working directory")
