@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import List, Optional
+from typing import Dict, List, Optional, Tuple
 
 ANALYZERS = [
     "promptlint.analyzers.chat_template",  # before jinja_template: chat `.jinja` files are templates too
@@ -35,7 +35,14 @@ class AnalyzerContractError(TypeError):
     """An analyzer module lacks part of the contract above (a programming error, not bad input)."""
 
 
+_MODULES: Dict[Tuple[str, ...], List] = {}  # the analyzer modules, imported once (a walk asks about every file it meets)
+
+
 def modules() -> List:
+    key = tuple(ANALYZERS)
+    found = _MODULES.get(key)
+    if found is not None:
+        return found
     out = []
     for name in ANALYZERS:
         module = importlib.import_module(name)
@@ -43,6 +50,8 @@ def modules() -> List:
         if missing:
             raise AnalyzerContractError(f"{name}: an analyzer must declare {', '.join(missing)} (promptlint/analyzers/__init__.py)")
         out.append(module)
+    _MODULES.clear()
+    _MODULES[key] = out
     return out
 
 

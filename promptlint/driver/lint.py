@@ -826,6 +826,8 @@ def _neighbourhood(path: Path, listed: Optional[Dict[str, Optional[frozenset]]] 
     name = str(path)
     directory = name if os.path.isdir(name) else os.path.dirname(name)
     names = _listed(directory, listed) if listed is not None else None
+    if names is not None and not names:
+        return ""  # none of the names below is in the directory (most directories of a project)
     stem = path.name.rsplit(".", 1)[0]
     candidates = [os.path.join(directory, n) for n in _NEIGHBOURS]
     candidates += [os.path.join(directory, f"{s}.samples.{ext}") for s in (stem, "chat_template", "tokenizer_config") for ext in ("toml", "json")]
@@ -845,13 +847,19 @@ def _neighbourhood(path: Path, listed: Optional[Dict[str, Optional[frozenset]]] 
 
 
 def _listed(directory: str, listed: Dict[str, Optional[frozenset]]) -> Optional[frozenset]:
-    """The casefolded names in ``directory``, listed once per run (None: it cannot be listed)."""
+    """The casefolded names in ``directory`` that ``_neighbourhood`` may look for (the neighbours,
+    samples files, ``chat_templates``), listed once per run (None: it cannot be listed)."""
     if directory not in listed:
         try:
-            listed[directory] = frozenset(n.casefold() for n in os.listdir(directory or "."))
+            listed[directory] = frozenset(n for n in (n.casefold() for n in os.listdir(directory or "."))
+                                          if n in _NEIGHBOUR_NAMES or n.endswith(_SAMPLES_ENDINGS))
         except (OSError, ValueError):
             listed[directory] = None
     return listed[directory]
+
+
+_NEIGHBOUR_NAMES = frozenset(_NEIGHBOURS) | {"chat_templates"}
+_SAMPLES_ENDINGS = (".samples.toml", ".samples.json")
 
 
 def _settings_key(settings: Settings) -> str:
