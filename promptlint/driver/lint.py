@@ -60,6 +60,7 @@ class Request:
     jobs: Optional[int] = None  # worker processes (promptlint.driver.parallel); None or 1: this process
     progress: Optional[Callable[[int, int], None]] = None  # told (done, total) after each file
     debug: bool = False  # PROMPTLINT_DEBUG, read by the front end: a file's internal error raises instead of an E002
+    memo: Optional[object] = None  # a resident Workspace's ResidentMemo (promptlint.driver.resident), else None
 
 
 @dataclass
@@ -137,8 +138,9 @@ def plan_run(request: Request, settings: Settings, shared: Optional[Dict[object,
     if overrides and not request.paths:  # stdin / editor buffers only: no discovery
         files, missing = [], []
     else:
+        kinds = analyzers if request.memo is None else request.memo.kinds(analyzers)
         files, missing = discover(request.paths, settings.root, settings.templates, settings.exclude, request.force_exclude,
-                                  kinds=analyzers, real=real, base=settings.base)
+                                  kinds=kinds, real=real, base=settings.base)
     if overrides:
         files = [Path(p) for p in overrides] + [f for f in files if str(f) not in overrides]
     ctx = kernel.Context(settings, provider, kernel.rule_filter(settings), shared=shared,
@@ -173,11 +175,11 @@ def _consult_manifest(plan: Plan) -> None:
         if plan.manifest is None and cache.enabled:
             from promptlint.project.manifest import Manifest
 
-            plan.manifest = Manifest(cache, settings_key, tok_sha, request.evidence, settings.base)
+            plan.manifest = Manifest(cache, settings_key, tok_sha, request.evidence, settings.base, kept=request.memo)
         nb = before = None
         if text is None and plan.manifest is not None:  # an editor buffer or stdin is never in the manifest
             nb = _neighbourhood(path, plan.listed)
-            hit = _from_manifest(plan.manifest, path, nb)
+            hit = _from_manifest(plan.manifest, path, nb, request.memo)
             if hit is not None:
                 plan.done[i] = hit
                 continue
@@ -259,14 +261,20 @@ def finish(plan: Plan) -> LintResult:
     )
 
 
-def _from_manifest(manifest, path: Path, nb: str) -> Optional[Tuple[List[Finding], List[str]]]:
+def _from_manifest(manifest, path: Path, nb: str, memo=None) -> Optional[Tuple[List[Finding], List[str]]]:
     hit = manifest.lookup(path, nb)
     if hit is None:
         return None
     try:
-        return [finding_from_dict(d) for d in hit[0]], list(hit[1])
+        if memo is not None:  # a resident process: rebuilt once while the record is kept
+            return memo.findings(hit[0], _decoded), list(hit[1])
+        return _decoded(hit[0]), list(hit[1])
     except (KeyError, TypeError, ValueError, AttributeError):
         return None  # a record this code cannot read: analyse the file
+
+
+def _decoded(dicts: List[Dict]) -> List[Finding]:
+    return [finding_from_dict(d) for d in dicts]
 
 
 def _lstat(path: Path):
