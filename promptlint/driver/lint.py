@@ -133,6 +133,7 @@ def plan_run(request: Request, settings: Settings, shared: Optional[Dict[object,
     state = _state(settings)
     provider = kernel.TokenizerProvider(state.spec)
     cache = Cache(settings.root, enabled=request.use_cache)
+    cache.kept = request.memo
     overrides = request.overrides
     real = RealPaths()  # each directory resolved once for discovery and the checks below
     if overrides and not request.paths:  # stdin / editor buffers only: no discovery

@@ -28,6 +28,7 @@ from typing import Callable, Dict, Optional, Tuple
 
 MAX_FILES = 20_000  # walk verdicts kept (then forgotten at once)
 RACY_NS = 2_000_000_000  # as the manifest's (promptlint.project.manifest.RACY_NS)
+CACHE_WALK_EVERY = 60.0  # seconds: the cache is walked (its size measured) at least this often when written
 
 
 def _stamp(st: os.stat_result) -> Tuple[int, ...]:
@@ -40,6 +41,7 @@ class ResidentMemo:
         self.sniffed = 0  # files whose verdict was computed, not remembered (tests count them)
         self.manifest: Optional[Tuple[str, str, Tuple[int, ...], Dict]] = None  # (path, key, lstat stamp, records)
         self.decoded: Dict[int, Tuple[list, list]] = {}  # id(a record's finding dicts) -> (that list, its Findings)
+        self.cache_sizes: Dict[str, Tuple[int, float]] = {}  # cache directory -> (bytes at the last walk + since, when walked)
 
     # ------------------------------------------------------------------ the walk
 
@@ -67,6 +69,26 @@ class ResidentMemo:
                 self.sniffs.clear()
             self.sniffs[name] = (now, takes)
         return takes
+
+    # ------------------------------------------------------------------ the cache's size
+
+    def cache_grew(self, directory: str, written: int, limit: int) -> bool:
+        """A run wrote ``written`` bytes to the cache in ``directory``: True when the total of the last
+        walk plus what this process wrote since stays under half of ``limit`` and that walk is recent,
+        so no walk is needed to keep the cap. Other processes prune after their own writes."""
+        last = self.cache_sizes.get(directory)
+        if last is None or time.monotonic() - last[1] > CACHE_WALK_EVERY:
+            return False
+        total = last[0] + written
+        if total > limit // 2:
+            return False
+        self.cache_sizes[directory] = (total, last[1])
+        return True
+
+    def cache_walked(self, directory: str, total: int) -> None:
+        if len(self.cache_sizes) >= 64:
+            self.cache_sizes.clear()
+        self.cache_sizes[directory] = (total, time.monotonic())
 
     # ------------------------------------------------------------------ the run manifest
 
