@@ -140,6 +140,8 @@ class Context:
     shared: Optional[Dict[object, object]] = None
     # the run's unsaved texts by path (editor buffers, a fix under proof): a module another one imports is read from here first
     buffers: Dict[str, str] = field(default_factory=dict)
+    # a resident process (daemon, language server): an analyzer may keep what it parsed for the next request
+    resident: bool = False
 
     def depend(self, path: Path) -> None:
         """Record a file (include, samples file) whose change must invalidate the cached result."""

@@ -144,7 +144,7 @@ def plan_run(request: Request, settings: Settings, shared: Optional[Dict[object,
                                   kinds=kinds, real=real, base=settings.base)
     if overrides:
         files = [Path(p) for p in overrides] + [f for f in files if str(f) not in overrides]
-    ctx = kernel.Context(settings, provider, kernel.rule_filter(settings), shared=shared,
+    ctx = kernel.Context(settings, provider, kernel.rule_filter(settings), shared=shared, resident=request.memo is not None,
                          buffers={os.path.abspath(p): t for p, t in (overrides or {}).items()})
     state.missing = [kernel.file_error(raw, "E005", reason) for raw, reason in missing]
     # Work in the plan's order (files sharing a tokenizer together, each released after its last
