@@ -60,6 +60,12 @@ class TokenizerProvider:
             except TokenizerError:
                 pass
 
+    def expect(self, chars: int) -> None:
+        """Each process about to share it (forked workers) will encode at least ``chars`` characters:
+        what it builds for that volume is built once here, before the fork (tokens.LoadedTokenizer.expect)."""
+        if self.loaded is not None:
+            self.loaded.expect(chars)
+
 
 def tokenizer_spec(settings: Settings) -> TokenizerSpec:
     """The run's tokenizer; an unpinned one is vetted before it runs in this process (the

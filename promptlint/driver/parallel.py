@@ -125,6 +125,21 @@ def chunks(items: List[int], workers: int) -> List[List[int]]:
     return [items[i:i + size] for i in range(0, len(items), size)]
 
 
+def volume(paths: Sequence[str]) -> int:
+    """Bytes of the regular files among ``paths`` (what the workers will at least render)."""
+    import stat
+
+    total = 0
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            total += st.st_size
+    return total
+
+
 def heaviest_first(paths: Sequence[str]) -> List[int]:
     """Indices of ``paths``, the likely slowest to analyse first (directories: chat templates with
     many scenarios; then by size): the last unit to finish is then a small one."""

@@ -174,6 +174,13 @@ class LoadedTokenizer:
         _charge(sum(len(e.ids) for e in out))
         return out  # type: ignore[return-value]
 
+    def expect(self, chars: int) -> None:
+        """This process (or each worker forked from it) will encode at least ``chars`` characters: an
+        engine that switches to another model past some volume builds it now (promptlint.fastbpe.engine)."""
+        expect = getattr(self._tok, "expect", None)
+        if expect is not None:
+            expect(chars)
+
     def _crashed(self, e: BaseException) -> BaseException:
         """A native panic as the file's error; anything else (^C, a render deadline) as it was."""
         if not native_panic(e):
