@@ -545,21 +545,25 @@ def prefer_sent(findings: List[Finding]) -> List[Finding]:
         return findings
     out: List[Finding] = []
     kept: Dict[Tuple, Finding] = {}
+    at: Dict[Tuple, List[int]] = {}  # key -> where findings with it are in ``out`` (a merge replaces them all)
     for f in findings:
         place = (f.path, f.line, f.column)
-        if place in places and not sent(f) and any(NOT_SEEN_NOTE in n for n in f.notes):
+        is_sent = sent(f)
+        if place in places and not is_sent and any(NOT_SEEN_NOTE in n for n in f.notes):
             continue
         key = (f.code,) + place
-        if sent(f) and key in kept:
+        if is_sent and key in kept:
             first = kept[key]
             also = [n for n in f.notes if n.startswith(SENT_NOTE) and n not in first.notes]
             more = tuple(s for s in f.sent_by if s not in first.sent_by)
             kept[key] = first = dataclasses.replace(first, notes=tuple(first.notes) + tuple(f"also {n}" for n in also),
                                                     sent_by=tuple(first.sent_by) + more)
-            out = [first if (g.code, g.path, g.line, g.column) == key else g for g in out]
+            for k in at.get(key, ()):
+                out[k] = first
             continue
-        if sent(f):
+        if is_sent:
             kept[key] = f
+        at.setdefault(key, []).append(len(out))
         out.append(f)
     return out
 
