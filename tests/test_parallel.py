@@ -135,7 +135,8 @@ def test_a_worker_that_dies_leaves_its_files_to_this_process(tmp_path, monkeypat
         return real_unit(self, unit)
 
     settings = Settings(root=root, tokenizer="tok/tokenizer.json")
-    one = lint(["prompts"], settings, use_cache=False, jobs=1)
+    one = lint(["prompts"], settings, use_cache=False, jobs=2)  # ~14 kB of templates: analysed in one process
+    monkeypatch.setattr(parallel, "MIN_BYTES", 0)  # forked all the same: this test is about a worker dying
     monkeypatch.setattr(lint_mod._Run, "unit", dies_in_a_worker)
     two = lint(["prompts"], settings, use_cache=False, jobs=2)
     assert sum(len(items) for items, _, _ in in_parent) == 6  # every file, after the pool broke
@@ -213,3 +214,21 @@ def test_workers_that_would_each_pass_the_switch_volume_share_one_model_built_be
     one = lint([str(tmp_path)], settings, use_cache=False, jobs=1)
     assert [f.to_dict() for f in parallel_report.findings] == [f.to_dict() for f in one.findings]
     assert len(parallel_report.findings) == 8  # each template's clock before the shared rules
+
+
+def test_a_few_small_files_are_analysed_in_one_process(tmp_path, monkeypatch):
+    """Forking workers costs more than a few small files take (a commit's Python modules: each worker
+    would parse the modules they import again): under ``MIN_BYTES`` of source and no model directory,
+    one process analyses them, whatever --jobs says."""
+    root = _project(tmp_path / "p")
+    monkeypatch.chdir(root)
+    forked = []
+    real_run = parallel.run
+    monkeypatch.setattr(parallel, "run", lambda *a, **k: forked.append(1) or real_run(*a, **k))
+    settings = Settings(root=root, tokenizer="tok/tokenizer.json")
+    assert sum(p.stat().st_size for p in (root / "prompts").glob("*.j2")) < 16 * 1024  # what the check lints there
+    small = lint(["prompts"], settings, use_cache=False, jobs=2)
+    assert forked == []
+    big = lint(["."], settings, use_cache=False, jobs=2)  # with the model directories: worth the workers
+    assert forked == [1]
+    assert len(big.findings) > len(small.findings) > 0

@@ -473,6 +473,8 @@ def _analyse(lint_plan: Plan):
     for item in todo:
         groups.setdefault(plan.key(item.i), []).append(item)
     workers = parallel.workers_for(len(groups.get(None, ())) + len(groups) - (None in groups), len(todo), jobs)
+    if workers and not parallel.heavy_enough([str(run.files[item.i]) for item in todo]):
+        workers = 0  # a few small files (a commit's Python modules): forking costs more than it wins
     if not workers:
         for sha, items in groups.items():
             yield from _step(run, items, sha, releases.pop(sha, ()))
