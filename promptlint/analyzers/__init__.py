@@ -68,6 +68,12 @@ def walk_takes(path: Path) -> bool:
     return any(module.FILES.walk_takes(path) for module in modules())
 
 
+def walk_reads(path: Path) -> bool:
+    """Whether deciding ``walk_takes(path)`` may read the file (an analyzer takes its name and has a
+    byte prefilter): what a resident process remembers by the file's stamp."""
+    return any(module.FILES.markers and module.FILES.matches_name(path) for module in modules())
+
+
 def owned_directory(path: Path):
     """The ``OwnedDirectory`` declaration of an analyzer that lints ``path`` as one target, or None."""
     for module in modules():

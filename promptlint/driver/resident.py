@@ -15,6 +15,12 @@ command does that once and exits; a resident process does it per request, for th
   (each file's and dependency's stamp and digest are checked on lookup), so this only spares the read.
 - the findings rebuilt from a record's list (the same list object while the record is kept):
   findings are frozen, so one Finding serves every request that reports it.
+- the cache's size at its last walk plus what this process wrote since: the cache is walked to
+  enforce its cap when that could matter (past half the cap) or a minute has passed, not after
+  every request that wrote (other processes prune after their own writes).
+
+Two more keep themselves where they live: the tokenizer pool's encodings (encode_memo) and the
+linted Python modules' trees (pysource.project.keep_linted, under ``Context.resident``).
 
 Everything is bounded and only ever answers what recomputing would.
 """
@@ -38,7 +44,6 @@ def _stamp(st: os.stat_result) -> Tuple[int, ...]:
 class ResidentMemo:
     def __init__(self):
         self.sniffs: Dict[str, Tuple[Tuple[int, ...], bool]] = {}  # path -> (stat stamp, the walk takes it)
-        self.sniffed = 0  # files whose verdict was computed, not remembered (tests count them)
         self.manifest: Optional[Tuple[str, str, Tuple[int, ...], Dict]] = None  # (path, key, lstat stamp, records)
         self.decoded: Dict[int, Tuple[list, list]] = {}  # id(a record's finding dicts) -> (that list, its Findings)
         self.cache_sizes: Dict[str, Tuple[int, float]] = {}  # cache directory -> (bytes at the last walk + since, when walked)
@@ -63,7 +68,6 @@ class ResidentMemo:
         if hit is not None and hit[0] == now:
             return hit[1]
         takes = compute(path)
-        self.sniffed += 1
         if max(now[1], now[2]) < time.time_ns() - RACY_NS:
             if len(self.sniffs) >= MAX_FILES:
                 self.sniffs.clear()
@@ -138,6 +142,8 @@ class _RememberedKinds:
         self.memo, self.inner = memo, kinds
 
     def walk_takes(self, path) -> bool:
+        if not self.inner.walk_reads(path):  # decided by its name: nothing to remember
+            return self.inner.walk_takes(path)
         return self.memo.walk_takes(path, self.inner.walk_takes)
 
     def owned_directory(self, path):
