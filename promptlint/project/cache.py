@@ -133,6 +133,8 @@ class Cache:
         self.enabled = enabled
         self.warning: Optional[str] = None
         self.wrote = False
+        self.written = 0  # bytes this run wrote (a resident process prunes by its own count between walks)
+        self.kept = None  # a resident process's memo of the cache's size (promptlint.driver.resident), else None
         self._ready = False
 
     # ------------------------------------------------------------------ keys
@@ -185,21 +187,25 @@ class Cache:
         if not self.enabled or not self.wrote:
             return
         limit = MAX_BYTES if limit is None else limit
+        kept = self.kept
+        if kept is not None and kept.cache_grew(str(self.dir), self.written, limit):
+            return  # a resident process's own count since its last walk is far below the cap
         entries = []
         total = 0
         for rel, st in safe_write.walk(self.dir, anchor=self.root):
             if stat.S_ISREG(st.st_mode) and _PRUNABLE.match(rel):
                 entries.append((st.st_mtime_ns, st.st_size, rel))
                 total += st.st_size
-        if total <= limit:
-            return
-        doomed = []
-        for _mtime, size, rel in sorted(entries):
-            doomed.append(rel)
-            total -= size
-            if total <= limit * 0.8:  # headroom, so the next runs do not prune again at once
-                break
-        safe_write.remove_all(self.dir, doomed, anchor=self.root)
+        if total > limit:
+            doomed = []
+            for _mtime, size, rel in sorted(entries):
+                doomed.append(rel)
+                total -= size
+                if total <= limit * 0.8:  # headroom, so the next runs do not prune again at once
+                    break
+            safe_write.remove_all(self.dir, doomed, anchor=self.root)
+        if kept is not None:
+            kept.cache_walked(str(self.dir), total)
 
     # ------------------------------------------------------------------ small memos
 
@@ -249,6 +255,7 @@ class Cache:
             return
         try:
             safe_write.write_text(target, text, anchor=self.root, parents=True, private=True)
+            self.written += len(text)  # characters: bytes for the ASCII JSON the cache writes
         except OSError as e:
             self._disable(_cannot_write(self.dir.parent, e))
 
