@@ -91,15 +91,28 @@ class Val:
 
 
 def merge(vals: List[Val]) -> Val:
+    """One of ``vals`` may be the value (branches, arms of a conditional, the items of a list indexed by a
+    variable): the hazards of all, the text of the first that holds a volatile value (the case the finding
+    measures), else of the first."""
     vals = [v for v in vals if v is not None]
     if not vals:
         return Val()
-    first = vals[0]
+    first = next((v for v in vals if _volatile_text(v)), vals[0]) if len(vals) > 1 else vals[0]
     out = Val(first.parts, [], first.items, first.mapping, first.unordered, frozenset(), first.node, first.instance)
     out.add(*vals)
     for v in vals[1:]:
         out.unordered = out.unordered or v.unordered
     return out
+
+
+def _volatile_text(v: Val, depth: int = 0) -> bool:
+    """Whether ``v``'s text (or the text of its items or fields, a message) holds a volatile value."""
+    if v.parts is not None and any(isinstance(p, Hole) and p.kind == "volatile" for p in v.parts):
+        return True
+    if depth > 2:
+        return False
+    inner = (v.items or []) + list((v.mapping or {}).values())
+    return any(_volatile_text(i, depth + 1) for i in inner[:64])
 
 
 # ------------------------------------------------------------------- index
@@ -113,6 +126,10 @@ class Entry:
     loops: Tuple[ast.AST, ...]  # enclosing for loops in the same function, outermost first
     keys: Tuple[ast.AST, ...] = ()  # setitem: the subscripts below the name, outermost first (`x[0]["k"] = v`)
     scope: Optional[ast.AST] = None  # attribute entries: the function that writes `self.<attr>` (None: the class body)
+    # the branches it sits in, outermost first: (id of the if/try/match statement, which arm); entries in two
+    # arms of one statement never both run, so neither hides the other (Flow._binding)
+    arms: Tuple[Tuple[int, int], ...] = ()
+    path: Tuple[int, ...] = ()  # "for" entries of a tuple target (`for name, body in pairs`): the element it binds
 
 
 # container methods that change the container in place -> the entry kind
@@ -128,6 +145,8 @@ def _self_name(func) -> Optional[str]:
     return a[0].arg if a else None
 
 
+# statements whose arms exclude each other (ast.Match and ast.TryStar are newer than Python 3.9)
+_BRANCHES = tuple(getattr(ast, n) for n in ("If", "Try", "TryStar", "Match") if hasattr(ast, n))
 _LEAVES = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
 
 
@@ -155,6 +174,9 @@ class Index:
         self.attrs: Dict[Tuple[str, str], List[Entry]] = {}
         self.fields: Dict[str, List[str]] = {}  # class -> annotated class-body names, in order (dataclass fields)
         self._me: Dict[int, Optional[str]] = {}  # id(method) -> its first parameter's name
+        # scope id -> [(arm, first position, last position)] of the if/try/match arms in it (Flow._binding)
+        self.arm_spans: Dict[int, List[Tuple[Tuple[int, int], Tuple[int, int], Tuple[int, int]]]] = {}
+        self._arms: Tuple[Tuple[int, int], ...] = ()
         self._walk(tree, None, (), None)
         for entries in list(self.bindings.values()) + list(self.attrs.values()):
             entries.sort(key=lambda e: e.pos)
@@ -164,12 +186,15 @@ class Index:
         return MODULE if scope is None else id(scope)
 
     def _bind(self, scope, name: str, entry: Entry) -> None:
+        if self._arms:
+            entry.arms = self._arms
         self.bindings.setdefault((self.sid(scope), name), []).append(entry)
 
     def _walk(self, node: ast.AST, scope, loops, cls) -> None:
-        stack = [(node, scope, loops, cls)]
+        stack = [(node, scope, loops, cls, ())]
         while stack:
-            node, scope, loops, cls = stack.pop()
+            node, scope, loops, cls, arms = stack.pop()
+            self._arms = arms
             t = type(node)
             if t in (ast.FunctionDef, ast.AsyncFunctionDef):
                 if cls is None and scope is None:
@@ -179,17 +204,17 @@ class Index:
                     self.class_of[id(node)] = cls
                 self.returns.setdefault(id(node), [])
                 for d in node.decorator_list + node.args.defaults + [d for d in node.args.kw_defaults if d]:
-                    stack.append((d, scope, loops, cls))
+                    stack.append((d, scope, loops, cls, arms))
                 for stmt in reversed(node.body):
-                    stack.append((stmt, node, (), cls))
+                    stack.append((stmt, node, (), cls, ()))
                 continue
             if t is ast.ClassDef:
                 if scope is None and cls is None:
                     self.classes[node.name] = node
                 for stmt in reversed(node.body):
-                    stack.append((stmt, scope if scope is not None else None, loops, node.name if scope is None else None))
+                    stack.append((stmt, scope if scope is not None else None, loops, node.name if scope is None else None, arms))
                 for b in node.bases + node.decorator_list:
-                    stack.append((b, scope, loops, cls))
+                    stack.append((b, scope, loops, cls, arms))
                 continue
             if t is ast.Import:
                 for a in node.names:
@@ -206,11 +231,14 @@ class Index:
                         self.imports[a.asname or a.name] = (node.module or "", node.level or 0, a.name)
                 continue
             pos = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+            if t in _BRANCHES:
+                self._branches(node, t, scope, loops, cls, arms, stack)
+                continue
             if t in (ast.For, ast.AsyncFor):
                 self._target(scope, node.target, Entry(pos, "for", node.iter, loops))
-                stack.append((node.iter, scope, loops, cls))
+                stack.append((node.iter, scope, loops, cls, arms))
                 for stmt in reversed(node.body + node.orelse):
-                    stack.append((stmt, scope, loops + (node,), cls))
+                    stack.append((stmt, scope, loops + (node,), cls, arms))
                 continue
             self._record(node, t, scope, loops, pos)
             if cls is not None:
@@ -222,9 +250,31 @@ class Index:
                 if type(v) is list:
                     for child in v:
                         if isinstance(child, ast.AST) and not isinstance(child, _LEAVES):
-                            stack.append((child, scope, loops, cls))
+                            stack.append((child, scope, loops, cls, arms))
                 elif isinstance(v, ast.AST) and not isinstance(v, _LEAVES):
-                    stack.append((v, scope, loops, cls))
+                    stack.append((v, scope, loops, cls, arms))
+
+    def _branches(self, node, t, scope, loops, cls, arms, stack) -> None:
+        """An if/try/match statement: each arm's statements are walked with the arm added to their ``arms``
+        (a try's ``else`` runs after its body: the same arm; ``finally`` runs always: no arm)."""
+        if t is ast.If:
+            groups = [(None, [node.test]), (0, node.body), (1, node.orelse)]
+        elif t.__name__ == "Match":
+            groups = [(None, [node.subject])] + [(i, [c.pattern] + ([c.guard] if c.guard else []) + c.body)
+                                                  for i, c in enumerate(node.cases)]
+        else:
+            groups = [(0, node.body + node.orelse)] + [(i + 1, h.body) for i, h in enumerate(node.handlers)]
+            groups.append((None, node.finalbody))
+        spans = self.arm_spans.setdefault(self.sid(scope), [])
+        for arm, stmts in reversed(groups):
+            stmts = [s for s in stmts if s is not None]
+            inner = arms if arm is None else arms + ((id(node), arm),)
+            if arm is not None and stmts:
+                last = stmts[-1]
+                spans.append(((id(node), arm), (stmts[0].lineno, stmts[0].col_offset),
+                              (last.end_lineno or last.lineno, last.end_col_offset or 0)))
+            for stmt in reversed(stmts):
+                stack.append((stmt, scope, loops, cls, inner))
 
     def _record(self, node: ast.AST, t: type, scope, loops, pos) -> None:
         """Note what a statement or expression node binds, returns, raises or calls."""
@@ -276,7 +326,11 @@ class Index:
                 if isinstance(elt, ast.Starred):
                     elt = elt.value
                 if isinstance(elt, ast.Name):
-                    self._bind(scope, elt.id, Entry(entry.pos, "unpack", entry.value, entry.loops))
+                    if entry.kind == "for":  # `for name, body in pairs`: element i of each item
+                        self._bind(scope, elt.id, Entry(entry.pos, "for", entry.value, entry.loops,
+                                                        path=entry.path + (target.elts.index(elt),)))
+                    else:
+                        self._bind(scope, elt.id, Entry(entry.pos, "unpack", entry.value, entry.loops))
         elif isinstance(target, ast.Subscript):
             keys = []
             while isinstance(target, ast.Subscript):
@@ -546,6 +600,10 @@ class Flow:
                 return base.mapping[key.value]
             if base.items is not None and isinstance(key.value, int) and -len(base.items) <= key.value < len(base.items):
                 return base.items[key.value]
+        if not isinstance(key, (ast.Constant, ast.Slice)) and base.unordered is None:
+            choices = list(base.mapping.values()) if base.mapping is not None else base.items
+            if choices and len(choices) <= MAX_UNROLL:  # `PROMPTS[mode]`: one of the values, whichever the key
+                return merge(choices).add(base, self.ev(key, scope, env, depth))
         if base.parts is not None and len(base.parts) == 1 and isinstance(base.parts[0], Hole) and base.parts[0].kind == "volatile":
             h = base.parts[0]  # `uuid4().hex[:8]`, `str(time.time())[-6:]`: part of a volatile value is still volatile
             return Val([Hole("volatile", self.text_of(node), h.node, h.sub)], list(base.hazards), names=base.names)
@@ -608,30 +666,99 @@ class Flow:
         if not entries:
             return None
         before = [e for e in entries if e.pos < pos]
-        base_i = None
-        for i, e in enumerate(before):
-            if e.kind in ("assign", "for", "unpack"):
-                base_i = i
-        if base_i is None:
+        bases = [i for i, e in enumerate(before) if e.kind in ("assign", "for", "unpack")]
+        if not bases:
             if before:
                 return None
             # used above every assignment (a loop, or a later module constant): take the first
-            base_i, before = 0, entries[:1]
+            before = entries[:1]
             if entries[0].kind not in ("assign", "for", "unpack"):
                 return None
-        base = before[base_i]
+            bases = [0]
         sub_env = env if scope is not None else {}
+        live = self._live_bases(scope, before, bases, pos)
+        vals = []
+        for base_i in live:
+            rest = [e for e in before[base_i + 1:] if not _exclusive(e.arms, before[base_i].arms)]
+            vals.append(self._bound_value(before[base_i], rest, name, scope, sub_env, depth))
+        return vals[0] if len(vals) == 1 else merge(vals)
+
+    def _live_bases(self, scope, before: List[Entry], bases: List[int], pos) -> List[int]:
+        """The assignments that may give the value at ``pos``: the latest one, and earlier ones in an arm of an
+        if/try/match that the later ones do not always follow (``if a: p = X`` / ``else: p = Y``: both); an
+        assignment in an arm the use cannot be in (the other arm of the if it sits in) is not one."""
+        if not any(before[i].arms for i in bases):
+            return [bases[-1]]
+        spans = self.index.arm_spans.get(Index.sid(scope), ())
+        here = {arm for arm, start, end in spans if start <= pos <= end}
+        live: List[int] = []
+        for i in reversed(bases):
+            e = before[i]
+            if _exclusive(e.arms, here):
+                continue
+            if any(before[j].arms == e.arms[:len(before[j].arms)] for j in live):
+                continue  # a later assignment that always runs after this one
+            live.append(i)
+        return live or [bases[-1]]
+
+    def _bound_value(self, base: Entry, rest: List[Entry], name: str, scope, sub_env, depth) -> Val:
+        """The value one assignment gives, changed by the later statements on it (``rest``, in order)."""
         v = self.ev(base.value, scope, sub_env, depth + 1)
         if base.kind == "for":
-            elem = self.opaque(base.value, self.text_of(base.value), name)
-            v = elem.add(Val(hazards=v.hazards, names=v.names))
+            items = _items_of(v) if v.unordered is None else None
+            picked = [_pick(i, base.path) for i in items] if items is not None and len(items) <= MAX_UNROLL else None
+            if picked and all(p is not None for p in picked):  # `for part in [a, b]`: one of the items
+                elem = merge(picked)
+                elem = Val(elem.parts, list(elem.hazards), elem.items, elem.mapping, elem.unordered,
+                           elem.names | {name}, elem.node, elem.instance).add(Val(hazards=v.hazards))
+            else:
+                elem = self.opaque(base.value, self.text_of(base.value), name)
+                elem.add(Val(hazards=v.hazards, names=v.names))
+            v = elem
         elif base.kind == "unpack":
             v = self.opaque(base.value, name, name).add(v)
         out = Val(v.parts, list(v.hazards), list(v.items) if v.items is not None else None,
                   dict(v.mapping) if v.mapping is not None else None, v.unordered, v.names, v.node, v.instance)
-        for e in before[base_i + 1:]:
+        k = 0
+        while k < len(rest):
+            e = rest[k]
+            unrolled = self._unrolled(rest, k, scope, sub_env, depth)
+            if unrolled is not None:  # the statements of one loop over known items, once per item
+                group, runs = unrolled
+                for item_env in runs:
+                    for g in group:
+                        self._mutate(out, Entry(g.pos, g.kind, g.value, (), g.keys, g.scope, g.arms), scope, item_env, depth)
+                k += len(group)
+                continue
             self._mutate(out, e, scope, sub_env, depth)
+            k += 1
         return out
+
+    def _unrolled(self, rest: List[Entry], k: int, scope, env, depth):
+        """(the entries of one ``for`` loop from ``rest[k]`` on, the loop variables' values per item) when that
+        loop (not nested) iterates known items (``for s in sections: text += s.render()``); None otherwise."""
+        e = rest[k]
+        if len(e.loops) != 1 or e.kind == "setdefault":
+            return None
+        loop = e.loops[0]
+        it = self.ev(loop.iter, scope, env or None, depth + 1)
+        items = _items_of(it) if it.unordered is None else None
+        if items is None or len(items) > MAX_UNROLL:
+            return None
+        targets = _target_paths(loop.target)
+        if targets is None:
+            return None
+        runs = []
+        for item in items:
+            item_env = dict(env)
+            for target, path in targets:
+                picked = _pick(item, path)
+                if picked is None:
+                    return None
+                item_env[target] = picked
+            runs.append(item_env)
+        group = [x for x in rest[k:] if x.loops == e.loops]
+        return group, runs
 
     def _mutate(self, out: Val, e: Entry, scope, env, depth) -> None:
         """Apply one later statement on a container (``x.append(v)``, ``x[k] = v``, ``x.update(...)``) to its value."""
@@ -752,6 +879,10 @@ class Flow:
                                   fix="sorted", in_text=in_text))
 
     def _comprehension(self, node, scope, env, depth) -> Val:
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)) and len(node.generators) == 1:
+            v = self._each(node, scope, env, depth)
+            if v is not None:
+                return v
         inner = dict(env)
         iter_vals = Val()
         unordered = None
@@ -773,6 +904,30 @@ class Flow:
             out.unordered = (node, "a set comprehension")
         elif isinstance(node, ast.DictComp):
             out.unordered = unordered
+        return out
+
+    def _each(self, node, scope, env, depth) -> Optional[Val]:
+        """``[s.render() for s in sections]`` over known items: the element once per item, in order (a
+        condition keeps every item: the prompt may hold any of them); None when the items are not known."""
+        gen = node.generators[0]
+        it = self.ev(gen.iter, scope, env or None, depth + 1)
+        items = _items_of(it) if it.unordered is None else None
+        targets = _target_paths(gen.target)
+        if items is None or len(items) > MAX_UNROLL or targets is None:
+            return None
+        out = Val(items=[]).add(it)
+        for item in items:
+            inner = dict(env)
+            for target, path in targets:
+                picked = _pick(item, path)
+                if picked is None:
+                    return None
+                inner[target] = picked
+            for cond in gen.ifs:
+                out.add(self.ev(cond, scope, inner, depth + 1))
+            v = self.ev(node.elt, scope, inner, depth + 1)
+            out.add(v)
+            out.items.append(v)
         return out
 
     # -- calls
@@ -814,7 +969,12 @@ class Flow:
                 out.add(ev(a))
             return out
         if method in ("keys", "values", "items") and receiver is not None:
-            return Val(unordered=receiver.unordered).add(receiver)
+            out = Val(unordered=receiver.unordered).add(receiver)
+            if receiver.mapping is not None and receiver.unordered is None and not node.args:  # insertion order
+                m = receiver.mapping
+                out.items = ([Val(parts=[k]) for k in m] if method == "keys" else list(m.values()) if method == "values"
+                             else [Val(items=[Val(parts=[k]), v]).add(v) for k, v in m.items()])
+            return out
         if method == "apply_chat_template":
             return self._apply_chat_template(node, ev, label)
         if name in sinks.TEXT_FUNCTIONS or name == "copy.deepcopy" or name == "copy.copy":
@@ -1143,6 +1303,50 @@ def _set_path(base: Val, keys: list, value: Val) -> Optional[Val]:
             return None
     return Val(base.parts, list(base.hazards), base.items, {**base.mapping, key: inner}, base.unordered, base.names,
                base.node, base.instance)
+
+
+MAX_UNROLL = 32  # items of a known list a loop or comprehension is followed for, one by one
+
+
+def _items_of(v: Val) -> Optional[List[Val]]:
+    """What iterating ``v`` gives, one value per item, when known: a list's or tuple's items, a dict's keys."""
+    if v.items is not None:
+        return v.items
+    if v.mapping is not None and v.parts is None:
+        return [Val(parts=[k]) for k in v.mapping]
+    return None
+
+
+def _pick(item: Val, path: Tuple[int, ...]) -> Optional[Val]:
+    """Element ``path`` of an item (``for name, body in pairs``: 0 and 1); None when not known."""
+    for i in path:
+        if item.items is None or not -len(item.items) <= i < len(item.items):
+            return None
+        item = item.items[i]
+    return item
+
+
+def _target_paths(target: ast.AST, path: Tuple[int, ...] = ()) -> Optional[List[Tuple[str, Tuple[int, ...]]]]:
+    """The names a loop target binds with the element each takes (``for i, (k, v) in ...``); None for others."""
+    if isinstance(target, ast.Name):
+        return [(target.id, path)]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        out = []
+        for i, elt in enumerate(target.elts):
+            sub = _target_paths(elt, path + (i,))
+            if sub is None:
+                return None
+            out += sub
+        return out
+    return None
+
+
+def _exclusive(arms, other) -> bool:
+    """Two sets of arms (``Entry.arms``) in different arms of one if/try/match: they never both run."""
+    if not arms or not other:
+        return False
+    mine = dict(arms)
+    return any(stmt in mine and mine[stmt] != arm for stmt, arm in other)
 
 
 def _names_in(target: ast.AST) -> List[str]:
