@@ -458,12 +458,13 @@ class Flow:
                        names=frozenset([name]))
         return self._call(ast.copy_location(ast.Call(func=fn, args=[], keywords=[]), fn), scope, env or {}, depth)
 
-    def as_text(self, v: Val, node: ast.AST, scope, depth: int) -> Val:
-        """``v`` as ``str()`` and formatting render it: an object of a class of the linted files with a
-        ``__str__`` (or ``__format__``) method is what that method returns; anything else is ``v``."""
+    def as_text(self, v: Val, node: ast.AST, scope, depth: int, conversion: str = "str") -> Val:
+        """``v`` as ``str()`` and formatting render it (``conversion="repr"``: as ``repr()``, ``!r`` and ``!a`` do):
+        an object of a class of the linted files is what its ``__str__``/``__format__``/``__repr__`` (or a
+        dataclass's generated repr) returns; anything else is ``v``."""
         if v.instance is None or depth > MAX_DEPTH:
             return v
-        text = objects.render(self, v, node, scope, depth)
+        text = objects.render(self, v, node, scope, depth, conversion)
         return text if text is not None else v
 
     # -- entry point
@@ -506,7 +507,8 @@ class Flow:
             if isinstance(piece, ast.Constant):
                 out.parts.append(str(piece.value))
                 continue
-            v = self.as_text(self.ev(piece.value, scope, env, depth), piece.value, scope, depth)
+            v = self.as_text(self.ev(piece.value, scope, env, depth), piece.value, scope, depth,
+                             "repr" if piece.conversion in (ord("r"), ord("a")) else "str")
             out.add(v)
             spec = _const_spec(piece.format_spec)
             if v.parts is not None and not (spec and len(v.parts) == 1 and isinstance(v.parts[0], Hole)):
@@ -771,7 +773,10 @@ class Flow:
             v = self.ev(e.value, scope, env, depth + 1) if e.value is not None else Val()
         out.add(v)
         if e.kind == "aug":
-            if out.parts is not None and v.parts is not None:
+            grown = self._grown_unordered(out, e, v, scope, env, depth) if e.loops and out.parts is not None else None
+            if grown is not None:  # `text += f"- {d}"` for d in a set: the items, in no fixed order, in its place
+                out.parts = out.parts + [grown]
+            elif out.parts is not None and v.parts is not None:
                 out.parts = out.parts + v.parts
             elif out.items is not None and v.items is not None:
                 out.items = out.items + v.items
@@ -812,6 +817,18 @@ class Flow:
             for loop in e.loops:
                 it = self.ev(loop.iter, scope, env, depth + 1)
                 self._iterate(it, loop.iter, out)
+
+    def _grown_unordered(self, out: Val, e: Entry, v: Val, scope, env, depth) -> Optional[Hole]:
+        """A text grown (``+=``) in a loop over an unordered collection: one hole marked with the loop's
+        order hazards (pysource.orders renders stand-in items there), the hazards added to ``out``."""
+        loop_hazards = Val()
+        for loop in e.loops:
+            self._iterate(self.ev(loop.iter, scope, env, depth + 1), loop.iter, loop_hazards, in_text=True)
+        if not loop_hazards.hazards or v.parts is None:
+            return None
+        out.add(loop_hazards)
+        ids = frozenset(id(h.node) for h in loop_hazards.hazards)
+        return Hole("static", self.text_of(e.value), e.value, order=("", ids))
 
     def _mapping_call(self, call: ast.Call, ev) -> Val:
         """The mapping ``dict(a, k=v)`` / ``x.update(a, k=v)`` builds from its arguments."""
@@ -949,6 +966,17 @@ class Flow:
             return self._join(node, receiver, ev, label)
         if method == "format" and receiver is not None and receiver.parts is not None and all(isinstance(p, str) for p in receiver.parts):
             return self._format("".join(receiver.parts), node, ev).add(receiver)
+        if method == "format_map" and node.args and receiver is not None and receiver.parts is not None \
+                and all(isinstance(p, str) for p in receiver.parts):
+            fields = ev(node.args[0])
+            if fields.mapping is not None:
+                return self._format("".join(receiver.parts), node, ev, fields.mapping).add(receiver, fields)
+        if name == "string.Template" and node.args:  # substituted below, by `.substitute(...)`
+            x = ev(node.args[0])
+            return Val(x.parts, list(x.hazards), names=x.names, node=node)
+        if method in ("substitute", "safe_substitute") and receiver is not None and receiver.parts is not None \
+                and isinstance(receiver.node, ast.Call) and (sinks.dotted(receiver.node.func) or "").endswith("Template"):
+            return self._substitute(receiver, node, ev)
         if name in ("sorted", "min", "max", "sum", "len", "any", "all"):
             x = ev(node.args[0]) if node.args else Val()
             out = Val(hazards=[h for h in x.hazards if not (h.kind == "unordered" and not h.in_text)], names=x.names)
@@ -979,7 +1007,9 @@ class Flow:
             return self._apply_chat_template(node, ev, label)
         if name in sinks.TEXT_FUNCTIONS or name == "copy.deepcopy" or name == "copy.copy":
             x = ev(node.args[0]) if node.args else Val(parts=[""])
-            return self.as_text(x, node, scope, depth) if name in ("str", "format") else x
+            if name in ("str", "format", "repr"):
+                return self.as_text(x, node, scope, depth, "repr" if name == "repr" else "str")
+            return x
         if method in ("copy", "deepcopy") and receiver is not None and not node.args:  # x.copy(): the same value
             return receiver
         if method in sinks.TEXT_METHODS and receiver is not None:
@@ -1099,7 +1129,8 @@ class Flow:
         out.parts = [p for p in out.parts if p != ""]
         return out
 
-    def _format(self, fmt: str, node: ast.Call, ev) -> Val:
+    def _format(self, fmt: str, node: ast.Call, ev, values: Optional[Dict[str, Val]] = None) -> Val:
+        """``fmt.format(...)``; ``values``: the fields by name when they come from a mapping (``format_map``)."""
         out = Val(parts=[])
         auto = 0
         try:
@@ -1107,7 +1138,10 @@ class Flow:
         except ValueError:
             return self.opaque(node)
         kws = {k.arg: k.value for k in node.keywords if k.arg}
-        for literal, field_name, spec, _conv in parsed:
+        if values is not None:
+            kws = {k: ast.copy_location(ast.Name(id=f"__value_{k}", ctx=ast.Load()), node) for k in values}
+            ev = lambda n, ev=ev: values[n.id[len("__value_"):]] if isinstance(n, ast.Name) and n.id.startswith("__value_") else ev(n)  # noqa: E731
+        for literal, field_name, spec, conv in parsed:
             if literal:
                 out.parts.append(literal)
             if field_name is None:
@@ -1123,7 +1157,7 @@ class Flow:
             if arg is None:
                 out.parts.append(Hole("static", field_name, node))
                 continue
-            v = self.as_text(ev(arg), arg, None, 0)
+            v = self.as_text(ev(arg), arg, None, 0, "repr" if conv in ("r", "a") else "str")
             out.add(v)
             if v.parts is not None and head == field_name:
                 if spec and len(v.parts) == 1 and isinstance(v.parts[0], Hole):
@@ -1133,6 +1167,42 @@ class Flow:
                     out.parts.extend(v.parts)
             else:
                 out.parts.append(Hole("static", self.text_of(arg), arg))
+        return out
+
+    def _substitute(self, template: Val, node: ast.Call, ev) -> Val:
+        """``string.Template(text).substitute(mapping, **kw)`` (and ``safe_substitute``): ``$name`` and ``${name}``
+        replaced by the values given (keywords win over the mapping), ``$$`` by ``$``; a name not given stays."""
+        values: Dict[str, Val] = {}
+        out = Val(parts=[]).add(template)
+        if node.args:
+            m = ev(node.args[0])
+            out.add(m)
+            values.update(m.mapping or {})
+        for k in node.keywords:
+            x = ev(k.value)
+            out.add(x)
+            if k.arg:
+                values[k.arg] = x
+            elif x.mapping is not None:
+                values.update(x.mapping)
+        for part in template.parts:
+            if not isinstance(part, str):
+                out.parts.append(part)
+                continue
+            at = 0
+            for m in string.Template.pattern.finditer(part):
+                out.parts.append(part[at:m.start()])
+                at = m.end()
+                key = m.group("named") or m.group("braced")
+                if m.group("escaped") is not None:
+                    out.parts.append("$")
+                elif key in values:
+                    v = self.as_text(values[key], node, None, 0)
+                    out.parts.extend(v.parts if v.parts is not None else [Hole("static", key, node)])
+                else:
+                    out.parts.append(m.group(0))
+            out.parts.append(part[at:])
+        out.parts = [p for p in out.parts if p != ""]
         return out
 
     def _text_method(self, node: ast.Call, method: str, receiver: Val, ev) -> Val:

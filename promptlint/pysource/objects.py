@@ -228,6 +228,12 @@ def callee(caller, node: ast.Call, scope) -> Optional[Tuple[Any, ast.AST, Any]]:
         if r is not None and r[1] is not None and r[1] in r[0].index.functions:
             return r[0], r[0].index.functions[r[1]], None
         return None
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Call):  # `Bot().answer(q)`: an object made here
+        receiver = caller.ev(f.value, scope)
+        if receiver.instance is None:
+            return None
+        found = method(receiver.instance.flow, receiver.instance.cls, f.attr)
+        return (found[0], found[1], receiver) if found is not None else None
     if not isinstance(f, ast.Attribute) or not isinstance(f.value, (ast.Name, ast.Attribute)):
         return None
     if isinstance(f.value, ast.Name):
@@ -384,16 +390,49 @@ def read_from(obj, scope):
     return out
 
 
-def render(caller, obj, node: ast.AST, scope, depth: int):
-    """What ``str(obj)`` is for an object of a class of the linted files: its ``__str__`` (else ``__format__``)
-    return value, ``self`` bound to it; None when the class defines neither."""
+def render(caller, obj, node: ast.AST, scope, depth: int, conversion: str = "str"):
+    """What ``str(obj)`` (``conversion="repr"``: ``repr(obj)``, ``f"{obj!r}"``) is for an object of a class of the
+    linted files: its ``__str__`` (else ``__format__``, else ``__repr__``, as Python falls back) return value,
+    ``self`` bound to it, or a dataclass's generated repr ``Cls(field=value, ...)``; None when the class
+    defines none of them."""
     inst: Instance = obj.instance
-    for name in ("__str__", "__format__"):
+    names = ("__repr__",) if conversion == "repr" else ("__str__", "__format__", "__repr__")
+    for name in names:
         found = method(inst.flow, inst.cls, name)
         if found is not None:
             call = ast.copy_location(ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=[], keywords=[]), node)
             return caller._call_local(call, found[1], scope, {}, depth + 1, callee=found[0], bound=obj)
-    return None
+    return _dataclass_repr(obj, depth)
+
+
+def _dataclass_repr(obj, depth: int):
+    """``Cls(a='x', b=...)``: the repr ``@dataclass`` writes (and ``str()`` falls back to), each field's value quoted."""
+    inst: Instance = obj.instance
+    if not any(_is_dataclass(d) for d in inst.cls.decorator_list):
+        return None
+    parts: list = [f"{inst.cls.name}("]
+    out = None
+    for i, name in enumerate(n for f, c in reversed(list(mro(inst.flow, inst.cls))) for n in c_fields(f, c)):
+        v = attribute(obj, name, depth + 1)
+        if v is None:
+            continue
+        out = v if out is None else out.add(v)
+        parts.append(f"{', ' if i else ''}{name}='")
+        parts.extend(v.parts if v.parts is not None else [f"<{name}>"])
+        parts.append("'")
+    parts.append(")")
+    text = inst.flow.opaque(obj.node or inst.cls)
+    text.parts = parts
+    return text.add(out) if out is not None else text
+
+
+def _is_dataclass(d: ast.AST) -> bool:
+    target = d.func if isinstance(d, ast.Call) else d
+    if isinstance(d, ast.Call) and any(k.arg == "repr" and isinstance(k.value, ast.Constant) and k.value.value is False
+                                       for k in d.keywords):
+        return False
+    name = target.attr if isinstance(target, ast.Attribute) else target.id if isinstance(target, ast.Name) else ""
+    return name in ("dataclass", "define", "frozen", "attrs")
 
 
 # dataclasses.field / pydantic.Field / attrs: where a field's default is written

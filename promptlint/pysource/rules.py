@@ -15,12 +15,14 @@ from typing import Callable, Dict, List, Optional, Tuple
 from promptlint.base import registry
 from promptlint.checks import prefix_caching_disabled as m701
 from promptlint.pysource import breakpoints, layout, objects, orders, sinks
-from promptlint.pysource.flow import Flow, Hazard, Hole, Index, Part, Val
+from promptlint.pysource.flow import Flow, Hazard, Hole, Index, Part, Val, merge
 from promptlint.pysource.project import NOT_SEEN_NOTE, SENT_NOTE
 
 # The codes only Python code can show; the others found here (M101, M102, M201-M203, M701) are
 # implemented, and worded, by their modules under promptlint/checks/.
 CODES = registry.implements(__name__, "M401", "M402", "M702")
+
+AGENT_SYSTEM = "__agent_system_prompt__"  # the name a decorated agent's composed system prompt is bound to
 
 # dict literals passed as these keywords are request bodies / sampling parameters
 REQUEST_KWARGS = {"extra_body", "json", "body", "data", "sampling_params", "params"}
@@ -88,7 +90,8 @@ class HazardScan:
         ``index``: the tree's Index when it was built already (pysource.project's parse of the same bytes)."""
         self.source = source
         self.index = index if index is not None else Index(tree)
-        if project is not None and not self._reaches_prompts(source):
+        self.flow_kind = lambda name: kind_of(name)[0]
+        if project is not None and not self._reaches_prompts(source) and not self._calls_into(project):
             project = None  # nothing here can make or send a prompt: its imports are not read (pysource.project)
         self.flow = Flow(self.index, source, kind_of, project, display)
         self.project = project
@@ -155,6 +158,48 @@ class HazardScan:
                 return True
         return False
 
+    def _calls_into(self, project) -> bool:
+        """Whether this module hands work to an object or function of its project that may send a prompt
+        (``Bot().answer(q)``, ``bot = Agent(); bot.run(question)``, ``answer("What is ...")``): a call of an
+        imported class, of a method of an object one made, or of an imported function given a per-request
+        input (a name such as ``question``, a string written here, ``input()``). wrapped_sinks then follows
+        it into the module that sends. A helper call such as ``backoff(attempt)`` is none of these, and the
+        files of an installed package (under ``site-packages``) are analysed alone, as before: they are
+        many, and their calls of each other send no prompt of the user's."""
+        if any(p in ("site-packages", "dist-packages") for p in project.path.parts):
+            return False
+        imports = self.index.imports
+
+        def root(node):
+            while isinstance(node, (ast.Attribute, ast.Call, ast.Subscript)):
+                node = node.func if isinstance(node, ast.Call) else node.value
+            return node.id if isinstance(node, ast.Name) else None
+
+        def made_here(value) -> bool:  # a call of an imported class: `Bot(...)`, `agents.Bot(...)`
+            if not isinstance(value, ast.Call):
+                return False
+            name = sinks.dotted(value.func) or ""
+            return root(value.func) in imports and name.rsplit(".", 1)[-1][:1].isupper()
+
+        objects_ = {name for (_, name), entries in self.index.bindings.items()
+                    if any(e.kind == "assign" and made_here(e.value) for e in entries)}
+        for call, _ in self.index.calls:
+            r = root(call.func)
+            if r in objects_ or made_here(call.func.value if isinstance(call.func, ast.Attribute) else None):
+                return True
+            if r in imports and any(self._request_input(a) for a in list(call.args) + [k.value for k in call.keywords]):
+                return True
+        return False
+
+    def _request_input(self, node: ast.AST) -> bool:
+        """A per-request input given to a call: a name that says so, a string written here, ``input()``."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) or isinstance(node, ast.JoinedStr):
+            return True
+        if isinstance(node, ast.Call):
+            return sinks.dotted(node.func) == "input"
+        name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+        return name is not None and self.flow_kind(name) == "per-request"
+
     def line(self, node: ast.AST) -> int:
         return getattr(node, "lineno", 1)
 
@@ -169,8 +214,12 @@ class HazardScan:
             self.double_bos(call, scope, name)
             for kw in call.keywords:
                 self.keyword(kw.arg, kw.value, call, scope, salt_names)
-        for func, call in self.decorated_prompts():
-            self.llm_call(call, func, "agent", "agent", {})
+        for func, call, system in self.decorated_prompts():
+            self._in = (self.flow, {AGENT_SYSTEM: system})
+            try:
+                self.llm_call(call, func, "agent", "agent", {})
+            finally:
+                self._in = (self.flow, {})
         self.wrapped_sinks()
         self.returned_prompts()
         request_dicts = {id(kw.value) for call, _ in self.index.calls for kw in call.keywords if kw.arg in REQUEST_KWARGS}
@@ -264,28 +313,40 @@ class HazardScan:
         for key in sorted(sinks.DOCUMENTS_KWARGS):
             val = get(key)
             if val is not None:
-                self.collection_hazards(val, where, "documents", key)
+                self.collection_hazards(val, where, "documents", key, _with_documents(request, val, get))
 
     def wrapped_sinks(self) -> None:
         """A call of a wrapper that sends what it is given (``llm.ask(system, question)`` whose body calls the
         SDK): the wrapper's LLM calls judged with its parameters bound to this call's arguments. Wrappers in
         other linted modules and methods of known objects (a module's own functions are followed from their
-        call sites already, ``Flow._param``); one level deep."""
+        call sites already, ``Flow._param``); a wrapper that hands the work on (``answer(q)`` doing
+        ``Bot().answer(q)``) is followed through up to ``MAX_WRAPPERS`` calls."""
         for call, scope in list(self.index.calls):
-            found = objects.callee(self.flow, call, scope)
-            if found is None:
-                continue
-            cflow, func, bound = found
-            inner = _llm_calls_by_function(cflow).get(id(func))
-            if not inner:
-                continue
-            env = self.flow.bind_arguments(call, func, scope, {}, 0, cflow, objects.read_from(bound, scope))
-            self._in = (cflow, env)
-            try:
-                for c, (suffix, positional) in inner:
-                    self.llm_call(c, func, cflow.name_of(c.func), suffix, positional)
-            finally:
-                self._in = (self.flow, {})
+            self._wrapper(self.flow, call, scope, {}, 0)
+
+    def _wrapper(self, flow: Flow, call: ast.Call, scope, env: Dict[str, Val], level: int) -> None:
+        found = objects.callee(flow, call, scope)
+        if found is None and level:
+            func = flow._local_function(call, scope)  # inside a wrapper: its module's own functions too
+            found = (flow, func, None) if func is not None else None
+        if found is None:
+            return
+        cflow, func, bound = found
+        inner = _llm_calls_by_function(cflow).get(id(func))
+        calls = _calls_by_function(cflow).get(id(func)) if not inner and level + 1 < MAX_WRAPPERS else None
+        if not inner and not calls:
+            return
+        bound_env = flow.bind_arguments(call, func, scope, env, 0, cflow, objects.read_from(bound, scope))
+        if not inner:
+            for c in calls:
+                self._wrapper(cflow, c, func, bound_env, level + 1)
+            return
+        self._in = (cflow, bound_env)
+        try:
+            for c, (suffix, positional) in inner:
+                self.llm_call(c, func, cflow.name_of(c.func), suffix, positional)
+        finally:
+            self._in = (self.flow, {})
 
     def returned_prompts(self) -> None:
         """Prompts this module builds for callers it does not contain (a library's prompt module): what a
@@ -332,10 +393,14 @@ class HazardScan:
         return None
 
     def decorated_prompts(self):
-        """(function, request) for each ``@agent.system_prompt``-decorated function of an agent: each
-        value it returns is sent as a ``system_prompt=`` (a synthetic call at the decorator's line)."""
+        """(the first decorated function, a synthetic agent call, the system prompt) for each agent with
+        ``@agent.system_prompt``/``@agent.instructions``-decorated functions in this module: the agent sends its
+        own ``system_prompt=``/``instructions=`` text, then what each decorated function returns, in the order
+        they are registered (source order), as one system prompt (parts joined by a blank line); the call
+        sits at the first decorator's line."""
         if not _decorates_prompts(self.source):
             return  # no decorator of that name: the walk below finds nothing
+        agents: Dict[object, list] = {}
         for node in ast.walk(self.index.tree):
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
@@ -344,10 +409,28 @@ class HazardScan:
                 if not (isinstance(target, ast.Attribute) and target.attr in sinks.AGENT_PROMPT_DECORATORS
                         and self._is_agent(target.value, node)):
                     continue
-                for r in self.index.returns.get(id(node), []):
-                    call = ast.Call(func=target, args=[], keywords=[ast.keyword(arg="system_prompt", value=r)])
-                    ast.copy_location(call, d)
-                    yield node, call
+                returns = self.index.returns.get(id(node), [])
+                if returns:
+                    key = sinks.dotted(target.value) or id(target.value)
+                    agents.setdefault(key, []).append((d, target, node, returns))
+        for parts in agents.values():
+            parts.sort(key=lambda p: (p[0].lineno, p[0].col_offset))
+            d, target, first, _ = parts[0]
+            made = self.flow.ev(target.value, None)
+            static = [made.mapping[k] for k in ("system_prompt", "instructions")
+                      if made.mapping is not None and made.mapping.get(k) is not None]
+            vals = static + [merge([self.flow.ev(r, func) for r in returns]) for _, _, func, returns in parts]
+            system = Val(parts=[])
+            for i, v in enumerate(vals):
+                system.add(v)
+                if system.parts is not None:
+                    system.parts = system.parts + (["\n\n"] if i else []) + (
+                        v.parts if v.parts is not None else [Hole("static", "the agent's prompt", d)])
+            call = ast.Call(func=target, args=[], keywords=[ast.keyword(arg="system_prompt",
+                                                                        value=ast.Name(id=AGENT_SYSTEM, ctx=ast.Load()))])
+            ast.copy_location(call, d)
+            ast.copy_location(call.keywords[0].value, d)
+            yield first, call, system
 
     def _is_agent(self, node: ast.AST, scope) -> bool:
         if isinstance(node, ast.Call):
@@ -480,10 +563,11 @@ class HazardScan:
             if val is not None and prompt_key(key):
                 self.collection_hazards(val, where, "prompt parts", key)
 
-    def collection_hazards(self, val: Val, where: str, what: str, key: str) -> None:
+    def collection_hazards(self, val: Val, where: str, what: str, key: str,
+                           request: Optional["layout.Layout"] = None) -> None:
         for h in val.hazards:
             if h.kind == "unordered":
-                self.unordered_candidate(h, "M203", f"`{key}=` of {where}")
+                self.unordered_candidate(h, "M203", f"`{key}=` of {where}", request)
             elif h.kind == "json":
                 self.json_candidate(h, f"`{key}=` of {where}")
 
@@ -637,6 +721,38 @@ def _llm_calls_by_function(flow) -> Dict[int, list]:
                 m = sinks.llm_call(flow.name_of(c.func))
                 if m is not None:
                     table.setdefault(id(scope), []).append((c, m))
+    return table
+
+
+def _with_documents(request: "layout.Layout", docs: Val, get) -> "layout.Layout":
+    """The request with its ``documents=`` as one block after the system prompt (the tools, the system field
+    and the leading system messages), where chat templates that take documents (Command R, Granite) render
+    them, ahead of the conversation: pysource.orders puts the stand-in items there."""
+    out = layout.Layout(request.provider)
+    messages = get("messages")
+    system = set()
+    for i, m in enumerate(messages.items if messages is not None and messages.items is not None else []):
+        if _literal((m.mapping or {}).get("role")) not in ("system", "developer"):
+            break
+        system.add(f"messages[{i}]")
+    at = max((k + 1 for k, b in enumerate(request.blocks)
+              if b.section in ("tools", "system") or b.where.split(".")[0] in system), default=0)
+    out.blocks = request.blocks[:at] + [layout.Block(Val(hazards=list(docs.hazards)), "documents", "documents")] \
+        + request.blocks[at:]
+    return out
+
+
+MAX_WRAPPERS = 3  # calls followed from a linted module's call to the one that sends (wrapped_sinks)
+
+
+def _calls_by_function(flow) -> Dict[int, list]:
+    """id(function) -> the calls in its body, once per module's Flow."""
+    table = flow.__dict__.get("_calls_in")
+    if table is None:
+        table = flow.__dict__["_calls_in"] = {}
+        for c, scope in flow.index.calls:
+            if scope is not None:
+                table.setdefault(id(scope), []).append(c)
     return table
 
 

@@ -96,6 +96,11 @@ VOLATILE_CALLS: Dict[str, str] = {
     "uuid.uuid1": "id",
     "uuid.uuid4": "id",
     "os.getpid": "number",
+    # the machine: one value per replica, so replicas behind one provider cache never share the prefix
+    "socket.gethostname": "id",
+    "socket.getfqdn": "id",
+    "platform.node": "id",
+    "os.uname": "id",
     "pendulum.now": "timestamp",
     "arrow.now": "timestamp",
     "arrow.utcnow": "timestamp",
