@@ -97,10 +97,11 @@ VOLATILE_CALLS: Dict[str, str] = {
     "uuid.uuid4": "id",
     "os.getpid": "number",
     # the machine: one value per replica, so replicas behind one provider cache never share the prefix
-    "socket.gethostname": "id",
-    "socket.getfqdn": "id",
-    "platform.node": "id",
-    "os.uname": "id",
+    # ("process", as the TypeScript analyzer's `os.hostname()`: measured with id-like samples)
+    "socket.gethostname": "process",
+    "socket.getfqdn": "process",
+    "platform.node": "process",
+    "os.uname": "process",
     "pendulum.now": "timestamp",
     "arrow.now": "timestamp",
     "arrow.utcnow": "timestamp",
