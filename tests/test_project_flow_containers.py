@@ -574,3 +574,67 @@ def test_documents_from_a_set_are_measured_after_the_system_prompt(tmp_path, qwe
     f = findings[0]
     assert f.first_divergent_token.index == s
     assert f.arithmetic.lost_blocks == lost and f.arithmetic.ideal_eligible_blocks == ideal and lost >= 1
+
+
+# ----------------------------------------------------------------------------- few-shot examples in a random order
+
+FEW_SHOT = {
+    "random.shuffle in place": "shots = list(EXAMPLES)\n    random.shuffle(shots)\n    return \"\\n\\n\".join(shots)",
+    "random.sample joined": "return \"\\n\\n\".join(random.sample(EXAMPLES, 2))",
+}
+
+
+@pytest.mark.parametrize("style", sorted(FEW_SHOT))
+def test_few_shot_examples_in_a_random_order(tmp_path, qwen, style):
+    body = FEW_SHOT[style]
+    files = project(tmp_path, {"prompts.py": (
+        "import random\n\nEXAMPLES = [\"Q: a\\nA: b\", \"Q: c\\nA: d\", \"Q: e\\nA: f\"]\n\n\n"
+        f"def examples():\n    {body}\n\n\ndef system_prompt():\n    return examples() + \"\\n\" + {PS}\n"),
+        "client.py": SENDER})
+    needle = "random.shuffle" if "shuffle" in style else "random.sample"
+    # the order is one random value: measured with the documented number samples in its place
+    assert_m101_in(qwen, check(tmp_path, "client.py"), files, "prompts.py", needle, "{}\n" + POLICY, EPOCH)
+
+
+def test_sorted_few_shot_examples_are_clean(tmp_path):
+    project(tmp_path, {"prompts.py": (
+        "EXAMPLES = {\"Q: a\\nA: b\", \"Q: c\\nA: d\"}\n\n\n"
+        f"def system_prompt():\n    return \"\\n\\n\".join(sorted(EXAMPLES)) + \"\\n\" + {PS}\n"), "client.py": SENDER})
+    assert check(tmp_path, "client.py") == []
+
+
+# ----------------------------------------------------------------------------- LangChain prompt templates filled later
+
+TEMPLATES = {
+    "(prompt | llm).invoke(variables)": (
+        'prompt = ChatPromptTemplate.from_messages([("system", SYSTEM), ("human", "{question}")])\n'
+        'chain = prompt | ChatOpenAI(model="gpt-4o")\n\n\n'
+        'def answer(question):\n    return chain.invoke({"question": question, "today": str(date.today())})\n'),
+    "llm.invoke(prompt.format_messages(...))": (
+        'prompt = ChatPromptTemplate.from_messages([("system", SYSTEM), ("human", "{question}")])\n'
+        'llm = ChatOpenAI(model="gpt-4o")\n\n\n'
+        'def answer(question):\n    return llm.invoke(prompt.format_messages(today=date.today(), question=question))\n'),
+    "prompt.partial(...) then a chain": (
+        'prompt = ChatPromptTemplate.from_messages([("system", SYSTEM), ("human", "{question}")]).partial(\n'
+        '    today=str(date.today()))\nllm = ChatOpenAI(model="gpt-4o")\n\n\n'
+        'def answer(question):\n    return (prompt | llm).invoke({"question": question})\n'),
+}
+
+
+@pytest.mark.parametrize("style", sorted(TEMPLATES))
+def test_a_langchain_template_filled_with_a_clock(tmp_path, qwen, style):
+    source = ("from datetime import date\n\nfrom langchain_core.prompts import ChatPromptTemplate\n"
+              "from langchain_openai import ChatOpenAI\n\n"
+              f"SYSTEM = \"Today is {{today}}.\\n\" + {PS}\n" + TEMPLATES[style])
+    files = project(tmp_path, {"chain.py": source})
+    assert_m101_in(qwen, check(tmp_path, "chain.py"), files, "chain.py", "date.today()", "Today is {}.\n" + POLICY, DAY)
+
+
+def test_a_langchain_template_with_only_the_question_is_clean(tmp_path):
+    project(tmp_path, {"chain.py": (
+        "from datetime import date\n\nfrom langchain_core.prompts import ChatPromptTemplate\n"
+        "from langchain_openai import ChatOpenAI\n\n"
+        f"prompt = ChatPromptTemplate.from_messages([(\"system\", {PS}), (\"human\", \"{{question}} (asked {{day}})\")])\n"
+        "chain = prompt | ChatOpenAI(model=\"gpt-4o\")\n\n\n"
+        "def answer(question):\n    return chain.invoke({\"question\": question, \"day\": str(date.today())})\n")})
+    assert check(tmp_path, "chain.py") == []

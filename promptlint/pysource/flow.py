@@ -309,9 +309,13 @@ class Index:
         f = node.func
         if isinstance(f, ast.Name):
             self.call_sites.setdefault(f.id, []).append((node, scope))
+            if f.id == "shuffle" and node.args and isinstance(node.args[0], ast.Name):  # from random import shuffle
+                self._bind(scope, node.args[0].id, Entry(pos, "shuffle", node, loops))
         elif isinstance(f, ast.Attribute):
             if isinstance(f.value, ast.Name) and f.value.id in ("self", "cls"):
                 self.call_sites.setdefault("self." + f.attr, []).append((node, scope))
+            if f.attr == "shuffle" and node.args and isinstance(node.args[0], ast.Name):  # random.shuffle(shots)
+                self._bind(scope, node.args[0].id, Entry(pos, "shuffle", node, loops))
             if isinstance(f.value, ast.Name) and f.attr in _MUTATORS:
                 kind = _MUTATORS[f.attr]
                 # insert and update keep the call: its index, and update's keyword arguments
@@ -764,6 +768,12 @@ class Flow:
 
     def _mutate(self, out: Val, e: Entry, scope, env, depth) -> None:
         """Apply one later statement on a container (``x.append(v)``, ``x[k] = v``, ``x.update(...)``) to its value."""
+        if e.kind == "shuffle":  # the items in a new random order on every call: one volatile value
+            label = self.text_of(e.value)
+            item = Val(parts=[Hole("volatile", label, e.value, "number")], hazards=[Hazard("volatile", e.value, label, "number")])
+            out.add(item)
+            out.items, out.parts, out.mapping = [item], None, None
+            return
         call = e.value if e.kind in ("insert", "update") and isinstance(e.value, ast.Call) else None
         if call is not None and e.kind == "update":
             v = self._mapping_call(call, lambda n: self.ev(n, scope, env, depth + 1))
@@ -962,6 +972,21 @@ class Flow:
 
         if name in DUMPS:
             return self._dumps(node, name, ev)
+        if method in ("from_messages", "from_template") and node.args and (sinks.dotted(f.value) or "").endswith("PromptTemplate"):
+            x = ev(node.args[0])  # a LangChain prompt template: filled by .partial/.invoke/.format_messages below
+            if method == "from_messages":
+                return Val(items=x.items, node=node).add(x)
+            chat = (sinks.dotted(f.value) or "").endswith("ChatPromptTemplate")
+            return Val(items=[Val(items=[Val(parts=["human"]), x])] if chat else None, parts=None if chat else x.parts,
+                       node=node).add(x)
+        if receiver is not None and method in _TEMPLATE_METHODS and _is_prompt_template(receiver):
+            values: Dict[str, Val] = {}
+            if node.args and method != "partial":
+                values.update(ev(node.args[0]).mapping or {})
+            for k in node.keywords:
+                if k.arg:
+                    values[k.arg] = ev(k.value)
+            return self.fill_template(receiver, values, node).add(*values.values())
         if method == "join" and node.args:
             return self._join(node, receiver, ev, label)
         if method == "format" and receiver is not None and receiver.parts is not None and all(isinstance(p, str) for p in receiver.parts):
@@ -1040,6 +1065,9 @@ class Flow:
                     parts.extend(sep.parts)
                 parts.extend(item.parts)
             out.parts = parts
+        elif x.items is None and x.parts and isinstance(x.parts[0], Hole) and x.parts[0].kind == "volatile":
+            h = x.parts[0]  # `"\n".join(random.sample(examples, 3))`: the joined text changes as the value does
+            out.parts = [Hole("volatile", label, h.node, h.sub)]
         else:
             unordered = frozenset(id(h.node) for h in out.hazards if h.kind == "unordered")
             glue = "".join(sep.parts) if sep.parts is not None and all(isinstance(p, str) for p in sep.parts) else "\n"
@@ -1168,6 +1196,48 @@ class Flow:
             else:
                 out.parts.append(Hole("static", self.text_of(arg), arg))
         return out
+
+    def fill_template(self, template: Val, values: Dict[str, Val], node: ast.AST) -> Val:
+        """A LangChain prompt template (``ChatPromptTemplate.from_messages``/``from_template``) with its
+        ``{name}`` variables replaced by ``values``; a variable not given stays as written (``.partial``
+        fills some, ``.invoke`` the rest). The result is a template too (the same constructor node)."""
+        def fill(v: Val) -> Val:
+            if v.parts is None:
+                return v
+            out = Val(parts=[]).add(v)
+            for part in v.parts:
+                if not isinstance(part, str):
+                    out.parts.append(part)
+                    continue
+                try:
+                    parsed = list(string.Formatter().parse(part))
+                except ValueError:
+                    out.parts.append(part)
+                    continue
+                for literal, field_name, spec, conv in parsed:
+                    if literal:
+                        out.parts.append(literal)
+                    if field_name is None:
+                        continue
+                    if field_name in values:
+                        x = self.as_text(values[field_name], node, None, 0)
+                        out.add(x)
+                        out.parts.extend(x.parts if x.parts is not None else [Hole("static", field_name, node)])
+                    else:
+                        out.parts.append("{" + field_name + (f":{spec}" if spec else "") + "}")
+            return out
+
+        if template.items is None:
+            return Val(parts=fill(template).parts, node=template.node).add(template)
+        items = []
+        for item in template.items:
+            if item.items is not None and len(item.items) == 2:  # ("system", "...")
+                items.append(Val(items=[item.items[0], fill(item.items[1])]).add(item))
+            elif item.mapping is not None and "content" in item.mapping:
+                items.append(Val(mapping={**item.mapping, "content": fill(item.mapping["content"])}, node=item.node).add(item))
+            else:
+                items.append(item)
+        return Val(items=items, node=template.node).add(template, *items)
 
     def _substitute(self, template: Val, node: ast.Call, ev) -> Val:
         """``string.Template(text).substitute(mapping, **kw)`` (and ``safe_substitute``): ``$name`` and ``${name}``
@@ -1373,6 +1443,16 @@ def _set_path(base: Val, keys: list, value: Val) -> Optional[Val]:
             return None
     return Val(base.parts, list(base.hazards), base.items, {**base.mapping, key: inner}, base.unordered, base.names,
                base.node, base.instance)
+
+
+# LangChain prompt-template methods that fill its variables (``partial`` some, the others all)
+_TEMPLATE_METHODS = {"partial", "invoke", "ainvoke", "format_messages", "aformat_messages", "format_prompt",
+                     "aformat_prompt", "format"}
+
+
+def _is_prompt_template(v: Val) -> bool:
+    return isinstance(v.node, ast.Call) and isinstance(v.node.func, ast.Attribute) and v.node.func.attr in (
+        "from_messages", "from_template") and (sinks.dotted(v.node.func.value) or "").endswith("PromptTemplate")
 
 
 MAX_UNROLL = 32  # items of a known list a loop or comprehension is followed for, one by one

@@ -22,7 +22,8 @@ from promptlint.pysource.project import NOT_SEEN_NOTE, SENT_NOTE
 # implemented, and worded, by their modules under promptlint/checks/.
 CODES = registry.implements(__name__, "M401", "M402", "M702")
 
-AGENT_SYSTEM = "__agent_system_prompt__"  # the name a decorated agent's composed system prompt is bound to
+AGENT_SYSTEM = "__agent_system_prompt__"
+CHAIN_MESSAGES = "__chain_messages__"  # the name a LangChain chain's filled template is bound to  # the name a decorated agent's composed system prompt is bound to
 
 # dict literals passed as these keywords are request bodies / sampling parameters
 REQUEST_KWARGS = {"extra_body", "json", "body", "data", "sampling_params", "params"}
@@ -220,6 +221,7 @@ class HazardScan:
                 self.llm_call(call, func, "agent", "agent", {})
             finally:
                 self._in = (self.flow, {})
+        self.template_chains()
         self.wrapped_sinks()
         self.returned_prompts()
         request_dicts = {id(kw.value) for call, _ in self.index.calls for kw in call.keywords if kw.arg in REQUEST_KWARGS}
@@ -314,6 +316,47 @@ class HazardScan:
             val = get(key)
             if val is not None:
                 self.collection_hazards(val, where, "documents", key, _with_documents(request, val, get))
+
+    def template_chains(self) -> None:
+        """LangChain ``(prompt | llm).invoke(variables)`` (also through a name bound to the chain): the prompt
+        template filled with the variables is the chat model's messages (pysource.flow.fill_template)."""
+        for call, scope in self.index.calls:
+            f = call.func
+            if not (isinstance(f, ast.Attribute) and f.attr in sinks.RUNNABLE_METHODS and call.args):
+                continue
+            steps = self._chain_steps(f.value, scope)
+            if len(steps) < 2:
+                continue
+            template = self.flow.ev(steps[0], scope)
+            if template.node is None or not any(self._is_chat_model(s, scope, 0) for s in steps[1:]):
+                continue
+            from promptlint.pysource.flow import _is_prompt_template
+
+            if not _is_prompt_template(template):
+                continue
+            values = self.flow.ev(call.args[0], scope)
+            messages = self.flow.fill_template(template, dict(values.mapping or {}), call).add(values)
+            sent = ast.copy_location(ast.Call(func=f, args=[ast.copy_location(ast.Name(id=CHAIN_MESSAGES, ctx=ast.Load()),
+                                                                              call)], keywords=[]), call)
+            self._in = (self.flow, {CHAIN_MESSAGES: messages})
+            try:
+                self.llm_call(sent, scope, "invoke", "invoke", {0: "messages"})
+            finally:
+                self._in = (self.flow, {})
+
+    def _chain_steps(self, node: ast.AST, scope) -> List[ast.AST]:
+        """The steps of a ``a | b | c`` chain, written here or bound to a name; [] for anything else."""
+        if isinstance(node, ast.Name):
+            entries = self.index.bindings.get((Index.sid(scope), node.id)) or self.index.bindings.get((0, node.id)) or []
+            assigned = [e.value for e in entries if e.kind == "assign" and e.pos < (node.lineno, node.col_offset)]
+            if not assigned and entries and entries[0].kind == "assign":
+                assigned = [entries[0].value]
+            node = assigned[-1] if assigned else node
+        steps: List[ast.AST] = []
+        while isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            steps.insert(0, node.right)
+            node = node.left
+        return [node] + steps if steps else []
 
     def wrapped_sinks(self) -> None:
         """A call of a wrapper that sends what it is given (``llm.ask(system, question)`` whose body calls the
