@@ -10,9 +10,13 @@ The evaluator follows, within one module:
 - parameters of module functions: the arguments at the module's own call sites;
 - module-level constants.
 
-It does not follow attributes of objects, globals assigned inside functions, other
-modules, ``global``/``nonlocal``, or control flow (both branches of an ``if`` count; the
-latest assignment in source order wins). docs/python.md lists this precisely.
+- containers of known items item by item (comprehensions, dict views, loops unrolled, an item
+  picked by a variable key is any of them), and assignments in the arms of an ``if``/``try``/
+  ``match`` (each may be the value; the latest one that always runs hides the earlier ones).
+
+Objects and other modules are followed through pysource.objects. It does not follow globals
+assigned inside functions, ``global``/``nonlocal``, or which arm runs. docs/python.md lists
+this precisely.
 """
 
 from __future__ import annotations
