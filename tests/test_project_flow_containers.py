@@ -638,3 +638,40 @@ def test_a_langchain_template_with_only_the_question_is_clean(tmp_path):
         "chain = prompt | ChatOpenAI(model=\"gpt-4o\")\n\n\n"
         "def answer(question):\n    return chain.invoke({\"question\": question, \"day\": str(date.today())})\n")})
     assert check(tmp_path, "chain.py") == []
+
+
+# ----------------------------------------------------------------------------- more ways to pick and assemble parts
+
+PICKS = {
+    "a class attribute through the class": (
+        "class Prompts:\n    SYSTEM = f\"Today is {date.today()}.\\n\" + POLICY\n\n\n"
+        "def system_prompt():\n    return Prompts.SYSTEM\n"),
+    "an enum member's value": (
+        "from enum import Enum\n\n\nclass Prompt(str, Enum):\n    SUPPORT = f\"Today is {date.today()}.\\n\" + POLICY\n"
+        "    SALES = \"Sales.\"\n\n\ndef system_prompt():\n    return Prompt.SUPPORT.value\n"),
+    "dict.get with a variable key": (
+        "PROMPTS = {\"support\": f\"Today is {date.today()}.\\n\" + POLICY}\n\n\n"
+        "def system_prompt(mode=\"other\"):\n    return PROMPTS.get(mode, POLICY)\n"),
+    "filter(None, parts) joined": (
+        "def system_prompt(extra=None):\n    return \"\\n\".join(filter(None, [f\"Today is {date.today()}.\", extra, POLICY]))\n"),
+    "map(lambda, parts) joined": (
+        "def system_prompt():\n    return \"\\n\".join(map(lambda p: p.strip(), [f\" Today is {date.today()}. \", POLICY]))\n"),
+    "io.StringIO writes": (
+        "import io\n\n\ndef system_prompt():\n    buf = io.StringIO()\n    buf.write(f\"Today is {date.today()}.\\n\")\n"
+        "    buf.write(POLICY)\n    return buf.getvalue()\n"),
+}
+
+
+@pytest.mark.parametrize("style", sorted(PICKS))
+def test_parts_picked_and_assembled(tmp_path, qwen, style):
+    source = f"from datetime import date\n\nPOLICY = {PS}\n\n" + PICKS[style]
+    files = project(tmp_path, {"prompts.py": source, "client.py": SENDER})
+    assert_m101_in(qwen, check(tmp_path, "client.py"), files, "prompts.py", "date.today()", "Today is {}.\n" + POLICY, DAY)
+
+
+def test_a_static_class_attribute_and_a_known_key_are_clean(tmp_path):
+    project(tmp_path, {"prompts.py": (
+        f"from datetime import date\n\nPOLICY = {PS}\nPROMPTS = {{\"support\": POLICY, \"dated\": f\"Today is {{date.today()}}.\"}}\n\n\n"
+        "class Prompts:\n    SYSTEM = POLICY\n\n\n"
+        "def system_prompt():\n    return Prompts.SYSTEM + PROMPTS.get(\"support\", \"\")\n"), "client.py": SENDER})
+    assert check(tmp_path, "client.py") == []

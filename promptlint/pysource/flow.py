@@ -138,7 +138,7 @@ class Entry:
 
 # container methods that change the container in place -> the entry kind
 _MUTATORS = {"append": "append", "extend": "extend", "insert": "insert", "update": "update", "appendleft": "insert0",
-             "add": "append", "setdefault": "setdefault"}
+             "add": "append", "setdefault": "setdefault", "write": "aug"}  # io.StringIO().write(text): text += it
 
 
 def _self_name(func) -> Optional[str]:
@@ -624,6 +624,9 @@ class Flow:
         v = objects.module_attribute(self, node, env, depth)  # `prompts.SYSTEM` of a linted module
         if v is not None:
             return v
+        v = objects.class_attribute(self, node, env, depth)  # `Prompts.SYSTEM`, `Mode.SUPPORT.value`
+        if v is not None:
+            return self._named(v, node.attr)
         if _is_module_ref(node.value, self.index):
             out = self.opaque(node, name=node.attr)
             out.names = out.names | {node.attr}
@@ -1012,6 +1015,17 @@ class Flow:
             if name == "sorted" and x.items is not None:
                 out.items = None
             return out
+        if name in ("filter", "map") and len(node.args) == 2:
+            return self._filter_map(node, name, scope, env, depth)
+        if name in ("io.StringIO", "StringIO", "io.BytesIO"):
+            return Val(parts=[]) if not node.args else ev(node.args[0])
+        if method == "get" and receiver is not None and receiver.mapping is not None and node.args and receiver.unordered is None:
+            key = _const_key(node.args[0])
+            default = ev(node.args[1]) if len(node.args) > 1 else Val()
+            if isinstance(key, str):
+                return receiver.mapping[key] if key in receiver.mapping else default
+            if len(receiver.mapping) <= MAX_UNROLL:  # `PROMPTS.get(mode, DEFAULT)`: any of them
+                return merge(list(receiver.mapping.values()) + [default]).add(ev(node.args[0]))
         if name in ("list", "tuple", "enumerate", "reversed", "iter", "dict.fromkeys", "collections.OrderedDict", "OrderedDict", "dict"):
             return self._collection(node, name, ev)
         if name in sinks.UNORDERED_CALLS:
@@ -1055,6 +1069,27 @@ class Flow:
             return self._record_value(node, record, ev)
         return self.opaque(node)
 
+    def _filter_map(self, node: ast.Call, name: str, scope, env, depth) -> Val:
+        """``filter(None, parts)``: every item may stay; ``map(f, parts)``: ``f`` of each item, for a lambda
+        (its body with the parameter bound) or a text method (``str.strip``: the item); else items not known."""
+        fn, x = node.args
+        seq = self.ev(x, scope, env, depth)
+        out = Val().add(seq)
+        self._iterate(seq, x, out)
+        items = _items_of(seq) if seq.unordered is None else None
+        if items is None or len(items) > MAX_UNROLL:
+            return out
+        if name == "filter":  # `filter(None, parts)` drops the Nones (a part left out)
+            out.items = [i for i in items if not (i.parts is None and i.items is None and i.mapping is None
+                                                  and i.instance is None and not i.hazards)]
+            return out
+        if isinstance(fn, ast.Lambda) and len(fn.args.args) == 1:
+            arg = fn.args.args[0].arg
+            out.items = [self.ev(fn.body, scope, {**env, arg: item}, depth + 1) for item in items]
+        elif isinstance(fn, ast.Name) and fn.id == "str" or isinstance(fn, ast.Attribute) and sinks.dotted(fn.value) == "str":
+            out.items = list(items)
+        return out.add(*(out.items or []))
+
     def _join(self, node: ast.Call, receiver, ev, label) -> Val:
         """``sep.join(items)``: the joined parts when every item is known text."""
         sep = receiver or Val(parts=[""])
@@ -1062,12 +1097,13 @@ class Flow:
         x = ev(arg)
         out = Val().add(sep, x)
         self._iterate(x, arg, out, in_text=True)
-        if x.items is not None and sep.parts is not None and all(i.parts is not None for i in x.items):
+        if x.items is not None and sep.parts is not None and any(i.parts is not None for i in x.items):
             parts: List[Part] = []
             for i, item in enumerate(x.items):
                 if i:
                     parts.extend(sep.parts)
-                parts.extend(item.parts)
+                # an item whose text is not known is one unknown part; the others keep theirs
+                parts.extend(item.parts if item.parts is not None else [Hole("static", f"item {i} of {self.text_of(arg, 40)}", arg)])
             out.parts = parts
         elif x.items is None and x.parts and isinstance(x.parts[0], Hole) and x.parts[0].kind == "volatile":
             h = x.parts[0]  # `"\n".join(random.sample(examples, 3))`: the joined text changes as the value does

@@ -103,6 +103,26 @@ def module_attribute(flow, node: ast.Attribute, env, depth: int):
 # ----------------------------------------------------------------------------- classes
 
 
+def class_attribute(flow, node: ast.Attribute, env, depth: int):
+    """``Prompts.SYSTEM``: a class-body value read through the class (of the linted files, bases too);
+    ``Mode.SUPPORT.value`` of an enum member: the member's value. None for anything else."""
+    if isinstance(node.value, ast.Name) and node.value.id in env:
+        return None
+    target, attr = node.value, node.attr
+    if attr == "value" and isinstance(target, ast.Attribute):
+        target, attr = target.value, target.attr
+    if not isinstance(target, (ast.Name, ast.Attribute)) or depth > flow.MAX_DEPTH:
+        return None
+    found = find_class(flow, target)
+    if found is None:
+        return None
+    for f, c in mro(found[0], found[1]):
+        entries = [e for e in f.index.attrs.get((c.name, attr), ()) if e.scope is None and e.kind == "assign"]
+        if entries:
+            return field_default(f, entries[-1].value, {}, depth + 1)
+    return None
+
+
 def find_class(flow, node: ast.AST) -> Optional[Tuple[Any, ast.ClassDef]]:
     """The class a name or ``module.Name`` denotes, in this module or an imported linted one."""
     if isinstance(node, ast.Name):

@@ -126,7 +126,7 @@ SET_METHODS = {"union", "intersection", "difference", "symmetric_difference", "c
 TEXT_METHODS = {
     "isoformat", "strftime", "strip", "lstrip", "rstrip", "upper", "lower", "title", "capitalize",
     "replace", "hex", "ctime", "date", "time", "timestamp", "encode", "decode", "casefold", "zfill",
-    "expandtabs", "center", "ljust", "rjust", "removeprefix", "removesuffix",
+    "expandtabs", "center", "ljust", "rjust", "removeprefix", "removesuffix", "getvalue",
 }
 TEXT_FUNCTIONS = {"str", "format", "repr", "textwrap.dedent", "inspect.cleandoc", "int", "float", "round"}
 
