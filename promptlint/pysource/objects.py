@@ -73,7 +73,8 @@ def _resolve(flow, name: str, spec, depth: int, need):
 
 # a module whose bytes hold none of these makes no LLM call (sinks.LLM_CALL_SUFFIXES' method names)
 CALL_MARKERS = (b"create(", b"stream(", b"parse(", b"completion(", b"count_tokens(", b"converse", b"invoke_model",
-                b"generate_content", b"generate(", b"chat(", b"invoke(", b"from_messages(", b"apply_chat_template")
+                b"generate_content", b"generate(", b"chat(", b"invoke(", b"from_messages(", b"apply_chat_template",
+                b"complete(", b"complete_async(", b"chat_completion(", b"acreate(")
 
 
 def module_value(m, attr: str, depth: int):

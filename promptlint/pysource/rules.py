@@ -23,7 +23,8 @@ from promptlint.pysource.project import NOT_SEEN_NOTE, SENT_NOTE
 CODES = registry.implements(__name__, "M401", "M402", "M702")
 
 AGENT_SYSTEM = "__agent_system_prompt__"
-CHAIN_MESSAGES = "__chain_messages__"  # the name a LangChain chain's filled template is bound to  # the name a decorated agent's composed system prompt is bound to
+CHAIN_MESSAGES = "__chain_messages__"
+CREW_FIELDS = ("role", "goal", "backstory")  # CrewAI Agent(...) fields its system prompt is made of  # the name a LangChain chain's filled template is bound to  # the name a decorated agent's composed system prompt is bound to
 
 # dict literals passed as these keywords are request bodies / sampling parameters
 REQUEST_KWARGS = {"extra_body", "json", "body", "data", "sampling_params", "params"}
@@ -210,7 +211,9 @@ class HazardScan:
         for call, scope in self.index.calls:
             name = self.flow.name_of(call.func)
             m = sinks.llm_call(name) or self.framework_call(call, scope, name)
-            if m is not None:
+            if m is not None and m[0] == "crew":
+                self._crew_agent(call, scope, name)
+            elif m is not None:
                 self.llm_call(call, scope, name, m[0], m[1])
             self.double_bos(call, scope, name)
             for kw in call.keywords:
@@ -433,7 +436,32 @@ class HazardScan:
             return "bind_tools", {0: "tools"}  # the tool list every later invoke sends
         if sinks.is_agent(name) and any(kw.arg in sinks.AGENT_PROMPT_KWARGS for kw in call.keywords):
             return "agent", {}
+        if sinks.is_agent(name) and any(kw.arg in CREW_FIELDS for kw in call.keywords):
+            return "crew", {}
         return None
+
+    def _crew_agent(self, call: ast.Call, scope, name: str) -> None:
+        """CrewAI ``Agent(role=..., goal=..., backstory=...)``: its system prompt is CrewAI's role-playing text
+        ``You are {role}. {backstory}\nYour personal goal is: {goal}`` (crewai/translations/en.json)."""
+        fields = {kw.arg: self.flow.ev(kw.value, scope) for kw in call.keywords if kw.arg in CREW_FIELDS}
+        system = Val(parts=[])
+        for piece in ("You are ", "role", ". ", "backstory", "\nYour personal goal is: ", "goal"):
+            if piece not in CREW_FIELDS:
+                system.parts.append(piece)
+                continue
+            v = fields.get(piece)
+            if v is None:
+                continue
+            system.add(v)
+            system.parts.extend(v.parts if v.parts is not None else [Hole("static", piece, call)])
+        sent = ast.copy_location(ast.Call(func=call.func, args=[], keywords=[ast.keyword(
+            arg="system_prompt", value=ast.copy_location(ast.Name(id=AGENT_SYSTEM, ctx=ast.Load()), call))] + [
+            kw for kw in call.keywords if kw.arg in sinks.TOOLS_KWARGS]), call)
+        self._in = (self.flow, {AGENT_SYSTEM: system})
+        try:
+            self.llm_call(sent, scope, name, "agent", {})
+        finally:
+            self._in = (self.flow, {})
 
     def decorated_prompts(self):
         """(the first decorated function, a synthetic agent call, the system prompt) for each agent with

@@ -15,6 +15,15 @@ LLM_CALL_SUFFIXES: Tuple[Tuple[str, Dict[int, str]], ...] = (
     ("chat.completions.parse", {}),
     ("chat.completions.stream", {}),
     ("completions.create", {}),  # legacy completions endpoint: prompt=
+    ("ChatCompletion.create", {}),  # the openai<1.0 module API: openai.ChatCompletion.create(messages=...)
+    ("ChatCompletion.acreate", {}),
+    ("Completion.create", {}),
+    ("Completion.acreate", {}),
+    ("chat.complete", {}),  # mistralai: client.chat.complete(model=..., messages=...)
+    ("chat.complete_async", {}),
+    ("chat.stream", {}),
+    ("chat.stream_async", {}),
+    ("chat_completion", {0: "messages"}),  # huggingface_hub InferenceClient
     ("responses.create", {}),
     ("responses.parse", {}),
     ("responses.stream", {}),
@@ -190,7 +199,10 @@ def is_chat_model(name: Optional[str]) -> bool:
 def is_agent(name: Optional[str]) -> bool:
     """An agent framework's agent class or factory (`Agent`, `pydantic_ai.Agent`, `AssistantAgent`,
     `create_react_agent`)."""
-    last = (name or "").rsplit(".", 1)[-1]
+    segments = (name or "").split(".")
+    last = segments[-1]
+    if len(segments) > 1 and last.startswith("from_") and segments[-2][:1].isupper() and segments[-2].endswith("Agent"):
+        return True  # LlamaIndex `ReActAgent.from_tools(tools, system_prompt=...)`
     return (last[:1].isupper() and last.endswith("Agent")) or (last.startswith("create_") and last.endswith("agent"))
 
 
