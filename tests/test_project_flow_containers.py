@@ -675,3 +675,29 @@ def test_a_static_class_attribute_and_a_known_key_are_clean(tmp_path):
         "class Prompts:\n    SYSTEM = POLICY\n\n\n"
         "def system_prompt():\n    return Prompts.SYSTEM + PROMPTS.get(\"support\", \"\")\n"), "client.py": SENDER})
     assert check(tmp_path, "client.py") == []
+
+
+# ----------------------------------------------------------------------------- a function picked from a table
+
+DISPATCH = {
+    "BUILDERS[mode]()": "def system_prompt(mode=\"sales\"):\n    return BUILDERS[mode]()\n",
+    "BUILDERS.get(mode, default) bound, then called": (
+        "def system_prompt(mode=\"sales\"):\n    build = BUILDERS.get(mode, sales)\n    return build()\n"),
+}
+
+
+@pytest.mark.parametrize("style", sorted(DISPATCH))
+def test_a_builder_picked_from_a_table(tmp_path, qwen, style):
+    source = (f"from datetime import date\n\nPOLICY = {PS}\n\n\ndef support():\n"
+              "    return f\"Today is {date.today()}.\\n\" + POLICY\n\n\ndef sales():\n    return POLICY\n\n\n"
+              "BUILDERS = {\"support\": support, \"sales\": sales}\n\n\n" + DISPATCH[style])
+    files = project(tmp_path, {"prompts.py": source, "client.py": SENDER})
+    assert_m101_in(qwen, check(tmp_path, "client.py"), files, "prompts.py", "date.today()", "Today is {}.\n" + POLICY, DAY)
+
+
+def test_a_table_of_static_builders_is_clean(tmp_path):
+    project(tmp_path, {"prompts.py": (
+        f"POLICY = {PS}\n\n\ndef support():\n    return \"Support.\\n\" + POLICY\n\n\ndef sales():\n    return POLICY\n\n\n"
+        "BUILDERS = {\"support\": support, \"sales\": sales}\n\n\ndef system_prompt(mode=\"sales\"):\n    return BUILDERS[mode]()\n"),
+        "client.py": SENDER})
+    assert check(tmp_path, "client.py") == []

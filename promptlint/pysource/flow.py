@@ -1064,6 +1064,9 @@ class Flow:
         v = objects.call(self, node, receiver, scope, env, depth)  # methods of objects, imported functions, classes
         if v is not None:
             return v
+        v = self._dispatched(node, scope, env, depth)  # `BUILDERS[mode]()`: one of the functions of a table
+        if v is not None:
+            return v
         record = _record_fields(node, name, method)
         if record is not None:  # SDK types: types.Content(role=..., parts=[...]), SystemMessage(content=...)
             return self._record_value(node, record, ev)
@@ -1089,6 +1092,54 @@ class Flow:
         elif isinstance(fn, ast.Name) and fn.id == "str" or isinstance(fn, ast.Attribute) and sinks.dotted(fn.value) == "str":
             out.items = list(items)
         return out.add(*(out.items or []))
+
+    def _dispatched(self, node: ast.Call, scope, env, depth) -> Optional[Val]:
+        """A call of a function picked from a table (``BUILDERS[mode](user)``, ``BUILDERS.get(mode, default)()``,
+        through a name bound to the pick): any of the table's functions (of the linted files), each called
+        with this call's arguments; None when the callee is not such a pick."""
+        f = node.func
+        if isinstance(f, ast.Name) and f.id not in env:  # `build = BUILDERS[mode]; build(user)`
+            entries = self.index.bindings.get((Index.sid(scope), f.id)) or []
+            picked = [e.value for e in entries if e.kind == "assign" and e.pos < (node.lineno, node.col_offset)]
+            f = picked[-1] if picked else f
+        defaults = []
+        if isinstance(f, ast.Call) and isinstance(f.func, ast.Attribute) and f.func.attr == "get" and f.args:
+            defaults, f = f.args[1:2], ast.Subscript(value=f.func.value, slice=f.args[0])
+        if not isinstance(f, ast.Subscript) or depth > MAX_DEPTH:
+            return None
+        table = self.ev(f.value, scope, env or None, depth + 1)
+        choices = list((table.mapping or {}).values()) if table.items is None else list(table.items)
+        targets = [c.parts[0].node for c in choices if c.parts and len(c.parts) == 1 and isinstance(c.parts[0], Hole)]
+        targets += defaults
+        if not targets or len(targets) > MAX_UNROLL:
+            return None
+        vals = []
+        for target in targets:
+            if not isinstance(target, (ast.Name, ast.Attribute)):
+                continue
+            owner = self._flow_of(target)
+            call = ast.copy_location(ast.Call(func=target, args=[], keywords=[]), node)
+            func = owner._local_function(call, None) if isinstance(target, ast.Name) else None
+            if func is not None:
+                owner_env = owner.bind_arguments(node, func, scope, env, depth, owner) if owner is self else None
+                if owner_env is not None:
+                    returns = owner.index.returns.get(id(func), [])
+                    vals.append(merge([owner.ev(r, func, owner_env, depth + 1) for r in returns]))
+                else:
+                    vals.append(owner.ev(call, None, None, depth + 1))
+            else:
+                vals.append(owner.ev(call, None, None, depth + 1))
+        return merge(vals) if vals else None
+
+    def _flow_of(self, node: ast.AST) -> "Flow":
+        """The Flow of the module a syntax node belongs to (this one, or one the project loaded)."""
+        if self.project is None:
+            return self
+        owner = self.project.owner(node)
+        if owner is not None:
+            return owner
+        main = self.project.main
+        return main if main is not None and (self is main or id(node) not in self.project.ids.get(id(self), ())) else self
 
     def _join(self, node: ast.Call, receiver, ev, label) -> Val:
         """``sep.join(items)``: the joined parts when every item is known text."""
