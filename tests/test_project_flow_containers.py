@@ -701,3 +701,31 @@ def test_a_table_of_static_builders_is_clean(tmp_path):
         "BUILDERS = {\"support\": support, \"sales\": sales}\n\n\ndef system_prompt(mode=\"sales\"):\n    return BUILDERS[mode]()\n"),
         "client.py": SENDER})
     assert check(tmp_path, "client.py") == []
+
+
+def test_a_method_of_an_object_picked_from_a_table(tmp_path, qwen):
+    files = project(tmp_path, {"agents.py": f'''
+        from datetime import date
+
+        POLICY = {PS}
+
+
+        class Sales:
+            def system(self):
+                return POLICY
+
+
+        class Support:
+            def system(self):
+                return f"Today is {{date.today()}}.\\n" + POLICY
+
+
+        AGENTS = {{"sales": Sales(), "support": Support()}}
+        ''', "prompts.py": '''
+        from agents import AGENTS
+
+
+        def system_prompt(mode="sales"):
+            return AGENTS[mode].system()
+        ''', "client.py": SENDER})
+    assert_m101_in(qwen, check(tmp_path, "client.py"), files, "agents.py", "date.today()", "Today is {}.\n" + POLICY, DAY)

@@ -1061,6 +1061,10 @@ class Flow:
         func = None if known else self._local_function(node, scope)  # a known object dispatches on its own class
         if func is not None:
             return self._call_local(node, func, scope, env, depth)
+        if receiver is not None and receiver.instance is not None and isinstance(f.value, (ast.Subscript, ast.Name, ast.Call)):
+            v = self._dispatched_method(node, f, scope, env, depth)  # `AGENTS[mode].run(q)`: any of the objects
+            if v is not None:
+                return v
         v = objects.call(self, node, receiver, scope, env, depth)  # methods of objects, imported functions, classes
         if v is not None:
             return v
@@ -1098,6 +1102,8 @@ class Flow:
         through a name bound to the pick): any of the table's functions (of the linted files), each called
         with this call's arguments; None when the callee is not such a pick."""
         f = node.func
+        if isinstance(f, ast.Attribute):
+            return None
         if isinstance(f, ast.Name) and f.id not in env:  # `build = BUILDERS[mode]; build(user)`
             entries = self.index.bindings.get((Index.sid(scope), f.id)) or []
             picked = [e.value for e in entries if e.kind == "assign" and e.pos < (node.lineno, node.col_offset)]
@@ -1129,6 +1135,27 @@ class Flow:
                     vals.append(owner.ev(call, None, None, depth + 1))
             else:
                 vals.append(owner.ev(call, None, None, depth + 1))
+        return merge(vals) if vals else None
+
+    def _dispatched_method(self, node: ast.Call, f: ast.Attribute, scope, env, depth) -> Optional[Val]:
+        pick = f.value
+        if isinstance(pick, ast.Name) and pick.id not in env:
+            entries = self.index.bindings.get((Index.sid(scope), pick.id)) or []
+            picked = [e.value for e in entries if e.kind == "assign" and e.pos < (node.lineno, node.col_offset)]
+            pick = picked[-1] if picked else pick
+        defaults = []
+        if isinstance(pick, ast.Call) and isinstance(pick.func, ast.Attribute) and pick.func.attr == "get" and pick.args:
+            defaults, pick = [self.ev(a, scope, env or None, depth + 1) for a in pick.args[1:2]], ast.Subscript(
+                value=pick.func.value, slice=pick.args[0])
+        if not isinstance(pick, ast.Subscript) or isinstance(pick.slice, ast.Constant) or depth > MAX_DEPTH:
+            return None
+        table = self.ev(pick.value, scope, env or None, depth + 1)
+        choices = list((table.mapping or {}).values()) if table.items is None else list(table.items)
+        choices = [c for c in choices + defaults if c.instance is not None]
+        if len(choices) < 2 or len(choices) > MAX_UNROLL:
+            return None
+        vals = [objects.call(self, node, c, scope, env, depth) for c in choices]
+        vals = [v for v in vals if v is not None]
         return merge(vals) if vals else None
 
     def _flow_of(self, node: ast.AST) -> "Flow":
