@@ -93,6 +93,8 @@ class HazardScan:
         self.source = source
         self.index = index if index is not None else Index(tree)
         self.flow_kind = lambda name: kind_of(name)[0]
+        # a file of an installed package: its calls of each other send no prompt of the user's (_calls_into, _wrapper)
+        self.installed = project is not None and any(p in ("site-packages", "dist-packages") for p in project.path.parts)
         if project is not None and not self._reaches_prompts(source) and not self._calls_into(project):
             project = None  # nothing here can make or send a prompt: its imports are not read (pysource.project)
         self.flow = Flow(self.index, source, kind_of, project, display)
@@ -168,7 +170,7 @@ class HazardScan:
         it into the module that sends. A helper call such as ``backoff(attempt)`` is none of these, and the
         files of an installed package (under ``site-packages``) are analysed alone, as before: they are
         many, and their calls of each other send no prompt of the user's."""
-        if any(p in ("site-packages", "dist-packages") for p in project.path.parts):
+        if self.installed:
             return False
         imports = self.index.imports
 
@@ -379,7 +381,8 @@ class HazardScan:
             return
         cflow, func, bound = found
         inner = _llm_calls_by_function(cflow).get(id(func))
-        calls = _calls_by_function(cflow).get(id(func)) if not inner and level + 1 < MAX_WRAPPERS else None
+        deeper = level + 1 < MAX_WRAPPERS and not self.installed
+        calls = _calls_by_function(cflow).get(id(func)) if not inner and deeper else None
         if not inner and not calls:
             return
         bound_env = flow.bind_arguments(call, func, scope, env, 0, cflow, objects.read_from(bound, scope))
