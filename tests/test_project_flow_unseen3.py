@@ -14,6 +14,21 @@ written down before the set was first run; the commit that adds this file holds 
 clean project looks like one of the hazards but is cache-safe by the rules' own terms (the volatile value
 after the shared text or in the last user message, iteration in a stable order, the breakpoint on the
 static head).
+
+First run (11:46 UTC, branch s29 at cf4aab3, the set merged unchanged and run once): 7 of 10 hazards found at
+the expected line; no false alarm on the 10 clean projects. Missed:
+- "Bedrock Converse tools from a dict over a set difference": found as M202 in tool_specs.py, but one line
+  late, at ``return list(selected.values())`` (where the dict built from the set is iterated) instead of the
+  dict comprehension that iterates ``set(TOOL_SPECS) - set(disabled)`` (the expected line, and the one whose
+  ``sorted(...)`` fixes it: sorting the dict's values cannot). Counted as a miss.
+- "OpenAI Agents SDK Agent(instructions=<callable>), the worker's PID": nothing. The callable passed as
+  ``instructions=`` came from another module; a function reference was an unknown value, not the prompt it
+  returns (a same-module callable was only judged as a prompt-named function).
+- "aider-style prompt classes with class attributes and .format": nothing. The class attributes, the
+  subclass override and the ``.format`` were followed; the clock was lost at ``datetime.now().astimezone()``:
+  a method of a volatile value that is not a known text method gave an unknown, static value.
+None of the expectations looks wrong by the rule docs. Each miss was then closed as a family
+(tests/test_project_flow_families3.py); this set is kept as written.
 """
 
 from __future__ import annotations
