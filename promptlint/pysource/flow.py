@@ -72,7 +72,9 @@ class Val:
     hazards: List[Hazard] = field(default_factory=list)
     items: Optional[List["Val"]] = None  # known list/tuple elements, in order
     mapping: Optional[Dict[str, "Val"]] = None  # dict literal with string keys
-    unordered: Optional[Tuple[ast.AST, str]] = None  # the collection itself has no stable order: (origin, what)
+    # the collection itself has no stable order: (origin, what[, True: iterating it is reported at the origin, a
+    # dict comprehension over a set, whose own loop is the one to sort])
+    unordered: Optional[tuple] = None
     names: frozenset = frozenset()  # identifiers seen on the way (names, attributes), for salt checks
     node: Optional[ast.AST] = None  # the dict literal or constructor call a mapping came from (to point findings at)
     instance: Any = None  # an object of a class of the analysed files (pysource.objects.Instance)
@@ -906,7 +908,9 @@ class Flow:
         """``v`` is iterated in order at ``node``: an unordered ``v`` makes the result's order unstable."""
         if v is None or v.unordered is None or node is None:
             return
-        origin, what = v.unordered
+        origin, what = v.unordered[:2]
+        if len(v.unordered) > 2 and v.unordered[2]:
+            node = origin  # `{k: SPECS[k] for k in names & allowed}`: the dict's order is made at its own loop
         if any(h.kind == "unordered" and h.node is node for h in out.hazards):
             return
         out.hazards.append(Hazard("unordered", node, self.text_of(node), origin=origin, origin_label=what,
@@ -925,8 +929,8 @@ class Flow:
             iter_vals.add(it)
             if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
                 self._iterate(it, gen.iter, iter_vals)
-            else:
-                unordered = unordered or it.unordered
+            elif unordered is None and it.unordered is not None:
+                unordered = (gen.iter, it.unordered[1], True) if isinstance(node, ast.DictComp) else it.unordered
             for target in _names_in(gen.target):
                 inner[target] = self.opaque(gen.iter, self.text_of(gen.iter), target)
         if isinstance(node, ast.DictComp):
@@ -1057,6 +1061,10 @@ class Flow:
             return receiver
         if method in sinks.TEXT_METHODS and receiver is not None:
             return self._text_method(node, method, receiver, ev)
+        if receiver is not None and receiver.parts is not None and len(receiver.parts) == 1 and isinstance(
+                receiver.parts[0], Hole) and receiver.parts[0].kind == "volatile" and receiver.instance is None:
+            h = receiver.parts[0]  # `datetime.now().astimezone()`, `rng.choice(...)`: still the volatile value
+            return Val([Hole("volatile", label, h.node, h.sub)], list(receiver.hazards), names=receiver.names)
         known = receiver is not None and receiver.instance is not None and receiver.instance.env is not None
         func = None if known else self._local_function(node, scope)  # a known object dispatches on its own class
         if func is not None:

@@ -264,8 +264,9 @@ class HazardScan:
             if kw.arg:
                 args[kw.arg] = kw.value
         if suffix == "agent":  # the agent's prompt is the request's system prompt
-            args = {sinks.AGENT_PROMPT_KWARGS.get(k, k): v for k, v in args.items()
-                    if k in sinks.AGENT_PROMPT_KWARGS or k in sinks.TOOLS_KWARGS}
+            args = {sinks.AGENT_PROMPT_KWARGS.get(k, k): (self._called_prompt(v, scope) if k in sinks.AGENT_PROMPT_KWARGS
+                                                          else v)
+                    for k, v in args.items() if k in sinks.AGENT_PROMPT_KWARGS or k in sinks.TOOLS_KWARGS}
         flow = self._in[0]
         text = flow.text_of(call.func, 50)
         at = f"line {call.lineno}" if flow is self.flow else f"{flow.display}:{call.lineno}"
@@ -506,6 +507,31 @@ class HazardScan:
             ast.copy_location(call.keywords[0].value, d)
             yield first, call, system
 
+    def _called_prompt(self, node: ast.AST, scope) -> ast.AST:
+        """An agent's prompt given as a callable (openai-agents ``Agent(instructions=dynamic_instructions)``,
+        LangGraph ``prompt=`` a function, a lambda): the framework calls it for every run, so the prompt is what
+        it returns (a synthetic call with no arguments: its parameters are unknown values); anything else as is."""
+        flow = self._in[0]
+        if isinstance(node, ast.Lambda):
+            return node.body
+        is_function = False
+        if isinstance(node, ast.Name):
+            local = flow.index.bindings.get((Index.sid(scope), node.id)) or flow.index.bindings.get((0, node.id))
+            if node.id in flow.index.functions and not local:
+                is_function = True
+            elif node.id in flow.index.imports:
+                r = objects.resolve(flow, node.id)
+                is_function = r is not None and r[1] is not None and r[1] in r[0].index.functions
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if node.value.id in ("self", "cls") and scope is not None:
+                is_function = flow._local_function(ast.Call(func=node, args=[], keywords=[]), scope) is not None
+            elif node.value.id in flow.index.imports:
+                r = objects.resolve(flow, node.value.id)
+                is_function = r is not None and r[1] is None and node.attr in r[0].index.functions
+        if not is_function:
+            return node
+        return ast.copy_location(ast.Call(func=node, args=[], keywords=[]), node)
+
     def _is_agent(self, node: ast.AST, scope) -> bool:
         if isinstance(node, ast.Call):
             return sinks.is_agent(self.flow.name_of(node.func))
@@ -647,7 +673,7 @@ class HazardScan:
 
     def tool_hazards(self, val: Val, where: str, key: str) -> None:
         if val.unordered is not None:
-            origin, what = val.unordered
+            origin, what = val.unordered[:2]
             owner = self.project.owner(origin) if self.project is not None else None
             h = Hazard("unordered", origin, (owner or self.flow).text_of(origin), origin=origin, origin_label=what, fix=None)
             self.unordered_candidate(h, "M202", f"`{key}=` of {where}")
