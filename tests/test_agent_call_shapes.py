@@ -644,3 +644,59 @@ def test_set_algebra_on_dict_views_is_unordered_and_sorted_is_clean(tmp_path):
     assert "a set operation on a dict view" in findings[0].message
     clean = OPENAI_RAW_RESPONSE_TOOLS.replace("set(names) & SPECS.keys()", "sorted(set(names) & SPECS.keys())")
     assert run(tmp_path, clean, "clean.py") == []
+
+
+# ------------------------------------------------------------------ more SDKs and frameworks (issue 29, round 3)
+
+MORE_SHAPES = {
+    "openai<1.0 ChatCompletion.create": (
+        "import openai\n\n\ndef ask(question):\n    return openai.ChatCompletion.create(model=\"gpt-3.5-turbo\", messages=[\n"
+        "        {\"role\": \"system\", \"content\": SYSTEM}, {\"role\": \"user\", \"content\": question}])\n", True),
+    "mistralai chat.complete": (
+        "from mistralai import Mistral\n\nclient = Mistral(api_key=\"k\")\n\n\ndef ask(question):\n"
+        "    return client.chat.complete(model=\"mistral-large-latest\", messages=[\n"
+        "        {\"role\": \"system\", \"content\": SYSTEM}, {\"role\": \"user\", \"content\": question}])\n", True),
+    "huggingface chat_completion": (
+        "from huggingface_hub import InferenceClient\n\nclient = InferenceClient()\n\n\ndef ask(question):\n"
+        "    return client.chat_completion(messages=[\n"
+        "        {\"role\": \"system\", \"content\": SYSTEM}, {\"role\": \"user\", \"content\": question}])\n", True),
+    "cohere preamble=": (
+        "import cohere\n\nco = cohere.Client()\n\n\ndef ask(question):\n    return co.chat(message=question, preamble=SYSTEM)\n",
+        False),
+    "LlamaIndex Agent.from_tools(system_prompt=)": (
+        "from llama_index.core.agent import ReActAgent\n\n\ndef make(tools, llm):\n"
+        "    return ReActAgent.from_tools(tools, llm=llm, system_prompt=SYSTEM)\n", False),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(MORE_SHAPES))
+def test_more_sdk_and_framework_shapes(tmp_path, tok, shape):
+    body, with_question = MORE_SHAPES[shape]
+    source = f"from datetime import datetime\n\nSYSTEM = f\"Now: {{datetime.now():%Y-%m-%d %H:%M:%S}}\\n\" + {json.dumps(POLICY)}\n\n" + body
+    findings = run(tmp_path, source)
+    assert_m101(tok, findings, source, "datetime.now()", "Now: {}\n" + POLICY, TS, per_request=with_question)
+
+
+CREW = '''
+from datetime import datetime
+
+from crewai import Agent
+
+researcher = Agent(role="Researcher", goal="Find facts.",
+                   backstory=f"It is {{datetime.now():%Y-%m-%d %H:%M:%S}}. " + {policy})
+'''
+
+
+def test_crewai_agent_system_prompt_is_its_role_backstory_and_goal(tmp_path, tok):
+    source = CREW.format(policy=json.dumps(POLICY))
+    findings = run(tmp_path, source)
+    assert_m101(tok, findings, source, "datetime.now()",
+                "You are Researcher. It is {}. " + POLICY.replace("{", "{{").replace("}", "}}") + "\nYour personal goal is: Find facts.",
+                TS, per_request=False)
+
+
+def test_crewai_agent_with_a_dated_task_is_clean(tmp_path):
+    source = (f"from datetime import date\n\nfrom crewai import Agent, Task\n\n"
+              f"researcher = Agent(role=\"Researcher\", goal=\"Find facts.\", backstory={json.dumps(POLICY)})\n"
+              "task = Task(description=f\"Summarize the news of {date.today()}\", agent=researcher, expected_output=\"A summary\")\n")
+    assert run(tmp_path, source) == []

@@ -10,9 +10,13 @@ The evaluator follows, within one module:
 - parameters of module functions: the arguments at the module's own call sites;
 - module-level constants.
 
-It does not follow attributes of objects, globals assigned inside functions, other
-modules, ``global``/``nonlocal``, or control flow (both branches of an ``if`` count; the
-latest assignment in source order wins). docs/python.md lists this precisely.
+- containers of known items item by item (comprehensions, dict views, loops unrolled, an item
+  picked by a variable key is any of them), and assignments in the arms of an ``if``/``try``/
+  ``match`` (each may be the value; the latest one that always runs hides the earlier ones).
+
+Objects and other modules are followed through pysource.objects. It does not follow globals
+assigned inside functions, ``global``/``nonlocal``, or which arm runs. docs/python.md lists
+this precisely.
 """
 
 from __future__ import annotations
@@ -68,7 +72,9 @@ class Val:
     hazards: List[Hazard] = field(default_factory=list)
     items: Optional[List["Val"]] = None  # known list/tuple elements, in order
     mapping: Optional[Dict[str, "Val"]] = None  # dict literal with string keys
-    unordered: Optional[Tuple[ast.AST, str]] = None  # the collection itself has no stable order: (origin, what)
+    # the collection itself has no stable order: (origin, what[, True: iterating it is reported at the origin, a
+    # dict comprehension over a set, whose own loop is the one to sort])
+    unordered: Optional[tuple] = None
     names: frozenset = frozenset()  # identifiers seen on the way (names, attributes), for salt checks
     node: Optional[ast.AST] = None  # the dict literal or constructor call a mapping came from (to point findings at)
     instance: Any = None  # an object of a class of the analysed files (pysource.objects.Instance)
@@ -91,15 +97,28 @@ class Val:
 
 
 def merge(vals: List[Val]) -> Val:
+    """One of ``vals`` may be the value (branches, arms of a conditional, the items of a list indexed by a
+    variable): the hazards of all, the text of the first that holds a volatile value (the case the finding
+    measures), else of the first."""
     vals = [v for v in vals if v is not None]
     if not vals:
         return Val()
-    first = vals[0]
+    first = next((v for v in vals if _volatile_text(v)), vals[0]) if len(vals) > 1 else vals[0]
     out = Val(first.parts, [], first.items, first.mapping, first.unordered, frozenset(), first.node, first.instance)
     out.add(*vals)
     for v in vals[1:]:
         out.unordered = out.unordered or v.unordered
     return out
+
+
+def _volatile_text(v: Val, depth: int = 0) -> bool:
+    """Whether ``v``'s text (or the text of its items or fields, a message) holds a volatile value."""
+    if v.parts is not None and any(isinstance(p, Hole) and p.kind == "volatile" for p in v.parts):
+        return True
+    if depth > 2:
+        return False
+    inner = (v.items or []) + list((v.mapping or {}).values())
+    return any(_volatile_text(i, depth + 1) for i in inner[:64])
 
 
 # ------------------------------------------------------------------- index
@@ -113,11 +132,15 @@ class Entry:
     loops: Tuple[ast.AST, ...]  # enclosing for loops in the same function, outermost first
     keys: Tuple[ast.AST, ...] = ()  # setitem: the subscripts below the name, outermost first (`x[0]["k"] = v`)
     scope: Optional[ast.AST] = None  # attribute entries: the function that writes `self.<attr>` (None: the class body)
+    # the branches it sits in, outermost first: (id of the if/try/match statement, which arm); entries in two
+    # arms of one statement never both run, so neither hides the other (Flow._binding)
+    arms: Tuple[Tuple[int, int], ...] = ()
+    path: Tuple[int, ...] = ()  # "for" entries of a tuple target (`for name, body in pairs`): the element it binds
 
 
 # container methods that change the container in place -> the entry kind
 _MUTATORS = {"append": "append", "extend": "extend", "insert": "insert", "update": "update", "appendleft": "insert0",
-             "add": "append", "setdefault": "setdefault"}
+             "add": "append", "setdefault": "setdefault", "write": "aug"}  # io.StringIO().write(text): text += it
 
 
 def _self_name(func) -> Optional[str]:
@@ -128,6 +151,8 @@ def _self_name(func) -> Optional[str]:
     return a[0].arg if a else None
 
 
+# statements whose arms exclude each other (ast.Match and ast.TryStar are newer than Python 3.9)
+_BRANCHES = tuple(getattr(ast, n) for n in ("If", "Try", "TryStar", "Match") if hasattr(ast, n))
 _LEAVES = (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)
 
 
@@ -155,6 +180,9 @@ class Index:
         self.attrs: Dict[Tuple[str, str], List[Entry]] = {}
         self.fields: Dict[str, List[str]] = {}  # class -> annotated class-body names, in order (dataclass fields)
         self._me: Dict[int, Optional[str]] = {}  # id(method) -> its first parameter's name
+        # scope id -> [(arm, first position, last position)] of the if/try/match arms in it (Flow._binding)
+        self.arm_spans: Dict[int, List[Tuple[Tuple[int, int], Tuple[int, int], Tuple[int, int]]]] = {}
+        self._arms: Tuple[Tuple[int, int], ...] = ()
         self._walk(tree, None, (), None)
         for entries in list(self.bindings.values()) + list(self.attrs.values()):
             entries.sort(key=lambda e: e.pos)
@@ -164,12 +192,15 @@ class Index:
         return MODULE if scope is None else id(scope)
 
     def _bind(self, scope, name: str, entry: Entry) -> None:
+        if self._arms:
+            entry.arms = self._arms
         self.bindings.setdefault((self.sid(scope), name), []).append(entry)
 
     def _walk(self, node: ast.AST, scope, loops, cls) -> None:
-        stack = [(node, scope, loops, cls)]
+        stack = [(node, scope, loops, cls, ())]
         while stack:
-            node, scope, loops, cls = stack.pop()
+            node, scope, loops, cls, arms = stack.pop()
+            self._arms = arms
             t = type(node)
             if t in (ast.FunctionDef, ast.AsyncFunctionDef):
                 if cls is None and scope is None:
@@ -179,17 +210,17 @@ class Index:
                     self.class_of[id(node)] = cls
                 self.returns.setdefault(id(node), [])
                 for d in node.decorator_list + node.args.defaults + [d for d in node.args.kw_defaults if d]:
-                    stack.append((d, scope, loops, cls))
+                    stack.append((d, scope, loops, cls, arms))
                 for stmt in reversed(node.body):
-                    stack.append((stmt, node, (), cls))
+                    stack.append((stmt, node, (), cls, ()))
                 continue
             if t is ast.ClassDef:
                 if scope is None and cls is None:
                     self.classes[node.name] = node
                 for stmt in reversed(node.body):
-                    stack.append((stmt, scope if scope is not None else None, loops, node.name if scope is None else None))
+                    stack.append((stmt, scope if scope is not None else None, loops, node.name if scope is None else None, arms))
                 for b in node.bases + node.decorator_list:
-                    stack.append((b, scope, loops, cls))
+                    stack.append((b, scope, loops, cls, arms))
                 continue
             if t is ast.Import:
                 for a in node.names:
@@ -206,11 +237,14 @@ class Index:
                         self.imports[a.asname or a.name] = (node.module or "", node.level or 0, a.name)
                 continue
             pos = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
+            if t in _BRANCHES:
+                self._branches(node, t, scope, loops, cls, arms, stack)
+                continue
             if t in (ast.For, ast.AsyncFor):
                 self._target(scope, node.target, Entry(pos, "for", node.iter, loops))
-                stack.append((node.iter, scope, loops, cls))
+                stack.append((node.iter, scope, loops, cls, arms))
                 for stmt in reversed(node.body + node.orelse):
-                    stack.append((stmt, scope, loops + (node,), cls))
+                    stack.append((stmt, scope, loops + (node,), cls, arms))
                 continue
             self._record(node, t, scope, loops, pos)
             if cls is not None:
@@ -222,9 +256,31 @@ class Index:
                 if type(v) is list:
                     for child in v:
                         if isinstance(child, ast.AST) and not isinstance(child, _LEAVES):
-                            stack.append((child, scope, loops, cls))
+                            stack.append((child, scope, loops, cls, arms))
                 elif isinstance(v, ast.AST) and not isinstance(v, _LEAVES):
-                    stack.append((v, scope, loops, cls))
+                    stack.append((v, scope, loops, cls, arms))
+
+    def _branches(self, node, t, scope, loops, cls, arms, stack) -> None:
+        """An if/try/match statement: each arm's statements are walked with the arm added to their ``arms``
+        (a try's ``else`` runs after its body: the same arm; ``finally`` runs always: no arm)."""
+        if t is ast.If:
+            groups = [(None, [node.test]), (0, node.body), (1, node.orelse)]
+        elif t.__name__ == "Match":
+            groups = [(None, [node.subject])] + [(i, [c.pattern] + ([c.guard] if c.guard else []) + c.body)
+                                                  for i, c in enumerate(node.cases)]
+        else:
+            groups = [(0, node.body + node.orelse)] + [(i + 1, h.body) for i, h in enumerate(node.handlers)]
+            groups.append((None, node.finalbody))
+        spans = self.arm_spans.setdefault(self.sid(scope), [])
+        for arm, stmts in reversed(groups):
+            stmts = [s for s in stmts if s is not None]
+            inner = arms if arm is None else arms + ((id(node), arm),)
+            if arm is not None and stmts:
+                last = stmts[-1]
+                spans.append(((id(node), arm), (stmts[0].lineno, stmts[0].col_offset),
+                              (last.end_lineno or last.lineno, last.end_col_offset or 0)))
+            for stmt in reversed(stmts):
+                stack.append((stmt, scope, loops, cls, inner))
 
     def _record(self, node: ast.AST, t: type, scope, loops, pos) -> None:
         """Note what a statement or expression node binds, returns, raises or calls."""
@@ -259,9 +315,13 @@ class Index:
         f = node.func
         if isinstance(f, ast.Name):
             self.call_sites.setdefault(f.id, []).append((node, scope))
+            if f.id == "shuffle" and node.args and isinstance(node.args[0], ast.Name):  # from random import shuffle
+                self._bind(scope, node.args[0].id, Entry(pos, "shuffle", node, loops))
         elif isinstance(f, ast.Attribute):
             if isinstance(f.value, ast.Name) and f.value.id in ("self", "cls"):
                 self.call_sites.setdefault("self." + f.attr, []).append((node, scope))
+            if f.attr == "shuffle" and node.args and isinstance(node.args[0], ast.Name):  # random.shuffle(shots)
+                self._bind(scope, node.args[0].id, Entry(pos, "shuffle", node, loops))
             if isinstance(f.value, ast.Name) and f.attr in _MUTATORS:
                 kind = _MUTATORS[f.attr]
                 # insert and update keep the call: its index, and update's keyword arguments
@@ -276,7 +336,11 @@ class Index:
                 if isinstance(elt, ast.Starred):
                     elt = elt.value
                 if isinstance(elt, ast.Name):
-                    self._bind(scope, elt.id, Entry(entry.pos, "unpack", entry.value, entry.loops))
+                    if entry.kind == "for":  # `for name, body in pairs`: element i of each item
+                        self._bind(scope, elt.id, Entry(entry.pos, "for", entry.value, entry.loops,
+                                                        path=entry.path + (target.elts.index(elt),)))
+                    else:
+                        self._bind(scope, elt.id, Entry(entry.pos, "unpack", entry.value, entry.loops))
         elif isinstance(target, ast.Subscript):
             keys = []
             while isinstance(target, ast.Subscript):
@@ -404,12 +468,13 @@ class Flow:
                        names=frozenset([name]))
         return self._call(ast.copy_location(ast.Call(func=fn, args=[], keywords=[]), fn), scope, env or {}, depth)
 
-    def as_text(self, v: Val, node: ast.AST, scope, depth: int) -> Val:
-        """``v`` as ``str()`` and formatting render it: an object of a class of the linted files with a
-        ``__str__`` (or ``__format__``) method is what that method returns; anything else is ``v``."""
+    def as_text(self, v: Val, node: ast.AST, scope, depth: int, conversion: str = "str") -> Val:
+        """``v`` as ``str()`` and formatting render it (``conversion="repr"``: as ``repr()``, ``!r`` and ``!a`` do):
+        an object of a class of the linted files is what its ``__str__``/``__format__``/``__repr__`` (or a
+        dataclass's generated repr) returns; anything else is ``v``."""
         if v.instance is None or depth > MAX_DEPTH:
             return v
-        text = objects.render(self, v, node, scope, depth)
+        text = objects.render(self, v, node, scope, depth, conversion)
         return text if text is not None else v
 
     # -- entry point
@@ -452,7 +517,8 @@ class Flow:
             if isinstance(piece, ast.Constant):
                 out.parts.append(str(piece.value))
                 continue
-            v = self.as_text(self.ev(piece.value, scope, env, depth), piece.value, scope, depth)
+            v = self.as_text(self.ev(piece.value, scope, env, depth), piece.value, scope, depth,
+                             "repr" if piece.conversion in (ord("r"), ord("a")) else "str")
             out.add(v)
             spec = _const_spec(piece.format_spec)
             if v.parts is not None and not (spec and len(v.parts) == 1 and isinstance(v.parts[0], Hole)):
@@ -546,6 +612,10 @@ class Flow:
                 return base.mapping[key.value]
             if base.items is not None and isinstance(key.value, int) and -len(base.items) <= key.value < len(base.items):
                 return base.items[key.value]
+        if not isinstance(key, (ast.Constant, ast.Slice)) and base.unordered is None:
+            choices = list(base.mapping.values()) if base.mapping is not None else base.items
+            if choices and len(choices) <= MAX_UNROLL:  # `PROMPTS[mode]`: one of the values, whichever the key
+                return merge(choices).add(base, self.ev(key, scope, env, depth))
         if base.parts is not None and len(base.parts) == 1 and isinstance(base.parts[0], Hole) and base.parts[0].kind == "volatile":
             h = base.parts[0]  # `uuid4().hex[:8]`, `str(time.time())[-6:]`: part of a volatile value is still volatile
             return Val([Hole("volatile", self.text_of(node), h.node, h.sub)], list(base.hazards), names=base.names)
@@ -556,6 +626,9 @@ class Flow:
         v = objects.module_attribute(self, node, env, depth)  # `prompts.SYSTEM` of a linted module
         if v is not None:
             return v
+        v = objects.class_attribute(self, node, env, depth)  # `Prompts.SYSTEM`, `Mode.SUPPORT.value`
+        if v is not None:
+            return self._named(v, node.attr)
         if _is_module_ref(node.value, self.index):
             out = self.opaque(node, name=node.attr)
             out.names = out.names | {node.attr}
@@ -608,33 +681,108 @@ class Flow:
         if not entries:
             return None
         before = [e for e in entries if e.pos < pos]
-        base_i = None
-        for i, e in enumerate(before):
-            if e.kind in ("assign", "for", "unpack"):
-                base_i = i
-        if base_i is None:
+        bases = [i for i, e in enumerate(before) if e.kind in ("assign", "for", "unpack")]
+        if not bases:
             if before:
                 return None
             # used above every assignment (a loop, or a later module constant): take the first
-            base_i, before = 0, entries[:1]
+            before = entries[:1]
             if entries[0].kind not in ("assign", "for", "unpack"):
                 return None
-        base = before[base_i]
+            bases = [0]
         sub_env = env if scope is not None else {}
+        live = self._live_bases(scope, before, bases, pos)
+        vals = []
+        for base_i in live:
+            rest = [e for e in before[base_i + 1:] if not _exclusive(e.arms, before[base_i].arms)]
+            vals.append(self._bound_value(before[base_i], rest, name, scope, sub_env, depth))
+        return vals[0] if len(vals) == 1 else merge(vals)
+
+    def _live_bases(self, scope, before: List[Entry], bases: List[int], pos) -> List[int]:
+        """The assignments that may give the value at ``pos``: the latest one, and earlier ones in an arm of an
+        if/try/match that the later ones do not always follow (``if a: p = X`` / ``else: p = Y``: both); an
+        assignment in an arm the use cannot be in (the other arm of the if it sits in) is not one."""
+        if not any(before[i].arms for i in bases):
+            return [bases[-1]]
+        spans = self.index.arm_spans.get(Index.sid(scope), ())
+        here = {arm for arm, start, end in spans if start <= pos <= end}
+        live: List[int] = []
+        for i in reversed(bases):
+            e = before[i]
+            if _exclusive(e.arms, here):
+                continue
+            if any(before[j].arms == e.arms[:len(before[j].arms)] for j in live):
+                continue  # a later assignment that always runs after this one
+            live.append(i)
+        return live or [bases[-1]]
+
+    def _bound_value(self, base: Entry, rest: List[Entry], name: str, scope, sub_env, depth) -> Val:
+        """The value one assignment gives, changed by the later statements on it (``rest``, in order)."""
         v = self.ev(base.value, scope, sub_env, depth + 1)
         if base.kind == "for":
-            elem = self.opaque(base.value, self.text_of(base.value), name)
-            v = elem.add(Val(hazards=v.hazards, names=v.names))
+            items = _items_of(v) if v.unordered is None else None
+            picked = [_pick(i, base.path) for i in items] if items is not None and len(items) <= MAX_UNROLL else None
+            if picked and all(p is not None for p in picked):  # `for part in [a, b]`: one of the items
+                elem = merge(picked)
+                elem = Val(elem.parts, list(elem.hazards), elem.items, elem.mapping, elem.unordered,
+                           elem.names | {name}, elem.node, elem.instance).add(Val(hazards=v.hazards))
+            else:
+                elem = self.opaque(base.value, self.text_of(base.value), name)
+                elem.add(Val(hazards=v.hazards, names=v.names))
+            v = elem
         elif base.kind == "unpack":
             v = self.opaque(base.value, name, name).add(v)
         out = Val(v.parts, list(v.hazards), list(v.items) if v.items is not None else None,
                   dict(v.mapping) if v.mapping is not None else None, v.unordered, v.names, v.node, v.instance)
-        for e in before[base_i + 1:]:
+        k = 0
+        while k < len(rest):
+            e = rest[k]
+            unrolled = self._unrolled(rest, k, scope, sub_env, depth)
+            if unrolled is not None:  # the statements of one loop over known items, once per item
+                group, runs = unrolled
+                for item_env in runs:
+                    for g in group:
+                        self._mutate(out, Entry(g.pos, g.kind, g.value, (), g.keys, g.scope, g.arms), scope, item_env, depth)
+                k += len(group)
+                continue
             self._mutate(out, e, scope, sub_env, depth)
+            k += 1
         return out
+
+    def _unrolled(self, rest: List[Entry], k: int, scope, env, depth):
+        """(the entries of one ``for`` loop from ``rest[k]`` on, the loop variables' values per item) when that
+        loop (not nested) iterates known items (``for s in sections: text += s.render()``); None otherwise."""
+        e = rest[k]
+        if len(e.loops) != 1 or e.kind == "setdefault":
+            return None
+        loop = e.loops[0]
+        it = self.ev(loop.iter, scope, env or None, depth + 1)
+        items = _items_of(it) if it.unordered is None else None
+        if items is None or len(items) > MAX_UNROLL:
+            return None
+        targets = _target_paths(loop.target)
+        if targets is None:
+            return None
+        runs = []
+        for item in items:
+            item_env = dict(env)
+            for target, path in targets:
+                picked = _pick(item, path)
+                if picked is None:
+                    return None
+                item_env[target] = picked
+            runs.append(item_env)
+        group = [x for x in rest[k:] if x.loops == e.loops]
+        return group, runs
 
     def _mutate(self, out: Val, e: Entry, scope, env, depth) -> None:
         """Apply one later statement on a container (``x.append(v)``, ``x[k] = v``, ``x.update(...)``) to its value."""
+        if e.kind == "shuffle":  # the items in a new random order on every call: one volatile value
+            label = self.text_of(e.value)
+            item = Val(parts=[Hole("volatile", label, e.value, "number")], hazards=[Hazard("volatile", e.value, label, "number")])
+            out.add(item)
+            out.items, out.parts, out.mapping = [item], None, None
+            return
         call = e.value if e.kind in ("insert", "update") and isinstance(e.value, ast.Call) else None
         if call is not None and e.kind == "update":
             v = self._mapping_call(call, lambda n: self.ev(n, scope, env, depth + 1))
@@ -644,7 +792,10 @@ class Flow:
             v = self.ev(e.value, scope, env, depth + 1) if e.value is not None else Val()
         out.add(v)
         if e.kind == "aug":
-            if out.parts is not None and v.parts is not None:
+            grown = self._grown_unordered(out, e, v, scope, env, depth) if e.loops and out.parts is not None else None
+            if grown is not None:  # `text += f"- {d}"` for d in a set: the items, in no fixed order, in its place
+                out.parts = out.parts + [grown]
+            elif out.parts is not None and v.parts is not None:
                 out.parts = out.parts + v.parts
             elif out.items is not None and v.items is not None:
                 out.items = out.items + v.items
@@ -685,6 +836,18 @@ class Flow:
             for loop in e.loops:
                 it = self.ev(loop.iter, scope, env, depth + 1)
                 self._iterate(it, loop.iter, out)
+
+    def _grown_unordered(self, out: Val, e: Entry, v: Val, scope, env, depth) -> Optional[Hole]:
+        """A text grown (``+=``) in a loop over an unordered collection: one hole marked with the loop's
+        order hazards (pysource.orders renders stand-in items there), the hazards added to ``out``."""
+        loop_hazards = Val()
+        for loop in e.loops:
+            self._iterate(self.ev(loop.iter, scope, env, depth + 1), loop.iter, loop_hazards, in_text=True)
+        if not loop_hazards.hazards or v.parts is None:
+            return None
+        out.add(loop_hazards)
+        ids = frozenset(id(h.node) for h in loop_hazards.hazards)
+        return Hole("static", self.text_of(e.value), e.value, order=("", ids))
 
     def _mapping_call(self, call: ast.Call, ev) -> Val:
         """The mapping ``dict(a, k=v)`` / ``x.update(a, k=v)`` builds from its arguments."""
@@ -745,13 +908,19 @@ class Flow:
         """``v`` is iterated in order at ``node``: an unordered ``v`` makes the result's order unstable."""
         if v is None or v.unordered is None or node is None:
             return
-        origin, what = v.unordered
+        origin, what = v.unordered[:2]
+        if len(v.unordered) > 2 and v.unordered[2]:
+            node = origin  # `{k: SPECS[k] for k in names & allowed}`: the dict's order is made at its own loop
         if any(h.kind == "unordered" and h.node is node for h in out.hazards):
             return
         out.hazards.append(Hazard("unordered", node, self.text_of(node), origin=origin, origin_label=what,
                                   fix="sorted", in_text=in_text))
 
     def _comprehension(self, node, scope, env, depth) -> Val:
+        if isinstance(node, (ast.ListComp, ast.GeneratorExp)) and len(node.generators) == 1:
+            v = self._each(node, scope, env, depth)
+            if v is not None:
+                return v
         inner = dict(env)
         iter_vals = Val()
         unordered = None
@@ -760,8 +929,8 @@ class Flow:
             iter_vals.add(it)
             if isinstance(node, (ast.ListComp, ast.GeneratorExp)):
                 self._iterate(it, gen.iter, iter_vals)
-            else:
-                unordered = unordered or it.unordered
+            elif unordered is None and it.unordered is not None:
+                unordered = (gen.iter, it.unordered[1], True) if isinstance(node, ast.DictComp) else it.unordered
             for target in _names_in(gen.target):
                 inner[target] = self.opaque(gen.iter, self.text_of(gen.iter), target)
         if isinstance(node, ast.DictComp):
@@ -773,6 +942,30 @@ class Flow:
             out.unordered = (node, "a set comprehension")
         elif isinstance(node, ast.DictComp):
             out.unordered = unordered
+        return out
+
+    def _each(self, node, scope, env, depth) -> Optional[Val]:
+        """``[s.render() for s in sections]`` over known items: the element once per item, in order (a
+        condition keeps every item: the prompt may hold any of them); None when the items are not known."""
+        gen = node.generators[0]
+        it = self.ev(gen.iter, scope, env or None, depth + 1)
+        items = _items_of(it) if it.unordered is None else None
+        targets = _target_paths(gen.target)
+        if items is None or len(items) > MAX_UNROLL or targets is None:
+            return None
+        out = Val(items=[]).add(it)
+        for item in items:
+            inner = dict(env)
+            for target, path in targets:
+                picked = _pick(item, path)
+                if picked is None:
+                    return None
+                inner[target] = picked
+            for cond in gen.ifs:
+                out.add(self.ev(cond, scope, inner, depth + 1))
+            v = self.ev(node.elt, scope, inner, depth + 1)
+            out.add(v)
+            out.items.append(v)
         return out
 
     # -- calls
@@ -790,16 +983,53 @@ class Flow:
 
         if name in DUMPS:
             return self._dumps(node, name, ev)
+        if method in ("from_messages", "from_template") and node.args and (sinks.dotted(f.value) or "").endswith("PromptTemplate"):
+            x = ev(node.args[0])  # a LangChain prompt template: filled by .partial/.invoke/.format_messages below
+            if method == "from_messages":
+                return Val(items=x.items, node=node).add(x)
+            chat = (sinks.dotted(f.value) or "").endswith("ChatPromptTemplate")
+            return Val(items=[Val(items=[Val(parts=["human"]), x])] if chat else None, parts=None if chat else x.parts,
+                       node=node).add(x)
+        if receiver is not None and method in _TEMPLATE_METHODS and _is_prompt_template(receiver):
+            values: Dict[str, Val] = {}
+            if node.args and method != "partial":
+                values.update(ev(node.args[0]).mapping or {})
+            for k in node.keywords:
+                if k.arg:
+                    values[k.arg] = ev(k.value)
+            return self.fill_template(receiver, values, node).add(*values.values())
         if method == "join" and node.args:
             return self._join(node, receiver, ev, label)
         if method == "format" and receiver is not None and receiver.parts is not None and all(isinstance(p, str) for p in receiver.parts):
             return self._format("".join(receiver.parts), node, ev).add(receiver)
+        if method == "format_map" and node.args and receiver is not None and receiver.parts is not None \
+                and all(isinstance(p, str) for p in receiver.parts):
+            fields = ev(node.args[0])
+            if fields.mapping is not None:
+                return self._format("".join(receiver.parts), node, ev, fields.mapping).add(receiver, fields)
+        if name == "string.Template" and node.args:  # substituted below, by `.substitute(...)`
+            x = ev(node.args[0])
+            return Val(x.parts, list(x.hazards), names=x.names, node=node)
+        if method in ("substitute", "safe_substitute") and receiver is not None and receiver.parts is not None \
+                and isinstance(receiver.node, ast.Call) and (sinks.dotted(receiver.node.func) or "").endswith("Template"):
+            return self._substitute(receiver, node, ev)
         if name in ("sorted", "min", "max", "sum", "len", "any", "all"):
             x = ev(node.args[0]) if node.args else Val()
             out = Val(hazards=[h for h in x.hazards if not (h.kind == "unordered" and not h.in_text)], names=x.names)
             if name == "sorted" and x.items is not None:
                 out.items = None
             return out
+        if name in ("filter", "map") and len(node.args) == 2:
+            return self._filter_map(node, name, scope, env, depth)
+        if name in ("io.StringIO", "StringIO", "io.BytesIO"):
+            return Val(parts=[]) if not node.args else ev(node.args[0])
+        if method == "get" and receiver is not None and receiver.mapping is not None and node.args and receiver.unordered is None:
+            key = _const_key(node.args[0])
+            default = ev(node.args[1]) if len(node.args) > 1 else Val()
+            if isinstance(key, str):
+                return receiver.mapping[key] if key in receiver.mapping else default
+            if len(receiver.mapping) <= MAX_UNROLL:  # `PROMPTS.get(mode, DEFAULT)`: any of them
+                return merge(list(receiver.mapping.values()) + [default]).add(ev(node.args[0]))
         if name in ("list", "tuple", "enumerate", "reversed", "iter", "dict.fromkeys", "collections.OrderedDict", "OrderedDict", "dict"):
             return self._collection(node, name, ev)
         if name in sinks.UNORDERED_CALLS:
@@ -814,27 +1044,137 @@ class Flow:
                 out.add(ev(a))
             return out
         if method in ("keys", "values", "items") and receiver is not None:
-            return Val(unordered=receiver.unordered).add(receiver)
+            out = Val(unordered=receiver.unordered).add(receiver)
+            if receiver.mapping is not None and receiver.unordered is None and not node.args:  # insertion order
+                m = receiver.mapping
+                out.items = ([Val(parts=[k]) for k in m] if method == "keys" else list(m.values()) if method == "values"
+                             else [Val(items=[Val(parts=[k]), v]).add(v) for k, v in m.items()])
+            return out
         if method == "apply_chat_template":
             return self._apply_chat_template(node, ev, label)
         if name in sinks.TEXT_FUNCTIONS or name == "copy.deepcopy" or name == "copy.copy":
             x = ev(node.args[0]) if node.args else Val(parts=[""])
-            return self.as_text(x, node, scope, depth) if name in ("str", "format") else x
+            if name in ("str", "format", "repr"):
+                return self.as_text(x, node, scope, depth, "repr" if name == "repr" else "str")
+            return x
         if method in ("copy", "deepcopy") and receiver is not None and not node.args:  # x.copy(): the same value
             return receiver
         if method in sinks.TEXT_METHODS and receiver is not None:
             return self._text_method(node, method, receiver, ev)
+        if receiver is not None and receiver.parts is not None and len(receiver.parts) == 1 and isinstance(
+                receiver.parts[0], Hole) and receiver.parts[0].kind == "volatile" and receiver.instance is None:
+            h = receiver.parts[0]  # `datetime.now().astimezone()`, `rng.choice(...)`: still the volatile value
+            return Val([Hole("volatile", label, h.node, h.sub)], list(receiver.hazards), names=receiver.names)
         known = receiver is not None and receiver.instance is not None and receiver.instance.env is not None
         func = None if known else self._local_function(node, scope)  # a known object dispatches on its own class
         if func is not None:
             return self._call_local(node, func, scope, env, depth)
+        if receiver is not None and receiver.instance is not None and isinstance(f.value, (ast.Subscript, ast.Name, ast.Call)):
+            v = self._dispatched_method(node, f, scope, env, depth)  # `AGENTS[mode].run(q)`: any of the objects
+            if v is not None:
+                return v
         v = objects.call(self, node, receiver, scope, env, depth)  # methods of objects, imported functions, classes
+        if v is not None:
+            return v
+        v = self._dispatched(node, scope, env, depth)  # `BUILDERS[mode]()`: one of the functions of a table
         if v is not None:
             return v
         record = _record_fields(node, name, method)
         if record is not None:  # SDK types: types.Content(role=..., parts=[...]), SystemMessage(content=...)
             return self._record_value(node, record, ev)
         return self.opaque(node)
+
+    def _filter_map(self, node: ast.Call, name: str, scope, env, depth) -> Val:
+        """``filter(None, parts)``: every item may stay; ``map(f, parts)``: ``f`` of each item, for a lambda
+        (its body with the parameter bound) or a text method (``str.strip``: the item); else items not known."""
+        fn, x = node.args
+        seq = self.ev(x, scope, env, depth)
+        out = Val().add(seq)
+        self._iterate(seq, x, out)
+        items = _items_of(seq) if seq.unordered is None else None
+        if items is None or len(items) > MAX_UNROLL:
+            return out
+        if name == "filter":  # `filter(None, parts)` drops the Nones (a part left out)
+            out.items = [i for i in items if not (i.parts is None and i.items is None and i.mapping is None
+                                                  and i.instance is None and not i.hazards)]
+            return out
+        if isinstance(fn, ast.Lambda) and len(fn.args.args) == 1:
+            arg = fn.args.args[0].arg
+            out.items = [self.ev(fn.body, scope, {**env, arg: item}, depth + 1) for item in items]
+        elif isinstance(fn, ast.Name) and fn.id == "str" or isinstance(fn, ast.Attribute) and sinks.dotted(fn.value) == "str":
+            out.items = list(items)
+        return out.add(*(out.items or []))
+
+    def _dispatched(self, node: ast.Call, scope, env, depth) -> Optional[Val]:
+        """A call of a function picked from a table (``BUILDERS[mode](user)``, ``BUILDERS.get(mode, default)()``,
+        through a name bound to the pick): any of the table's functions (of the linted files), each called
+        with this call's arguments; None when the callee is not such a pick."""
+        f = node.func
+        if isinstance(f, ast.Attribute):
+            return None
+        if isinstance(f, ast.Name) and f.id not in env:  # `build = BUILDERS[mode]; build(user)`
+            entries = self.index.bindings.get((Index.sid(scope), f.id)) or []
+            picked = [e.value for e in entries if e.kind == "assign" and e.pos < (node.lineno, node.col_offset)]
+            f = picked[-1] if picked else f
+        defaults = []
+        if isinstance(f, ast.Call) and isinstance(f.func, ast.Attribute) and f.func.attr == "get" and f.args:
+            defaults, f = f.args[1:2], ast.Subscript(value=f.func.value, slice=f.args[0])
+        if not isinstance(f, ast.Subscript) or depth > MAX_DEPTH:
+            return None
+        table = self.ev(f.value, scope, env or None, depth + 1)
+        choices = list((table.mapping or {}).values()) if table.items is None else list(table.items)
+        targets = [c.parts[0].node for c in choices if c.parts and len(c.parts) == 1 and isinstance(c.parts[0], Hole)]
+        targets += defaults
+        if not targets or len(targets) > MAX_UNROLL:
+            return None
+        vals = []
+        for target in targets:
+            if not isinstance(target, (ast.Name, ast.Attribute)):
+                continue
+            owner = self._flow_of(target)
+            call = ast.copy_location(ast.Call(func=target, args=[], keywords=[]), node)
+            func = owner._local_function(call, None) if isinstance(target, ast.Name) else None
+            if func is not None:
+                owner_env = owner.bind_arguments(node, func, scope, env, depth, owner) if owner is self else None
+                if owner_env is not None:
+                    returns = owner.index.returns.get(id(func), [])
+                    vals.append(merge([owner.ev(r, func, owner_env, depth + 1) for r in returns]))
+                else:
+                    vals.append(owner.ev(call, None, None, depth + 1))
+            else:
+                vals.append(owner.ev(call, None, None, depth + 1))
+        return merge(vals) if vals else None
+
+    def _dispatched_method(self, node: ast.Call, f: ast.Attribute, scope, env, depth) -> Optional[Val]:
+        pick = f.value
+        if isinstance(pick, ast.Name) and pick.id not in env:
+            entries = self.index.bindings.get((Index.sid(scope), pick.id)) or []
+            picked = [e.value for e in entries if e.kind == "assign" and e.pos < (node.lineno, node.col_offset)]
+            pick = picked[-1] if picked else pick
+        defaults = []
+        if isinstance(pick, ast.Call) and isinstance(pick.func, ast.Attribute) and pick.func.attr == "get" and pick.args:
+            defaults, pick = [self.ev(a, scope, env or None, depth + 1) for a in pick.args[1:2]], ast.Subscript(
+                value=pick.func.value, slice=pick.args[0])
+        if not isinstance(pick, ast.Subscript) or isinstance(pick.slice, ast.Constant) or depth > MAX_DEPTH:
+            return None
+        table = self.ev(pick.value, scope, env or None, depth + 1)
+        choices = list((table.mapping or {}).values()) if table.items is None else list(table.items)
+        choices = [c for c in choices + defaults if c.instance is not None]
+        if len(choices) < 2 or len(choices) > MAX_UNROLL:
+            return None
+        vals = [objects.call(self, node, c, scope, env, depth) for c in choices]
+        vals = [v for v in vals if v is not None]
+        return merge(vals) if vals else None
+
+    def _flow_of(self, node: ast.AST) -> "Flow":
+        """The Flow of the module a syntax node belongs to (this one, or one the project loaded)."""
+        if self.project is None:
+            return self
+        owner = self.project.owner(node)
+        if owner is not None:
+            return owner
+        main = self.project.main
+        return main if main is not None and (self is main or id(node) not in self.project.ids.get(id(self), ())) else self
 
     def _join(self, node: ast.Call, receiver, ev, label) -> Val:
         """``sep.join(items)``: the joined parts when every item is known text."""
@@ -843,13 +1183,17 @@ class Flow:
         x = ev(arg)
         out = Val().add(sep, x)
         self._iterate(x, arg, out, in_text=True)
-        if x.items is not None and sep.parts is not None and all(i.parts is not None for i in x.items):
+        if x.items is not None and sep.parts is not None and any(i.parts is not None for i in x.items):
             parts: List[Part] = []
             for i, item in enumerate(x.items):
                 if i:
                     parts.extend(sep.parts)
-                parts.extend(item.parts)
+                # an item whose text is not known is one unknown part; the others keep theirs
+                parts.extend(item.parts if item.parts is not None else [Hole("static", f"item {i} of {self.text_of(arg, 40)}", arg)])
             out.parts = parts
+        elif x.items is None and x.parts and isinstance(x.parts[0], Hole) and x.parts[0].kind == "volatile":
+            h = x.parts[0]  # `"\n".join(random.sample(examples, 3))`: the joined text changes as the value does
+            out.parts = [Hole("volatile", label, h.node, h.sub)]
         else:
             unordered = frozenset(id(h.node) for h in out.hazards if h.kind == "unordered")
             glue = "".join(sep.parts) if sep.parts is not None and all(isinstance(p, str) for p in sep.parts) else "\n"
@@ -939,7 +1283,8 @@ class Flow:
         out.parts = [p for p in out.parts if p != ""]
         return out
 
-    def _format(self, fmt: str, node: ast.Call, ev) -> Val:
+    def _format(self, fmt: str, node: ast.Call, ev, values: Optional[Dict[str, Val]] = None) -> Val:
+        """``fmt.format(...)``; ``values``: the fields by name when they come from a mapping (``format_map``)."""
         out = Val(parts=[])
         auto = 0
         try:
@@ -947,7 +1292,10 @@ class Flow:
         except ValueError:
             return self.opaque(node)
         kws = {k.arg: k.value for k in node.keywords if k.arg}
-        for literal, field_name, spec, _conv in parsed:
+        if values is not None:
+            kws = {k: ast.copy_location(ast.Name(id=f"__value_{k}", ctx=ast.Load()), node) for k in values}
+            ev = lambda n, ev=ev: values[n.id[len("__value_"):]] if isinstance(n, ast.Name) and n.id.startswith("__value_") else ev(n)  # noqa: E731
+        for literal, field_name, spec, conv in parsed:
             if literal:
                 out.parts.append(literal)
             if field_name is None:
@@ -963,7 +1311,7 @@ class Flow:
             if arg is None:
                 out.parts.append(Hole("static", field_name, node))
                 continue
-            v = self.as_text(ev(arg), arg, None, 0)
+            v = self.as_text(ev(arg), arg, None, 0, "repr" if conv in ("r", "a") else "str")
             out.add(v)
             if v.parts is not None and head == field_name:
                 if spec and len(v.parts) == 1 and isinstance(v.parts[0], Hole):
@@ -973,6 +1321,84 @@ class Flow:
                     out.parts.extend(v.parts)
             else:
                 out.parts.append(Hole("static", self.text_of(arg), arg))
+        return out
+
+    def fill_template(self, template: Val, values: Dict[str, Val], node: ast.AST) -> Val:
+        """A LangChain prompt template (``ChatPromptTemplate.from_messages``/``from_template``) with its
+        ``{name}`` variables replaced by ``values``; a variable not given stays as written (``.partial``
+        fills some, ``.invoke`` the rest). The result is a template too (the same constructor node)."""
+        def fill(v: Val) -> Val:
+            if v.parts is None:
+                return v
+            out = Val(parts=[]).add(v)
+            for part in v.parts:
+                if not isinstance(part, str):
+                    out.parts.append(part)
+                    continue
+                try:
+                    parsed = list(string.Formatter().parse(part))
+                except ValueError:
+                    out.parts.append(part)
+                    continue
+                for literal, field_name, spec, conv in parsed:
+                    if literal:
+                        out.parts.append(literal)
+                    if field_name is None:
+                        continue
+                    if field_name in values:
+                        x = self.as_text(values[field_name], node, None, 0)
+                        out.add(x)
+                        out.parts.extend(x.parts if x.parts is not None else [Hole("static", field_name, node)])
+                    else:
+                        out.parts.append("{" + field_name + (f":{spec}" if spec else "") + "}")
+            return out
+
+        if template.items is None:
+            return Val(parts=fill(template).parts, node=template.node).add(template)
+        items = []
+        for item in template.items:
+            if item.items is not None and len(item.items) == 2:  # ("system", "...")
+                items.append(Val(items=[item.items[0], fill(item.items[1])]).add(item))
+            elif item.mapping is not None and "content" in item.mapping:
+                items.append(Val(mapping={**item.mapping, "content": fill(item.mapping["content"])}, node=item.node).add(item))
+            else:
+                items.append(item)
+        return Val(items=items, node=template.node).add(template, *items)
+
+    def _substitute(self, template: Val, node: ast.Call, ev) -> Val:
+        """``string.Template(text).substitute(mapping, **kw)`` (and ``safe_substitute``): ``$name`` and ``${name}``
+        replaced by the values given (keywords win over the mapping), ``$$`` by ``$``; a name not given stays."""
+        values: Dict[str, Val] = {}
+        out = Val(parts=[]).add(template)
+        if node.args:
+            m = ev(node.args[0])
+            out.add(m)
+            values.update(m.mapping or {})
+        for k in node.keywords:
+            x = ev(k.value)
+            out.add(x)
+            if k.arg:
+                values[k.arg] = x
+            elif x.mapping is not None:
+                values.update(x.mapping)
+        for part in template.parts:
+            if not isinstance(part, str):
+                out.parts.append(part)
+                continue
+            at = 0
+            for m in string.Template.pattern.finditer(part):
+                out.parts.append(part[at:m.start()])
+                at = m.end()
+                key = m.group("named") or m.group("braced")
+                if m.group("escaped") is not None:
+                    out.parts.append("$")
+                elif key in values:
+                    v = self.as_text(values[key], node, None, 0)
+                    out.parts.extend(v.parts if v.parts is not None else [Hole("static", key, node)])
+                else:
+                    out.parts.append(m.group(0))
+            out.parts.append(part[at:])
+        out.parts = [p for p in out.parts if p != ""]
         return out
 
     def _text_method(self, node: ast.Call, method: str, receiver: Val, ev) -> Val:
@@ -1143,6 +1569,60 @@ def _set_path(base: Val, keys: list, value: Val) -> Optional[Val]:
             return None
     return Val(base.parts, list(base.hazards), base.items, {**base.mapping, key: inner}, base.unordered, base.names,
                base.node, base.instance)
+
+
+# LangChain prompt-template methods that fill its variables (``partial`` some, the others all)
+_TEMPLATE_METHODS = {"partial", "invoke", "ainvoke", "format_messages", "aformat_messages", "format_prompt",
+                     "aformat_prompt", "format"}
+
+
+def _is_prompt_template(v: Val) -> bool:
+    return isinstance(v.node, ast.Call) and isinstance(v.node.func, ast.Attribute) and v.node.func.attr in (
+        "from_messages", "from_template") and (sinks.dotted(v.node.func.value) or "").endswith("PromptTemplate")
+
+
+MAX_UNROLL = 32  # items of a known list a loop or comprehension is followed for, one by one
+
+
+def _items_of(v: Val) -> Optional[List[Val]]:
+    """What iterating ``v`` gives, one value per item, when known: a list's or tuple's items, a dict's keys."""
+    if v.items is not None:
+        return v.items
+    if v.mapping is not None and v.parts is None:
+        return [Val(parts=[k]) for k in v.mapping]
+    return None
+
+
+def _pick(item: Val, path: Tuple[int, ...]) -> Optional[Val]:
+    """Element ``path`` of an item (``for name, body in pairs``: 0 and 1); None when not known."""
+    for i in path:
+        if item.items is None or not -len(item.items) <= i < len(item.items):
+            return None
+        item = item.items[i]
+    return item
+
+
+def _target_paths(target: ast.AST, path: Tuple[int, ...] = ()) -> Optional[List[Tuple[str, Tuple[int, ...]]]]:
+    """The names a loop target binds with the element each takes (``for i, (k, v) in ...``); None for others."""
+    if isinstance(target, ast.Name):
+        return [(target.id, path)]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        out = []
+        for i, elt in enumerate(target.elts):
+            sub = _target_paths(elt, path + (i,))
+            if sub is None:
+                return None
+            out += sub
+        return out
+    return None
+
+
+def _exclusive(arms, other) -> bool:
+    """Two sets of arms (``Entry.arms``) in different arms of one if/try/match: they never both run."""
+    if not arms or not other:
+        return False
+    mine = dict(arms)
+    return any(stmt in mine and mine[stmt] != arm for stmt, arm in other)
 
 
 def _names_in(target: ast.AST) -> List[str]:

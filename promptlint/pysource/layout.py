@@ -163,7 +163,7 @@ def _gemini(out: Layout, get, receiver: Optional[Val]) -> Layout:
 
 
 def _chat(out: Layout, get, suffix: str) -> Layout:
-    for key in ("system", "instructions"):
+    for key in ("system", "instructions", "preamble"):  # preamble: Cohere's system prompt
         _content(out, get(key), f"{key}=", "system")
     for key in ("conversation", "messages"):
         _messages(out, get(key), key)

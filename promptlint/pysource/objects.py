@@ -73,7 +73,8 @@ def _resolve(flow, name: str, spec, depth: int, need):
 
 # a module whose bytes hold none of these makes no LLM call (sinks.LLM_CALL_SUFFIXES' method names)
 CALL_MARKERS = (b"create(", b"stream(", b"parse(", b"completion(", b"count_tokens(", b"converse", b"invoke_model",
-                b"generate_content", b"generate(", b"chat(", b"invoke(", b"from_messages(", b"apply_chat_template")
+                b"generate_content", b"generate(", b"chat(", b"invoke(", b"from_messages(", b"apply_chat_template",
+                b"complete(", b"complete_async(", b"chat_completion(", b"acreate(")
 
 
 def module_value(m, attr: str, depth: int):
@@ -101,6 +102,26 @@ def module_attribute(flow, node: ast.Attribute, env, depth: int):
 
 
 # ----------------------------------------------------------------------------- classes
+
+
+def class_attribute(flow, node: ast.Attribute, env, depth: int):
+    """``Prompts.SYSTEM``: a class-body value read through the class (of the linted files, bases too);
+    ``Mode.SUPPORT.value`` of an enum member: the member's value. None for anything else."""
+    if isinstance(node.value, ast.Name) and node.value.id in env:
+        return None
+    target, attr = node.value, node.attr
+    if attr == "value" and isinstance(target, ast.Attribute):
+        target, attr = target.value, target.attr
+    if not isinstance(target, (ast.Name, ast.Attribute)) or depth > flow.MAX_DEPTH:
+        return None
+    found = find_class(flow, target)
+    if found is None:
+        return None
+    for f, c in mro(found[0], found[1]):
+        entries = [e for e in f.index.attrs.get((c.name, attr), ()) if e.scope is None and e.kind == "assign"]
+        if entries:
+            return field_default(f, entries[-1].value, {}, depth + 1)
+    return None
 
 
 def find_class(flow, node: ast.AST) -> Optional[Tuple[Any, ast.ClassDef]]:
@@ -228,6 +249,12 @@ def callee(caller, node: ast.Call, scope) -> Optional[Tuple[Any, ast.AST, Any]]:
         if r is not None and r[1] is not None and r[1] in r[0].index.functions:
             return r[0], r[0].index.functions[r[1]], None
         return None
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Call):  # `Bot().answer(q)`: an object made here
+        receiver = caller.ev(f.value, scope)
+        if receiver.instance is None:
+            return None
+        found = method(receiver.instance.flow, receiver.instance.cls, f.attr)
+        return (found[0], found[1], receiver) if found is not None else None
     if not isinstance(f, ast.Attribute) or not isinstance(f.value, (ast.Name, ast.Attribute)):
         return None
     if isinstance(f.value, ast.Name):
@@ -384,16 +411,49 @@ def read_from(obj, scope):
     return out
 
 
-def render(caller, obj, node: ast.AST, scope, depth: int):
-    """What ``str(obj)`` is for an object of a class of the linted files: its ``__str__`` (else ``__format__``)
-    return value, ``self`` bound to it; None when the class defines neither."""
+def render(caller, obj, node: ast.AST, scope, depth: int, conversion: str = "str"):
+    """What ``str(obj)`` (``conversion="repr"``: ``repr(obj)``, ``f"{obj!r}"``) is for an object of a class of the
+    linted files: its ``__str__`` (else ``__format__``, else ``__repr__``, as Python falls back) return value,
+    ``self`` bound to it, or a dataclass's generated repr ``Cls(field=value, ...)``; None when the class
+    defines none of them."""
     inst: Instance = obj.instance
-    for name in ("__str__", "__format__"):
+    names = ("__repr__",) if conversion == "repr" else ("__str__", "__format__", "__repr__")
+    for name in names:
         found = method(inst.flow, inst.cls, name)
         if found is not None:
             call = ast.copy_location(ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=[], keywords=[]), node)
             return caller._call_local(call, found[1], scope, {}, depth + 1, callee=found[0], bound=obj)
-    return None
+    return _dataclass_repr(obj, depth)
+
+
+def _dataclass_repr(obj, depth: int):
+    """``Cls(a='x', b=...)``: the repr ``@dataclass`` writes (and ``str()`` falls back to), each field's value quoted."""
+    inst: Instance = obj.instance
+    if not any(_is_dataclass(d) for d in inst.cls.decorator_list):
+        return None
+    parts: list = [f"{inst.cls.name}("]
+    out = None
+    for i, name in enumerate(n for f, c in reversed(list(mro(inst.flow, inst.cls))) for n in c_fields(f, c)):
+        v = attribute(obj, name, depth + 1)
+        if v is None:
+            continue
+        out = v if out is None else out.add(v)
+        parts.append(f"{', ' if i else ''}{name}='")
+        parts.extend(v.parts if v.parts is not None else [f"<{name}>"])
+        parts.append("'")
+    parts.append(")")
+    text = inst.flow.opaque(obj.node or inst.cls)
+    text.parts = parts
+    return text.add(out) if out is not None else text
+
+
+def _is_dataclass(d: ast.AST) -> bool:
+    target = d.func if isinstance(d, ast.Call) else d
+    if isinstance(d, ast.Call) and any(k.arg == "repr" and isinstance(k.value, ast.Constant) and k.value.value is False
+                                       for k in d.keywords):
+        return False
+    name = target.attr if isinstance(target, ast.Attribute) else target.id if isinstance(target, ast.Name) else ""
+    return name in ("dataclass", "define", "frozen", "attrs")
 
 
 # dataclasses.field / pydantic.Field / attrs: where a field's default is written

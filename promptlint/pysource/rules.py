@@ -15,12 +15,16 @@ from typing import Callable, Dict, List, Optional, Tuple
 from promptlint.base import registry
 from promptlint.checks import prefix_caching_disabled as m701
 from promptlint.pysource import breakpoints, layout, objects, orders, sinks
-from promptlint.pysource.flow import Flow, Hazard, Hole, Index, Part, Val
+from promptlint.pysource.flow import Flow, Hazard, Hole, Index, Part, Val, merge
 from promptlint.pysource.project import NOT_SEEN_NOTE, SENT_NOTE
 
 # The codes only Python code can show; the others found here (M101, M102, M201-M203, M701) are
 # implemented, and worded, by their modules under promptlint/checks/.
 CODES = registry.implements(__name__, "M401", "M402", "M702")
+
+AGENT_SYSTEM = "__agent_system_prompt__"
+CHAIN_MESSAGES = "__chain_messages__"
+CREW_FIELDS = ("role", "goal", "backstory")  # CrewAI Agent(...) fields its system prompt is made of  # the name a LangChain chain's filled template is bound to  # the name a decorated agent's composed system prompt is bound to
 
 # dict literals passed as these keywords are request bodies / sampling parameters
 REQUEST_KWARGS = {"extra_body", "json", "body", "data", "sampling_params", "params"}
@@ -88,7 +92,10 @@ class HazardScan:
         ``index``: the tree's Index when it was built already (pysource.project's parse of the same bytes)."""
         self.source = source
         self.index = index if index is not None else Index(tree)
-        if project is not None and not self._reaches_prompts(source):
+        self.flow_kind = lambda name: kind_of(name)[0]
+        # a file of an installed package: its calls of each other send no prompt of the user's (_calls_into, _wrapper)
+        self.installed = project is not None and any(p in ("site-packages", "dist-packages") for p in project.path.parts)
+        if project is not None and not self._reaches_prompts(source) and not self._calls_into(project):
             project = None  # nothing here can make or send a prompt: its imports are not read (pysource.project)
         self.flow = Flow(self.index, source, kind_of, project, display)
         self.project = project
@@ -155,6 +162,48 @@ class HazardScan:
                 return True
         return False
 
+    def _calls_into(self, project) -> bool:
+        """Whether this module hands work to an object or function of its project that may send a prompt
+        (``Bot().answer(q)``, ``bot = Agent(); bot.run(question)``, ``answer("What is ...")``): a call of an
+        imported class, of a method of an object one made, or of an imported function given a per-request
+        input (a name such as ``question``, a string written here, ``input()``). wrapped_sinks then follows
+        it into the module that sends. A helper call such as ``backoff(attempt)`` is none of these, and the
+        files of an installed package (under ``site-packages``) are analysed alone, as before: they are
+        many, and their calls of each other send no prompt of the user's."""
+        if self.installed:
+            return False
+        imports = self.index.imports
+
+        def root(node):
+            while isinstance(node, (ast.Attribute, ast.Call, ast.Subscript)):
+                node = node.func if isinstance(node, ast.Call) else node.value
+            return node.id if isinstance(node, ast.Name) else None
+
+        def made_here(value) -> bool:  # a call of an imported class: `Bot(...)`, `agents.Bot(...)`
+            if not isinstance(value, ast.Call):
+                return False
+            name = sinks.dotted(value.func) or ""
+            return root(value.func) in imports and name.rsplit(".", 1)[-1][:1].isupper()
+
+        objects_ = {name for (_, name), entries in self.index.bindings.items()
+                    if any(e.kind == "assign" and made_here(e.value) for e in entries)}
+        for call, _ in self.index.calls:
+            r = root(call.func)
+            if r in objects_ or made_here(call.func.value if isinstance(call.func, ast.Attribute) else None):
+                return True
+            if r in imports and any(self._request_input(a) for a in list(call.args) + [k.value for k in call.keywords]):
+                return True
+        return False
+
+    def _request_input(self, node: ast.AST) -> bool:
+        """A per-request input given to a call: a name that says so, a string written here, ``input()``."""
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) or isinstance(node, ast.JoinedStr):
+            return True
+        if isinstance(node, ast.Call):
+            return sinks.dotted(node.func) == "input"
+        name = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(node, ast.Name) else None
+        return name is not None and self.flow_kind(name) == "per-request"
+
     def line(self, node: ast.AST) -> int:
         return getattr(node, "lineno", 1)
 
@@ -164,13 +213,20 @@ class HazardScan:
         for call, scope in self.index.calls:
             name = self.flow.name_of(call.func)
             m = sinks.llm_call(name) or self.framework_call(call, scope, name)
-            if m is not None:
+            if m is not None and m[0] == "crew":
+                self._crew_agent(call, scope, name)
+            elif m is not None:
                 self.llm_call(call, scope, name, m[0], m[1])
             self.double_bos(call, scope, name)
             for kw in call.keywords:
                 self.keyword(kw.arg, kw.value, call, scope, salt_names)
-        for func, call in self.decorated_prompts():
-            self.llm_call(call, func, "agent", "agent", {})
+        for func, call, system in self.decorated_prompts():
+            self._in = (self.flow, {AGENT_SYSTEM: system})
+            try:
+                self.llm_call(call, func, "agent", "agent", {})
+            finally:
+                self._in = (self.flow, {})
+        self.template_chains()
         self.wrapped_sinks()
         self.returned_prompts()
         request_dicts = {id(kw.value) for call, _ in self.index.calls for kw in call.keywords if kw.arg in REQUEST_KWARGS}
@@ -208,8 +264,9 @@ class HazardScan:
             if kw.arg:
                 args[kw.arg] = kw.value
         if suffix == "agent":  # the agent's prompt is the request's system prompt
-            args = {sinks.AGENT_PROMPT_KWARGS.get(k, k): v for k, v in args.items()
-                    if k in sinks.AGENT_PROMPT_KWARGS or k in sinks.TOOLS_KWARGS}
+            args = {sinks.AGENT_PROMPT_KWARGS.get(k, k): (self._called_prompt(v, scope) if k in sinks.AGENT_PROMPT_KWARGS
+                                                          else v)
+                    for k, v in args.items() if k in sinks.AGENT_PROMPT_KWARGS or k in sinks.TOOLS_KWARGS}
         flow = self._in[0]
         text = flow.text_of(call.func, 50)
         at = f"line {call.lineno}" if flow is self.flow else f"{flow.display}:{call.lineno}"
@@ -264,28 +321,82 @@ class HazardScan:
         for key in sorted(sinks.DOCUMENTS_KWARGS):
             val = get(key)
             if val is not None:
-                self.collection_hazards(val, where, "documents", key)
+                self.collection_hazards(val, where, "documents", key, _with_documents(request, val, get))
+
+    def template_chains(self) -> None:
+        """LangChain ``(prompt | llm).invoke(variables)`` (also through a name bound to the chain): the prompt
+        template filled with the variables is the chat model's messages (pysource.flow.fill_template)."""
+        for call, scope in self.index.calls:
+            f = call.func
+            if not (isinstance(f, ast.Attribute) and f.attr in sinks.RUNNABLE_METHODS and call.args):
+                continue
+            steps = self._chain_steps(f.value, scope)
+            if len(steps) < 2:
+                continue
+            template = self.flow.ev(steps[0], scope)
+            if template.node is None or not any(self._is_chat_model(s, scope, 0) for s in steps[1:]):
+                continue
+            from promptlint.pysource.flow import _is_prompt_template
+
+            if not _is_prompt_template(template):
+                continue
+            values = self.flow.ev(call.args[0], scope)
+            messages = self.flow.fill_template(template, dict(values.mapping or {}), call).add(values)
+            sent = ast.copy_location(ast.Call(func=f, args=[ast.copy_location(ast.Name(id=CHAIN_MESSAGES, ctx=ast.Load()),
+                                                                              call)], keywords=[]), call)
+            self._in = (self.flow, {CHAIN_MESSAGES: messages})
+            try:
+                self.llm_call(sent, scope, "invoke", "invoke", {0: "messages"})
+            finally:
+                self._in = (self.flow, {})
+
+    def _chain_steps(self, node: ast.AST, scope) -> List[ast.AST]:
+        """The steps of a ``a | b | c`` chain, written here or bound to a name; [] for anything else."""
+        if isinstance(node, ast.Name):
+            entries = self.index.bindings.get((Index.sid(scope), node.id)) or self.index.bindings.get((0, node.id)) or []
+            assigned = [e.value for e in entries if e.kind == "assign" and e.pos < (node.lineno, node.col_offset)]
+            if not assigned and entries and entries[0].kind == "assign":
+                assigned = [entries[0].value]
+            node = assigned[-1] if assigned else node
+        steps: List[ast.AST] = []
+        while isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            steps.insert(0, node.right)
+            node = node.left
+        return [node] + steps if steps else []
 
     def wrapped_sinks(self) -> None:
         """A call of a wrapper that sends what it is given (``llm.ask(system, question)`` whose body calls the
         SDK): the wrapper's LLM calls judged with its parameters bound to this call's arguments. Wrappers in
         other linted modules and methods of known objects (a module's own functions are followed from their
-        call sites already, ``Flow._param``); one level deep."""
+        call sites already, ``Flow._param``); a wrapper that hands the work on (``answer(q)`` doing
+        ``Bot().answer(q)``) is followed through up to ``MAX_WRAPPERS`` calls."""
         for call, scope in list(self.index.calls):
-            found = objects.callee(self.flow, call, scope)
-            if found is None:
-                continue
-            cflow, func, bound = found
-            inner = _llm_calls_by_function(cflow).get(id(func))
-            if not inner:
-                continue
-            env = self.flow.bind_arguments(call, func, scope, {}, 0, cflow, objects.read_from(bound, scope))
-            self._in = (cflow, env)
-            try:
-                for c, (suffix, positional) in inner:
-                    self.llm_call(c, func, cflow.name_of(c.func), suffix, positional)
-            finally:
-                self._in = (self.flow, {})
+            self._wrapper(self.flow, call, scope, {}, 0)
+
+    def _wrapper(self, flow: Flow, call: ast.Call, scope, env: Dict[str, Val], level: int) -> None:
+        found = objects.callee(flow, call, scope)
+        if found is None and level:
+            func = flow._local_function(call, scope)  # inside a wrapper: its module's own functions too
+            found = (flow, func, None) if func is not None else None
+        if found is None:
+            return
+        cflow, func, bound = found
+        inner = _llm_calls_by_function(cflow).get(id(func))
+        deeper = level + 1 < MAX_WRAPPERS and not self.installed
+        calls = _calls_by_function(cflow).get(id(func)) if not inner and deeper else None
+        if not inner and not calls:
+            return
+        bound_env = flow.bind_arguments(call, func, scope, env, 0, cflow, objects.read_from(bound, scope))
+        if not inner:
+            for c in calls:
+                self._wrapper(cflow, c, func, bound_env, level + 1)
+            return
+        self._in = (cflow, bound_env)
+        try:
+            for c, (suffix, positional) in inner:
+                self.llm_call(c, func, cflow.name_of(c.func), suffix, positional)
+        finally:
+            self._in = (self.flow, {})
 
     def returned_prompts(self) -> None:
         """Prompts this module builds for callers it does not contain (a library's prompt module): what a
@@ -329,13 +440,42 @@ class HazardScan:
             return "bind_tools", {0: "tools"}  # the tool list every later invoke sends
         if sinks.is_agent(name) and any(kw.arg in sinks.AGENT_PROMPT_KWARGS for kw in call.keywords):
             return "agent", {}
+        if sinks.is_agent(name) and any(kw.arg in CREW_FIELDS for kw in call.keywords):
+            return "crew", {}
         return None
 
+    def _crew_agent(self, call: ast.Call, scope, name: str) -> None:
+        """CrewAI ``Agent(role=..., goal=..., backstory=...)``: its system prompt is CrewAI's role-playing text
+        ``You are {role}. {backstory}\nYour personal goal is: {goal}`` (crewai/translations/en.json)."""
+        fields = {kw.arg: self.flow.ev(kw.value, scope) for kw in call.keywords if kw.arg in CREW_FIELDS}
+        system = Val(parts=[])
+        for piece in ("You are ", "role", ". ", "backstory", "\nYour personal goal is: ", "goal"):
+            if piece not in CREW_FIELDS:
+                system.parts.append(piece)
+                continue
+            v = fields.get(piece)
+            if v is None:
+                continue
+            system.add(v)
+            system.parts.extend(v.parts if v.parts is not None else [Hole("static", piece, call)])
+        sent = ast.copy_location(ast.Call(func=call.func, args=[], keywords=[ast.keyword(
+            arg="system_prompt", value=ast.copy_location(ast.Name(id=AGENT_SYSTEM, ctx=ast.Load()), call))] + [
+            kw for kw in call.keywords if kw.arg in sinks.TOOLS_KWARGS]), call)
+        self._in = (self.flow, {AGENT_SYSTEM: system})
+        try:
+            self.llm_call(sent, scope, name, "agent", {})
+        finally:
+            self._in = (self.flow, {})
+
     def decorated_prompts(self):
-        """(function, request) for each ``@agent.system_prompt``-decorated function of an agent: each
-        value it returns is sent as a ``system_prompt=`` (a synthetic call at the decorator's line)."""
+        """(the first decorated function, a synthetic agent call, the system prompt) for each agent with
+        ``@agent.system_prompt``/``@agent.instructions``-decorated functions in this module: the agent sends its
+        own ``system_prompt=``/``instructions=`` text, then what each decorated function returns, in the order
+        they are registered (source order), as one system prompt (parts joined by a blank line); the call
+        sits at the first decorator's line."""
         if not _decorates_prompts(self.source):
             return  # no decorator of that name: the walk below finds nothing
+        agents: Dict[object, list] = {}
         for node in ast.walk(self.index.tree):
             if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
@@ -344,10 +484,53 @@ class HazardScan:
                 if not (isinstance(target, ast.Attribute) and target.attr in sinks.AGENT_PROMPT_DECORATORS
                         and self._is_agent(target.value, node)):
                     continue
-                for r in self.index.returns.get(id(node), []):
-                    call = ast.Call(func=target, args=[], keywords=[ast.keyword(arg="system_prompt", value=r)])
-                    ast.copy_location(call, d)
-                    yield node, call
+                returns = self.index.returns.get(id(node), [])
+                if returns:
+                    key = sinks.dotted(target.value) or id(target.value)
+                    agents.setdefault(key, []).append((d, target, node, returns))
+        for parts in agents.values():
+            parts.sort(key=lambda p: (p[0].lineno, p[0].col_offset))
+            d, target, first, _ = parts[0]
+            made = self.flow.ev(target.value, None)
+            static = [made.mapping[k] for k in ("system_prompt", "instructions")
+                      if made.mapping is not None and made.mapping.get(k) is not None]
+            vals = static + [merge([self.flow.ev(r, func) for r in returns]) for _, _, func, returns in parts]
+            system = Val(parts=[])
+            for i, v in enumerate(vals):
+                system.add(v)
+                if system.parts is not None:
+                    system.parts = system.parts + (["\n\n"] if i else []) + (
+                        v.parts if v.parts is not None else [Hole("static", "the agent's prompt", d)])
+            call = ast.Call(func=target, args=[], keywords=[ast.keyword(arg="system_prompt",
+                                                                        value=ast.Name(id=AGENT_SYSTEM, ctx=ast.Load()))])
+            ast.copy_location(call, d)
+            ast.copy_location(call.keywords[0].value, d)
+            yield first, call, system
+
+    def _called_prompt(self, node: ast.AST, scope) -> ast.AST:
+        """An agent's prompt given as a callable (openai-agents ``Agent(instructions=dynamic_instructions)``,
+        LangGraph ``prompt=`` a function, a lambda): the framework calls it for every run, so the prompt is what
+        it returns (a synthetic call with no arguments: its parameters are unknown values); anything else as is."""
+        flow = self._in[0]
+        if isinstance(node, ast.Lambda):
+            return node.body
+        is_function = False
+        if isinstance(node, ast.Name):
+            local = flow.index.bindings.get((Index.sid(scope), node.id)) or flow.index.bindings.get((0, node.id))
+            if node.id in flow.index.functions and not local:
+                is_function = True
+            elif node.id in flow.index.imports:
+                r = objects.resolve(flow, node.id)
+                is_function = r is not None and r[1] is not None and r[1] in r[0].index.functions
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+            if node.value.id in ("self", "cls") and scope is not None:
+                is_function = flow._local_function(ast.Call(func=node, args=[], keywords=[]), scope) is not None
+            elif node.value.id in flow.index.imports:
+                r = objects.resolve(flow, node.value.id)
+                is_function = r is not None and r[1] is None and node.attr in r[0].index.functions
+        if not is_function:
+            return node
+        return ast.copy_location(ast.Call(func=node, args=[], keywords=[]), node)
 
     def _is_agent(self, node: ast.AST, scope) -> bool:
         if isinstance(node, ast.Call):
@@ -480,16 +663,17 @@ class HazardScan:
             if val is not None and prompt_key(key):
                 self.collection_hazards(val, where, "prompt parts", key)
 
-    def collection_hazards(self, val: Val, where: str, what: str, key: str) -> None:
+    def collection_hazards(self, val: Val, where: str, what: str, key: str,
+                           request: Optional["layout.Layout"] = None) -> None:
         for h in val.hazards:
             if h.kind == "unordered":
-                self.unordered_candidate(h, "M203", f"`{key}=` of {where}")
+                self.unordered_candidate(h, "M203", f"`{key}=` of {where}", request)
             elif h.kind == "json":
                 self.json_candidate(h, f"`{key}=` of {where}")
 
     def tool_hazards(self, val: Val, where: str, key: str) -> None:
         if val.unordered is not None:
-            origin, what = val.unordered
+            origin, what = val.unordered[:2]
             owner = self.project.owner(origin) if self.project is not None else None
             h = Hazard("unordered", origin, (owner or self.flow).text_of(origin), origin=origin, origin_label=what, fix=None)
             self.unordered_candidate(h, "M202", f"`{key}=` of {where}")
@@ -637,6 +821,38 @@ def _llm_calls_by_function(flow) -> Dict[int, list]:
                 m = sinks.llm_call(flow.name_of(c.func))
                 if m is not None:
                     table.setdefault(id(scope), []).append((c, m))
+    return table
+
+
+def _with_documents(request: "layout.Layout", docs: Val, get) -> "layout.Layout":
+    """The request with its ``documents=`` as one block after the system prompt (the tools, the system field
+    and the leading system messages), where chat templates that take documents (Command R, Granite) render
+    them, ahead of the conversation: pysource.orders puts the stand-in items there."""
+    out = layout.Layout(request.provider)
+    messages = get("messages")
+    system = set()
+    for i, m in enumerate(messages.items if messages is not None and messages.items is not None else []):
+        if _literal((m.mapping or {}).get("role")) not in ("system", "developer"):
+            break
+        system.add(f"messages[{i}]")
+    at = max((k + 1 for k, b in enumerate(request.blocks)
+              if b.section in ("tools", "system") or b.where.split(".")[0] in system), default=0)
+    out.blocks = request.blocks[:at] + [layout.Block(Val(hazards=list(docs.hazards)), "documents", "documents")] \
+        + request.blocks[at:]
+    return out
+
+
+MAX_WRAPPERS = 3  # calls followed from a linted module's call to the one that sends (wrapped_sinks)
+
+
+def _calls_by_function(flow) -> Dict[int, list]:
+    """id(function) -> the calls in its body, once per module's Flow."""
+    table = flow.__dict__.get("_calls_in")
+    if table is None:
+        table = flow.__dict__["_calls_in"] = {}
+        for c, scope in flow.index.calls:
+            if scope is not None:
+                table.setdefault(id(scope), []).append(c)
     return table
 
 

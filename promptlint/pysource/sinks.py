@@ -15,6 +15,15 @@ LLM_CALL_SUFFIXES: Tuple[Tuple[str, Dict[int, str]], ...] = (
     ("chat.completions.parse", {}),
     ("chat.completions.stream", {}),
     ("completions.create", {}),  # legacy completions endpoint: prompt=
+    ("ChatCompletion.create", {}),  # the openai<1.0 module API: openai.ChatCompletion.create(messages=...)
+    ("ChatCompletion.acreate", {}),
+    ("Completion.create", {}),
+    ("Completion.acreate", {}),
+    ("chat.complete", {}),  # mistralai: client.chat.complete(model=..., messages=...)
+    ("chat.complete_async", {}),
+    ("chat.stream", {}),
+    ("chat.stream_async", {}),
+    ("chat_completion", {0: "messages"}),  # huggingface_hub InferenceClient
     ("responses.create", {}),
     ("responses.parse", {}),
     ("responses.stream", {}),
@@ -96,6 +105,12 @@ VOLATILE_CALLS: Dict[str, str] = {
     "uuid.uuid1": "id",
     "uuid.uuid4": "id",
     "os.getpid": "number",
+    # the machine: one value per replica, so replicas behind one provider cache never share the prefix
+    # ("process", as the TypeScript analyzer's `os.hostname()`: measured with id-like samples)
+    "socket.gethostname": "process",
+    "socket.getfqdn": "process",
+    "platform.node": "process",
+    "os.uname": "process",
     "pendulum.now": "timestamp",
     "arrow.now": "timestamp",
     "arrow.utcnow": "timestamp",
@@ -120,7 +135,7 @@ SET_METHODS = {"union", "intersection", "difference", "symmetric_difference", "c
 TEXT_METHODS = {
     "isoformat", "strftime", "strip", "lstrip", "rstrip", "upper", "lower", "title", "capitalize",
     "replace", "hex", "ctime", "date", "time", "timestamp", "encode", "decode", "casefold", "zfill",
-    "expandtabs", "center", "ljust", "rjust", "removeprefix", "removesuffix",
+    "expandtabs", "center", "ljust", "rjust", "removeprefix", "removesuffix", "getvalue",
 }
 TEXT_FUNCTIONS = {"str", "format", "repr", "textwrap.dedent", "inspect.cleandoc", "int", "float", "round"}
 
@@ -184,7 +199,10 @@ def is_chat_model(name: Optional[str]) -> bool:
 def is_agent(name: Optional[str]) -> bool:
     """An agent framework's agent class or factory (`Agent`, `pydantic_ai.Agent`, `AssistantAgent`,
     `create_react_agent`)."""
-    last = (name or "").rsplit(".", 1)[-1]
+    segments = (name or "").split(".")
+    last = segments[-1]
+    if len(segments) > 1 and last.startswith("from_") and segments[-2][:1].isupper() and segments[-2].endswith("Agent"):
+        return True  # LlamaIndex `ReActAgent.from_tools(tools, system_prompt=...)`
     return (last[:1].isupper() and last.endswith("Agent")) or (last.startswith("create_") and last.endswith("agent"))
 
 
