@@ -33,6 +33,12 @@ def evaluate(flow, node, scope: int, env, depth: int) -> Val:
         return _dedent(v) if (name or "").rsplit(".", 1)[-1] in DEDENT_TAGS else v
     if receiver is not None and single_volatile(receiver):
         return _volatile_text(flow, receiver, method, args, node)
+    if method in ("format", "formatToParts") and not args and _made_by(flow, receiver_node, scope, "DateTimeFormat"):
+        return flow.volatile(node, "timestamp", "Intl.DateTimeFormat")  # `fmt.format()` formats the current time
+    if callee is not None and callee.type == "identifier" and _made_by(flow, callee, scope, None):
+        return flow.volatile(node, "id", name)  # `newId()`, made by `customAlphabet(...)`: a fresh id per call
+    if args and (name or "").rsplit(".", 1)[-1] in DEDENT_TAGS and flow.function_of(callee, scope, depth) is None:
+        return _dedent(ev(args[0]))  # `dedent(`...`)` called, not tagged
     if receiver is not None and receiver.instance is not None:  # a method of a linted class, on its object
         v = instances.call_method(flow, receiver, method, [ev(a) for a in args], node, depth)
         if v is not None:
@@ -88,6 +94,17 @@ def evaluate(flow, node, scope: int, env, depth: int) -> Val:
         if single_volatile(first):
             return first
     return flow.opaque(node)
+
+
+def _made_by(flow, node, scope: int, ctor: Optional[str]) -> bool:
+    """Whether ``node`` is (or names a binding made by) a ``new``/call of a name ending in ``ctor``
+    (``Intl.DateTimeFormat``), or, for ``ctor`` None, a call of an id generator factory."""
+    if node is not None and node.type == "identifier":
+        node = flow._declared_value(node, scope)
+    if node is None or node.type not in ("new_expression", "call_expression"):
+        return False
+    made = flow.name_of(node.child_by_field_name("constructor") or node.child_by_field_name("function"))
+    return names.id_factory(made) if ctor is None else (made or "").endswith(ctor)
 
 
 def _is_formatter(name: Optional[str], method: Optional[str]) -> bool:

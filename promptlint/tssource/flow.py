@@ -83,7 +83,9 @@ class Flow:
             node = node.child_by_field_name("object")
         if node is None:
             return None
-        if node.type == "identifier":
+        if node.type == "call_expression" and _required(node) is not None:
+            parts.append(_required(node))  # `require("os").hostname()`: the module's name
+        elif node.type == "identifier":
             head = text(node)
             imp = self.index.imports.get(head)
             if imp is not None and not imp.module.startswith("."):
@@ -279,6 +281,8 @@ class Flow:
         if base.kind == "for":
             elem = self.opaque(base.value, self.text_of(base.value), name)
             v = elem.add(Val(hazards=[h for h in v.hazards], names=v.names))
+        elif base.kind == "prop" and base.value is not None and text(base.value) == "process.env":
+            return self.env_value(base.target or base.value, base.key)
         elif base.kind == "prop":  # `const { question, team } = await req.json()`: two values, not one
             v = (v.mapping or {}).get(base.key) or self.opaque(base.target or base.value, f"{name}", name).add(v)
         elif base.kind == "elem":
@@ -409,9 +413,7 @@ class Flow:
         if name in names.VOLATILE_PROPERTIES:
             return self.volatile(node, names.VOLATILE_PROPERTIES[name], name)
         if name and name.startswith("process.env."):
-            if prop in names.PER_PROCESS_ENV:
-                return self.volatile(node, "process", prop)
-            return self.opaque(node, name, prop)
+            return self.env_value(node, prop)
         if obj is not None and obj.type == "this":
             state = env.get("this")
             if state is not None and state.mapping is not None and prop in state.mapping:
@@ -446,6 +448,13 @@ class Flow:
         out = self.opaque(node, name=prop)
         return out.add(base)
 
+    def env_value(self, node, variable: str) -> Val:
+        """``process.env.X`` (``process.env["X"]``, ``const { X } = process.env``): per process when X names
+        the process or replica, else a deployment constant (unknown text)."""
+        if variable in names.PER_PROCESS_ENV:
+            return self.volatile(node, "process", variable)
+        return self.opaque(node, f"process.env.{variable}", variable)
+
     def class_attr(self, cls: str, prop: str, depth: int) -> Val:
         """The class's view of a field: every value written to it (field initialisers, ``this.x = v`` in any
         method, each in the function that writes it), then the methods' ``this.x.push/set(...)`` and
@@ -474,15 +483,31 @@ class Flow:
         imp = self.index.imports.get(name)
         if imp is not None and self.project is not None and imp.name != "*":
             other = self.project.flow(self.fs_path, imp.module)
-            cls = name if imp.name == "default" else imp.name
-            if other is not None and cls in other.index.classes:
+            cls = other.exported_class(imp.name) if other is not None else None
+            if cls is not None:
                 return other, cls
         return None
 
+    def exported_class(self, exported: str) -> Optional[str]:
+        """The class of this module an export names (``export default class Prompter``, ``export default
+        Prompter``, an anonymous ``export default class {}``, ``export { A as B }``), or None."""
+        node = self.index.exports.get(exported)
+        if node is None:
+            return exported if exported in self.index.classes else None
+        if node.type in ("class", "class_declaration", "abstract_class_declaration"):
+            name = node.child_by_field_name("name")
+            node = name if name is not None else None
+            cls = text(node) if node is not None else "default"
+        else:
+            cls = text(node) if node.type in ("identifier", "type_identifier") else None
+        return cls if cls in self.index.classes else None
+
     def _subscript(self, node, scope, env, depth) -> Val:
-        base = self.ev(node.child_by_field_name("object"), scope, env, depth)
-        index = node.child_by_field_name("index")
+        obj, index = node.child_by_field_name("object"), node.child_by_field_name("index")
         key = string_value(index)
+        if key is not None and obj is not None and obj.type == "member_expression" and text(obj) == "process.env":
+            return self.env_value(node, key)
+        base = self.ev(obj, scope, env, depth)
         if key is not None and base.mapping is not None and key in base.mapping:
             return base.mapping[key]
         if index is not None and index.type == "number" and base.items is not None:
@@ -574,8 +599,9 @@ class Flow:
             other = self.project.flow(self.fs_path, imp.module)
             if other is None:
                 return None
-            if imp.name in other.index.classes:
-                method = other.index.classes[imp.name].get(prop)
+            cls = other.exported_class(imp.name)
+            if cls is not None:
+                method = other.index.classes[cls].get(prop)
                 return (other, method) if method is not None else None
             exported = other.index.exports.get(imp.name)
             if exported is not None and exported.type == "identifier":
@@ -627,7 +653,7 @@ class Flow:
                     break
                 if s == MODULE:
                     imp = self.index.imports.get(text(node))  # `import { agent } from "./agent"`
-                    if imp is not None and self.project is not None and imp.name not in ("*", "default"):
+                    if imp is not None and self.project is not None and imp.name != "*":
                         other = self.project.flow(self.fs_path, imp.module)
                         exported = other.index.exports.get(imp.name) if other is not None else None
                         if exported is not None:
@@ -675,6 +701,16 @@ class Flow:
 
 
 # ------------------------------------------------------------------ small helpers
+
+
+def _required(call) -> Optional[str]:
+    """The package ``require("os")`` names ("node:" dropped), else None."""
+    f = call.child_by_field_name("function")
+    if f is None or f.type != "identifier" or text(f) != "require":
+        return None
+    args = args_of(call)
+    spec = string_value(args[0]) if len(args) == 1 else None
+    return spec[5:] if spec and spec.startswith("node:") else spec
 
 
 def _literal_method(flow: "Flow", value, prop: str):

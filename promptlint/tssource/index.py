@@ -79,6 +79,8 @@ class ModuleIndex:
         self.getters: Dict[Tuple[str, str], object] = {}  # (class, name) -> `get name() {...}`
         self.fields: Dict[Tuple[str, str], object] = {}  # (class, name) -> its initialiser (`tools = new Map()`)
         self.bases: Dict[str, object] = {}  # class -> the expression it `extends`
+        self.super_calls: Dict[int, object] = {}  # constructor -> its `super(...)` call (the base's constructor runs)
+        self.yields: Dict[int, List[Tuple[object, bool]]] = {}  # generator -> (yielded value, inside a loop)
         self._pending: List[Tuple[int, str, Entry, int]] = []  # mutations resolved after the walk
         self._param_names: Dict[int, List[str]] = {}  # a memo: parameters node -> the names they bind
         self._walk()
@@ -109,14 +111,18 @@ class ModuleIndex:
             if t in ("class_declaration", "class", "abstract_class_declaration"):
                 name = node.child_by_field_name("name")
                 body = node.child_by_field_name("body")
+                # `export default class { ... }`: a class without a name, imported by its default name
+                cls_name = text(name) if name is not None else (
+                    "default" if node.parent is not None and node.parent.type == "export_statement" else None)
                 if name is not None:
-                    self._declare(scope, text(name), Entry(node.start_byte, "assign", node))
-                    self.classes.setdefault(text(name), {})
+                    self._declare(scope, cls_name, Entry(node.start_byte, "assign", node))
+                if cls_name is not None:
+                    self.classes.setdefault(cls_name, {})
                     base = _extends(node)
                     if base is not None:
-                        self.bases[text(name)] = base
+                        self.bases[cls_name] = base
                 if body is not None:
-                    stack.append((body, scope, loops, text(name) if name is not None else None))
+                    stack.append((body, scope, loops, cls_name))
                 continue
             if t in ("public_field_definition", "field_definition") and cls:
                 name = node.child_by_field_name("name") or node.child_by_field_name("property")
@@ -207,6 +213,11 @@ class ModuleIndex:
                 self.returns.setdefault(scope, []).append(value)
         elif t in ("call_expression", "new_expression"):
             self._call(node, t, scope, loops)
+        elif t == "yield_expression" and scope != MODULE:
+            value = node.named_children[0] if node.named_children else None
+            if value is not None:  # `yield* inner()` yields inner's items: the call's value is the items' list
+                delegate = any(c.type == "*" for c in node.children[:2])
+                self.yields.setdefault(scope, []).append((value, bool(loops) or delegate))
         elif t == "object":
             self.objects.append((node, scope))
         elif t == "import_statement":
@@ -253,6 +264,8 @@ class ModuleIndex:
                 entry = Entry(node.start_byte, "setkey", right, loops, key=text(prop), attr=attr)
                 self.attr_mutations.setdefault((cls, attr), []).append(entry)
                 self._this_write(scope, entry)
+            elif obj is not None and obj.type == "member_expression" and text(obj) == "module.exports":
+                self.exports[text(prop)] = right  # `module.exports.systemPrompt = ...`
             elif obj is not None and obj.type == "identifier":
                 if text(obj) == "module" and text(prop) == "exports":
                     self.exports["module.exports"] = right
@@ -273,6 +286,12 @@ class ModuleIndex:
             return
         if f.type == "identifier":
             self.call_sites.setdefault(text(f), []).append((node, scope))
+        elif f.type == "super":  # `super(...)` in a constructor: the base class's constructor with these arguments
+            s = scope
+            while s != MODULE and s not in self.members:
+                s = self.parent.get(s, MODULE)
+            if s != MODULE:
+                self.super_calls[s] = node
         elif text(f) == "Object.assign":  # Object.assign(target, ...sources) fills target
             args = node.child_by_field_name("arguments")
             values = [c for c in args.named_children if c.type != "comment"] if args is not None else []

@@ -22,7 +22,7 @@ from typing import Any, List, Optional, Tuple
 
 from promptlint.pysource.flow import Val, merge
 from promptlint.tssource.index import MODULE
-from promptlint.tssource.values import text
+from promptlint.tssource.values import args_of, text
 
 MAX_BASES = 8
 
@@ -101,6 +101,9 @@ def call(flow, cls: str, func, state: Val, args: List[Val], depth: int) -> Tuple
             pattern = p.child_by_field_name("pattern")
             if pattern is not None and text(pattern) in env:
                 after.mapping[text(pattern)] = env[text(pattern)]
+    sup = flow.index.super_calls.get(func.id)
+    if sup is not None:  # `super(...)`: the base class's constructor runs first, with these arguments
+        after = _super(flow, cls, sup, after, env, func.id, depth)
     env["this"] = after
     for e in flow.index.this_writes.get(func.id, []):
         _write(flow, cls, after, e, env, nested=e.scope != func.id, depth=depth)
@@ -110,6 +113,16 @@ def call(flow, cls: str, func, state: Val, args: List[Val], depth: int) -> Tuple
     if all(r.type == "this" for r in returns):
         return after, after
     return merge([flow.ev(r, func.id, env, depth + 1) for r in returns]), after
+
+
+def _super(flow, cls: str, sup, state: Val, env, scope: int, depth: int) -> Val:
+    """The object after ``super(args)`` in a constructor of ``cls``: the nearest base constructor run on it."""
+    for f, c in chain(flow, cls)[1:]:
+        ctor = f.index.classes.get(c, {}).get("constructor")
+        if ctor is not None:
+            args = [flow.ev(a, scope, env, depth + 1) for a in args_of(sup)]
+            return call(f, c, ctor, state, args, depth + 1)[1]
+    return state
 
 
 def _write(flow, cls: str, after: Val, e, env, nested: bool, depth: int) -> None:

@@ -118,9 +118,25 @@ SORTING_FUNCTIONS = {"sortBy", "orderBy", "_.sortBy", "_.orderBy", "lodash.sortB
 LOG_RECEIVERS = {"console", "logger", "log", "this.logger", "this.log"}
 
 
+# factories of id generators: what the function they return gives is a fresh id per call
+# (`const newId = customAlphabet("0123456789abcdef", 12); newId()`)
+ID_FACTORIES = {"customAlphabet", "customRandom", "monotonicFactory", "cuid2.init", "@paralleldrive/cuid2.init",
+                "nanoid.customAlphabet", "nanoid.customRandom", "ulid.monotonicFactory", "ulid.factory"}
+# globals written through their holder (`globalThis.performance.now()`) or their module (`perf_hooks`)
+_GLOBAL_PREFIXES = ("perf_hooks.", "globalThis.", "window.", "self.")
+
+
+def id_factory(name: Optional[str]) -> bool:
+    return bool(name) and (name in ID_FACTORIES or name.rsplit(".", 1)[-1] in ("customAlphabet", "customRandom",
+                                                                             "monotonicFactory"))
+
+
 def volatile_call(name: Optional[str]) -> Optional[str]:
     if not name:
         return None
+    for prefix in _GLOBAL_PREFIXES:
+        if name.startswith(prefix):
+            name = name[len(prefix):]
     if name in VOLATILE_CALLS:
         return VOLATILE_CALLS[name]
     last = name.rsplit(".", 1)[-1]
