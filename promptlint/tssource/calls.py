@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import List, Optional
 
 from promptlint.pysource.flow import Hazard, Hole, Part, Val
-from promptlint.tssource import instances, names
+from promptlint.tssource import closures, instances, names
 from promptlint.tssource.values import args_of, joined, js_json, single_volatile, string_value, text
 
 MAX_MAPPED = 64  # `.map(cb)` over a known array is evaluated item by item up to this length
@@ -39,10 +39,13 @@ def evaluate(flow, node, scope: int, env, depth: int) -> Val:
         return flow.volatile(node, "id", name)  # `newId()`, made by `customAlphabet(...)`: a fresh id per call
     if args and (name or "").rsplit(".", 1)[-1] in DEDENT_TAGS and flow.function_of(callee, scope, depth) is None:
         return _dedent(ev(args[0]))  # `dedent(`...`)` called, not tagged
-    if receiver is not None and receiver.instance is not None:  # a method of a linted class, on its object
+    if closures.is_object(receiver):  # a method of a linted class, on its object
         v = instances.call_method(flow, receiver, method, [ev(a) for a in args], node, depth)
         if v is not None:
             return v
+    held = closures.of((receiver.mapping or {}).get(method)) if receiver is not None else None
+    if held is not None:  # `prompts.system()`: a function an object holds (a factory's object literal)
+        return closures.call(held, [ev(a) for a in args], depth, this=receiver)
     if name == "JSON.stringify":
         return _stringify(flow, node, args, ev)
     if name in ("Object.keys", "Object.values", "Object.entries") and args:
@@ -64,7 +67,7 @@ def evaluate(flow, node, scope: int, env, depth: int) -> Val:
     if name in ("Array.from", "Promise.all", "Promise.allSettled", "structuredClone", "String", "Array.of") and args:
         x = ev(args[0]) if name != "Array.of" else Val(items=[ev(a) for a in args])
         if name == "Array.from" and len(args) > 1:
-            return _mapped(flow, x, args[1], scope, depth, node)
+            return _mapped(flow, x, args[1], scope, env, depth, node)
         return x
     if name in names.SORTING_FUNCTIONS or (name or "").rsplit(".", 1)[-1] in ("sortBy", "orderBy"):
         x = ev(args[0]) if args else Val()
@@ -85,10 +88,10 @@ def evaluate(flow, node, scope: int, env, depth: int) -> Val:
         return v
     if name in ("tool", "ai.tool", "getGenerativeModel") or (method == "getGenerativeModel" and args):
         return ev(args[0]) if args else Val()
-    target = flow.function_of(callee, scope, depth)
-    if target is not None:
-        other, func = target
-        return other.call_function(func, [ev(a) for a in args], depth + 1)
+    target = flow.callable_of(callee, scope, env, depth)
+    if target is not None:  # a function declared or imported, or one a call made (`const system = make(opts)`)
+        other, func, outer = target
+        return other.call_function(func, [ev(a) for a in args], depth + 1, outer=outer)
     if args and _is_formatter(name, method):
         first = ev(args[0])  # format(new Date(), "yyyy-MM-dd"), new Intl.DateTimeFormat(...).format(now)
         if single_volatile(first):
@@ -172,7 +175,7 @@ def _stringify(flow, node, args, ev) -> Val:
         a = args[2]
         indent = " " * min(10, int(text(a))) if a.type == "number" and text(a).isdigit() else (string_value(a) or "")
     replacer = len(args) > 1 and args[1].type not in ("null", "undefined")
-    parts = None if replacer else js_json(data, indent)
+    parts = None if replacer else js_json(data, indent, skip=lambda x: closures.of(x) is not None)
     unstable = data.unordered is not None or any(h.kind == "unordered" for h in data.hazards)
     kept = [h for h in data.hazards if h.kind != "unordered"] if unstable else list(data.hazards)
     out = Val(parts=parts if parts is not None else [Hole("static", flow.text_of(node), flow.span(node))],
@@ -205,7 +208,7 @@ def _method(flow, node, method: str, receiver: Val, receiver_node, args, scope, 
     if method in ("keys", "values", "entries") and not args:
         return Val(items=receiver.items if method == "values" else None, unordered=receiver.unordered).add(receiver)
     if method == "map" and args:
-        return _mapped(flow, receiver, args[0], scope, depth, node)
+        return _mapped(flow, receiver, args[0], scope, env, depth, node)
     if method in names.ORDERED_ARRAY_METHODS and (receiver.items is not None or receiver.unordered is not None):
         out = Val(unordered=receiver.unordered).add(receiver)
         for a in args:
@@ -255,22 +258,23 @@ def _join(flow, node, receiver: Val, receiver_node, sep: Val) -> Val:
     return out
 
 
-def _mapped(flow, receiver: Val, fn, scope, depth, node) -> Val:
+def _mapped(flow, receiver: Val, fn, scope, env, depth, node) -> Val:
     """``xs.map(x => ...)``: item by item when the array and the callback are known, else the
-    callback's hazards with the array's order."""
+    callback's hazards with the array's order (an arrow written here sees ``this`` and the bindings
+    around it)."""
     out = Val(unordered=receiver.unordered).add(receiver)
-    target = flow.function_of(fn, scope, depth)
+    target = flow.callable_of(fn, scope, env, depth)
     if target is None:
         return out
-    other, func = target
+    other, func, outer = target
     if receiver.items is not None and len(receiver.items) <= MAX_MAPPED:
         out.items = []
         for i, item in enumerate(receiver.items):
-            v = other.call_function(func, [item, Val(parts=[str(i)])], depth + 1)
+            v = other.call_function(func, [item, Val(parts=[str(i)])], depth + 1, outer=outer)
             out.add(v)
             out.items.append(v)
         return out
-    sample = other.call_function(func, [flow.opaque(fn, "item")], depth + 1)
+    sample = other.call_function(func, [flow.opaque(fn, "item")], depth + 1, outer=outer)
     return out.add(Val(hazards=[h for h in sample.hazards]))
 
 

@@ -19,7 +19,7 @@ import bisect
 from typing import Dict, List, Optional, Tuple
 
 from promptlint.pysource.flow import Hazard, Hole, Val, merge
-from promptlint.tssource import calls, instances, names
+from promptlint.tssource import branches, calls, closures, instances, names
 from promptlint.tssource.index import FUNCTIONS, LOOPS, MODULE, Entry, ModuleIndex
 from promptlint.tssource.values import Span, args_of, decode_fragment, joined, single_volatile, string_value, text
 
@@ -230,6 +230,14 @@ class Flow:
                 out.unordered = out.unordered or v.unordered
                 if out.mapping is not None and v.mapping is not None:
                     out.mapping.update(v.mapping)
+            elif c.type == "method_definition" and out.mapping is not None:  # `{ system() { ... } }`
+                key = _key(c.child_by_field_name("name"))
+                if key is not None:
+                    v = self._function_value(c, scope, env, depth)
+                    if any(x.type == "get" for x in c.children[:2]):  # `get system() { ... }`: read as a call
+                        v = self.call_function(c, [], depth + 1, outer=env, this=out)
+                        out.add(v)
+                    out.mapping[key] = v
         if out.mapping is not None:
             _provider_options(out)
             _user_input(out)
@@ -277,7 +285,11 @@ class Flow:
         base = before[base_i]
         if base.kind == "function":
             return Val(parts=[Hole("static", name, self.span(base.value))], node=self.span(base.value))
-        v = self.ev(base.value, scope, env, depth + 1)
+        if base.kind == "assign" and base_i > 0:  # `switch (mode) { case ...: s = ... }`: any branch's value
+            alts = [self.ev(before[j].value, scope, env, depth + 1) for j in branches.alternatives(before, base_i)]
+            v = merge(sorted(alts, key=lambda a: not _has_volatile(a)))  # the text measured: a branch that loses blocks
+        else:
+            v = self.ev(base.value, scope, env, depth + 1)
         if base.kind == "for":
             elem = self.opaque(base.value, self.text_of(base.value), name)
             v = elem.add(Val(hazards=[h for h in v.hazards], names=v.names))
@@ -292,26 +304,33 @@ class Flow:
                   dict(v.mapping) if v.mapping is not None else None, v.unordered, v.names, v.node, v.instance)
         calls = 0
         for e in before[base_i + 1:]:
-            if e.call is not None and out.instance is not None:
+            if e.call is not None and closures.is_object(out):
                 calls += 1  # `b.add(x);` statements on an object: a bounded number (each re-reads `b`)
                 if calls > MAX_OBJECT_CALLS:
                     continue
             self._mutate(out, e, scope, env, depth)
         return out
 
-    def _mutate(self, out: Val, e: Entry, scope: int, env, depth) -> None:
-        if out.instance is not None and e.call is not None:
+    def _mutate(self, out: Val, e: Entry, scope: int, env, depth) -> bool:
+        """Apply one mutation to ``out``; True when a loop's pushes were applied item by item."""
+        if e.call is not None and closures.is_object(out):
             # `b.system(text);` (or `b.add(x)`) on an object of a linted class: its method may rewrite it
             self.ev(e.call, scope, env, depth + 1)
             after = self.states.get(e.call.id)
             if after is not None:
                 out.parts, out.items, out.mapping, out.instance = after.parts, after.items, after.mapping, after.instance
-            return
+            return False
         if e.kind == "call":
-            return
+            return False
         v = self.ev(e.value, scope, env, depth + 1) if e.value is not None else Val()
         out.add(v)
         looped = bool(e.loops) or e.async_cb is not None
+        unrolled = self._unrolled(e, scope, env, depth) if looped and out.items is not None \
+            and e.kind in ("append", "prepend") else None
+        if unrolled is not None:  # `for (const s of SECTIONS) parts.push(...)`: one value per known item
+            out.add(*unrolled)
+            out.items = out.items + unrolled if e.kind == "append" else list(reversed(unrolled)) + out.items
+            return True
         if e.kind in ("aug", "assign"):
             if e.kind == "assign":
                 out.parts, out.items, out.mapping, out.unordered = v.parts, v.items, v.mapping, v.unordered
@@ -340,6 +359,26 @@ class Flow:
             for loop in e.loops:
                 if loop.type not in LOOPS:  # the iterable of a `for ... of`
                     self._iterate(self.ev(loop, scope, env, depth + 1), loop, out)
+        return False
+
+    def _unrolled(self, e: Entry, scope: int, env, depth) -> Optional[List[Val]]:
+        """The values a push in one loop over a known, ordered array adds, item by item, the loop's
+        variable bound to each (``for (const s of xs)``, ``xs.forEach((s) => ...)``); else None."""
+        if e.async_cb is not None or len(e.loops) != 1 or e.value is None or depth > MAX_DEPTH:
+            return None
+        loop = e.loops[0]
+        var = _loop_variable(loop) if loop.type not in LOOPS else None
+        if var is None:
+            return None
+        it = self.ev(loop, scope, env, depth + 1)
+        if it.items is None or it.unordered is not None or len(it.items) > calls.MAX_MAPPED:
+            return None
+        out = []
+        for item in it.items:
+            inner = dict(env) if env else {}
+            inner[var] = item
+            out.append(self.ev(e.value, scope, inner, depth + 1))
+        return out
 
     def _params_of(self, func) -> List[str]:
         params = func.child_by_field_name("parameters") or func.child_by_field_name("parameter")
@@ -439,7 +478,7 @@ class Flow:
         base = self.ev(obj, scope, env, depth)
         if base.mapping is not None and prop in base.mapping:
             return base.mapping[prop]
-        if base.instance is not None:
+        if closures.is_object(base):
             v = instances.member(base, prop, depth)
             if v is not None:
                 return v
@@ -535,7 +574,9 @@ class Flow:
         return calls.construct(self, node, scope, env, depth)
 
     def _function_value(self, node, scope, env, depth) -> Val:
-        return Val(parts=[Hole("static", "function", self.span(node))], node=self.span(node))
+        """A function written as a value: it keeps the bindings around it (``closures``)."""
+        return Val(parts=[Hole("static", "function", self.span(node))], node=self.span(node),
+                   instance=closures.Closure(self, node, dict(env) if env else {}))
 
     def function_of(self, callee, scope: int, depth: int):
         """(flow, function node) a callee names in this module or a linted module it imports, or None."""
@@ -676,14 +717,42 @@ class Flow:
             self._assigned_memo[key] = [e.value for e in entries if e.kind == "assign"]
         return self._assigned_memo[key]
 
-    def call_function(self, func, args: List[Val], depth: int) -> Val:
-        """The value a function returns with its parameters bound to ``args`` (merged over returns)."""
+    def call_function(self, func, args: List[Val], depth: int, outer: Optional[Dict[str, Val]] = None,
+                      this: Optional[Val] = None) -> Val:
+        """The value a function returns with its parameters bound to ``args`` (merged over returns);
+        ``outer``: the bindings a function value closes over (``closures``); a generator gives the list
+        of what it yields (of unknown length when it yields in a loop)."""
         params = self.index.param_list(func.child_by_field_name("parameters") or func.child_by_field_name("parameter"))
-        env = self._bind_params(params, args, func.id, depth)
+        env = dict(outer) if outer else {}
+        env.update(self._bind_params(params, args, func.id, depth))
+        if this is not None:
+            env["this"] = this
+        env = env or {"": Val()}
+        yields = self.index.yields.get(func.id)
+        if yields is not None:
+            out = Val(items=[])
+            for y, looped in yields:
+                v = self.ev(y, func.id, env, depth + 1)
+                out.add(v)
+                out.items = out.items + [v] if out.items is not None and not looped else None
+            return out
         returns = self.index.returns.get(func.id, [])
         if not returns:
             return Val()
-        return merge([self.ev(r, func.id, env or {"": Val()}, depth + 1) for r in returns])
+        return merge([self.ev(r, func.id, env, depth + 1) for r in returns])
+
+    def callable_of(self, callee, scope: int, env, depth: int):
+        """(flow, function, the bindings it closes over) a callee names or holds, or None: a function
+        declared or imported (``function_of``), or a function value a call made (``closures``)."""
+        if callee is not None and callee.type in FUNCTIONS:
+            return self, callee, env  # an arrow written here: `this` and the bindings around it
+        target = self.function_of(callee, scope, depth)
+        if target is not None:
+            return target[0], target[1], None
+        if callee is None or callee.type not in ("identifier", "member_expression") or depth > MAX_DEPTH:
+            return None
+        c = closures.of(self.ev(callee, scope, env, depth + 1))
+        return (c.flow, c.node, c.env) if c is not None else None
 
     def iterate(self, v: Val, node, out: Val, in_text: bool = False) -> None:
         self._iterate(v, node, out, in_text)
@@ -750,6 +819,37 @@ def _key(k) -> Optional[str]:
     if k.type == "string":
         return string_value(k)
     return None  # computed key
+
+
+def _loop_variable(iterable) -> Optional[str]:
+    """The name a loop binds to each item of ``iterable``: ``for (const s of it)``, ``it.forEach((s) => ...)``."""
+    parent = iterable.parent
+    if parent is None:
+        return None
+    if parent.type == "for_in_statement":
+        if not any(c.type == "of" for c in parent.children):
+            return None  # `for ... in` walks keys
+        left = parent.child_by_field_name("left")
+        if left is not None and left.type in ("lexical_declaration", "variable_declaration"):
+            left = next((c.child_by_field_name("name") for c in left.named_children if c.type == "variable_declarator"), None)
+        return text(left) if left is not None and left.type == "identifier" else None
+    call = parent.parent if parent.type == "member_expression" else None
+    if call is None or call.type != "call_expression" or text(parent.child_by_field_name("property")) != "forEach":
+        return None
+    args = args_of(call)
+    fn = args[0] if args else None
+    if fn is None or fn.type not in FUNCTIONS:
+        return None
+    params = fn.child_by_field_name("parameters") or fn.child_by_field_name("parameter")
+    first = params if params is not None and params.type == "identifier" else (
+        params.named_children[0] if params is not None and params.named_children else None)
+    if first is not None and first.type in ("required_parameter", "optional_parameter"):
+        first = first.child_by_field_name("pattern")
+    return text(first) if first is not None and first.type == "identifier" else None
+
+
+def _has_volatile(v: Val) -> bool:
+    return v.parts is not None and any(isinstance(p, Hole) and p.kind == "volatile" for p in v.parts)
 
 
 def _pos(e: Entry) -> int:

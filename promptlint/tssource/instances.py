@@ -145,7 +145,7 @@ def _write(flow, cls: str, after: Val, e, env, nested: bool, depth: int) -> None
               dict(cur.mapping) if cur.mapping is not None else None, cur.unordered, cur.names, cur.node, cur.instance)
     if e.kind == "setkey" and out.mapping is None and not nested:
         out.mapping = {}
-    flow._mutate(out, e, e.scope, env, depth)
-    if nested and out.unordered is None:
+    unrolled = flow._mutate(out, e, e.scope, env, depth)
+    if nested and out.unordered is None and not unrolled:
         out.items = None if e.kind in ("append", "prepend", "extend") else out.items
     after.mapping[attr] = out
