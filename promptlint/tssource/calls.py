@@ -102,8 +102,12 @@ def evaluate(flow, node, scope: int, env, depth: int) -> Val:
 def _made_by(flow, node, scope: int, ctor: Optional[str]) -> bool:
     """Whether ``node`` is (or names a binding made by) a ``new``/call of a name ending in ``ctor``
     (``Intl.DateTimeFormat``), or, for ``ctor`` None, a call of an id generator factory."""
-    if node is not None and node.type == "identifier":
-        node = flow._declared_value(node, scope)
+    if node is not None and node.type in ("identifier", "shorthand_property_identifier"):
+        name, node = node, flow._declared_value(node, scope)
+        imp = flow.index.imports.get(text(name)) if node is None else None
+        if imp is not None and imp.value is not None and imp.module.startswith(".") and flow.project is not None:
+            found = flow.project.exported_node(flow.fs_path, imp.module, imp.value)  # `import { traceId } from "./ids"`
+            return found is not None and _made_by(found[0], found[1], 0, ctor)
     if node is None or node.type not in ("new_expression", "call_expression"):
         return False
     made = flow.name_of(node.child_by_field_name("constructor") or node.child_by_field_name("function"))
@@ -279,16 +283,21 @@ def _mapped(flow, receiver: Val, fn, scope, env, depth, node) -> Val:
 
 
 def _dedent(v: Val) -> Val:
-    """``dedent`...```: the common leading indentation removed, first and last blank lines dropped
-    (what the ``dedent`` package does), when the text is all literal."""
-    if v.parts is None or not all(isinstance(p, str) for p in v.parts):
+    """``dedent`...```: the common leading indentation of the literal lines removed, first and last blank
+    lines dropped (what the ``dedent`` package does to a template's strings before it interpolates)."""
+    if v.parts is None:
         return v
     import textwrap
 
-    s = "".join(v.parts)
+    holes = [p for p in v.parts if not isinstance(p, str)]
+    s = "".join(p if isinstance(p, str) else "\0" for p in v.parts)  # a value stands where it is written
     lines = s.split("\n")
     if lines and not lines[0].strip():
         lines = lines[1:]
     if lines and not lines[-1].strip():
         lines = lines[:-1]
-    return Val(parts=[textwrap.dedent("\n".join(lines))], hazards=v.hazards, names=v.names)
+    pieces = textwrap.dedent("\n".join(lines)).split("\0")
+    parts: List[Part] = [pieces[0]]
+    for hole, piece in zip(holes, pieces[1:]):
+        parts += [hole, piece]
+    return Val(parts=joined(parts), hazards=v.hazards, names=v.names)

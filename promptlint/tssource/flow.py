@@ -265,8 +265,8 @@ class Flow:
                 break
             s, pos = self.index.parent.get(s, MODULE), 1 << 60
         imp = self.index.imports.get(name)
-        if imp is not None and self.project is not None and imp.name != "*":
-            v = self.project.exported(self.fs_path, imp.module, imp.name, depth + 1)
+        if imp is not None and self.project is not None and imp.value is not None:
+            v = self.project.exported(self.fs_path, imp.module, imp.value, depth + 1)
             if v is not None:
                 return v
         return self.opaque(node, name, name)
@@ -520,9 +520,9 @@ class Flow:
         if name in self.index.classes:
             return self, name
         imp = self.index.imports.get(name)
-        if imp is not None and self.project is not None and imp.name != "*":
+        if imp is not None and self.project is not None and imp.value is not None:
             other = self.project.flow(self.fs_path, imp.module)
-            cls = other.exported_class(imp.name) if other is not None else None
+            cls = other.exported_class(imp.value) if other is not None else None
             if cls is not None:
                 return other, cls
         return None
@@ -531,6 +531,8 @@ class Flow:
         """The class of this module an export names (``export default class Prompter``, ``export default
         Prompter``, an anonymous ``export default class {}``, ``export { A as B }``), or None."""
         node = self.index.exports.get(exported)
+        if node is None and exported == "default":  # `import P from "./p.cjs"`: its `module.exports`
+            node = self.index.exports.get("module.exports")
         if node is None:
             return exported if exported in self.index.classes else None
         if node.type in ("class", "class_declaration", "abstract_class_declaration"):
@@ -600,8 +602,8 @@ class Flow:
                     break
                 s = self.index.parent.get(s, MODULE)
             imp = self.index.imports.get(name)
-            if imp is not None and self.project is not None and imp.name != "*":
-                return self.project.exported_function(self.fs_path, imp.module, imp.name, depth + 1)
+            if imp is not None and self.project is not None and imp.value is not None:
+                return self.project.exported_function(self.fs_path, imp.module, imp.value, depth + 1)
             return None
         if callee.type == "member_expression":
             obj, prop = callee.child_by_field_name("object"), text(callee.child_by_field_name("property"))
@@ -636,15 +638,15 @@ class Flow:
         if value is not None:
             return _literal_method(self, value, prop)
         imp = self.index.imports.get(name)
-        if imp is not None and self.project is not None and imp.name != "*":
+        if imp is not None and self.project is not None and imp.value is not None:
             other = self.project.flow(self.fs_path, imp.module)
             if other is None:
                 return None
-            cls = other.exported_class(imp.name)
+            cls = other.exported_class(imp.value)
             if cls is not None:
                 method = other.index.classes[cls].get(prop)
                 return (other, method) if method is not None else None
-            exported = other.index.exports.get(imp.name)
+            exported = other.index.exports.get(imp.value)
             if exported is not None and exported.type == "identifier":
                 value = other._declared_value(exported, MODULE)
             else:
@@ -694,9 +696,9 @@ class Flow:
                     break
                 if s == MODULE:
                     imp = self.index.imports.get(text(node))  # `import { agent } from "./agent"`
-                    if imp is not None and self.project is not None and imp.name != "*":
+                    if imp is not None and self.project is not None and imp.value is not None:
                         other = self.project.flow(self.fs_path, imp.module)
-                        exported = other.index.exports.get(imp.name) if other is not None else None
+                        exported = other.index.exports.get(imp.value) if other is not None else None
                         if exported is not None:
                             return other.instance_of(exported, MODULE, depth + 1)
                     break

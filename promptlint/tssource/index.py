@@ -50,6 +50,14 @@ class Entry:
 class Import:
     module: str  # the specifier as written ("./prompts", "openai", "node:crypto" -> "crypto")
     name: str  # "default", "*", or the exported name
+    required: bool = False  # `const x = require("m")`: x is the module's `module.exports`, not a namespace
+
+    @property
+    def value(self) -> Optional[str]:
+        """The export the imported name is, used as a value (None: an ESM namespace, `import * as ns`)."""
+        if self.name == "*":
+            return "module.exports" if self.required else None
+        return self.name
 
 
 class ModuleIndex:
@@ -376,7 +384,7 @@ class ModuleIndex:
         if module is None:
             return
         if name.type == "identifier":
-            self.imports[text(name)] = Import(module, "*")
+            self.imports[text(name)] = Import(module, "*", required=True)
         elif name.type == "object_pattern":
             for c in name.named_children:
                 if c.type == "shorthand_property_identifier_pattern":
