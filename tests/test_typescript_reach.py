@@ -10,9 +10,13 @@ value written in one module and sent from another where the family is about cros
   factory returns whose method sends the request, OpenAI Agents' `instructions: (ctx) => ...`;
 - `export default class` (and `module.exports = Class`), `module.exports.x = function`,
   `module.exports = function` imported as a whole;
+- objects a factory returns (`await Agent.create()`), a constructor's arguments taken from the
+  module's own `new Agent(...)` (TypeScript parameter properties included);
 - more volatile sources: `new Intl.DateTimeFormat(...).format()`, `performance.now()` from
   `perf_hooks`, an id generator made by `customAlphabet(...)` (here or imported),
-  `process.env["HOSTNAME"]` and `const { POD_NAME } = process.env`, `require("os").hostname()`;
+  `process.env["HOSTNAME"]` and `const { POD_NAME } = process.env`, `require("os").hostname()`, a
+  process manager's instance number (`NODE_APP_INSTANCE`), arithmetic and `Math.floor` on the
+  clock, `+new Date()`;
 - `dedent(...)` called (not tagged); a switch on a mode assigning the prompt in its cases; a
   generator yielding the prompt's sections;
 
@@ -247,6 +251,45 @@ FAMILIES = {
                          "}\n"),
         "src/agent": AGENT_OPENAI + 'import { sections } from "./sections";\n' + sends('[...sections()].join("\\n")'),
     }, ("ts", "js"), ("src/sections", "new Date()"), "Generated ", f"\n{POLICY}\nBe brief.\n\n{{Q}}"),
+    "arithmetic-and-Math-on-the-clock": ({
+        "src/agent": (AGENT_OPENAI + f'const POLICY = "{POLICY}";\n'
+                      "const epoch = () => Math.floor(Date.now() / 1000);\n"
+                      + sends("`Epoch ${epoch()}\\n${POLICY}`")),
+    }, ("ts", "js"), ("src/agent", "Date.now()"), "Epoch ", f"\n{POLICY}\n\n{{Q}}"),
+    "unary-plus-of-a-date": ({
+        "src/agent": (AGENT_OPENAI + f'const POLICY = "{POLICY}";\n'
+                      + sends("`Request ${+new Date()}\\n${POLICY}`")),
+    }, ("ts", "js"), ("src/agent", "new Date()"), "Request ", f"\n{POLICY}\n\n{{Q}}"),
+    "process-manager-instance-env": ({
+        "src/agent": (AGENT_OPENAI + f'const POLICY = "{POLICY}";\n'
+                      + sends("`Worker ${process.env.NODE_APP_INSTANCE}\\n${POLICY}`")),
+    }, ("ts", "js"), ("src/agent", "process.env.NODE_APP_INSTANCE"), "Worker ", f"\n{POLICY}\n\n{{Q}}"),
+    "object-from-a-static-factory-method": ({
+        "src/agent": {
+            "ts": (AGENT_OPENAI.replace("⟨", "") + f'const POLICY = "{POLICY}";\n'
+                   "export class Agent {\n"
+                   "  constructor(private readonly system: string) {}\n"
+                   "  static async create(): Promise<Agent> { return new Agent(`Booted ${new Date().toISOString()}\\n${POLICY}`); }\n"
+                   "  async ask(q: string) {\n"
+                   '    return client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "system", content: this.system }, { role: "user", content: q }] });\n'
+                   "  }\n"
+                   "}\n"),
+            "js": ('const OpenAI = require("openai");\nconst client = new OpenAI();\n' f'const POLICY = "{POLICY}";\n'
+                   "class Agent {\n"
+                   "  constructor(system) { this.system = system; }\n"
+                   "  static async create() { return new Agent(`Booted ${new Date().toISOString()}\\n${POLICY}`); }\n"
+                   "  async ask(q) {\n"
+                   '    return client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "system", content: this.system }, { role: "user", content: q }] });\n'
+                   "  }\n"
+                   "}\n"
+                   "module.exports = { Agent };\n"),
+        },
+        "src/main": ('import { Agent } from "./agent";\n'
+                     "export async function handle(q⟨: string⟩) {\n"
+                     "  const agent = await Agent.create();\n"
+                     "  return agent.ask(q);\n"
+                     "}\n"),
+    }, ("ts", "js"), ("src/agent", "new Date()"), "Booted ", f"\n{POLICY}\n\n{{Q}}"),
 }
 
 CASES = [(family, lang) for family in sorted(FAMILIES) for lang in FAMILIES[family][1]]
@@ -289,6 +332,14 @@ CLEAN = {
         "src/agent": (AGENT_OPENAI + f'const POLICY = "{POLICY}";\n'
                       "const { REGION } = process.env;\n"
                       + sends('`Region ${REGION}, tier ${process.env["TIER"]}\\n${POLICY}`')),
+    },
+    "elapsed-time-at-the-end": {
+        "src/agent": (AGENT_OPENAI + f'const POLICY = "{POLICY}";\n'
+                      "export async function ask(q⟨: string⟩) {\n"
+                      "  const t0 = Date.now();\n"
+                      '  return client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "system", content: POLICY }, '
+                      "{ role: \"user\", content: `${q}\\n(queued ${Math.round((Date.now() - t0) / 1000)} s)` }] });\n"
+                      "}\n"),
     },
     "loop-over-a-sorted-listing": {
         "src/agent": (AGENT_OPENAI + 'import { readdirSync } from "fs";\n'

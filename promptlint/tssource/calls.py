@@ -46,6 +46,10 @@ def evaluate(flow, node, scope: int, env, depth: int) -> Val:
     held = closures.of((receiver.mapping or {}).get(method)) if receiver is not None else None
     if held is not None:  # `prompts.system()`: a function an object holds (a factory's object literal)
         return closures.call(held, [ev(a) for a in args], depth, this=receiver)
+    if name in names.NUMERIC_WRAPPERS and args:
+        first = ev(args[0])
+        if single_volatile(first):
+            return first
     if name == "JSON.stringify":
         return _stringify(flow, node, args, ev)
     if name in ("Object.keys", "Object.values", "Object.entries") and args:

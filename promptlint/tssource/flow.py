@@ -29,6 +29,7 @@ MAX_OBJECT_CALLS = 64  # method calls on one object applied to it, in source ord
 KEY_ALIASES = {"systemInstruction": "system_instruction", "cacheControl": "cache_control"}
 PROVIDER_OPTIONS = ("providerOptions", "experimental_providerMetadata", "providerMetadata")
 ASYNC_ORDER = "a collection filled inside an async callback (completion order)"
+_ARITHMETIC = frozenset({"-", "*", "/", "%", "**", "|", "&", "^", ">>", "<<", ">>>"})
 
 
 class Flow:
@@ -178,7 +179,19 @@ class Flow:
             return out
         if op in ("??", "||", "&&"):
             return merge([left, right])
+        if op in _ARITHMETIC:  # `Date.now() - start`, `Date.now() / 1000`: still a value of the moment
+            for side in (left, right):
+                if single_volatile(side):
+                    return Val(side.parts, list(side.hazards), names=side.names).add(left, right)
         return self.opaque(node).add(left, right)
+
+    def _unary(self, node, scope, env, depth) -> Val:
+        """``+new Date()``, ``-x``, ``~~x``: a number of ``x`` (a volatile one stays volatile)."""
+        op = text(node.child_by_field_name("operator"))
+        inner = self.ev(node.child_by_field_name("argument"), scope, env, depth)
+        if op in ("+", "-", "~") and single_volatile(inner):
+            return inner
+        return self.opaque(node).add(inner) if op in ("+", "-", "~") else self.opaque(node)
 
     def _ternary(self, node, scope, env, depth) -> Val:
         return merge([self.ev(node.child_by_field_name(k), scope, env, depth) for k in ("consequence", "alternative")])
@@ -397,6 +410,8 @@ class Flow:
     def _param(self, scope: int, func, name: str, node, depth: int) -> Val:
         params = self.index.param_list(func.child_by_field_name("parameters") or func.child_by_field_name("parameter"))
         fname = self._function_name(func)
+        if fname == "this.constructor":  # a constructor's arguments: the module's `new C(...)`
+            fname = self.index.class_of.get(func.id)
         vals = []
         for call, caller in self.index.call_sites.get(fname or "", [])[:MAX_CALL_SITES]:
             args = args_of(call)
@@ -678,10 +693,17 @@ class Flow:
             return self.instance_of(kids[0], scope, depth + 1) if kids else None
         if node.type == "call_expression":  # a fluent step: `new B().system(s)`, a method that returns `this`
             f = node.child_by_field_name("function")
-            if f is None or f.type != "member_expression":
-                return None
-            owner = self.instance_of(f.child_by_field_name("object"), scope, depth + 1)
-            if owner is None:
+            owner = self.instance_of(f.child_by_field_name("object"), scope, depth + 1) \
+                if f is not None and f.type == "member_expression" else None
+            if owner is None:  # a factory: `createAgent()`, `await Agent.create()`, `Agent.getInstance()`
+                target = self.function_of(f, scope, depth + 1)
+                if target is None:
+                    return None
+                other, func = target
+                for r in other.index.returns.get(func.id, [])[:MAX_CALL_SITES]:
+                    found = other.instance_of(r, func.id, depth + 1) if r.type != "this" else None
+                    if found is not None:
+                        return found
                 return None
             found = instances.method(owner[0], owner[1], text(f.child_by_field_name("property")))
             returns = found[0].index.returns.get(found[2].id, []) if found is not None else []
@@ -910,6 +932,7 @@ _EVALUATORS = {
     "type_assertion": "_inner",
     "binary_expression": "_binary",
     "ternary_expression": "_ternary",
+    "unary_expression": "_unary",
     "array": "_array",
     "object": "_object",
     "member_expression": "_member",

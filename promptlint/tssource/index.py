@@ -165,6 +165,13 @@ class ModuleIndex:
                 self.classes.setdefault(cls, {})[text(name)] = node
             self.class_of[inner] = cls
             self.members.add(inner)
+            if text(name) == "constructor":  # `constructor(private readonly system: string)` declares a field
+                for p in self.param_list(node.child_by_field_name("parameters")):
+                    pattern = p.child_by_field_name("pattern") if p.type in ("required_parameter", "optional_parameter") else None
+                    if pattern is not None and pattern.type == "identifier" and any(
+                            c.type in ("accessibility_modifier", "readonly") for c in p.children):
+                        self.attrs.setdefault((cls, text(pattern)), []).append(pattern)
+                        self.attr_scopes[pattern.id] = inner
         elif cls and node.type == "arrow_function":
             self.class_of[inner] = cls  # an arrow's `this` is its class's (a field, or inside a method)
         elif name is not None and node.type in ("function_declaration", "generator_function_declaration"):

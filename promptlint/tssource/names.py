@@ -72,6 +72,19 @@ VOLATILE_CALLS: Dict[str, str] = {
     "os.hostname": "process",
     "os.uptime": "number",
     "process.cwd": "process",
+    "Date": "timestamp",  # `Date()` without `new`: the current time as text
+    "crypto.randomInt": "number",
+    "os.freemem": "number",
+    "os.loadavg": "number",
+    "process.memoryUsage": "number",
+    "process.memoryUsage.rss": "number",
+    "os.networkInterfaces": "process",
+    "os.userInfo": "process",
+    "Temporal.Now.instant": "timestamp",
+    "Temporal.Now.zonedDateTimeISO": "timestamp",
+    "Temporal.Now.plainDateTimeISO": "timestamp",
+    "Temporal.Now.plainTimeISO": "time",
+    "Temporal.Now.plainDateISO": "date",
     "dayjs": "timestamp",
     "moment": "timestamp",
     "DateTime.now": "timestamp",  # luxon
@@ -81,7 +94,14 @@ VOLATILE_CALLS: Dict[str, str] = {
 VOLATILE_PROPERTIES: Dict[str, str] = {"process.pid": "process", "process.ppid": "process"}
 # environment variables that name the process or replica (other variables are deployment constants)
 PER_PROCESS_ENV = {"HOSTNAME", "HOST", "POD_NAME", "POD_IP", "COMPUTERNAME", "DYNO", "FLY_ALLOC_ID",
-                   "FLY_MACHINE_ID", "RENDER_INSTANCE_ID", "INSTANCE_ID", "CONTAINER_ID", "PID"}
+                   "FLY_MACHINE_ID", "RENDER_INSTANCE_ID", "INSTANCE_ID", "CONTAINER_ID", "PID",
+                   # process managers and platforms that number or name each instance
+                   "NODE_APP_INSTANCE", "pm_id", "HEROKU_DYNO_ID", "RAILWAY_REPLICA_ID", "WEBSITE_INSTANCE_ID",
+                   "GAE_INSTANCE", "CF_INSTANCE_GUID", "CF_INSTANCE_INDEX", "AWS_LAMBDA_LOG_STREAM_NAME",
+                   "ECS_CONTAINER_METADATA_URI", "ECS_CONTAINER_METADATA_URI_V4"}
+# functions that turn a number into a number: `Math.floor(Date.now() / 1000)` is still the moment's
+NUMERIC_WRAPPERS = {"Math.floor", "Math.round", "Math.ceil", "Math.trunc", "Math.abs", "Number", "parseInt",
+                    "parseFloat", "BigInt", "Number.parseInt", "Number.parseFloat"}
 
 # methods on a Date (or a dayjs/moment value): the sub-kind of the text they give (None: keep)
 DATE_METHODS: Dict[str, Optional[str]] = {
