@@ -17,8 +17,9 @@ value written in one module and sent from another where the family is about cros
   `process.env["HOSTNAME"]` and `const { POD_NAME } = process.env`, `require("os").hostname()`, a
   process manager's instance number (`NODE_APP_INSTANCE`), arithmetic and `Math.floor` on the
   clock, `+new Date()`;
-- `dedent(...)` called (not tagged); a switch on a mode assigning the prompt in its cases; a
-  generator yielding the prompt's sections;
+- `dedent(...)` called (not tagged); a switch on a mode assigning the prompt in its cases, or
+  returning request options; a table or a `Map` of prompts indexed by mode; a default after `??`;
+  a random pick from a list; React's `useMemo`; a generator yielding the prompt's sections;
 
 with the M101 figures recomputed (test_typescript.check_figures), the finding reached through the
 call that sends it (never "the call that sends it is not in the linted files"), and clean
@@ -290,6 +291,65 @@ FAMILIES = {
                      "  return agent.ask(q);\n"
                      "}\n"),
     }, ("ts", "js"), ("src/agent", "new Date()"), "Booted ", f"\n{POLICY}\n\n{{Q}}"),
+    "prompt-table-indexed-by-mode": ({
+        "src/prompts": (f'const POLICY = "{POLICY}";\n'
+                        "export const PROMPTS⟨: Record<string, string>⟩ = {\n"
+                        "  chat: POLICY,\n"
+                        "  debug: `Debug ${new Date().toISOString()}\\n${POLICY}`,\n"
+                        "};\n"),
+        "src/agent": (AGENT_OPENAI + 'import { PROMPTS } from "./prompts";\n'
+                      "export async function ask(mode⟨: string⟩, q⟨: string⟩) {\n"
+                      '  return client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "system", content: PROMPTS[mode] }, { role: "user", content: q }] });\n'
+                      "}\n"),
+    }, ("ts", "js"), ("src/prompts", "new Date()"), "Debug ", f"\n{POLICY}\n\n{{Q}}"),
+    "Map-of-prompts-by-mode": ({
+        "src/agent": (AGENT_OPENAI + f'const POLICY = "{POLICY}";\n'
+                      "const MODES = new Map([\n"
+                      '  ["chat", POLICY],\n'
+                      '  ["debug", `Debug ${new Date().toISOString()}\\n${POLICY}`],\n'
+                      "]);\n"
+                      "export async function ask(mode⟨: string⟩, q⟨: string⟩) {\n"
+                      '  return client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "system", content: MODES.get(mode) ?? POLICY }, { role: "user", content: q }] });\n'
+                      "}\n"),
+    }, ("ts", "js"), ("src/agent", "new Date()"), "Debug ", f"\n{POLICY}\n\n{{Q}}"),
+    "random-pick-from-a-list": ({
+        "src/agent": (AGENT_OPENAI + f'const POLICY = "{POLICY}";\n'
+                      'const OPENERS = ["Hi!", "Hello!", "Hey there!"];\n'
+                      "const opener = () => OPENERS[Math.floor(Math.random() * OPENERS.length)];\n"
+                      + sends("`${opener()}\\n${POLICY}`")),
+    }, ("ts", "js"), ("src/agent", "OPENERS[Math.floor"), "", f"\n{POLICY}\n\n{{Q}}"),
+    "switch-returns-request-options": ({
+        "src/config": (f'const POLICY = "{POLICY}";\n'
+                       "export function config(mode⟨: string⟩) {\n"
+                       "  switch (mode) {\n"
+                       '    case "plain":\n'
+                       "      return { system: POLICY, temperature: 0 };\n"
+                       "    default:\n"
+                       "      return { system: `Session ${Date.now()}\\n${POLICY}`, temperature: 1 };\n"
+                       "  }\n"
+                       "}\n"),
+        "src/agent": (AGENT_OPENAI + 'import { config } from "./config";\n'
+                      "export async function ask(mode⟨: string⟩, q⟨: string⟩) {\n"
+                      "  const c = config(mode);\n"
+                      '  return client.chat.completions.create({ model: "gpt-4o", temperature: c.temperature, messages: [{ role: "system", content: c.system }, { role: "user", content: q }] });\n'
+                      "}\n"),
+    }, ("ts", "js"), ("src/config", "Date.now()"), "Session ", f"\n{POLICY}\n\n{{Q}}"),
+    "default-prompt-after-??": ({
+        "src/agent": (AGENT_OPENAI + f'const POLICY = "{POLICY}";\n'
+                      "export async function ask(q⟨: string⟩, opts⟨: { system?: string }⟩ = {}) {\n"
+                      "  const system = opts.system ?? `Started ${new Date().toISOString()}\\n${POLICY}`;\n"
+                      '  return client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "system", content: system }, { role: "user", content: q }] });\n'
+                      "}\n"),
+    }, ("ts", "js"), ("src/agent", "new Date()"), "Started ", f"\n{POLICY}\n\n{{Q}}"),
+    "React-useMemo-prompt": ({
+        "src/useChat": ('import OpenAI from "openai";\nimport { useMemo } from "react";\n'
+                        "const client = new OpenAI({ dangerouslyAllowBrowser: true });\n"
+                        f'const POLICY = "{POLICY}";\n'
+                        "export function useChat() {\n"
+                        "  const system = useMemo(() => `Opened ${new Date().toLocaleString()}\\n${POLICY}`, []);\n"
+                        '  return (q⟨: string⟩) => client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "system", content: system }, { role: "user", content: q }] });\n'
+                        "}\n"),
+    }, ("ts", "js"), ("src/useChat", "new Date()"), "Opened ", f"\n{POLICY}\n\n{{Q}}"),
 }
 
 CASES = [(family, lang) for family in sorted(FAMILIES) for lang in FAMILIES[family][1]]

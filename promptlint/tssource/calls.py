@@ -8,7 +8,7 @@ from typing import List, Optional
 
 from promptlint.pysource.flow import Hazard, Hole, Part, Val
 from promptlint.tssource import closures, instances, names
-from promptlint.tssource.values import args_of, joined, js_json, single_volatile, string_value, text
+from promptlint.tssource.values import args_of, either, joined, js_json, single_volatile, string_value, text
 
 MAX_MAPPED = 64  # `.map(cb)` over a known array is evaluated item by item up to this length
 
@@ -46,6 +46,10 @@ def evaluate(flow, node, scope: int, env, depth: int) -> Val:
     held = closures.of((receiver.mapping or {}).get(method)) if receiver is not None else None
     if held is not None:  # `prompts.system()`: a function an object holds (a factory's object literal)
         return closures.call(held, [ev(a) for a in args], depth, this=receiver)
+    if (name or "").rsplit(".", 1)[-1] in ("useMemo", "computed") and args:  # React/Vue: the callback's value
+        target = flow.callable_of(args[0], scope, env, depth)
+        if target is not None:
+            return target[0].call_function(target[1], [], depth + 1, outer=target[2])
     if name in names.NUMERIC_WRAPPERS and args:
         first = ev(args[0])
         if single_volatile(first):
@@ -118,6 +122,10 @@ def _made_by(flow, node, scope: int, ctor: Optional[str]) -> bool:
     return names.id_factory(made) if ctor is None else (made or "").endswith(ctor)
 
 
+def _text(v: Val) -> Optional[str]:
+    return "".join(v.parts) if v.parts is not None and all(isinstance(p, str) for p in v.parts) else None
+
+
 def _is_formatter(name: Optional[str], method: Optional[str]) -> bool:
     """A call that turns its first argument into text (a date formatter, ``String``, an escaper)."""
     last = method or (name or "").rsplit(".", 1)[-1]
@@ -137,7 +145,12 @@ def construct(flow, node, scope: int, env, depth: int) -> Val:
         return inner if single_volatile(inner) else flow.opaque(node).add(inner)
     if last in ("Set", "Map", "WeakMap") and args:
         x = ev(args[0])
-        return Val(items=x.items, unordered=x.unordered, node=flow.span(node)).add(x)
+        out = Val(items=x.items, unordered=x.unordered, node=flow.span(node)).add(x)
+        pairs = x.items if last != "Set" and x.items is not None else None
+        if pairs and all(p.items is not None and len(p.items) == 2 and _text(p.items[0]) is not None for p in pairs):
+            out.mapping = {_text(p.items[0]): p.items[1] for p in pairs}  # `new Map([["chat", A], ...])`: `.get("chat")`
+            out.items = list(out.mapping.values())
+        return out
     if last in ("Set", "Map"):
         return Val(items=[], node=flow.span(node))
     if last in names.REQUEST_COMMANDS and args:
@@ -208,6 +221,9 @@ def _object_view(flow, arg, which: str, ev) -> Val:
 
 def _method(flow, node, method: str, receiver: Val, receiver_node, args, scope, env, depth) -> Optional[Val]:
     ev = lambda n: flow.ev(n, scope, env, depth)  # noqa: E731
+    if method == "get" and len(args) == 1 and receiver.mapping and receiver.unordered is None:
+        key = _text(ev(args[0]))  # a Map of prompts: the one named, or any of them
+        return receiver.mapping.get(key) or Val() if key is not None else either(list(receiver.mapping.values()))
     if method == "join":
         return _join(flow, node, receiver, receiver_node, ev(args[0]) if args else Val(parts=[","]))
     if method in names.SORTING_METHODS:

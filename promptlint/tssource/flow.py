@@ -21,7 +21,7 @@ from typing import Dict, List, Optional, Tuple
 from promptlint.pysource.flow import Hazard, Hole, Val, merge
 from promptlint.tssource import branches, calls, closures, instances, names
 from promptlint.tssource.index import FUNCTIONS, LOOPS, MODULE, Entry, ModuleIndex
-from promptlint.tssource.values import Span, args_of, decode_fragment, joined, single_volatile, string_value, text
+from promptlint.tssource.values import Span, args_of, decode_fragment, either, joined, single_volatile, string_value, text
 
 MAX_DEPTH = 10
 MAX_CALL_SITES = 4
@@ -178,7 +178,7 @@ class Flow:
                 out.parts = joined(left.parts + right.parts)
             return out
         if op in ("??", "||", "&&"):
-            return merge([left, right])
+            return either([left, right])
         if op in _ARITHMETIC:  # `Date.now() - start`, `Date.now() / 1000`: still a value of the moment
             for side in (left, right):
                 if single_volatile(side):
@@ -194,7 +194,7 @@ class Flow:
         return self.opaque(node).add(inner) if op in ("+", "-", "~") else self.opaque(node)
 
     def _ternary(self, node, scope, env, depth) -> Val:
-        return merge([self.ev(node.child_by_field_name(k), scope, env, depth) for k in ("consequence", "alternative")])
+        return either([self.ev(node.child_by_field_name(k), scope, env, depth) for k in ("consequence", "alternative")])
 
     def _array(self, node, scope, env, depth) -> Val:
         out = Val(items=[])
@@ -300,7 +300,7 @@ class Flow:
             return Val(parts=[Hole("static", name, self.span(base.value))], node=self.span(base.value))
         if base.kind == "assign" and base_i > 0:  # `switch (mode) { case ...: s = ... }`: any branch's value
             alts = [self.ev(before[j].value, scope, env, depth + 1) for j in branches.alternatives(before, base_i)]
-            v = merge(sorted(alts, key=lambda a: not _has_volatile(a)))  # the text measured: a branch that loses blocks
+            v = either(alts)
         else:
             v = self.ev(base.value, scope, env, depth + 1)
         if base.kind == "for":
@@ -515,7 +515,7 @@ class Flow:
         ``this.x.k = v`` in source order."""
         values = self.index.attrs.get((cls, prop), [])
         if values:
-            out = merge([self.ev(v, self.index.attr_scopes.get(v.id, MODULE), None, depth + 1) for v in values[:MAX_CALL_SITES]])
+            out = either([self.ev(v, self.index.attr_scopes.get(v.id, MODULE), None, depth + 1) for v in values[:MAX_CALL_SITES]])
         else:
             out = Val(mapping={})  # filled only by `this.x.k = v`
         out = Val(out.parts, list(out.hazards), list(out.items) if out.items is not None else None,
@@ -572,6 +572,12 @@ class Flow:
                 return base.items[i]
         if single_volatile(base):
             return base
+        if key is None and index is not None and index.type != "number":
+            i = self.ev(index, scope, env, depth)
+            if single_volatile(i):  # `TIPS[Math.floor(Math.random() * TIPS.length)]`: a pick that changes
+                return self.volatile(node, "id").add(base, i)
+            if base.mapping and base.unordered is None:  # `PROMPTS[mode]`: one of the table's values
+                return either(list(base.mapping.values())).add(i)
         return self.opaque(node).add(base)
 
     def _class_of(self, scope: int) -> Optional[str]:
@@ -763,7 +769,7 @@ class Flow:
         returns = self.index.returns.get(func.id, [])
         if not returns:
             return Val()
-        return merge([self.ev(r, func.id, env, depth + 1) for r in returns])
+        return either([self.ev(r, func.id, env, depth + 1) for r in returns])
 
     def callable_of(self, callee, scope: int, env, depth: int):
         """(flow, function, the bindings it closes over) a callee names or holds, or None: a function
@@ -870,10 +876,6 @@ def _loop_variable(iterable) -> Optional[str]:
     if first is not None and first.type in ("required_parameter", "optional_parameter"):
         first = first.child_by_field_name("pattern")
     return text(first) if first is not None and first.type == "identifier" else None
-
-
-def _has_volatile(v: Val) -> bool:
-    return v.parts is not None and any(isinstance(p, Hole) and p.kind == "volatile" for p in v.parts)
 
 
 def _pos(e: Entry) -> int:

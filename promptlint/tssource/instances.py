@@ -20,9 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, List, Optional, Tuple
 
-from promptlint.pysource.flow import Val, merge
+from promptlint.pysource.flow import Val
 from promptlint.tssource.index import MODULE
-from promptlint.tssource.values import args_of, text
+from promptlint.tssource.values import args_of, either, text
 
 MAX_BASES = 8
 
@@ -112,7 +112,7 @@ def call(flow, cls: str, func, state: Val, args: List[Val], depth: int) -> Tuple
         return Val(), after
     if all(r.type == "this" for r in returns):
         return after, after
-    return merge([flow.ev(r, func.id, env, depth + 1) for r in returns]), after
+    return either([flow.ev(r, func.id, env, depth + 1) for r in returns]), after
 
 
 def _super(flow, cls: str, sup, state: Val, env, scope: int, depth: int) -> Val:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import List, Optional
 
-from promptlint.pysource.flow import Hole, Part, Val
+from promptlint.pysource.flow import Hole, Part, Val, merge
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
 
@@ -121,3 +121,15 @@ def js_json(v: Val, indent: str = "", level: int = 0, skip=None) -> Optional[Lis
     if all(isinstance(p, str) for p in v.parts):
         return [json.dumps("".join(v.parts), ensure_ascii=False)]
     return ['"'] + [json.dumps(p, ensure_ascii=False)[1:-1] if isinstance(p, str) else p for p in v.parts] + ['"']
+
+
+def either(vals: List[Val]) -> Val:
+    """One of several values (branches, returns, ``a ?? b``, a field's writes): their hazards, and as
+    the text measured the first that holds a volatile value, if one does (a branch that loses blocks)."""
+    return merge(sorted(vals, key=lambda v: not has_volatile(v)))
+
+
+def has_volatile(v: Val) -> bool:
+    if v.parts is not None:
+        return any(isinstance(p, Hole) and p.kind == "volatile" for p in v.parts)
+    return any(h.kind == "volatile" for h in v.hazards)
