@@ -35,10 +35,6 @@ def evaluate(flow, node, scope: int, env, depth: int) -> Val:
         return _volatile_text(flow, receiver, method, args, node)
     if method in ("format", "formatToParts") and not args and _made_by(flow, receiver_node, scope, "DateTimeFormat"):
         return flow.volatile(node, "timestamp", "Intl.DateTimeFormat")  # `fmt.format()` formats the current time
-    if callee is not None and callee.type == "identifier" and _made_by(flow, callee, scope, None):
-        return flow.volatile(node, "id", name)  # `newId()`, made by `customAlphabet(...)`: a fresh id per call
-    if args and (name or "").rsplit(".", 1)[-1] in DEDENT_TAGS and flow.function_of(callee, scope, depth) is None:
-        return _dedent(ev(args[0]))  # `dedent(`...`)` called, not tagged
     if closures.is_object(receiver):  # a method of a linted class, on its object
         v = instances.call_method(flow, receiver, method, [ev(a) for a in args], node, depth)
         if v is not None:
@@ -100,6 +96,10 @@ def evaluate(flow, node, scope: int, env, depth: int) -> Val:
     if target is not None:  # a function declared or imported, or one a call made (`const system = make(opts)`)
         other, func, outer = target
         return other.call_function(func, [ev(a) for a in args], depth + 1, outer=outer)
+    if callee is not None and callee.type == "identifier" and _made_by(flow, callee, scope, None):
+        return flow.volatile(node, "id", name)  # `newId()`, made by `customAlphabet(...)`: a fresh id per call
+    if args and (name or "").rsplit(".", 1)[-1] in DEDENT_TAGS:
+        return _dedent(ev(args[0]))  # `dedent(`...`)` called, not tagged
     if args and _is_formatter(name, method):
         first = ev(args[0])  # format(new Date(), "yyyy-MM-dd"), new Intl.DateTimeFormat(...).format(now)
         if single_volatile(first):

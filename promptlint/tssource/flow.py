@@ -779,8 +779,8 @@ class Flow:
         target = self.function_of(callee, scope, depth)
         if target is not None:
             return target[0], target[1], None
-        if callee is None or callee.type not in ("identifier", "member_expression") or depth > MAX_DEPTH:
-            return None
+        if callee is None or callee.type != "identifier" or depth > MAX_DEPTH:
+            return None  # (a function an object holds: `calls.evaluate` reads it off the object it has)
         c = closures.of(self.ev(callee, scope, env, depth + 1))
         return (c.flow, c.node, c.env) if c is not None else None
 

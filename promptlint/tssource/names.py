@@ -154,9 +154,8 @@ def id_factory(name: Optional[str]) -> bool:
 def volatile_call(name: Optional[str]) -> Optional[str]:
     if not name:
         return None
-    for prefix in _GLOBAL_PREFIXES:
-        if name.startswith(prefix):
-            name = name[len(prefix):]
+    if name.startswith(_GLOBAL_PREFIXES):
+        name = name.split(".", 1)[1]
     if name in VOLATILE_CALLS:
         return VOLATILE_CALLS[name]
     last = name.rsplit(".", 1)[-1]

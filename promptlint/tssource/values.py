@@ -126,7 +126,7 @@ def js_json(v: Val, indent: str = "", level: int = 0, skip=None) -> Optional[Lis
 def either(vals: List[Val]) -> Val:
     """One of several values (branches, returns, ``a ?? b``, a field's writes): their hazards, and as
     the text measured the first that holds a volatile value, if one does (a branch that loses blocks)."""
-    return merge(sorted(vals, key=lambda v: not has_volatile(v)))
+    return merge(sorted(vals, key=lambda v: not has_volatile(v)) if len(vals) > 1 else vals)
 
 
 def has_volatile(v: Val) -> bool:
