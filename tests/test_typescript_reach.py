@@ -19,7 +19,8 @@ value written in one module and sent from another where the family is about cros
   clock, `+new Date()`;
 - `dedent(...)` called (not tagged); a switch on a mode assigning the prompt in its cases, or
   returning request options; a table or a `Map` of prompts indexed by mode; a default after `??`;
-  a random pick from a list; React's `useMemo`; a generator yielding the prompt's sections;
+  a random pick from a list; React's `useMemo`; a generator yielding the prompt's sections; a
+  digest of the clock; tools pushed by an event listener (in arrival order, M202);
 
 with the M101 figures recomputed (test_typescript.check_figures), the finding reached through the
 call that sends it (never "the call that sends it is not in the linted files"), and clean
@@ -350,6 +351,13 @@ FAMILIES = {
                         '  return (q⟨: string⟩) => client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "system", content: system }, { role: "user", content: q }] });\n'
                         "}\n"),
     }, ("ts", "js"), ("src/useChat", "new Date()"), "Opened ", f"\n{POLICY}\n\n{{Q}}"),
+    "digest-of-the-clock": ({
+        "src/agent": (AGENT_OPENAI + 'import { createHash } from "node:crypto";\n' f'const POLICY = "{POLICY}";\n'
+                      "export async function ask(q⟨: string⟩) {\n"
+                      '  const tag = createHash("sha1").update(String(Date.now())).digest("hex").slice(0, 8);\n'
+                      '  return client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "system", content: `Tag ${tag}\\n${POLICY}` }, { role: "user", content: q }] });\n'
+                      "}\n"),
+    }, ("ts", "js"), ("src/agent", "Date.now()"), "Tag ", f"\n{POLICY}\n\n{{Q}}"),
 }
 
 CASES = [(family, lang) for family in sorted(FAMILIES) for lang in FAMILIES[family][1]]
@@ -366,7 +374,43 @@ def test_family_is_followed_to_the_request(tmp_path, qwen, family, lang):
     check_figures(findings[0], qwen, prefix, suffix)
 
 
+# family -> (modules, code, (module, marker)): an order hazard
+ORDER = {
+    "event-listener-fills-the-tools": ({
+        "src/tools": ('import { EventEmitter } from "events";\n'
+                      "export const bus = new EventEmitter();\n"
+                      "export const tools⟨: any[]⟩ = [];\n"
+                      'bus.on("tool", (t⟨: any⟩) => tools.push(t));\n'),
+        "src/agent": ('import Anthropic from "@anthropic-ai/sdk";\nimport { tools } from "./tools";\nconst client = new Anthropic();\n'
+                      "export async function ask(q⟨: string⟩) {\n"
+                      '  return client.messages.create({ model: "claude-sonnet-4-5", max_tokens: 256, tools, messages: [{ role: "user", content: q }] });\n'
+                      "}\n"),
+    }, "M202", ("src/tools", "(t")),
+}
+
+
+@pytest.mark.parametrize("lang", ["ts", "js"])
+@pytest.mark.parametrize("family", sorted(ORDER))
+def test_order_family_is_followed_to_the_request(tmp_path, family, lang):
+    files, code, (module, marker) = ORDER[family]
+    root = write(tmp_path, files, lang)
+    findings = run(root)
+    assert [(f.code, Path(f.path).name, f.line, f.column) for f in findings] == [(code,) + at(root, module, lang, marker)], \
+        [(f.code, f.path, f.line, f.column, f.message) for f in findings]
+
+
 CLEAN = {
+    "listener-filled-tools-sorted": {
+        "src/tools": ('import { EventEmitter } from "events";\n'
+                      "export const bus = new EventEmitter();\n"
+                      "export const tools⟨: any[]⟩ = [];\n"
+                      'bus.on("tool", (t⟨: any⟩) => tools.push(t));\n'),
+        "src/agent": ('import Anthropic from "@anthropic-ai/sdk";\nimport { tools } from "./tools";\nconst client = new Anthropic();\n'
+                      "export async function ask(q⟨: string⟩) {\n"
+                      "  const sorted = [...tools].sort((a, b) => a.name.localeCompare(b.name));\n"
+                      '  return client.messages.create({ model: "claude-sonnet-4-5", max_tokens: 256, tools: sorted, messages: [{ role: "user", content: q }] });\n'
+                      "}\n"),
+    },
     "every-branch-overwrites-the-clock": {
         "src/agent": (AGENT_OPENAI + f'const POLICY = "{POLICY}";\n'
                       "export async function ask(mode⟨: string⟩, q⟨: string⟩) {\n"

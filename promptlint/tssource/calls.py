@@ -33,6 +33,11 @@ def evaluate(flow, node, scope: int, env, depth: int) -> Val:
         return _dedent(v) if (name or "").rsplit(".", 1)[-1] in DEDENT_TAGS else v
     if receiver is not None and single_volatile(receiver):
         return _volatile_text(flow, receiver, method, args, node)
+    if method == "update" and len(args) == 1 and receiver_node.type == "call_expression" \
+            and (flow.name_of(receiver_node.child_by_field_name("function")) or "").endswith(("createHash", "createHmac")):
+        data = ev(args[0])  # a digest of a value of the moment changes with it
+        if single_volatile(data):
+            return data
     if method in ("format", "formatToParts") and not args and _made_by(flow, receiver_node, scope, "DateTimeFormat"):
         return flow.volatile(node, "timestamp", "Intl.DateTimeFormat")  # `fmt.format()` formats the current time
     if closures.is_object(receiver):  # a method of a linted class, on its object

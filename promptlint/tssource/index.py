@@ -19,7 +19,9 @@ FUNCTIONS = {"function_declaration", "generator_function_declaration", "function
 LOOPS = {"for_in_statement", "for_statement", "while_statement", "do_statement"}
 MUTATORS = {"push": "append", "unshift": "prepend", "add": "append", "set": "setitem", "splice": "setitem"}
 MODULE = 0
-CONTINUATIONS = {"then", "catch", "finally"}  # a promise's callbacks: they run as each promise settles
+# a promise's callbacks run as each promise settles; an event listener's as each event arrives
+CONTINUATIONS = {"then", "catch", "finally", "on", "once", "addListener", "prependListener", "addEventListener",
+                 "subscribe"}
 ITERATING = {"forEach", "map", "flatMap", "filter", "reduce", "reduceRight", "some", "every", "find", "findIndex"}
 # nodes the walk never enters: leaves, and TypeScript's types (no value is made in them)
 SKIP = frozenset({

@@ -174,6 +174,14 @@ class Project:
                     if v is not None:
                         return v
             return None
+        if node.type == "identifier":  # `export const tools = []`: what the module has made of it by its end
+            from promptlint.tssource.values import text
+
+            key = (node.id, -1)  # once per module and name, as `Flow.ev` keeps a value
+            if key not in other._memo:
+                other._memo[key] = other._binding(0, text(node), 1 << 60, depth, {})
+            if other._memo[key] is not None:
+                return other._memo[key]
         return other.ev(node, 0, None, depth)
 
     def exported_node(self, importer: str, spec: str, name: str):
