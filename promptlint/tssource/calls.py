@@ -230,7 +230,9 @@ def _method(flow, node, method: str, receiver: Val, receiver_node, args, scope, 
         key = _text(ev(args[0]))  # a Map of prompts: the one named, or any of them
         return receiver.mapping.get(key) or Val() if key is not None else either(list(receiver.mapping.values()))
     if method == "join":
-        return _join(flow, node, receiver, receiver_node, ev(args[0]) if args else Val(parts=[","]))
+        return _join(flow, node, receiver, receiver_node, ev(args[0]) if args else Val(parts=[","]), scope)
+    if method in ("reduce", "reduceRight") and args:
+        return _reduced(flow, node, method, receiver, receiver_node, args, scope, env, depth)
     if method in names.SORTING_METHODS:
         return Val(items=None, hazards=[h for h in receiver.hazards if not (h.kind == "unordered" and not h.in_text)],
                    names=receiver.names)
@@ -269,9 +271,9 @@ def _method(flow, node, method: str, receiver: Val, receiver_node, args, scope, 
     return None
 
 
-def _join(flow, node, receiver: Val, receiver_node, sep: Val) -> Val:
+def _join(flow, node, receiver: Val, receiver_node, sep: Val, scope: Optional[int] = None) -> Val:
     out = Val().add(receiver, sep)
-    flow.iterate(receiver, receiver_node, out, in_text=True)
+    flow.iterate(receiver, receiver_node, out, in_text=True, scope=scope)
     for h in receiver.hazards:  # an unordered list being joined: its text order is the hazard now
         if h.kind == "unordered":
             h.in_text = True
@@ -284,6 +286,33 @@ def _join(flow, node, receiver: Val, receiver_node, sep: Val) -> Val:
         out.parts = joined(parts)
     else:
         out.parts = [Hole("static", flow.text_of(node), flow.span(node))]
+    return out
+
+
+def _reduced(flow, node, method: str, receiver: Val, receiver_node, args, scope, env, depth) -> Val:
+    """``xs.reduce((acc, x) => ..., init)``: folded item by item when the array and the callback are
+    known; else the callback's value for one item, built in ``xs``'s order: text folded from an
+    unordered ``xs`` (a directory listing) has its order (M203), an object or a list carries it on."""
+    out = Val(unordered=receiver.unordered).add(receiver)
+    target = flow.callable_of(args[0], scope, env, depth)
+    init = flow.ev(args[1], scope, env, depth) if len(args) > 1 else None
+    if target is None:
+        return out.add(init)
+    other, func, outer = target
+    items = receiver.items
+    if items is not None and receiver.unordered is None and 0 < len(items) + (init is not None) <= MAX_MAPPED:
+        order = list(enumerate(items))[::-1 if method == "reduceRight" else 1]
+        acc = init if init is not None else order.pop(0)[1]
+        for i, item in order:
+            acc = other.call_function(func, [acc, item, Val(parts=[str(i)])], depth + 1, outer=outer)
+        return acc.add(receiver)
+    sample = other.call_function(func, [init if init is not None else flow.opaque(args[0], "acc"),
+                                        flow.opaque(args[0], "item")], depth + 1, outer=outer)
+    out.add(sample)
+    if sample.parts is not None and sample.mapping is None and sample.items is None:  # text folded item by item
+        out.parts = [Hole("static", flow.text_of(node), flow.span(node))]
+        out.unordered = None
+        flow.iterate(receiver, receiver_node, out, in_text=True, scope=scope)
     return out
 
 

@@ -371,7 +371,7 @@ class Flow:
         if out.unordered is None:
             for loop in e.loops:
                 if loop.type not in LOOPS:  # the iterable of a `for ... of`
-                    self._iterate(self.ev(loop, scope, env, depth + 1), loop, out)
+                    self._iterate(self.ev(loop, scope, env, depth + 1), loop, out, scope=scope)
         return False
 
     def _unrolled(self, e: Entry, scope: int, env, depth) -> Optional[List[Val]]:
@@ -784,15 +784,24 @@ class Flow:
         c = closures.of(self.ev(callee, scope, env, depth + 1))
         return (c.flow, c.node, c.env) if c is not None else None
 
-    def iterate(self, v: Val, node, out: Val, in_text: bool = False) -> None:
-        self._iterate(v, node, out, in_text)
+    def iterate(self, v: Val, node, out: Val, in_text: bool = False, scope: Optional[int] = None) -> None:
+        self._iterate(v, node, out, in_text, scope)
 
-    def _iterate(self, v: Val, node, out: Val, in_text: bool = False) -> None:
-        """``v`` is iterated in order at ``node``: an unordered ``v`` makes the result's order unstable."""
+    def _iterate(self, v: Val, node, out: Val, in_text: bool = False, scope: Optional[int] = None) -> None:
+        """``v`` is iterated in order at ``node``: an unordered ``v`` makes the result's order unstable
+        (reported at ``node``, or at the listing itself when ``node`` is a name that only holds it:
+        ``const files = fg.sync(...); files.reduce(...)``)."""
         if v is None or v.unordered is None or node is None:
             return
         origin, what = v.unordered
         span = self.span(node)
+        if scope is not None and node.type == "identifier" and getattr(origin, "path", None) == self.path:
+            held = self._declared_value(node, scope)
+            while held is not None and held.type in ("await_expression", "parenthesized_expression") and held.named_children:
+                held = held.named_children[0]
+            if held is not None and (held.start_point[0] + 1, held.start_point[1]) == (origin.lineno, origin.col_offset) \
+                    and (held.end_point[0] + 1, held.end_point[1]) == (origin.end_lineno, origin.end_col_offset):
+                span = origin
         if any(h.kind == "unordered" and h.node is span for h in out.hazards):
             return
         out.hazards.append(Hazard("unordered", span, self.text_of(node), origin=origin, origin_label=what,

@@ -127,6 +127,20 @@ UNORDERED_CALLS: Dict[str, str] = {
     "fg": "fast-glob (file-system order)",
     "fg.sync": "fast-glob (file-system order)",
     "fastGlob": "fast-glob (file-system order)",
+    # the same functions named by their package (`import fg from "fast-glob"`, `require("glob")`)
+    "fast-glob": "fast-glob (file-system order)",
+    "fast-glob.sync": "fast-glob (file-system order)",
+    "fast-glob.glob": "fast-glob (file-system order)",
+    "fast-glob.globSync": "fast-glob (file-system order)",
+    "fast-glob.async": "fast-glob (file-system order)",
+    "glob.glob": "glob() (file-system order)",
+    "glob.globSync": "globSync() (file-system order)",
+    "glob.sync": "glob.sync() (file-system order)",
+    "globby": "globby() (file-system order)",
+    "globby.globby": "globby() (file-system order)",
+    "globby.globbySync": "globbySync() (file-system order)",
+    "tinyglobby.glob": "tinyglobby (file-system order)",
+    "tinyglobby.globSync": "tinyglobby (file-system order)",
 }
 # text methods that keep what a value is (a date stays a date); applied to literal text when known
 TEXT_METHODS = {"trim", "trimStart", "trimEnd", "toUpperCase", "toLowerCase", "toString", "normalize",
