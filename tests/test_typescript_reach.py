@@ -20,7 +20,10 @@ value written in one module and sent from another where the family is about cros
 - `dedent(...)` called (not tagged); a switch on a mode assigning the prompt in its cases, or
   returning request options; a table or a `Map` of prompts indexed by mode; a default after `??`;
   a random pick from a list; React's `useMemo`; a generator yielding the prompt's sections; a
-  digest of the clock; tools pushed by an event listener (in arrival order, M202);
+  digest of the clock; tools pushed by an event listener (in arrival order, M202); `reduce` (folded
+  item by item over a known array; text folded from a listing keeps its order, M203); listing
+  functions named by their package (`fast-glob`, `glob`, `globby`), a name that only holds a
+  listing reported at the listing (the third unseen set's miss);
 
 with the M101 figures recomputed (test_typescript.check_figures), the finding reached through the
 call that sends it (never "the call that sends it is not in the linted files"), and clean
@@ -351,6 +354,11 @@ FAMILIES = {
                         '  return (q⟨: string⟩) => client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "system", content: system }, { role: "user", content: q }] });\n'
                         "}\n"),
     }, ("ts", "js"), ("src/useChat", "new Date()"), "Opened ", f"\n{POLICY}\n\n{{Q}}"),
+    "reduce-over-known-sections": ({
+        "src/agent": (AGENT_OPENAI + f'const SECTIONS = ["{POLICY}", "Cite sources.", "Be brief."];\n'
+                      "const system = () => SECTIONS.reduce((acc, s) => `${acc}\\n${s}`, `Opened ${new Date().toISOString()}`);\n"
+                      + sends("system()")),
+    }, ("ts", "js"), ("src/agent", "new Date()"), "Opened ", f"\n{POLICY}\nCite sources.\nBe brief.\n\n{{Q}}"),
     "digest-of-the-clock": ({
         "src/agent": (AGENT_OPENAI + 'import { createHash } from "node:crypto";\n' f'const POLICY = "{POLICY}";\n'
                       "export async function ask(q⟨: string⟩) {\n"
@@ -386,6 +394,26 @@ ORDER = {
                       '  return client.messages.create({ model: "claude-sonnet-4-5", max_tokens: 256, tools, messages: [{ role: "user", content: q }] });\n'
                       "}\n"),
     }, "M202", ("src/tools", "(t")),
+    # a listing named by its package, held by a name, folded into text by `reduce`: at the listing
+    "listing-folded-by-reduce": ({
+        "lib/handbook": ('import fg from "fast-glob";\n'
+                         'import { readFileSync } from "fs";\n'
+                         "export function loadHandbook(root⟨: string⟩)⟨: string⟩ {\n"
+                         "  const files = fg.sync(`${root}/**/*.md`);\n"
+                         '  return files.reduce((text, file) => text + `## ${file}\\n` + readFileSync(file, "utf8"), "");\n'
+                         "}\n"),
+        "src/agent": (AGENT_OPENAI + 'import { loadHandbook } from "../lib/handbook";\n'
+                      + sends('`${loadHandbook("handbook")}\\nAnswer from the handbook only.`')),
+    }, "M203", ("lib/handbook", "fg.sync(")),
+    "fast-glob-called-as-its-package-joined": ({
+        "lib/skills": ('import fg from "fast-glob";\n'
+                       "export async function skills()⟨: Promise<string>⟩ {\n"
+                       '  const found = await fg("skills/*.md");\n'
+                       '  return found.join("\\n");\n'
+                       "}\n"),
+        "src/agent": (AGENT_OPENAI + 'import { skills } from "../lib/skills";\n'
+                      + sends("`Skills:\\n${await skills()}`")),
+    }, "M203", ("lib/skills", 'fg("skills')),
 }
 
 
@@ -444,6 +472,16 @@ CLEAN = {
                       '  return client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "system", content: POLICY }, '
                       "{ role: \"user\", content: `${q}\\n(queued ${Math.round((Date.now() - t0) / 1000)} s)` }] });\n"
                       "}\n"),
+    },
+    "sorted-listing-folded-by-reduce": {
+        "lib/handbook": ('import fg from "fast-glob";\n'
+                         'import { readFileSync } from "fs";\n'
+                         "export function loadHandbook(root⟨: string⟩)⟨: string⟩ {\n"
+                         "  const files = fg.sync(`${root}/**/*.md`).sort();\n"
+                         '  return files.reduce((text, file) => text + `## ${file}\\n` + readFileSync(file, "utf8"), "");\n'
+                         "}\n"),
+        "src/agent": (AGENT_OPENAI + 'import { loadHandbook } from "../lib/handbook";\n'
+                      + sends('`${loadHandbook("handbook")}\\nAnswer from the handbook only.`')),
     },
     "loop-over-a-sorted-listing": {
         "src/agent": (AGENT_OPENAI + 'import { readdirSync } from "fs";\n'
