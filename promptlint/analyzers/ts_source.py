@@ -26,6 +26,9 @@ PROMPT_CODE_MARKERS = (
     b"\"role\"", b"'role'", b"cache_control", b"cacheControl", b"cachePoint", b"systemInstruction",
     # a call of a wrapper another module defines (`callLLM({ system, user })`) names the request's fields
     b"system:", b"systemPrompt", b"instructions:", b"messages:",
+    # ... or hands a prompt to a base class, a factory or an agent another module defines
+    # (`super(SYSTEM_PROMPT)`, `createAgent({ prompt })`, `new SupportAgent(instructions)`)
+    b"rompt", b"PROMPT", b"instructions",
 )
 FILES = Files(
     suffixes=(".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs"),

@@ -10,7 +10,10 @@ One job per module:
   produces (text parts and holes, items, mappings, hazards), across functions and the linted
   modules a file imports (``project``);
 - ``instances``: objects of the linted modules' classes, carried through the method calls made on
-  them (fluent builders, getters, fields written by constructors and methods);
+  them (fluent builders, getters, fields written by constructors and methods, ``super(...)``);
+- ``closures``: function values with the bindings they close over (prompt factories, object
+  literals of methods, agents' ``instructions`` functions);
+- ``branches``: assignments in exclusive branches (``switch`` cases, ``if``/``else``), each a value;
 - ``requests``: each SDK call's request as a ``pysource.layout.Layout``, judged by the Python
   analyzer's own request rules (``pysource.rules.HazardScan``): no rule is written twice.
 

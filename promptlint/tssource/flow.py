@@ -19,9 +19,9 @@ import bisect
 from typing import Dict, List, Optional, Tuple
 
 from promptlint.pysource.flow import Hazard, Hole, Val, merge
-from promptlint.tssource import calls, instances, names
+from promptlint.tssource import branches, calls, closures, instances, names
 from promptlint.tssource.index import FUNCTIONS, LOOPS, MODULE, Entry, ModuleIndex
-from promptlint.tssource.values import Span, args_of, decode_fragment, joined, single_volatile, string_value, text
+from promptlint.tssource.values import Span, args_of, decode_fragment, either, joined, single_volatile, string_value, text
 
 MAX_DEPTH = 10
 MAX_CALL_SITES = 4
@@ -29,6 +29,7 @@ MAX_OBJECT_CALLS = 64  # method calls on one object applied to it, in source ord
 KEY_ALIASES = {"systemInstruction": "system_instruction", "cacheControl": "cache_control"}
 PROVIDER_OPTIONS = ("providerOptions", "experimental_providerMetadata", "providerMetadata")
 ASYNC_ORDER = "a collection filled inside an async callback (completion order)"
+_ARITHMETIC = frozenset({"-", "*", "/", "%", "**", "|", "&", "^", ">>", "<<", ">>>"})
 
 
 class Flow:
@@ -83,7 +84,9 @@ class Flow:
             node = node.child_by_field_name("object")
         if node is None:
             return None
-        if node.type == "identifier":
+        if node.type == "call_expression" and _required(node) is not None:
+            parts.append(_required(node))  # `require("os").hostname()`: the module's name
+        elif node.type == "identifier":
             head = text(node)
             imp = self.index.imports.get(head)
             if imp is not None and not imp.module.startswith("."):
@@ -175,11 +178,23 @@ class Flow:
                 out.parts = joined(left.parts + right.parts)
             return out
         if op in ("??", "||", "&&"):
-            return merge([left, right])
+            return either([left, right])
+        if op in _ARITHMETIC:  # `Date.now() - start`, `Date.now() / 1000`: still a value of the moment
+            for side in (left, right):
+                if single_volatile(side):
+                    return Val(side.parts, list(side.hazards), names=side.names).add(left, right)
         return self.opaque(node).add(left, right)
 
+    def _unary(self, node, scope, env, depth) -> Val:
+        """``+new Date()``, ``-x``, ``~~x``: a number of ``x`` (a volatile one stays volatile)."""
+        op = text(node.child_by_field_name("operator"))
+        inner = self.ev(node.child_by_field_name("argument"), scope, env, depth)
+        if op in ("+", "-", "~") and single_volatile(inner):
+            return inner
+        return self.opaque(node).add(inner) if op in ("+", "-", "~") else self.opaque(node)
+
     def _ternary(self, node, scope, env, depth) -> Val:
-        return merge([self.ev(node.child_by_field_name(k), scope, env, depth) for k in ("consequence", "alternative")])
+        return either([self.ev(node.child_by_field_name(k), scope, env, depth) for k in ("consequence", "alternative")])
 
     def _array(self, node, scope, env, depth) -> Val:
         out = Val(items=[])
@@ -228,6 +243,14 @@ class Flow:
                 out.unordered = out.unordered or v.unordered
                 if out.mapping is not None and v.mapping is not None:
                     out.mapping.update(v.mapping)
+            elif c.type == "method_definition" and out.mapping is not None:  # `{ system() { ... } }`
+                key = _key(c.child_by_field_name("name"))
+                if key is not None:
+                    v = self._function_value(c, scope, env, depth)
+                    if any(x.type == "get" for x in c.children[:2]):  # `get system() { ... }`: read as a call
+                        v = self.call_function(c, [], depth + 1, outer=env, this=out)
+                        out.add(v)
+                    out.mapping[key] = v
         if out.mapping is not None:
             _provider_options(out)
             _user_input(out)
@@ -255,8 +278,8 @@ class Flow:
                 break
             s, pos = self.index.parent.get(s, MODULE), 1 << 60
         imp = self.index.imports.get(name)
-        if imp is not None and self.project is not None and imp.name != "*":
-            v = self.project.exported(self.fs_path, imp.module, imp.name, depth + 1)
+        if imp is not None and self.project is not None and imp.value is not None:
+            v = self.project.exported(self.fs_path, imp.module, imp.value, depth + 1)
             if v is not None:
                 return v
         return self.opaque(node, name, name)
@@ -275,10 +298,16 @@ class Flow:
         base = before[base_i]
         if base.kind == "function":
             return Val(parts=[Hole("static", name, self.span(base.value))], node=self.span(base.value))
-        v = self.ev(base.value, scope, env, depth + 1)
+        if base.kind == "assign" and base_i > 0:  # `switch (mode) { case ...: s = ... }`: any branch's value
+            alts = [self.ev(before[j].value, scope, env, depth + 1) for j in branches.alternatives(before, base_i)]
+            v = either(alts)
+        else:
+            v = self.ev(base.value, scope, env, depth + 1)
         if base.kind == "for":
             elem = self.opaque(base.value, self.text_of(base.value), name)
             v = elem.add(Val(hazards=[h for h in v.hazards], names=v.names))
+        elif base.kind == "prop" and base.value is not None and text(base.value) == "process.env":
+            return self.env_value(base.target or base.value, base.key)
         elif base.kind == "prop":  # `const { question, team } = await req.json()`: two values, not one
             v = (v.mapping or {}).get(base.key) or self.opaque(base.target or base.value, f"{name}", name).add(v)
         elif base.kind == "elem":
@@ -288,26 +317,33 @@ class Flow:
                   dict(v.mapping) if v.mapping is not None else None, v.unordered, v.names, v.node, v.instance)
         calls = 0
         for e in before[base_i + 1:]:
-            if e.call is not None and out.instance is not None:
+            if e.call is not None and closures.is_object(out):
                 calls += 1  # `b.add(x);` statements on an object: a bounded number (each re-reads `b`)
                 if calls > MAX_OBJECT_CALLS:
                     continue
             self._mutate(out, e, scope, env, depth)
         return out
 
-    def _mutate(self, out: Val, e: Entry, scope: int, env, depth) -> None:
-        if out.instance is not None and e.call is not None:
+    def _mutate(self, out: Val, e: Entry, scope: int, env, depth) -> bool:
+        """Apply one mutation to ``out``; True when a loop's pushes were applied item by item."""
+        if e.call is not None and closures.is_object(out):
             # `b.system(text);` (or `b.add(x)`) on an object of a linted class: its method may rewrite it
             self.ev(e.call, scope, env, depth + 1)
             after = self.states.get(e.call.id)
             if after is not None:
                 out.parts, out.items, out.mapping, out.instance = after.parts, after.items, after.mapping, after.instance
-            return
+            return False
         if e.kind == "call":
-            return
+            return False
         v = self.ev(e.value, scope, env, depth + 1) if e.value is not None else Val()
         out.add(v)
         looped = bool(e.loops) or e.async_cb is not None
+        unrolled = self._unrolled(e, scope, env, depth) if looped and out.items is not None \
+            and e.kind in ("append", "prepend") else None
+        if unrolled is not None:  # `for (const s of SECTIONS) parts.push(...)`: one value per known item
+            out.add(*unrolled)
+            out.items = out.items + unrolled if e.kind == "append" else list(reversed(unrolled)) + out.items
+            return True
         if e.kind in ("aug", "assign"):
             if e.kind == "assign":
                 out.parts, out.items, out.mapping, out.unordered = v.parts, v.items, v.mapping, v.unordered
@@ -335,7 +371,27 @@ class Flow:
         if out.unordered is None:
             for loop in e.loops:
                 if loop.type not in LOOPS:  # the iterable of a `for ... of`
-                    self._iterate(self.ev(loop, scope, env, depth + 1), loop, out)
+                    self._iterate(self.ev(loop, scope, env, depth + 1), loop, out, scope=scope)
+        return False
+
+    def _unrolled(self, e: Entry, scope: int, env, depth) -> Optional[List[Val]]:
+        """The values a push in one loop over a known, ordered array adds, item by item, the loop's
+        variable bound to each (``for (const s of xs)``, ``xs.forEach((s) => ...)``); else None."""
+        if e.async_cb is not None or len(e.loops) != 1 or e.value is None or depth > MAX_DEPTH:
+            return None
+        loop = e.loops[0]
+        var = _loop_variable(loop) if loop.type not in LOOPS else None
+        if var is None:
+            return None
+        it = self.ev(loop, scope, env, depth + 1)
+        if it.items is None or it.unordered is not None or len(it.items) > calls.MAX_MAPPED:
+            return None
+        out = []
+        for item in it.items:
+            inner = dict(env) if env else {}
+            inner[var] = item
+            out.append(self.ev(e.value, scope, inner, depth + 1))
+        return out
 
     def _params_of(self, func) -> List[str]:
         params = func.child_by_field_name("parameters") or func.child_by_field_name("parameter")
@@ -354,6 +410,8 @@ class Flow:
     def _param(self, scope: int, func, name: str, node, depth: int) -> Val:
         params = self.index.param_list(func.child_by_field_name("parameters") or func.child_by_field_name("parameter"))
         fname = self._function_name(func)
+        if fname == "this.constructor":  # a constructor's arguments: the module's `new C(...)`
+            fname = self.index.class_of.get(func.id)
         vals = []
         for call, caller in self.index.call_sites.get(fname or "", [])[:MAX_CALL_SITES]:
             args = args_of(call)
@@ -409,9 +467,7 @@ class Flow:
         if name in names.VOLATILE_PROPERTIES:
             return self.volatile(node, names.VOLATILE_PROPERTIES[name], name)
         if name and name.startswith("process.env."):
-            if prop in names.PER_PROCESS_ENV:
-                return self.volatile(node, "process", prop)
-            return self.opaque(node, name, prop)
+            return self.env_value(node, prop)
         if obj is not None and obj.type == "this":
             state = env.get("this")
             if state is not None and state.mapping is not None and prop in state.mapping:
@@ -437,7 +493,7 @@ class Flow:
         base = self.ev(obj, scope, env, depth)
         if base.mapping is not None and prop in base.mapping:
             return base.mapping[prop]
-        if base.instance is not None:
+        if closures.is_object(base):
             v = instances.member(base, prop, depth)
             if v is not None:
                 return v
@@ -446,13 +502,20 @@ class Flow:
         out = self.opaque(node, name=prop)
         return out.add(base)
 
+    def env_value(self, node, variable: str) -> Val:
+        """``process.env.X`` (``process.env["X"]``, ``const { X } = process.env``): per process when X names
+        the process or replica, else a deployment constant (unknown text)."""
+        if variable in names.PER_PROCESS_ENV:
+            return self.volatile(node, "process", variable)
+        return self.opaque(node, f"process.env.{variable}", variable)
+
     def class_attr(self, cls: str, prop: str, depth: int) -> Val:
         """The class's view of a field: every value written to it (field initialisers, ``this.x = v`` in any
         method, each in the function that writes it), then the methods' ``this.x.push/set(...)`` and
         ``this.x.k = v`` in source order."""
         values = self.index.attrs.get((cls, prop), [])
         if values:
-            out = merge([self.ev(v, self.index.attr_scopes.get(v.id, MODULE), None, depth + 1) for v in values[:MAX_CALL_SITES]])
+            out = either([self.ev(v, self.index.attr_scopes.get(v.id, MODULE), None, depth + 1) for v in values[:MAX_CALL_SITES]])
         else:
             out = Val(mapping={})  # filled only by `this.x.k = v`
         out = Val(out.parts, list(out.hazards), list(out.items) if out.items is not None else None,
@@ -472,17 +535,35 @@ class Flow:
         if name in self.index.classes:
             return self, name
         imp = self.index.imports.get(name)
-        if imp is not None and self.project is not None and imp.name != "*":
+        if imp is not None and self.project is not None and imp.value is not None:
             other = self.project.flow(self.fs_path, imp.module)
-            cls = name if imp.name == "default" else imp.name
-            if other is not None and cls in other.index.classes:
+            cls = other.exported_class(imp.value) if other is not None else None
+            if cls is not None:
                 return other, cls
         return None
 
+    def exported_class(self, exported: str) -> Optional[str]:
+        """The class of this module an export names (``export default class Prompter``, ``export default
+        Prompter``, an anonymous ``export default class {}``, ``export { A as B }``), or None."""
+        node = self.index.exports.get(exported)
+        if node is None and exported == "default":  # `import P from "./p.cjs"`: its `module.exports`
+            node = self.index.exports.get("module.exports")
+        if node is None:
+            return exported if exported in self.index.classes else None
+        if node.type in ("class", "class_declaration", "abstract_class_declaration"):
+            name = node.child_by_field_name("name")
+            node = name if name is not None else None
+            cls = text(node) if node is not None else "default"
+        else:
+            cls = text(node) if node.type in ("identifier", "type_identifier") else None
+        return cls if cls in self.index.classes else None
+
     def _subscript(self, node, scope, env, depth) -> Val:
-        base = self.ev(node.child_by_field_name("object"), scope, env, depth)
-        index = node.child_by_field_name("index")
+        obj, index = node.child_by_field_name("object"), node.child_by_field_name("index")
         key = string_value(index)
+        if key is not None and obj is not None and obj.type == "member_expression" and text(obj) == "process.env":
+            return self.env_value(node, key)
+        base = self.ev(obj, scope, env, depth)
         if key is not None and base.mapping is not None and key in base.mapping:
             return base.mapping[key]
         if index is not None and index.type == "number" and base.items is not None:
@@ -491,6 +572,12 @@ class Flow:
                 return base.items[i]
         if single_volatile(base):
             return base
+        if key is None and index is not None and index.type != "number":
+            i = self.ev(index, scope, env, depth)
+            if single_volatile(i):  # `TIPS[Math.floor(Math.random() * TIPS.length)]`: a pick that changes
+                return self.volatile(node, "id").add(base, i)
+            if base.mapping and base.unordered is None:  # `PROMPTS[mode]`: one of the table's values
+                return either(list(base.mapping.values())).add(i)
         return self.opaque(node).add(base)
 
     def _class_of(self, scope: int) -> Optional[str]:
@@ -510,7 +597,9 @@ class Flow:
         return calls.construct(self, node, scope, env, depth)
 
     def _function_value(self, node, scope, env, depth) -> Val:
-        return Val(parts=[Hole("static", "function", self.span(node))], node=self.span(node))
+        """A function written as a value: it keeps the bindings around it (``closures``)."""
+        return Val(parts=[Hole("static", "function", self.span(node))], node=self.span(node),
+                   instance=closures.Closure(self, node, dict(env) if env else {}))
 
     def function_of(self, callee, scope: int, depth: int):
         """(flow, function node) a callee names in this module or a linted module it imports, or None."""
@@ -534,8 +623,8 @@ class Flow:
                     break
                 s = self.index.parent.get(s, MODULE)
             imp = self.index.imports.get(name)
-            if imp is not None and self.project is not None and imp.name != "*":
-                return self.project.exported_function(self.fs_path, imp.module, imp.name, depth + 1)
+            if imp is not None and self.project is not None and imp.value is not None:
+                return self.project.exported_function(self.fs_path, imp.module, imp.value, depth + 1)
             return None
         if callee.type == "member_expression":
             obj, prop = callee.child_by_field_name("object"), text(callee.child_by_field_name("property"))
@@ -570,14 +659,15 @@ class Flow:
         if value is not None:
             return _literal_method(self, value, prop)
         imp = self.index.imports.get(name)
-        if imp is not None and self.project is not None and imp.name != "*":
+        if imp is not None and self.project is not None and imp.value is not None:
             other = self.project.flow(self.fs_path, imp.module)
             if other is None:
                 return None
-            if imp.name in other.index.classes:
-                method = other.index.classes[imp.name].get(prop)
+            cls = other.exported_class(imp.value)
+            if cls is not None:
+                method = other.index.classes[cls].get(prop)
                 return (other, method) if method is not None else None
-            exported = other.index.exports.get(imp.name)
+            exported = other.index.exports.get(imp.value)
             if exported is not None and exported.type == "identifier":
                 value = other._declared_value(exported, MODULE)
             else:
@@ -609,10 +699,17 @@ class Flow:
             return self.instance_of(kids[0], scope, depth + 1) if kids else None
         if node.type == "call_expression":  # a fluent step: `new B().system(s)`, a method that returns `this`
             f = node.child_by_field_name("function")
-            if f is None or f.type != "member_expression":
-                return None
-            owner = self.instance_of(f.child_by_field_name("object"), scope, depth + 1)
-            if owner is None:
+            owner = self.instance_of(f.child_by_field_name("object"), scope, depth + 1) \
+                if f is not None and f.type == "member_expression" else None
+            if owner is None:  # a factory: `createAgent()`, `await Agent.create()`, `Agent.getInstance()`
+                target = self.function_of(f, scope, depth + 1)
+                if target is None:
+                    return None
+                other, func = target
+                for r in other.index.returns.get(func.id, [])[:MAX_CALL_SITES]:
+                    found = other.instance_of(r, func.id, depth + 1) if r.type != "this" else None
+                    if found is not None:
+                        return found
                 return None
             found = instances.method(owner[0], owner[1], text(f.child_by_field_name("property")))
             returns = found[0].index.returns.get(found[2].id, []) if found is not None else []
@@ -627,9 +724,9 @@ class Flow:
                     break
                 if s == MODULE:
                     imp = self.index.imports.get(text(node))  # `import { agent } from "./agent"`
-                    if imp is not None and self.project is not None and imp.name not in ("*", "default"):
+                    if imp is not None and self.project is not None and imp.value is not None:
                         other = self.project.flow(self.fs_path, imp.module)
-                        exported = other.index.exports.get(imp.name) if other is not None else None
+                        exported = other.index.exports.get(imp.value) if other is not None else None
                         if exported is not None:
                             return other.instance_of(exported, MODULE, depth + 1)
                     break
@@ -650,24 +747,61 @@ class Flow:
             self._assigned_memo[key] = [e.value for e in entries if e.kind == "assign"]
         return self._assigned_memo[key]
 
-    def call_function(self, func, args: List[Val], depth: int) -> Val:
-        """The value a function returns with its parameters bound to ``args`` (merged over returns)."""
+    def call_function(self, func, args: List[Val], depth: int, outer: Optional[Dict[str, Val]] = None,
+                      this: Optional[Val] = None) -> Val:
+        """The value a function returns with its parameters bound to ``args`` (merged over returns);
+        ``outer``: the bindings a function value closes over (``closures``); a generator gives the list
+        of what it yields (of unknown length when it yields in a loop)."""
         params = self.index.param_list(func.child_by_field_name("parameters") or func.child_by_field_name("parameter"))
-        env = self._bind_params(params, args, func.id, depth)
+        env = dict(outer) if outer else {}
+        env.update(self._bind_params(params, args, func.id, depth))
+        if this is not None:
+            env["this"] = this
+        env = env or {"": Val()}
+        yields = self.index.yields.get(func.id)
+        if yields is not None:
+            out = Val(items=[])
+            for y, looped in yields:
+                v = self.ev(y, func.id, env, depth + 1)
+                out.add(v)
+                out.items = out.items + [v] if out.items is not None and not looped else None
+            return out
         returns = self.index.returns.get(func.id, [])
         if not returns:
             return Val()
-        return merge([self.ev(r, func.id, env or {"": Val()}, depth + 1) for r in returns])
+        return either([self.ev(r, func.id, env, depth + 1) for r in returns])
 
-    def iterate(self, v: Val, node, out: Val, in_text: bool = False) -> None:
-        self._iterate(v, node, out, in_text)
+    def callable_of(self, callee, scope: int, env, depth: int):
+        """(flow, function, the bindings it closes over) a callee names or holds, or None: a function
+        declared or imported (``function_of``), or a function value a call made (``closures``)."""
+        if callee is not None and callee.type in FUNCTIONS:
+            return self, callee, env  # an arrow written here: `this` and the bindings around it
+        target = self.function_of(callee, scope, depth)
+        if target is not None:
+            return target[0], target[1], None
+        if callee is None or callee.type != "identifier" or depth > MAX_DEPTH:
+            return None  # (a function an object holds: `calls.evaluate` reads it off the object it has)
+        c = closures.of(self.ev(callee, scope, env, depth + 1))
+        return (c.flow, c.node, c.env) if c is not None else None
 
-    def _iterate(self, v: Val, node, out: Val, in_text: bool = False) -> None:
-        """``v`` is iterated in order at ``node``: an unordered ``v`` makes the result's order unstable."""
+    def iterate(self, v: Val, node, out: Val, in_text: bool = False, scope: Optional[int] = None) -> None:
+        self._iterate(v, node, out, in_text, scope)
+
+    def _iterate(self, v: Val, node, out: Val, in_text: bool = False, scope: Optional[int] = None) -> None:
+        """``v`` is iterated in order at ``node``: an unordered ``v`` makes the result's order unstable
+        (reported at ``node``, or at the listing itself when ``node`` is a name that only holds it:
+        ``const files = fg.sync(...); files.reduce(...)``)."""
         if v is None or v.unordered is None or node is None:
             return
         origin, what = v.unordered
         span = self.span(node)
+        if scope is not None and node.type == "identifier" and getattr(origin, "path", None) == self.path:
+            held = self._declared_value(node, scope)
+            while held is not None and held.type in ("await_expression", "parenthesized_expression") and held.named_children:
+                held = held.named_children[0]
+            if held is not None and (held.start_point[0] + 1, held.start_point[1]) == (origin.lineno, origin.col_offset) \
+                    and (held.end_point[0] + 1, held.end_point[1]) == (origin.end_lineno, origin.end_col_offset):
+                span = origin
         if any(h.kind == "unordered" and h.node is span for h in out.hazards):
             return
         out.hazards.append(Hazard("unordered", span, self.text_of(node), origin=origin, origin_label=what,
@@ -675,6 +809,16 @@ class Flow:
 
 
 # ------------------------------------------------------------------ small helpers
+
+
+def _required(call) -> Optional[str]:
+    """The package ``require("os")`` names ("node:" dropped), else None."""
+    f = call.child_by_field_name("function")
+    if f is None or f.type != "identifier" or text(f) != "require":
+        return None
+    args = args_of(call)
+    spec = string_value(args[0]) if len(args) == 1 else None
+    return spec[5:] if spec and spec.startswith("node:") else spec
 
 
 def _literal_method(flow: "Flow", value, prop: str):
@@ -714,6 +858,33 @@ def _key(k) -> Optional[str]:
     if k.type == "string":
         return string_value(k)
     return None  # computed key
+
+
+def _loop_variable(iterable) -> Optional[str]:
+    """The name a loop binds to each item of ``iterable``: ``for (const s of it)``, ``it.forEach((s) => ...)``."""
+    parent = iterable.parent
+    if parent is None:
+        return None
+    if parent.type == "for_in_statement":
+        if not any(c.type == "of" for c in parent.children):
+            return None  # `for ... in` walks keys
+        left = parent.child_by_field_name("left")
+        if left is not None and left.type in ("lexical_declaration", "variable_declaration"):
+            left = next((c.child_by_field_name("name") for c in left.named_children if c.type == "variable_declarator"), None)
+        return text(left) if left is not None and left.type == "identifier" else None
+    call = parent.parent if parent.type == "member_expression" else None
+    if call is None or call.type != "call_expression" or text(parent.child_by_field_name("property")) != "forEach":
+        return None
+    args = args_of(call)
+    fn = args[0] if args else None
+    if fn is None or fn.type not in FUNCTIONS:
+        return None
+    params = fn.child_by_field_name("parameters") or fn.child_by_field_name("parameter")
+    first = params if params is not None and params.type == "identifier" else (
+        params.named_children[0] if params is not None and params.named_children else None)
+    if first is not None and first.type in ("required_parameter", "optional_parameter"):
+        first = first.child_by_field_name("pattern")
+    return text(first) if first is not None and first.type == "identifier" else None
 
 
 def _pos(e: Entry) -> int:
@@ -772,6 +943,7 @@ _EVALUATORS = {
     "type_assertion": "_inner",
     "binary_expression": "_binary",
     "ternary_expression": "_ternary",
+    "unary_expression": "_unary",
     "array": "_array",
     "object": "_object",
     "member_expression": "_member",

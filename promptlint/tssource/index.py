@@ -19,7 +19,9 @@ FUNCTIONS = {"function_declaration", "generator_function_declaration", "function
 LOOPS = {"for_in_statement", "for_statement", "while_statement", "do_statement"}
 MUTATORS = {"push": "append", "unshift": "prepend", "add": "append", "set": "setitem", "splice": "setitem"}
 MODULE = 0
-CONTINUATIONS = {"then", "catch", "finally"}  # a promise's callbacks: they run as each promise settles
+# a promise's callbacks run as each promise settles; an event listener's as each event arrives
+CONTINUATIONS = {"then", "catch", "finally", "on", "once", "addListener", "prependListener", "addEventListener",
+                 "subscribe"}
 ITERATING = {"forEach", "map", "flatMap", "filter", "reduce", "reduceRight", "some", "every", "find", "findIndex"}
 # nodes the walk never enters: leaves, and TypeScript's types (no value is made in them)
 SKIP = frozenset({
@@ -50,6 +52,14 @@ class Entry:
 class Import:
     module: str  # the specifier as written ("./prompts", "openai", "node:crypto" -> "crypto")
     name: str  # "default", "*", or the exported name
+    required: bool = False  # `const x = require("m")`: x is the module's `module.exports`, not a namespace
+
+    @property
+    def value(self) -> Optional[str]:
+        """The export the imported name is, used as a value (None: an ESM namespace, `import * as ns`)."""
+        if self.name == "*":
+            return "module.exports" if self.required else None
+        return self.name
 
 
 class ModuleIndex:
@@ -79,6 +89,8 @@ class ModuleIndex:
         self.getters: Dict[Tuple[str, str], object] = {}  # (class, name) -> `get name() {...}`
         self.fields: Dict[Tuple[str, str], object] = {}  # (class, name) -> its initialiser (`tools = new Map()`)
         self.bases: Dict[str, object] = {}  # class -> the expression it `extends`
+        self.super_calls: Dict[int, object] = {}  # constructor -> its `super(...)` call (the base's constructor runs)
+        self.yields: Dict[int, List[Tuple[object, bool]]] = {}  # generator -> (yielded value, inside a loop)
         self._pending: List[Tuple[int, str, Entry, int]] = []  # mutations resolved after the walk
         self._param_names: Dict[int, List[str]] = {}  # a memo: parameters node -> the names they bind
         self._walk()
@@ -109,14 +121,18 @@ class ModuleIndex:
             if t in ("class_declaration", "class", "abstract_class_declaration"):
                 name = node.child_by_field_name("name")
                 body = node.child_by_field_name("body")
+                # `export default class { ... }`: a class without a name, imported by its default name
+                cls_name = text(name) if name is not None else (
+                    "default" if node.parent is not None and node.parent.type == "export_statement" else None)
                 if name is not None:
-                    self._declare(scope, text(name), Entry(node.start_byte, "assign", node))
-                    self.classes.setdefault(text(name), {})
+                    self._declare(scope, cls_name, Entry(node.start_byte, "assign", node))
+                if cls_name is not None:
+                    self.classes.setdefault(cls_name, {})
                     base = _extends(node)
                     if base is not None:
-                        self.bases[text(name)] = base
+                        self.bases[cls_name] = base
                 if body is not None:
-                    stack.append((body, scope, loops, text(name) if name is not None else None))
+                    stack.append((body, scope, loops, cls_name))
                 continue
             if t in ("public_field_definition", "field_definition") and cls:
                 name = node.child_by_field_name("name") or node.child_by_field_name("property")
@@ -151,6 +167,13 @@ class ModuleIndex:
                 self.classes.setdefault(cls, {})[text(name)] = node
             self.class_of[inner] = cls
             self.members.add(inner)
+            if text(name) == "constructor":  # `constructor(private readonly system: string)` declares a field
+                for p in self.param_list(node.child_by_field_name("parameters")):
+                    pattern = p.child_by_field_name("pattern") if p.type in ("required_parameter", "optional_parameter") else None
+                    if pattern is not None and pattern.type == "identifier" and any(
+                            c.type in ("accessibility_modifier", "readonly") for c in p.children):
+                        self.attrs.setdefault((cls, text(pattern)), []).append(pattern)
+                        self.attr_scopes[pattern.id] = inner
         elif cls and node.type == "arrow_function":
             self.class_of[inner] = cls  # an arrow's `this` is its class's (a field, or inside a method)
         elif name is not None and node.type in ("function_declaration", "generator_function_declaration"):
@@ -207,6 +230,11 @@ class ModuleIndex:
                 self.returns.setdefault(scope, []).append(value)
         elif t in ("call_expression", "new_expression"):
             self._call(node, t, scope, loops)
+        elif t == "yield_expression" and scope != MODULE:
+            value = node.named_children[0] if node.named_children else None
+            if value is not None:  # `yield* inner()` yields inner's items: the call's value is the items' list
+                delegate = any(c.type == "*" for c in node.children[:2])
+                self.yields.setdefault(scope, []).append((value, bool(loops) or delegate))
         elif t == "object":
             self.objects.append((node, scope))
         elif t == "import_statement":
@@ -253,6 +281,8 @@ class ModuleIndex:
                 entry = Entry(node.start_byte, "setkey", right, loops, key=text(prop), attr=attr)
                 self.attr_mutations.setdefault((cls, attr), []).append(entry)
                 self._this_write(scope, entry)
+            elif obj is not None and obj.type == "member_expression" and text(obj) == "module.exports":
+                self.exports[text(prop)] = right  # `module.exports.systemPrompt = ...`
             elif obj is not None and obj.type == "identifier":
                 if text(obj) == "module" and text(prop) == "exports":
                     self.exports["module.exports"] = right
@@ -273,6 +303,12 @@ class ModuleIndex:
             return
         if f.type == "identifier":
             self.call_sites.setdefault(text(f), []).append((node, scope))
+        elif f.type == "super":  # `super(...)` in a constructor: the base class's constructor with these arguments
+            s = scope
+            while s != MODULE and s not in self.members:
+                s = self.parent.get(s, MODULE)
+            if s != MODULE:
+                self.super_calls[s] = node
         elif text(f) == "Object.assign":  # Object.assign(target, ...sources) fills target
             args = node.child_by_field_name("arguments")
             values = [c for c in args.named_children if c.type != "comment"] if args is not None else []
@@ -357,7 +393,7 @@ class ModuleIndex:
         if module is None:
             return
         if name.type == "identifier":
-            self.imports[text(name)] = Import(module, "*")
+            self.imports[text(name)] = Import(module, "*", required=True)
         elif name.type == "object_pattern":
             for c in name.named_children:
                 if c.type == "shorthand_property_identifier_pattern":

@@ -20,9 +20,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, List, Optional, Tuple
 
-from promptlint.pysource.flow import Val, merge
+from promptlint.pysource.flow import Val
 from promptlint.tssource.index import MODULE
-from promptlint.tssource.values import text
+from promptlint.tssource.values import args_of, either, text
 
 MAX_BASES = 8
 
@@ -101,6 +101,9 @@ def call(flow, cls: str, func, state: Val, args: List[Val], depth: int) -> Tuple
             pattern = p.child_by_field_name("pattern")
             if pattern is not None and text(pattern) in env:
                 after.mapping[text(pattern)] = env[text(pattern)]
+    sup = flow.index.super_calls.get(func.id)
+    if sup is not None:  # `super(...)`: the base class's constructor runs first, with these arguments
+        after = _super(flow, cls, sup, after, env, func.id, depth)
     env["this"] = after
     for e in flow.index.this_writes.get(func.id, []):
         _write(flow, cls, after, e, env, nested=e.scope != func.id, depth=depth)
@@ -109,7 +112,17 @@ def call(flow, cls: str, func, state: Val, args: List[Val], depth: int) -> Tuple
         return Val(), after
     if all(r.type == "this" for r in returns):
         return after, after
-    return merge([flow.ev(r, func.id, env, depth + 1) for r in returns]), after
+    return either([flow.ev(r, func.id, env, depth + 1) for r in returns]), after
+
+
+def _super(flow, cls: str, sup, state: Val, env, scope: int, depth: int) -> Val:
+    """The object after ``super(args)`` in a constructor of ``cls``: the nearest base constructor run on it."""
+    for f, c in chain(flow, cls)[1:]:
+        ctor = f.index.classes.get(c, {}).get("constructor")
+        if ctor is not None:
+            args = [flow.ev(a, scope, env, depth + 1) for a in args_of(sup)]
+            return call(f, c, ctor, state, args, depth + 1)[1]
+    return state
 
 
 def _write(flow, cls: str, after: Val, e, env, nested: bool, depth: int) -> None:
@@ -132,7 +145,7 @@ def _write(flow, cls: str, after: Val, e, env, nested: bool, depth: int) -> None
               dict(cur.mapping) if cur.mapping is not None else None, cur.unordered, cur.names, cur.node, cur.instance)
     if e.kind == "setkey" and out.mapping is None and not nested:
         out.mapping = {}
-    flow._mutate(out, e, e.scope, env, depth)
-    if nested and out.unordered is None:
+    unrolled = flow._mutate(out, e, e.scope, env, depth)
+    if nested and out.unordered is None and not unrolled:
         out.items = None if e.kind in ("append", "prepend", "extend") else out.items
     after.mapping[attr] = out

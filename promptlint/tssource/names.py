@@ -72,6 +72,19 @@ VOLATILE_CALLS: Dict[str, str] = {
     "os.hostname": "process",
     "os.uptime": "number",
     "process.cwd": "process",
+    "Date": "timestamp",  # `Date()` without `new`: the current time as text
+    "crypto.randomInt": "number",
+    "os.freemem": "number",
+    "os.loadavg": "number",
+    "process.memoryUsage": "number",
+    "process.memoryUsage.rss": "number",
+    "os.networkInterfaces": "process",
+    "os.userInfo": "process",
+    "Temporal.Now.instant": "timestamp",
+    "Temporal.Now.zonedDateTimeISO": "timestamp",
+    "Temporal.Now.plainDateTimeISO": "timestamp",
+    "Temporal.Now.plainTimeISO": "time",
+    "Temporal.Now.plainDateISO": "date",
     "dayjs": "timestamp",
     "moment": "timestamp",
     "DateTime.now": "timestamp",  # luxon
@@ -81,7 +94,14 @@ VOLATILE_CALLS: Dict[str, str] = {
 VOLATILE_PROPERTIES: Dict[str, str] = {"process.pid": "process", "process.ppid": "process"}
 # environment variables that name the process or replica (other variables are deployment constants)
 PER_PROCESS_ENV = {"HOSTNAME", "HOST", "POD_NAME", "POD_IP", "COMPUTERNAME", "DYNO", "FLY_ALLOC_ID",
-                   "FLY_MACHINE_ID", "RENDER_INSTANCE_ID", "INSTANCE_ID", "CONTAINER_ID", "PID"}
+                   "FLY_MACHINE_ID", "RENDER_INSTANCE_ID", "INSTANCE_ID", "CONTAINER_ID", "PID",
+                   # process managers and platforms that number or name each instance
+                   "NODE_APP_INSTANCE", "pm_id", "HEROKU_DYNO_ID", "RAILWAY_REPLICA_ID", "WEBSITE_INSTANCE_ID",
+                   "GAE_INSTANCE", "CF_INSTANCE_GUID", "CF_INSTANCE_INDEX", "AWS_LAMBDA_LOG_STREAM_NAME",
+                   "ECS_CONTAINER_METADATA_URI", "ECS_CONTAINER_METADATA_URI_V4"}
+# functions that turn a number into a number: `Math.floor(Date.now() / 1000)` is still the moment's
+NUMERIC_WRAPPERS = {"Math.floor", "Math.round", "Math.ceil", "Math.trunc", "Math.abs", "Number", "parseInt",
+                    "parseFloat", "BigInt", "Number.parseInt", "Number.parseFloat"}
 
 # methods on a Date (or a dayjs/moment value): the sub-kind of the text they give (None: keep)
 DATE_METHODS: Dict[str, Optional[str]] = {
@@ -107,6 +127,20 @@ UNORDERED_CALLS: Dict[str, str] = {
     "fg": "fast-glob (file-system order)",
     "fg.sync": "fast-glob (file-system order)",
     "fastGlob": "fast-glob (file-system order)",
+    # the same functions named by their package (`import fg from "fast-glob"`, `require("glob")`)
+    "fast-glob": "fast-glob (file-system order)",
+    "fast-glob.sync": "fast-glob (file-system order)",
+    "fast-glob.glob": "fast-glob (file-system order)",
+    "fast-glob.globSync": "fast-glob (file-system order)",
+    "fast-glob.async": "fast-glob (file-system order)",
+    "glob.glob": "glob() (file-system order)",
+    "glob.globSync": "globSync() (file-system order)",
+    "glob.sync": "glob.sync() (file-system order)",
+    "globby": "globby() (file-system order)",
+    "globby.globby": "globby() (file-system order)",
+    "globby.globbySync": "globbySync() (file-system order)",
+    "tinyglobby.glob": "tinyglobby (file-system order)",
+    "tinyglobby.globSync": "tinyglobby (file-system order)",
 }
 # text methods that keep what a value is (a date stays a date); applied to literal text when known
 TEXT_METHODS = {"trim", "trimStart", "trimEnd", "toUpperCase", "toLowerCase", "toString", "normalize",
@@ -118,9 +152,24 @@ SORTING_FUNCTIONS = {"sortBy", "orderBy", "_.sortBy", "_.orderBy", "lodash.sortB
 LOG_RECEIVERS = {"console", "logger", "log", "this.logger", "this.log"}
 
 
+# factories of id generators: what the function they return gives is a fresh id per call
+# (`const newId = customAlphabet("0123456789abcdef", 12); newId()`)
+ID_FACTORIES = {"customAlphabet", "customRandom", "monotonicFactory", "cuid2.init", "@paralleldrive/cuid2.init",
+                "nanoid.customAlphabet", "nanoid.customRandom", "ulid.monotonicFactory", "ulid.factory"}
+# globals written through their holder (`globalThis.performance.now()`) or their module (`perf_hooks`)
+_GLOBAL_PREFIXES = ("perf_hooks.", "globalThis.", "window.", "self.")
+
+
+def id_factory(name: Optional[str]) -> bool:
+    return bool(name) and (name in ID_FACTORIES or name.rsplit(".", 1)[-1] in ("customAlphabet", "customRandom",
+                                                                             "monotonicFactory"))
+
+
 def volatile_call(name: Optional[str]) -> Optional[str]:
     if not name:
         return None
+    if name.startswith(_GLOBAL_PREFIXES):
+        name = name.split(".", 1)[1]
     if name in VOLATILE_CALLS:
         return VOLATILE_CALLS[name]
     last = name.rsplit(".", 1)[-1]

@@ -174,7 +174,27 @@ class Project:
                     if v is not None:
                         return v
             return None
+        if node.type == "identifier":  # `export const tools = []`: what the module has made of it by its end
+            from promptlint.tssource.values import text
+
+            key = (node.id, -1)  # once per module and name, as `Flow.ev` keeps a value
+            if key not in other._memo:
+                other._memo[key] = other._binding(0, text(node), 1 << 60, depth, {})
+            if other._memo[key] is not None:
+                return other._memo[key]
         return other.ev(node, 0, None, depth)
+
+    def exported_node(self, importer: str, spec: str, name: str):
+        """(flow, the node an export names: ``export const x = ...``'s name, a ``module.exports`` member),
+        or None."""
+        other = self.flow(importer, spec)
+        if other is None:
+            return None
+        node = other.index.exports.get(name)
+        if node is None and "module.exports" in other.index.exports:
+            whole = other.index.exports["module.exports"]
+            node = whole if name == "default" else _member_of(whole, name)
+        return (other, node) if node is not None else None
 
     def exported_function(self, importer: str, spec: str, name: str, depth: int):
         other = self.flow(importer, spec)
@@ -182,7 +202,8 @@ class Project:
             return None
         node = other.index.exports.get(name)
         if node is None and "module.exports" in other.index.exports:
-            node = _member_of(other.index.exports["module.exports"], name)
+            whole = other.index.exports["module.exports"]  # `import f from "./f.cjs"`: `module.exports = function`
+            node = whole if name == "default" else _member_of(whole, name)
         if node is None:
             for module, inner, alias in other.index.reexports:
                 if alias == name or inner is None:
@@ -192,7 +213,7 @@ class Project:
             return None
         if node.type in ("identifier", "shorthand_property_identifier"):
             return other.function_of(node, 0, depth)
-        return other.function_of(node, 0, depth) if node.type in ("arrow_function", "function_expression") else None
+        return other.function_of(node, 0, depth) if node.type in ("arrow_function", "function_expression", "function") else None
 
 
 def _candidates(base: str) -> Iterator[Path]:

@@ -18,7 +18,7 @@ from typing import Dict, List, Optional, Tuple
 from promptlint.pysource import layout, sinks
 from promptlint.pysource.flow import Val
 from promptlint.pysource.rules import Candidate, HazardScan, SentPrompt, _literal, _prompt_named
-from promptlint.tssource import instances, names
+from promptlint.tssource import closures, instances, names
 from promptlint.tssource.flow import Flow
 from promptlint.tssource.index import MODULE
 from promptlint.tssource.values import args_of, text
@@ -114,29 +114,56 @@ class RequestScan(HazardScan):
         are reported where they are written, the rest in their own module, naming this call."""
         callee = call.child_by_field_name("function")
         found = self._method_on_object(callee, scope)
+        held = None
         if found is not None:
             other, func = found
         else:
             target = self.flow.function_of(callee, scope, 0)
-            if target is None or target[0] is self.flow:
+            held = self._made_function(callee, scope) if target is None else None
+            if held is not None:
+                other, func = held[0].flow, held[0].node
+            elif target is None or target[0] is self.flow:
                 return  # a function of this module: its parameters already take this module's call sites
-            other, func = target
+            else:
+                other, func = target
         params = other.index.param_list(func.child_by_field_name("parameters") or func.child_by_field_name("parameter"))
-        if not params and found is None:
+        if not params and found is None and held is None:
             return
         inner_calls = other.index.calls_in.get(func.id, [])
         if not inner_calls:
             return
         receiver = self.flow.ev(callee.child_by_field_name("object"), scope) if found is not None else None
         args = [self.flow.ev(a, scope) for a in args_of(call)]
-        env = other._bind_params(params, args, func.id, 1)
-        if receiver is not None and receiver.instance is not None:
+        env = dict(held[0].env) if held is not None else {}
+        env.update(other._bind_params(params, args, func.id, 1))
+        if held is not None and held[1] is not None and func.type != "arrow_function":
+            receiver = held[1]
+        if closures.is_object(receiver) or held is not None and receiver is not None:
             env["this"] = receiver
         for inner in inner_calls:
             found_request = self.request_of(inner, func.id, other, env or None)
             if found_request is not None:
                 self._inside.append((call.start_byte, call.end_byte))
                 self.judge(call, scope, *found_request, sender=inner, sender_flow=other)
+
+    def _made_function(self, callee, scope: int):
+        """(closure, the object holding it) for ``agent.ask(q)`` or ``ask(q)`` when ``agent``/``ask`` is bound
+        to what a call returned (``const agent = createAgent({ persona })``: a factory's object literal or
+        function, ``closures``), else None. Only names bound to a call are evaluated."""
+        obj = callee.child_by_field_name("object") if callee is not None and callee.type == "member_expression" else callee
+        if obj is None or obj.type != "identifier":
+            return None
+        made = self.flow._declared_value(obj, scope)
+        while made is not None and made.type in ("await_expression", "parenthesized_expression") and made.named_children:
+            made = made.named_children[0]
+        if made is None or made.type != "call_expression":
+            return None
+        value = self.flow.ev(obj, scope)
+        if obj is callee:
+            c = closures.of(value)
+            return (c, None) if c is not None else None
+        c = closures.of((value.mapping or {}).get(text(callee.child_by_field_name("property"))))
+        return (c, value) if c is not None else None
 
     def _method_on_object(self, callee, scope: int):
         """(flow, method) for ``agent.ask(q)`` on an object of a linted class whose method makes calls
@@ -232,6 +259,9 @@ class RequestScan(HazardScan):
         prompt = next((m[k] for k in names.AGENT_PROMPT_KEYS if k in m), None)
         if prompt is None:
             return None
+        dynamic = closures.of(prompt)
+        if dynamic is not None:  # `instructions: (ctx) => `...``: what the function returns, on every run
+            prompt = closures.call(dynamic, [], 1)
         tools = _tool_list(m.get("tools"))
         model = _literal(m.get("model"))
         return "agent", "chat", lambda k: prompt if k == "system" else tools if k == "tools" else None, None, model

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import List, Optional
 
-from promptlint.pysource.flow import Hole, Part, Val
+from promptlint.pysource.flow import Hole, Part, Val, merge
 
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "v": "\v", "0": "\0"}
 
@@ -84,8 +84,9 @@ def single_volatile(v: Val) -> bool:
     return v.parts is not None and len(v.parts) == 1 and isinstance(v.parts[0], Hole) and v.parts[0].kind == "volatile"
 
 
-def js_json(v: Val, indent: str = "", level: int = 0) -> Optional[List[Part]]:
-    """``JSON.stringify(v, null, indent)`` as parts, when every key and value is known."""
+def js_json(v: Val, indent: str = "", level: int = 0, skip=None) -> Optional[List[Part]]:
+    """``JSON.stringify(v, null, indent)`` as parts, when every key and value is known (``skip``: the
+    values it leaves out of an object, functions)."""
     nl = "\n" + indent * (level + 1) if indent else ""
     end = "\n" + indent * level if indent else ""
     colon = ": " if indent else ":"
@@ -93,8 +94,11 @@ def js_json(v: Val, indent: str = "", level: int = 0) -> Optional[List[Part]]:
         if not v.mapping:
             return ["{}"]
         out: List[Part] = ["{"]
-        for i, (k, x) in enumerate(v.mapping.items()):
-            inner = js_json(x, indent, level + 1)
+        kept = [(k, x) for k, x in v.mapping.items() if skip is None or not skip(x)]
+        if not kept:
+            return ["{}"]
+        for i, (k, x) in enumerate(kept):
+            inner = js_json(x, indent, level + 1, skip)
             if inner is None:
                 return None
             out += [("," if i else "") + nl + json.dumps(k, ensure_ascii=False) + colon] + inner
@@ -104,7 +108,7 @@ def js_json(v: Val, indent: str = "", level: int = 0) -> Optional[List[Part]]:
             return ["[]"]
         out = ["["]
         for i, x in enumerate(v.items):
-            inner = js_json(x, indent, level + 1)
+            inner = js_json(x, indent, level + 1, skip)
             if inner is None:
                 return None
             out += [("," if i else "") + nl] + inner
@@ -117,3 +121,15 @@ def js_json(v: Val, indent: str = "", level: int = 0) -> Optional[List[Part]]:
     if all(isinstance(p, str) for p in v.parts):
         return [json.dumps("".join(v.parts), ensure_ascii=False)]
     return ['"'] + [json.dumps(p, ensure_ascii=False)[1:-1] if isinstance(p, str) else p for p in v.parts] + ['"']
+
+
+def either(vals: List[Val]) -> Val:
+    """One of several values (branches, returns, ``a ?? b``, a field's writes): their hazards, and as
+    the text measured the first that holds a volatile value, if one does (a branch that loses blocks)."""
+    return merge(sorted(vals, key=lambda v: not has_volatile(v)) if len(vals) > 1 else vals)
+
+
+def has_volatile(v: Val) -> bool:
+    if v.parts is not None:
+        return any(isinstance(p, Hole) and p.kind == "volatile" for p in v.parts)
+    return any(h.kind == "volatile" for h in v.hazards)
