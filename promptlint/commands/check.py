@@ -21,9 +21,9 @@ def add_parser(sub) -> None:
     from promptlint.commands.options import add_trust_options
 
     add_trust_options(p)
-    from promptlint.report import DEFAULT, Names  # the formats the report package holds, found when asked
+    from promptlint.report import DEFAULT, formats  # the formats the report package holds (stdlib-only modules)
 
-    p.add_argument("--output-format", choices=Names(), default=None, help=f"default: {DEFAULT}")
+    p.add_argument("--output-format", choices=list(formats()), default=None, help=f"default: {DEFAULT}")
     p.add_argument(
         "--stdin-filename",
         metavar="PATH",

@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-import re
-from typing import Dict, Optional
+from typing import Dict
 
 DEFAULT = "full"
 KINDS = ("human", "json", "text")
-_NAME = re.compile(r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*")  # a name whose namesake module may be imported
 _FORMATS: Dict[str, str] = {}  # format name -> module name (filled once: the package's modules do not change)
 
 
@@ -38,48 +36,15 @@ def formats() -> Dict[str, str]:
                 continue  # a helper shared by the formats (style, locations, new_marks)
             if name in found:
                 raise RuntimeError(f"output format {name!r} is declared twice: by {found[name]} and by {module.__name__}")
-            if not _declares(module):
+            if getattr(module, "KIND", None) not in KINDS or not callable(getattr(module, "write", None)):
                 raise RuntimeError(f"{module.__name__}: a format declares KIND (one of {', '.join(KINDS)}) and write()")
             found[name] = module.__name__
         _FORMATS.update((name, found[name]) for name in sorted(found, key=lambda n: (n != DEFAULT, n)))
     return _FORMATS
 
 
-def module_of(name: str) -> Optional[str]:
-    """The module of format ``name``, None when there is none. Its namesake module (``json-lines``:
-    ``json_lines``) is imported alone when it declares that format: a run writes one format, and
-    importing every reporter to find it cost a cold `check` ~10 ms; any other name looks at all."""
-    if not _FORMATS and _NAME.fullmatch(name):
-        guess = f"{__name__}.{name.replace('-', '_')}"
-        try:
-            module = importlib.import_module(guess)
-        except ImportError:
-            module = None
-        if module is not None and getattr(module, "FORMAT", None) == name and _declares(module):
-            return guess
-    return formats().get(name)
-
-
-def _declares(module) -> bool:
-    return getattr(module, "KIND", None) in KINDS and callable(getattr(module, "write", None))
-
-
-class Names:
-    """The format names as argparse's ``choices``: a name given is looked up alone (``module_of``);
-    the whole list (``--help``, a usage error) is found when argparse first iterates it."""
-
-    def __contains__(self, name) -> bool:
-        return isinstance(name, str) and module_of(name) is not None
-
-    def __iter__(self):
-        return iter(formats())
-
-
 def get(name: str):
-    module = module_of(name)
-    if module is None:
-        raise KeyError(name)
-    return importlib.import_module(module)
+    return importlib.import_module(formats()[name])
 
 
 def kind(name: str) -> str:
