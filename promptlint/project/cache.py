@@ -45,6 +45,8 @@ from promptlint.doors import bounded_io, safe_write
 
 DIR_NAME = ".promptlint_cache"
 MAX_BYTES = 64 * 1024 * 1024
+_SIZE_MEMO = "size"  # prune's memo: the bytes it last found plus what runs wrote since
+_WALK_EVERY = 100  # writing runs between two walks at most, whatever the memo says
 GITIGNORE = "# Automatically created by promptlint.\n*\n"
 CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -133,6 +135,7 @@ class Cache:
         self.enabled = enabled
         self.warning: Optional[str] = None
         self.wrote = False
+        self.written = 0  # bytes this run wrote into the cache (its workers' included): prune's estimate
         self._ready = False
 
     # ------------------------------------------------------------------ keys
@@ -181,25 +184,38 @@ class Cache:
         """Evict the oldest entries until the cache holds at most ``limit`` bytes (only after a run
         that wrote, so a warm run does not list the directory). Only files the cache writes are
         counted and deleted (``_written_by_cache``), and the walk never enters a link: a committed
-        `entries -> /somewhere` loses nothing."""
+        `entries -> /somewhere` loses nothing.
+
+        The walk costs a one-file run more the fuller the cache is (~1,000 entries: tens of ms), so
+        a memo keeps the size it found plus what runs wrote since (an overestimate: a rewritten
+        manifest or entry counts again), and the directory is walked only when that passes the
+        limit, every ``_WALK_EVERY`` writing runs (two runs racing on the memo lose one's count),
+        or when the memo is missing or unreadable."""
         if not self.enabled or not self.wrote:
             return
         limit = MAX_BYTES if limit is None else limit
+        known = self.memo_get(_SIZE_MEMO)
+        size, runs = known.get("bytes"), known.get("runs")
+        if type(size) is int and type(runs) is int and 0 <= runs < _WALK_EVERY and self.written > 0:
+            estimate = size + self.written
+            if estimate <= limit:
+                self.memo_put(_SIZE_MEMO, {"bytes": estimate, "runs": runs + 1})
+                return
         entries = []
         total = 0
         for rel, st in safe_write.walk(self.dir, anchor=self.root):
             if stat.S_ISREG(st.st_mode) and _PRUNABLE.match(rel):
                 entries.append((st.st_mtime_ns, st.st_size, rel))
                 total += st.st_size
-        if total <= limit:
-            return
-        doomed = []
-        for _mtime, size, rel in sorted(entries):
-            doomed.append(rel)
-            total -= size
-            if total <= limit * 0.8:  # headroom, so the next runs do not prune again at once
-                break
-        safe_write.remove_all(self.dir, doomed, anchor=self.root)
+        if total > limit:
+            doomed = []
+            for _mtime, size, rel in sorted(entries):
+                doomed.append(rel)
+                total -= size
+                if total <= limit * 0.8:  # headroom, so the next runs do not prune again at once
+                    break
+            safe_write.remove_all(self.dir, doomed, anchor=self.root)
+        self.memo_put(_SIZE_MEMO, {"bytes": total, "runs": 0})
 
     # ------------------------------------------------------------------ small memos
 
@@ -251,6 +267,8 @@ class Cache:
             safe_write.write_text(target, text, anchor=self.root, parents=True, private=True)
         except OSError as e:
             self._disable(_cannot_write(self.dir.parent, e))
+        else:
+            self.written += len(text)  # ASCII (json.dumps) or near it: characters stand for bytes
 
     def _disable(self, message: str) -> None:
         self.enabled = False
