@@ -20,6 +20,8 @@ _PLURAL = {"regression": "regressions", "improvement": "improvements"}
 
 @dataclass
 class Measurement:
+    """The eligible blocks per request of one template and scenario."""
+
     path: str  # POSIX, relative to the project root (the same in both trees)
     scenario: str  # "base" (inferred or a samples file) or the chat scenario's name
     template: Optional[str] = None  # a chat template's name when the source holds several
@@ -47,6 +49,8 @@ class Measurement:
 
 @dataclass
 class TemplateDelta:
+    """One template's measurement before and after, with the cost of the difference."""
+
     before: Optional[Measurement]
     after: Optional[Measurement]
     cost: Optional[Any] = None  # [tool.promptlint.cost]: a records.Cost of lost_tokens (negative: saved)

@@ -39,6 +39,8 @@ DOC_SECTIONS = (
 
 @dataclass(frozen=True)
 class Rule:
+    """One rule file: its code, wording, documentation, data and pass/fail cases."""
+
     code: str
     name: str
     miss_class: str

@@ -280,6 +280,8 @@ def _lstat(path: Path):
 
 @dataclass
 class _Todo:
+    """A file the run analyses: its index, its text when given, and its manifest stamp."""
+
     i: int  # index into the run's files
     text: Optional[str]  # an editor buffer or stdin, else None (read from disk)
     nb: Optional[str]  # the neighbourhood stamp the manifest records it under (None: not recorded)
@@ -288,6 +290,8 @@ class _Todo:
 
 @dataclass
 class _UnitResult:
+    """What a unit of files came to in the process that analysed it."""
+
     results: List[Tuple[List[Finding], List[str], Dict]]  # per file: findings, notices, seen
     parses: int  # tokenizers the unit parsed
     used_tokenizer: bool  # whether the run's tokenizer was asked for
@@ -602,6 +606,8 @@ def _includer(f: Finding) -> Optional[str]:
 
 @dataclass
 class _Plan:
+    """The order to analyse the files in, and each file's tokenizer group."""
+
     order: List[int]  # indices into the files, in the order to analyse them (each group released after it)
     keys: Optional[List[Optional[str]]] = None  # per file: its directory tokenizer's sha256, None: the run's
 

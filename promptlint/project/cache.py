@@ -293,6 +293,8 @@ _CACHE_DIRS = re.compile(r"(?:entries|entries/[0-9a-f]{2}|manifests)\Z")
 
 @dataclass
 class Cleaned:
+    """What `clean` did: whether there was a cache, what it removed and what it left."""
+
     found: bool = False  # there was a cache directory
     removed: int = 0  # files and directories removed
     left: List[str] = field(default_factory=list)  # entries the cache did not write, left in place

@@ -78,6 +78,8 @@ class Role:
 
 @dataclass(frozen=True)
 class Classified:
+    """The kind a variable's name says it has, and why."""
+
     kind: str
     sub_kind: Optional[str]
     why: str  # "the name's words (current, date, time) include `time`"
