@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from promptlint.base.failing import exit_failing  # noqa: F401 - re-exported: its home is light (a plain check's exit code)
+
 STATUSES = ("regression", "improvement", "unchanged", "new", "removed")
 _PLURAL = {"regression": "regressions", "improvement": "improvements"}
 
@@ -192,16 +194,3 @@ def mark_findings(current, current_paths, previous, previous_paths) -> Tuple[Dic
                 unmatched.discard(candidates.pop(0))
                 marks[id(f)] = "existing"
     return marks, len(unmatched)
-
-
-def exit_failing(result, baseline: Optional[Baseline], fail_on: str) -> bool:
-    """Does the run fail? ``regression``: a template × scenario lost blocks per request (or no
-    longer renders); ``new-finding``: a finding (not a note) the baseline did not have; ``any``:
-    any finding, as without a baseline, or a regression."""
-    failing = [f for f in result.findings + result.errors if f.severity != "info"]
-    regressed = bool(baseline and baseline.regressions)
-    if fail_on == "regression":
-        return regressed
-    if fail_on == "new-finding":
-        return any(f.baseline != "existing" for f in failing)
-    return bool(failing) or regressed

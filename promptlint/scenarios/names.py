@@ -177,10 +177,9 @@ def name_patterns() -> NamePatterns:
     """The patterns of ``data/name_words.toml`` (read once)."""
     global _PATTERNS
     if _PATTERNS is None:
-        from promptlint.doors import bounded_io
-        from promptlint.base.toml_io import toml_loads
+        from promptlint.base.toml_io import shipped
 
-        _PATTERNS = NamePatterns.from_data(toml_loads(bounded_io.read_text(NAME_WORDS)))
+        _PATTERNS = NamePatterns.from_data(shipped(NAME_WORDS))  # through its JSON copy in the user's cache
     return _PATTERNS
 
 
