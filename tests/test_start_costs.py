@@ -125,6 +125,7 @@ def test_a_shipped_toml_file_is_read_from_its_copy_until_it_changes(tmp_path, mo
     """``toml_io.shipped``: parsed once, then read from the JSON copy (no parse); an edit (another
     size or mtime) is parsed again and its new content returned; a file with a date (JSON cannot
     hold it) is parsed each time, and gives the date."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / ".user-cache"))
     parsed = []
     real = toml_io.toml_loads
     monkeypatch.setattr(toml_io, "toml_loads", lambda text: parsed.append(1) or real(text))
@@ -136,6 +137,7 @@ def test_a_shipped_toml_file_is_read_from_its_copy_until_it_changes(tmp_path, mo
     rule.write_text('code = "X1"\nname = "renamed"\n', encoding="utf-8")
     os.utime(rule, ns=(1_000_000_000, 1_000_000_000))  # another mtime whatever the clock's resolution
     assert toml_io.shipped(rule) == {"code": "X1", "name": "renamed"} and len(parsed) == 2
+    assert len(list((tmp_path / ".user-cache" / "promptlint" / "toml").iterdir())) == 1  # the earlier copy removed
     dated = tmp_path / "dated.toml"
     dated.write_text("when = 2026-01-02\n", encoding="utf-8")
     import datetime

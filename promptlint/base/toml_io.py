@@ -32,7 +32,7 @@ def toml_loads(text: str) -> Dict[str, Any]:
 def shipped(path: Union[str, Path]) -> Dict[str, Any]:
     """A TOML file promptlint ships, parsed: through a JSON copy in the user's cache
     (``$XDG_CACHE_HOME/promptlint/toml/``, default ``~/.cache``) named for the file's path, size
-    and mtime. tomllib takes ~5 ms for a 15 KB rule file and a cold one-template check reads two of
+    and mtime (one copy per file: writing one removes the file's earlier ones). tomllib takes ~5 ms for a 15 KB rule file and a cold one-template check reads two of
     them and the name lists; the copy loads in a tenth of that, and a run that parses no other TOML
     never imports tomllib. A copy that is missing or unreadable costs the parse (and is written
     again); a file JSON cannot hold (a date) is parsed every time. ``OSError`` and ``ValueError``
@@ -43,10 +43,11 @@ def shipped(path: Union[str, Path]) -> Dict[str, Any]:
     from promptlint.doors import bounded_io
 
     st = os.stat(path)
-    name = sha256(f"{_COPY_FORMAT}\0{os.path.realpath(path)}\0{st.st_size}\0{st.st_mtime_ns}".encode("utf-8",
-                  "surrogateescape")).hexdigest()[:32]
+    where = sha256(os.path.realpath(path).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    stamp = sha256(f"{_COPY_FORMAT}\0{st.st_size}\0{st.st_mtime_ns}".encode()).hexdigest()[:16]
     base = _user_cache()
-    copy = os.path.join(base, "promptlint", "toml", name + ".json")
+    folder = os.path.join(base, "promptlint", "toml")
+    copy = os.path.join(folder, f"{where}-{stamp}.json")
     try:
         data = json.loads(bounded_io.read_bytes(copy))
         if isinstance(data, dict):
@@ -60,6 +61,9 @@ def shipped(path: Union[str, Path]) -> Dict[str, Any]:
             from promptlint.doors import safe_write
 
             safe_write.write_text(copy, text, anchor=base, parents=True, private=True)
+            for old in os.listdir(folder):  # this file's copies of earlier versions (a checkout's edits)
+                if old.startswith(where + "-") and old != os.path.basename(copy):
+                    safe_write.remove(os.path.join(folder, old), anchor=base)
     except (OSError, TypeError, ValueError):  # a cache that cannot be written only costs the next run the parse
         pass
     return data

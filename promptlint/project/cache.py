@@ -196,7 +196,7 @@ class Cache:
         limit = MAX_BYTES if limit is None else limit
         known = self.memo_get(_SIZE_MEMO)
         size, runs = known.get("bytes"), known.get("runs")
-        if type(size) is int and type(runs) is int and 0 <= runs < _WALK_EVERY and self.written > 0:
+        if type(size) is int and type(runs) is int and size >= 0 and 0 <= runs < _WALK_EVERY and self.written > 0:
             estimate = size + self.written
             if estimate <= limit:
                 self.memo_put(_SIZE_MEMO, {"bytes": estimate, "runs": runs + 1})
