@@ -425,8 +425,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--chats", type=int, help="chat templates in the repository (default 20, --quick 2)")
     ap.add_argument("--scale", type=int, help="application templates for (f) (default 1000, --quick 10)")
     ap.add_argument("--models", type=int, help="model directories for (g) (default 22: every corpus template, --quick 2)")
-    ap.add_argument("--only", choices=("models", "newcomer"),
-                    help="run only these rows: models = (g), newcomer = (n) and (p) (benchmarks/newcomer.py)")
+    ap.add_argument("--only", choices=("models", "newcomer", "python", "scale"),
+                    help="run only these rows: models = (g), newcomer = (n) and (p) (benchmarks/newcomer.py), "
+                         "python = (py) and the bare yardstick, scale = (f), its tree, (f0)")
     ap.add_argument("--transformers-python", default=os.environ.get("PROMPTLINT_BENCH_TRANSFORMERS_PYTHON"),
                     help="interpreter with transformers for (e) (env PROMPTLINT_BENCH_TRANSFORMERS_PYTHON; default this one)")
     ap.add_argument("--keep", metavar="DIR", help="generate the repositories here and keep them")
@@ -460,6 +461,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 0
         if args.only == "models":
             rows = _models(bench, work, models, py, reps if quick else min(reps, 3))
+            print_table(rows, quick, apps, chats, scale, None, tpy, 0, models)
+            return 0
+        if args.only == "python":
+            rows = {"bare": bench.time([py, "-c", "pass"], work)}
+            rows.update(_python_project(bench, work, 40 if quick else 200))
+            print_table(rows, quick, apps, chats, scale, None, tpy, 0, models)
+            return 0
+        if args.only == "scale":
+            rows = _scale(bench, work, py, scale, 1 if quick else min(reps, 3))
+            if rows is None:
+                return 2
             print_table(rows, quick, apps, chats, scale, None, tpy, 0, models)
             return 0
         return _run(bench, work, quick, reps, apps, chats, scale, models, py, tpy)
@@ -607,23 +619,11 @@ def _run(bench: Bench, work: Path, quick: bool, reps: int, apps: int, chats: int
     if tver:
         rows["e"] = bench.time([tpy, str(work / "transformers_chat.py"), tok, str(work / "chat.json")], repo)
 
-    big = work / "scale"
-    make_repo(big, scale, 0)
     scale_reps = 1 if quick else min(reps, 3)
-    big_data = _capture(bench, py, big, work / "capture_scale.json")
-    if big_data is None:
+    scaled = _scale(bench, work, py, scale, scale_reps, full=True)
+    if scaled is None:
         return 2
-    (work / "bases_scale.json").write_text(json.dumps(_bases(big_data)), encoding="utf-8")
-
-    def big_clean():
-        shutil.rmtree(big / ".promptlint_cache", ignore_errors=True)
-
-    rows["f"] = bench.time(bench.promptlint(), big, before=big_clean, reps=scale_reps, warmup=False)
-    rows["f_tree"] = (float("nan"), bench.tree_peak(bench.promptlint(), big, before=big_clean))
-    rows["f1"] = bench.time(bench.promptlint(), big, before=big_clean, reps=scale_reps, warmup=False, env={"PROMPTLINT_JOBS": "1"})
-    rows["f_full"] = bench.time(bench.promptlint(), big, before=big_clean, reps=scale_reps, warmup=False,
-                                env={"PROMPTLINT_FULL_ENCODE": "1"})
-    rows["f0"] = bench.time([py, str(work / "floor.py"), tok, str(work / "bases_scale.json")], big, reps=scale_reps)
+    rows.update(scaled)
 
     rows.update(_models(bench, work, models, py, scale_reps))
     rows.update(_python_project(bench, work, 40 if quick else 200))
@@ -632,6 +632,34 @@ def _run(bench: Bench, work: Path, quick: bool, reps: int, apps: int, chats: int
     if not quick:  # --quick --only newcomer smoke-tests these rows on their own
         _newcomer(py, bench, work, reps, quick)
     return 0
+
+
+def _scale(bench: Bench, work: Path, py: str, scale: int, scale_reps: int, full: bool = False) -> Optional[Dict]:
+    """(f): ``scale`` application templates, cold, with its whole tree's memory and its floor (f0);
+    ``full``: also in one process and with every variant encoded whole."""
+    floor = work / "floor.py"
+    if not floor.exists():
+        floor.write_text(FLOOR, encoding="utf-8")
+    big = work / "scale"
+    make_repo(big, scale, 0)
+    tok = str(big / "tok" / "tokenizer.json")
+    big_data = _capture(bench, py, big, work / "capture_scale.json")
+    if big_data is None:
+        return None
+    (work / "bases_scale.json").write_text(json.dumps(_bases(big_data)), encoding="utf-8")
+
+    def big_clean():
+        shutil.rmtree(big / ".promptlint_cache", ignore_errors=True)
+
+    rows = {"f": bench.time(bench.promptlint(), big, before=big_clean, reps=scale_reps, warmup=False),
+            "f_tree": (float("nan"), bench.tree_peak(bench.promptlint(), big, before=big_clean))}
+    if full:
+        rows["f1"] = bench.time(bench.promptlint(), big, before=big_clean, reps=scale_reps, warmup=False,
+                                env={"PROMPTLINT_JOBS": "1"})
+        rows["f_full"] = bench.time(bench.promptlint(), big, before=big_clean, reps=scale_reps, warmup=False,
+                                    env={"PROMPTLINT_FULL_ENCODE": "1"})
+    rows["f0"] = bench.time([py, str(floor), tok, str(work / "bases_scale.json")], big, reps=scale_reps)
+    return rows
 
 
 def print_table(rows, quick, apps, chats, scale, tver, tpy, chat_renders, models=0) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -27,7 +28,14 @@ def _sealed_basetemp(tmp_path_factory):
 @pytest.fixture(scope="session")
 def _fast_tokenizer_forms(tmp_path_factory):
     """One directory of compact tokenizer forms (promptlint.fastbpe) for the session: each
-    tokenizer is proven and formed once, not once per test's fresh user cache."""
+    tokenizer is proven and formed once, not once per test's fresh user cache. Under xdist the
+    workers share it (the session's common temp root): a form is written whole by one rename,
+    so a worker reads a form another proved, or proves it itself if it comes first."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:
+        shared = tmp_path_factory.getbasetemp().parent / "fast-tokenizers"
+        shared.mkdir(exist_ok=True)
+        return shared
     return tmp_path_factory.mktemp("fast-tokenizers")
 
 

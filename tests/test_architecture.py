@@ -546,6 +546,7 @@ MODULE_STATE = {
     "promptlint.base.registry:_IMPLEMENTED_BY": "registry: rule code -> the module that implements it, filled at import",
     "promptlint.report:_FORMATS": "registry: the output format modules of the package, found once",
     "promptlint.checks:_CHECKS": "registry: the template check modules of the package, found once",
+    "promptlint.analyzers:_MODULES": "registry: the analyzer modules of the package, imported once",
     # contexts installed for a block and always restored
     "promptlint.pools.tokenizers:_ACTIVE": "context: the Workspace's tokenizer pool and its windowed-encoding choice while it checks (installed, restored)",
     "promptlint.pools.tokenizers:_DEFAULT": "the transient pool a library call outside any Workspace uses",

@@ -14,6 +14,7 @@ import pytest
 from tokenizers import Tokenizer, models, pre_tokenizers
 
 from conftest import DATA, QWEN
+from small_tokenizers import mini_qwen
 from promptlint import fastbpe
 from promptlint.tokenization import tokens
 from promptlint.fastbpe import engine, form, proof, store
@@ -62,13 +63,16 @@ def test_the_fast_form_gives_the_ids_tokenizers_gives(name):
 
 
 def test_a_form_that_is_not_the_tokenizer_is_not_proven():
-    """Two merges swapped: a different tokenizer, which the proof must refuse."""
-    raw = _json("qwen2.5")
+    """Two merges swapped (the first two: runs of spaces, which the corpus has): a different
+    tokenizer, which the proof must refuse."""
+    raw = mini_qwen().encode("utf-8")
+    original = Tokenizer.from_str(raw.decode("utf-8"))
     data = json.loads(raw)
+    assert proof.proven(form.build(form.decode(form.encode(data, "0" * 64, len(raw)))), original)  # unchanged: proven
     merges = data["model"]["merges"]
     merges[0], merges[1] = merges[1], merges[0]
     changed = form.build(form.decode(form.encode(data, "0" * 64, len(raw))))
-    assert not proof.proven(changed, Tokenizer.from_str(raw.decode("utf-8")))
+    assert not proof.proven(changed, original)
 
 
 def _wordpiece() -> str:
@@ -82,17 +86,18 @@ def _unigram() -> str:
 
 
 def _unknown_regex() -> str:
-    data = json.loads(_json("qwen2.5"))
+    data = json.loads(mini_qwen())
     data["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = r"\p{L}+|\s+|."
     return json.dumps(data)
 
 
-@pytest.mark.parametrize("text, reason", [
-    (_wordpiece(), "not a BPE model"),
-    (_unigram(), "not a BPE model"),
-    (_unknown_regex(), "regexes outside the known families"),
+@pytest.mark.parametrize("make, reason", [
+    (_wordpiece, "not a BPE model"),
+    (_unigram, "not a BPE model"),
+    (_unknown_regex, "regexes outside the known families"),
 ])
-def test_a_tokenizer_it_cannot_prove_is_parsed_by_tokenizers(tmp_path, text, reason):
+def test_a_tokenizer_it_cannot_prove_is_parsed_by_tokenizers(tmp_path, make, reason):
+    text = make()
     assert form.ineligible(json.loads(text)) == reason
     path = tmp_path / "tokenizer.json"
     path.write_text(text, encoding="utf-8")
@@ -117,28 +122,40 @@ def own_forms(tmp_path, monkeypatch):
     return d
 
 
-def _load_qwen():
-    sha = tokens.tokenizer_file_sha256(QWEN)
+@pytest.fixture()
+def small(tmp_path):
+    """A small byte-level BPE of Qwen2.5's family (tests/small_tokenizers.py): the store's
+    mechanics below do not depend on the vocabulary's size, and its form is proven in a fraction
+    of the 151k vocabulary's time."""
+    path = tmp_path / "small" / "tokenizer.json"
+    path.parent.mkdir()
+    path.write_text(mini_qwen(), encoding="utf-8")
+    return path
+
+
+def _load(path: Path):
+    sha = tokens.tokenizer_file_sha256(path)
     active_pool().release(sha)
-    tok = tokens.load(tokens.resolve(str(QWEN)))
+    tok = tokens.load(tokens.resolve(str(path)))
     active_pool().release(sha)
     return sha, tok
 
 
 def test_the_first_load_writes_the_form_and_the_next_uses_it(own_forms):
+    """With the 151k vocabulary itself: the one test here whose form is Qwen2.5's own."""
     built, loaded = fastbpe.built_count(), fastbpe.loaded_count()
-    sha, first = _load_qwen()
+    sha, first = _load(QWEN)
     assert (fastbpe.built_count(), fastbpe.loaded_count()) == (built + 1, loaded)
     assert (own_forms / f"{sha}.bpe").is_file()
-    _, second = _load_qwen()
+    _, second = _load(QWEN)
     assert (fastbpe.built_count(), fastbpe.loaded_count()) == (built + 1, loaded + 1)
     text = "Where is order 10023?  <|im_start|>user\n日本語\n\n"
     assert second.encode(text).ids == first.encode(text).ids == Tokenizer.from_file(str(QWEN)).encode(text).ids
 
 
 @pytest.mark.parametrize("damage", ["flip a byte", "truncate", "another tokenizer's form"])
-def test_a_corrupted_or_changed_form_is_detected_and_rebuilt(own_forms, damage):
-    sha, _ = _load_qwen()
+def test_a_corrupted_or_changed_form_is_detected_and_rebuilt(own_forms, small, damage):
+    sha, _ = _load(small)
     path = own_forms / f"{sha}.bpe"
     blob = path.read_bytes()
     if damage == "flip a byte":
@@ -150,10 +167,12 @@ def test_a_corrupted_or_changed_form_is_detected_and_rebuilt(own_forms, damage):
         path.write_bytes(store.PACKAGED.read_bytes())
     assert form.decode(path.read_bytes()) is None or form.decode(path.read_bytes()).source_sha256 != sha
     built, loaded = fastbpe.built_count(), fastbpe.loaded_count()
-    _, tok = _load_qwen()
+    _, tok = _load(small)
     assert (fastbpe.built_count(), fastbpe.loaded_count()) == (built + 1, loaded)  # parsed, rebuilt, not used
     assert path.read_bytes() == blob
-    assert tok.encode("<|im_start|>system\nok").ids == [151644, 8948, 198, 562]
+    text = "<|im_start|>system\nok"
+    assert tok.encode(text).ids == Tokenizer.from_file(str(small)).encode(text).ids
+    assert tok.encode(text).ids[0] == 4001  # <|im_start|>, renumbered after the 4,000 ids kept
 
 
 def _rewrite_header(path: Path, **changes) -> None:
@@ -168,13 +187,13 @@ def _rewrite_header(path: Path, **changes) -> None:
     path.write_bytes(form.MAGIC + zlib.crc32(rest).to_bytes(4, "little") + rest)
 
 
-def test_a_form_proven_with_another_tokenizers_version_is_not_used(own_forms):
-    sha, _ = _load_qwen()
+def test_a_form_proven_with_another_tokenizers_version_is_not_used(own_forms, small):
+    sha, _ = _load(small)
     path = own_forms / f"{sha}.bpe"
     _rewrite_header(path, tokenizers="0.0.1")
     assert form.decode(path.read_bytes()).header["tokenizers"] == "0.0.1"
     loaded = fastbpe.loaded_count()
-    _load_qwen()
+    _load(small)
     assert fastbpe.loaded_count() == loaded
     assert form.decode(path.read_bytes()).header["tokenizers"] == form.tokenizers_version()
 
@@ -193,29 +212,29 @@ def test_the_shipped_form_is_the_embedded_tokenizer():
     assert proof.engine_proven(engine.build(parts), original)
 
 
-def test_switched_off_the_tokenizer_json_is_parsed(own_forms, monkeypatch):
+def test_switched_off_the_tokenizer_json_is_parsed(own_forms, small, monkeypatch):
     monkeypatch.setenv(fastbpe.ENV, "0")
     built, loaded = fastbpe.built_count(), fastbpe.loaded_count()
-    sha, tok = _load_qwen()
+    sha, tok = _load(small)
     assert (fastbpe.built_count(), fastbpe.loaded_count()) == (built, loaded)
     assert not any(own_forms.iterdir())
-    assert tok.encode("hi").ids == [6023]
+    assert tok.encode("hi there").ids == [71, 72, 1052]  # 'h' 'i' ' there': "hi" (6023) is past the 4,000 ids kept
 
 
-def test_an_unpinned_tokenizer_with_a_proven_form_is_not_read_again_to_be_vetted(own_forms, monkeypatch):
+def test_an_unpinned_tokenizer_with_a_proven_form_is_not_read_again_to_be_vetted(own_forms, small, monkeypatch):
     """A form is written only for a tokenizer whose regexes are all known: its presence vets the
     file without reading and scanning its megabytes; without one (or vetted against another list
     of known regexes) the file is scanned."""
     from promptlint.tokenization import tokenizer_vetting
 
-    sha, _ = _load_qwen()
+    sha, _ = _load(small)
     scanned = []
     monkeypatch.setattr(tokenizer_vetting, "unknown_patterns", lambda text: scanned.append(len(text)) or [])
-    spec = tokens.TokenizerSpec(QWEN, None, vet=True)  # a model directory's own, unpinned
+    spec = tokens.TokenizerSpec(small, None, vet=True)  # a model directory's own, unpinned
     monkeypatch.setattr(tokens, "_VETTING", {})
     assert tokens.needs_deadline(spec, sha) is False and scanned == []
     path = own_forms / f"{sha}.bpe"
     _rewrite_header(path, vetting="another list")
     monkeypatch.setattr(tokens, "_VETTING", {})
     monkeypatch.setattr(store, "_KEPT", {})  # the form read ahead by the first check: read the file again
-    assert tokens.needs_deadline(spec, sha) is False and scanned == [len(QWEN.read_text(encoding="utf-8"))]
+    assert tokens.needs_deadline(spec, sha) is False and scanned == [len(small.read_text(encoding="utf-8"))]

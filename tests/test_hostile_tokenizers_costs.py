@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import QWEN
+from small_tokenizers import mini_qwen
 
 SLOW_REGEX = "(?:a|a){1,20}[^a]"  # exponential per start position, each match attempt under the retry limit
 PANIC_REGEX = "^(a+)+c"  # trips Oniguruma's retry limit: a Rust panic
@@ -39,9 +39,10 @@ question = { value = "Where is my order?", kind = "per-request", variant = "Can 
 
 
 def _model_dir(root: Path, name: str, regex: str, run_of_a: int) -> Path:
-    """A model directory: qwen2.5's tokenizer.json with its Split regex replaced, and a chat
-    template whose render carries ``run_of_a`` letters a and a final b."""
-    data = json.loads(QWEN.read_text(encoding="utf-8"))
+    """A model directory: qwen2.5's tokenizer.json (cut to a small vocabulary: the regex, not the
+    vocabulary, is the hazard) with its Split regex replaced, and a chat template whose render
+    carries ``run_of_a`` letters a and a final b."""
+    data = json.loads(mini_qwen())
     data["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = regex
     d = root / name
     d.mkdir(parents=True)

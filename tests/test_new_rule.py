@@ -82,6 +82,7 @@ def _copy(dest: Path) -> Path:
 
 def _run(checkout: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PROMPTLINT_", "PYTEST_"))}
+    env["PROMPTLINT_FAST_TOKENIZER_DIR"] = os.environ["PROMPTLINT_FAST_TOKENIZER_DIR"]  # the session's proven forms (conftest)
     env.update(PYTHONPATH=str(checkout), NO_COLOR="1", PROMPTLINT_NO_PROGRESS="1")
     return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
 

@@ -135,7 +135,8 @@ def test_a_worker_that_dies_leaves_its_files_to_this_process(tmp_path, monkeypat
         return real_unit(self, unit)
 
     settings = Settings(root=root, tokenizer="tok/tokenizer.json")
-    one = lint(["prompts"], settings, use_cache=False, jobs=1)
+    one = lint(["prompts"], settings, use_cache=False, jobs=2)  # ~14 kB of templates: analysed in one process
+    monkeypatch.setattr(parallel, "MIN_BYTES", 0)  # forked all the same: this test is about a worker dying
     monkeypatch.setattr(lint_mod._Run, "unit", dies_in_a_worker)
     two = lint(["prompts"], settings, use_cache=False, jobs=2)
     assert sum(len(items) for items, _, _ in in_parent) == 6  # every file, after the pool broke
@@ -181,3 +182,53 @@ def test_what_workers_found_is_remembered_and_answers_the_next_run(tmp_path):
     assert (cold.returncode, cold.stdout) == (warm.returncode, warm.stdout) == (reference.returncode, reference.stdout)
     manifests = list((root / ".promptlint_cache").rglob("manifests/*"))
     assert manifests, "the driver recorded the workers' results in the run manifest"
+
+
+def test_workers_that_would_each_pass_the_switch_volume_share_one_model_built_before_the_fork(tmp_path, monkeypatch):
+    """The fast engine merges in Python until a process has encoded ``_SWITCH_CHARS`` characters, then
+    builds the tokenizer's model (promptlint.fastbpe.engine). When the files each worker will render
+    already pass that volume, the driver builds it once before forking: the workers share its memory
+    (copy-on-write) instead of each building its own. The report is the one process's."""
+    from promptlint.fastbpe import engine, form
+
+    monkeypatch.setattr(engine, "_SWITCH_CHARS", 5_000)
+    prompts = tmp_path / "prompts"
+    prompts.mkdir()
+    for i in range(8):  # 8 x ~3,300 characters between 2 workers: ~13,000 each, past 5,000
+        (prompts / f"t{i}.j2").write_text(f"Current time: {{{{ now }}}}\n{RULES}\nQuestion {i}: {{{{ question }}}}\n",
+                                          encoding="utf-8")
+    log = tmp_path / "builds.log"
+    real_build = form.build
+
+    def logged(parts):  # forked workers inherit the patch: each process that builds says so in the file
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(f"{os.getpid()}\n")
+        return real_build(parts)
+
+    monkeypatch.setattr(form, "build", logged)
+    settings = Settings(root=tmp_path)  # no tokenizer configured: the embedded one, shipped in the compact form
+    active_pool().release(tokens.embedded_sha256())  # this test's own load
+    parallel_report = lint([str(tmp_path)], settings, use_cache=False, jobs=2)
+    assert log.read_text(encoding="utf-8").split() == [str(os.getpid())]  # once, here (before: once in each worker)
+    active_pool().release(tokens.embedded_sha256())
+    one = lint([str(tmp_path)], settings, use_cache=False, jobs=1)
+    assert [f.to_dict() for f in parallel_report.findings] == [f.to_dict() for f in one.findings]
+    assert len(parallel_report.findings) == 8  # each template's clock before the shared rules
+
+
+def test_a_few_small_files_are_analysed_in_one_process(tmp_path, monkeypatch):
+    """Forking workers costs more than a few small files take (a commit's Python modules: each worker
+    would parse the modules they import again): under ``MIN_BYTES`` of source and no model directory,
+    one process analyses them, whatever --jobs says."""
+    root = _project(tmp_path / "p")
+    monkeypatch.chdir(root)
+    forked = []
+    real_run = parallel.run
+    monkeypatch.setattr(parallel, "run", lambda *a, **k: forked.append(1) or real_run(*a, **k))
+    settings = Settings(root=root, tokenizer="tok/tokenizer.json")
+    assert sum(p.stat().st_size for p in (root / "prompts").glob("*.j2")) < 16 * 1024  # what the check lints there
+    small = lint(["prompts"], settings, use_cache=False, jobs=2)
+    assert forked == []
+    big = lint(["."], settings, use_cache=False, jobs=2)  # with the model directories: worth the workers
+    assert forked == [1]
+    assert len(big.findings) > len(small.findings) > 0

@@ -112,6 +112,7 @@ def copy_checkout(dest: Path) -> Path:
 def run_copy(checkout: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PROMPTLINT_", "GITHUB_", "CI_"))}
     env.update(PYTHONPATH=str(checkout), NO_COLOR="1", PROMPTLINT_NO_PROGRESS="1")
+    env["PROMPTLINT_FAST_TOKENIZER_DIR"] = os.environ["PROMPTLINT_FAST_TOKENIZER_DIR"]  # the session's proven forms (conftest)
     return subprocess.run([sys.executable, "-m", "promptlint", *args], cwd=cwd, env=env, capture_output=True, text=True,
                           timeout=300)
 

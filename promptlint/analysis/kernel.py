@@ -60,6 +60,12 @@ class TokenizerProvider:
             except TokenizerError:
                 pass
 
+    def expect(self, chars: int) -> None:
+        """Each process about to share it (forked workers) will encode at least ``chars`` characters:
+        what it builds for that volume is built once here, before the fork (tokens.LoadedTokenizer.expect)."""
+        if self.loaded is not None:
+            self.loaded.expect(chars)
+
 
 def tokenizer_spec(settings: Settings) -> TokenizerSpec:
     """The run's tokenizer; an unpinned one is vetted before it runs in this process (the
@@ -140,6 +146,8 @@ class Context:
     shared: Optional[Dict[object, object]] = None
     # the run's unsaved texts by path (editor buffers, a fix under proof): a module another one imports is read from here first
     buffers: Dict[str, str] = field(default_factory=dict)
+    # a resident process (daemon, language server): an analyzer may keep what it parsed for the next request
+    resident: bool = False
 
     def depend(self, path: Path) -> None:
         """Record a file (include, samples file) whose change must invalidate the cached result."""

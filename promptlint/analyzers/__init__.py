@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import List, Optional
+from typing import Dict, List, Optional, Tuple
 
 ANALYZERS = [
     "promptlint.analyzers.chat_template",  # before jinja_template: chat `.jinja` files are templates too
@@ -35,7 +35,14 @@ class AnalyzerContractError(TypeError):
     """An analyzer module lacks part of the contract above (a programming error, not bad input)."""
 
 
+_MODULES: Dict[Tuple[str, ...], List] = {}  # the analyzer modules, imported once (a walk asks about every file it meets)
+
+
 def modules() -> List:
+    key = tuple(ANALYZERS)
+    found = _MODULES.get(key)
+    if found is not None:
+        return found
     out = []
     for name in ANALYZERS:
         module = importlib.import_module(name)
@@ -43,6 +50,8 @@ def modules() -> List:
         if missing:
             raise AnalyzerContractError(f"{name}: an analyzer must declare {', '.join(missing)} (promptlint/analyzers/__init__.py)")
         out.append(module)
+    _MODULES.clear()
+    _MODULES[key] = out
     return out
 
 
@@ -57,6 +66,12 @@ def analyzer_for(path: Path) -> Optional[object]:
 def walk_takes(path: Path) -> bool:
     """Whether a directory walk lints this file: some analyzer's declaration takes it."""
     return any(module.FILES.walk_takes(path) for module in modules())
+
+
+def walk_reads(path: Path) -> bool:
+    """Whether deciding ``walk_takes(path)`` may read the file (an analyzer takes its name and has a
+    byte prefilter): what a resident process remembers by the file's stamp."""
+    return any(module.FILES.markers and module.FILES.matches_name(path) for module in modules())
 
 
 def owned_directory(path: Path):

@@ -66,17 +66,24 @@ def parse(path: Path, text: str, display: str) -> Parsed:
 def scan(path: Path, text: str, display: str, ctx: Optional[Context] = None):
     """(candidates, error) without touching the tokenizer. With ``ctx``, values are followed into the
     linted files this module imports (pysource.project), each one read a dependency of the result."""
+    real = None
     if ctx is not None:  # a module the analyses of its importers parsed already (pysource.project): the same tree
         from promptlint.base.paths import safe_resolve
         from promptlint.pysource.project import parsed_text
 
-        hit = parsed_text(str(safe_resolve(path)), text)
+        real = str(safe_resolve(path))
+        hit = parsed_text(real, text)
         if hit is not None:
             return _hazard_scan(path, text, display, hit[0], ctx, hit[1]).run(), None
     parsed = parse(path, text, display)
     if parsed.error is not None:
         return [], parsed.error
-    return _hazard_scan(path, text, display, parsed.tree, ctx).run(), None
+    index = None
+    if ctx is not None and ctx.resident:  # kept for the next request (its importers', its own re-check)
+        from promptlint.pysource.project import keep_linted
+
+        index = keep_linted(real, text, parsed.tree)
+    return _hazard_scan(path, text, display, parsed.tree, ctx, index).run(), None
 
 
 def _hazard_scan(path: Path, text: str, display: str, tree, ctx: Optional[Context], index=None):

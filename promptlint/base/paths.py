@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
-from typing import Dict, Iterable, Optional
+from typing import Dict, Iterable, Optional, Tuple
 
 
 def safe_resolve(path: Path) -> Path:
@@ -53,6 +53,7 @@ class RealPaths:
 
     def __init__(self):
         self._dirs: Dict[str, str] = {}
+        self._bases: Dict[str, Tuple[str, str]] = {}
 
     def real(self, path) -> str:
         name = os.fspath(path)
@@ -70,6 +71,15 @@ class RealPaths:
             known = self._dirs[directory] = str(safe_resolve(Path(directory)))
         return os.path.join(known, leaf) if leaf else known
 
+    def base(self, root) -> Tuple[str, str]:
+        """(absolute spelling, resolved path) of a base directory (the project root), once per run:
+        ``not_read`` asks for every file."""
+        key = os.fspath(root)
+        found = self._bases.get(key)
+        if found is None:
+            found = self._bases[key] = (os.path.abspath(key), str(_resolved_base(Path(key))))
+        return found
+
 
 def _inside(real: str, base: str) -> Optional[str]:
     """``real`` relative to ``base`` as a POSIX path (both resolved strings), or None when outside."""
@@ -77,7 +87,10 @@ def _inside(real: str, base: str) -> Optional[str]:
         return "."
     prefix = base if base.endswith(os.sep) else base + os.sep
     if real.startswith(prefix):
-        return Path(real[len(prefix):]).as_posix()
+        rel = real[len(prefix):]
+        if os.sep == "/" and rel and "//" not in rel and not rel.endswith("/") and "." not in rel.split("/"):
+            return rel  # already what Path(rel).as_posix() gives (this runs per file and per finding)
+        return Path(rel).as_posix()
     return None
 
 
@@ -117,17 +130,22 @@ def based(raw, base: Path) -> Path:
     return Path(base) / raw
 
 
-def escapes_root(path: Path, root: Path, real: Optional[str] = None) -> bool:
+def escapes_root(path: Path, root: Path, real: Optional[str] = None, bases: Optional[Tuple[str, str]] = None) -> bool:
     """A path inside the project root whose real path is outside it: a symlink (to a file, or a
     directory on the way) that a pull request can point at /proc/self/environ or /etc. Paths the
     user names outside the root are theirs and are not judged here. ``real``: the path's resolved
-    form when the caller has it."""
-    base = _resolved_base(root)
+    form when the caller has it; ``bases``: the root's (absolute, resolved) spellings (RealPaths.base)."""
+    spelled, base = bases if bases is not None else (os.path.abspath(root), str(_resolved_base(root)))
     lexical = os.path.abspath(path)
-    if _inside(lexical, os.path.abspath(root)) is None and _inside(lexical, str(base)) is None:
+    if not _starts(lexical, spelled) and not _starts(lexical, base):
         return False
     resolved = real if real is not None else str(safe_resolve(Path(path)))
-    return _inside(resolved, str(base)) is None
+    return not _starts(resolved, base)
+
+
+def _starts(real: str, base: str) -> bool:
+    """``_inside(real, base) is not None``, without building the relative path."""
+    return real == base or real.startswith(base if base.endswith(os.sep) else base + os.sep)
 
 
 # Version-control metadata inside a checkout is not the pull request's: CI writes credentials
@@ -152,8 +170,9 @@ def not_read(path: Path, root: Path, real: Optional[RealPaths] = None) -> Option
     """Why a file inside the project root is not read (an E005 message), or None to read it.
     ``real``: the run's memo of resolved directories (the path is resolved once, not twice)."""
     resolved = real.real(path) if real is not None else str(safe_resolve(Path(path)))
-    if escapes_root(path, root, resolved):
+    bases = real.base(root) if real is not None else (os.path.abspath(root), str(_resolved_base(root)))
+    if escapes_root(path, root, resolved, bases):
         return "a symlink that leads outside the project root: not read; pass the target's real path to lint it"
-    if vcs_metadata(resolved, [str(_resolved_base(root))]):
+    if vcs_metadata(resolved, [bases[1]]):
         return "version-control metadata (it may hold the CI's credentials): never read; exclude it"
     return None

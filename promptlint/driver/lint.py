@@ -60,6 +60,7 @@ class Request:
     jobs: Optional[int] = None  # worker processes (promptlint.driver.parallel); None or 1: this process
     progress: Optional[Callable[[int, int], None]] = None  # told (done, total) after each file
     debug: bool = False  # PROMPTLINT_DEBUG, read by the front end: a file's internal error raises instead of an E002
+    memo: Optional[object] = None  # a resident Workspace's ResidentMemo (promptlint.driver.resident), else None
 
 
 @dataclass
@@ -132,16 +133,18 @@ def plan_run(request: Request, settings: Settings, shared: Optional[Dict[object,
     state = _state(settings)
     provider = kernel.TokenizerProvider(state.spec)
     cache = Cache(settings.root, enabled=request.use_cache)
+    cache.kept = request.memo
     overrides = request.overrides
     real = RealPaths()  # each directory resolved once for discovery and the checks below
     if overrides and not request.paths:  # stdin / editor buffers only: no discovery
         files, missing = [], []
     else:
+        kinds = analyzers if request.memo is None else request.memo.kinds(analyzers)
         files, missing = discover(request.paths, settings.root, settings.templates, settings.exclude, request.force_exclude,
-                                  kinds=analyzers, real=real, base=settings.base)
+                                  kinds=kinds, real=real, base=settings.base)
     if overrides:
         files = [Path(p) for p in overrides] + [f for f in files if str(f) not in overrides]
-    ctx = kernel.Context(settings, provider, kernel.rule_filter(settings), shared=shared,
+    ctx = kernel.Context(settings, provider, kernel.rule_filter(settings), shared=shared, resident=request.memo is not None,
                          buffers={os.path.abspath(p): t for p, t in (overrides or {}).items()})
     state.missing = [kernel.file_error(raw, "E005", reason) for raw, reason in missing]
     # Work in the plan's order (files sharing a tokenizer together, each released after its last
@@ -173,11 +176,11 @@ def _consult_manifest(plan: Plan) -> None:
         if plan.manifest is None and cache.enabled:
             from promptlint.project.manifest import Manifest
 
-            plan.manifest = Manifest(cache, settings_key, tok_sha, request.evidence, settings.base)
+            plan.manifest = Manifest(cache, settings_key, tok_sha, request.evidence, settings.base, kept=request.memo)
         nb = before = None
         if text is None and plan.manifest is not None:  # an editor buffer or stdin is never in the manifest
             nb = _neighbourhood(path, plan.listed)
-            hit = _from_manifest(plan.manifest, path, nb)
+            hit = _from_manifest(plan.manifest, path, nb, request.memo)
             if hit is not None:
                 plan.done[i] = hit
                 continue
@@ -259,14 +262,20 @@ def finish(plan: Plan) -> LintResult:
     )
 
 
-def _from_manifest(manifest, path: Path, nb: str) -> Optional[Tuple[List[Finding], List[str]]]:
+def _from_manifest(manifest, path: Path, nb: str, memo=None) -> Optional[Tuple[List[Finding], List[str]]]:
     hit = manifest.lookup(path, nb)
     if hit is None:
         return None
     try:
-        return [finding_from_dict(d) for d in hit[0]], list(hit[1])
+        if memo is not None:  # a resident process: rebuilt once while the record is kept
+            return memo.findings(hit[0], _decoded), list(hit[1])
+        return _decoded(hit[0]), list(hit[1])
     except (KeyError, TypeError, ValueError, AttributeError):
         return None  # a record this code cannot read: analyse the file
+
+
+def _decoded(dicts: List[Dict]) -> List[Finding]:
+    return [finding_from_dict(d) for d in dicts]
 
 
 def _lstat(path: Path):
@@ -472,6 +481,8 @@ def _analyse(lint_plan: Plan):
     for item in todo:
         groups.setdefault(plan.key(item.i), []).append(item)
     workers = parallel.workers_for(len(groups.get(None, ())) + len(groups) - (None in groups), len(todo), jobs)
+    if workers and not parallel.heavy_enough([str(run.files[item.i]) for item in todo]):
+        workers = 0  # a few small files (a commit's Python modules): forking costs more than it wins
     if not workers:
         for sha, items in groups.items():
             yield from _step(run, items, sha, releases.pop(sha, ()))
@@ -483,6 +494,8 @@ def _analyse(lint_plan: Plan):
     units = [(items, sha, releases.pop(sha, ())) for sha, items in groups.items()] + chunks
     if chunks and mine and run._unvetted(mine[0], None) is None:
         run.ctx.tokenizer.preload()  # before the fork: the workers share its memory (never an unvetted one: a child parses it)
+        # each worker renders at least its share of the files' text: what the tokenizer builds for that, built once here
+        run.ctx.tokenizer.expect(parallel.volume([str(run.files[item.i]) for item in mine]) // workers)
     for k, out in parallel.run(units, run.unit, workers):
         _merge(run, out)
         yield from zip(units[k][0], out.results)
@@ -543,21 +556,25 @@ def prefer_sent(findings: List[Finding]) -> List[Finding]:
         return findings
     out: List[Finding] = []
     kept: Dict[Tuple, Finding] = {}
+    at: Dict[Tuple, List[int]] = {}  # key -> where findings with it are in ``out`` (a merge replaces them all)
     for f in findings:
         place = (f.path, f.line, f.column)
-        if place in places and not sent(f) and any(NOT_SEEN_NOTE in n for n in f.notes):
+        is_sent = sent(f)
+        if place in places and not is_sent and any(NOT_SEEN_NOTE in n for n in f.notes):
             continue
         key = (f.code,) + place
-        if sent(f) and key in kept:
+        if is_sent and key in kept:
             first = kept[key]
             also = [n for n in f.notes if n.startswith(SENT_NOTE) and n not in first.notes]
             more = tuple(s for s in f.sent_by if s not in first.sent_by)
             kept[key] = first = dataclasses.replace(first, notes=tuple(first.notes) + tuple(f"also {n}" for n in also),
                                                     sent_by=tuple(first.sent_by) + more)
-            out = [first if (g.code, g.path, g.line, g.column) == key else g for g in out]
+            for k in at.get(key, ()):
+                out[k] = first
             continue
-        if sent(f):
+        if is_sent:
             kept[key] = f
+        at.setdefault(key, []).append(len(out))
         out.append(f)
     return out
 
@@ -837,6 +854,8 @@ def _neighbourhood(path: Path, listed: Optional[Dict[str, Optional[frozenset]]] 
     name = str(path)
     directory = name if os.path.isdir(name) else os.path.dirname(name)
     names = _listed(directory, listed) if listed is not None else None
+    if names is not None and not names:
+        return ""  # none of the names below is in the directory (most directories of a project)
     stem = path.name.rsplit(".", 1)[0]
     candidates = [os.path.join(directory, n) for n in _NEIGHBOURS]
     candidates += [os.path.join(directory, f"{s}.samples.{ext}") for s in (stem, "chat_template", "tokenizer_config") for ext in ("toml", "json")]
@@ -856,13 +875,19 @@ def _neighbourhood(path: Path, listed: Optional[Dict[str, Optional[frozenset]]] 
 
 
 def _listed(directory: str, listed: Dict[str, Optional[frozenset]]) -> Optional[frozenset]:
-    """The casefolded names in ``directory``, listed once per run (None: it cannot be listed)."""
+    """The casefolded names in ``directory`` that ``_neighbourhood`` may look for (the neighbours,
+    samples files, ``chat_templates``), listed once per run (None: it cannot be listed)."""
     if directory not in listed:
         try:
-            listed[directory] = frozenset(n.casefold() for n in os.listdir(directory or "."))
+            listed[directory] = frozenset(n for n in (n.casefold() for n in os.listdir(directory or "."))
+                                          if n in _NEIGHBOUR_NAMES or n.endswith(_SAMPLES_ENDINGS))
         except (OSError, ValueError):
             listed[directory] = None
     return listed[directory]
+
+
+_NEIGHBOUR_NAMES = frozenset(_NEIGHBOURS) | {"chat_templates"}
+_SAMPLES_ENDINGS = (".samples.toml", ".samples.json")
 
 
 def _settings_key(settings: Settings) -> str:

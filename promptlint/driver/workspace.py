@@ -36,6 +36,12 @@ class Workspace:
         self.debug, self.full_encode = debug, full_encode
         self.jobs = None if resident else jobs  # a resident process analyses where its tokenizers are
         self.pool = pool if pool is not None else TokenizerPool(resident=resident)
+        # a resident one keeps, between requests, what an unchanged file would cost again (promptlint.driver.resident)
+        self.memo = None
+        if resident:
+            from promptlint.driver.resident import ResidentMemo
+
+            self.memo = ResidentMemo()
         from promptlint.doors import bounded_io
 
         self.read_policy = bounded_io.current_policy()  # untrusted mode's, when the command set one before making it
@@ -51,6 +57,8 @@ class Workspace:
     def _keeping(self, other: "Workspace") -> "Workspace":
         if self.read_policy is None:
             self.read_policy = other.read_policy
+        if other.memo is not None:
+            self.memo = other.memo
         return self
 
     def installed(self) -> "_Installed":
@@ -69,7 +77,7 @@ class Workspace:
         if buffers is not None and not buffers and not targets:
             return empty_result(self.settings)  # an excluded --stdin-filename: nothing to lint
         request = Request(list(targets), dict(buffers) if buffers else None, force_exclude, self.use_cache, self.evidence,
-                          self.jobs, progress, self.debug)
+                          self.jobs, progress, self.debug, self.memo)
         with self.installed():
             plan = check_plan.plan(request, self.settings, baseline)
             try:

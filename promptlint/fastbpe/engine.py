@@ -111,6 +111,13 @@ class FastTokenizer:
             return self.real().encode_batch(list(texts), add_special_tokens=add_special_tokens)
         return [self._merged(e) for e in self._tiny.encode_batch(list(texts), add_special_tokens=add_special_tokens)]
 
+    def expect(self, chars: int) -> None:
+        """At least ``chars`` characters are coming (the driver's plan, before it forks workers): past
+        the switch volume the model is built now, once, and the workers forked after share its memory
+        instead of each merging that volume in Python and then building a copy of its own."""
+        if chars > _SWITCH_CHARS:
+            self.real()
+
     def _volume(self, chars: int) -> bool:
         """Whether to encode with the real model (proven identical): once it exists, or once this
         process has merged ``_SWITCH_CHARS`` characters in Python."""

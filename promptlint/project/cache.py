@@ -136,6 +136,7 @@ class Cache:
         self.warning: Optional[str] = None
         self.wrote = False
         self.written = 0  # bytes this run wrote into the cache (its workers' included): prune's estimate
+        self.kept = None  # a resident process's memo of the cache's size (promptlint.driver.resident), else None
         self._ready = False
 
     # ------------------------------------------------------------------ keys
@@ -190,17 +191,25 @@ class Cache:
         a memo keeps the size it found plus what runs wrote since (an overestimate: a rewritten
         manifest or entry counts again), and the directory is walked only when that passes the
         limit, every ``_WALK_EVERY`` writing runs (two runs racing on the memo lose one's count),
-        or when the memo is missing or unreadable."""
+        or when the memo is missing or unreadable. A resident process (the daemon) counts in memory
+        instead (``kept``: it walks when its writes since its last walk pass half the limit) and
+        updates the file's memo when it walks, so what it wrote between its walks (under half the
+        limit) is the most the memo can miss."""
         if not self.enabled or not self.wrote:
             return
         limit = MAX_BYTES if limit is None else limit
-        known = self.memo_get(_SIZE_MEMO)
-        size, runs = known.get("bytes"), known.get("runs")
-        if type(size) is int and type(runs) is int and size >= 0 and 0 <= runs < _WALK_EVERY and self.written > 0:
-            estimate = size + self.written
-            if estimate <= limit:
-                self.memo_put(_SIZE_MEMO, {"bytes": estimate, "runs": runs + 1})
-                return
+        kept = self.kept
+        if kept is not None:
+            if kept.cache_grew(str(self.dir), self.written, limit):
+                return  # a resident process's own count since its last walk is far below the cap
+        else:
+            known = self.memo_get(_SIZE_MEMO)
+            size, runs = known.get("bytes"), known.get("runs")
+            if type(size) is int and type(runs) is int and size >= 0 and 0 <= runs < _WALK_EVERY and self.written > 0:
+                estimate = size + self.written
+                if estimate <= limit:
+                    self.memo_put(_SIZE_MEMO, {"bytes": estimate, "runs": runs + 1})
+                    return
         entries = []
         total = 0
         for rel, st in safe_write.walk(self.dir, anchor=self.root):
@@ -215,7 +224,9 @@ class Cache:
                 if total <= limit * 0.8:  # headroom, so the next runs do not prune again at once
                     break
             safe_write.remove_all(self.dir, doomed, anchor=self.root)
-        self.memo_put(_SIZE_MEMO, {"bytes": total, "runs": 0})
+        if kept is not None:
+            kept.cache_walked(str(self.dir), total)
+        self.memo_put(_SIZE_MEMO, {"bytes": total, "runs": 0})  # a resident process's walk brings the file's memo up to date too
 
     # ------------------------------------------------------------------ small memos
 
@@ -265,10 +276,9 @@ class Cache:
             return
         try:
             safe_write.write_text(target, text, anchor=self.root, parents=True, private=True)
+            self.written += len(text)  # characters: bytes for the ASCII JSON the cache writes
         except OSError as e:
             self._disable(_cannot_write(self.dir.parent, e))
-        else:
-            self.written += len(text)  # ASCII (json.dumps) or near it: characters stand for bytes
 
     def _disable(self, message: str) -> None:
         self.enabled = False

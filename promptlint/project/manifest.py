@@ -48,8 +48,12 @@ def stamp(st: os.stat_result) -> List[int]:
 class Manifest:
     """Per-file results of earlier runs under one run key (see the module docstring)."""
 
-    def __init__(self, cache: Cache, settings_key: str, tok_sha: str, evidence: bool, base: Optional[Path] = None):
+    def __init__(self, cache: Cache, settings_key: str, tok_sha: str, evidence: bool, base: Optional[Path] = None,
+                 kept=None):
+        """``kept``: a resident process's memo (promptlint.driver.resident.ResidentMemo) holding the
+        records it last read or wrote, used while the file is unchanged."""
         self.cache = cache
+        self.kept = kept
         self.base = base  # the run's directory: files are recorded by the names the user typed from it
         secret = machine_secret()
         # settings_key holds the run's base directory (Settings.base): the names its findings carry
@@ -63,6 +67,16 @@ class Manifest:
     # ------------------------------------------------------------------ reading
 
     def _load(self) -> Dict[str, Dict]:
+        if self.kept is None:
+            return self._read()
+        files = self.kept.manifest_records(self.path, self.key)
+        if files is None:
+            before = self.kept.stamp(self.path)
+            files = self._read()
+            self.kept.remember_manifest(self.path, self.key, files, before)
+        return files
+
+    def _read(self) -> Dict[str, Dict]:
         try:
             raw = self.cache.read(self.path, MAX_BYTES + 128)
         except (OSError, bounded_io.InputRefused):
@@ -148,11 +162,14 @@ class Manifest:
             return  # only racy stamps were re-verified: nothing new to remember
         body = self._body(files)
         if len(body) > MAX_BYTES:
-            body = self._body(self.seen)
+            files = self.seen
+            body = self._body(files)
             if len(body) > MAX_BYTES:
                 return
         self.cache._write(self.path, _mac(body) + "\n" + body)
         self.cache.wrote = True
+        if self.kept is not None and self.cache.enabled:  # written: what the file holds now
+            self.kept.remember_manifest(self.path, self.key, files, None)
 
     def _body(self, files: Dict[str, Dict]) -> str:
         return json.dumps({"key": self.key, "files": files}, separators=(",", ":"))

@@ -11,7 +11,10 @@ imported prompt module re-analyses its importers.
 
 A parsed module (tree and index) is kept per process keyed by its path and bytes, so a project
 whose modules import the same prompt module parses it once; each analysis evaluates with fresh
-``Flow`` objects (their memo follows the imports of this analysis).
+``Flow`` objects (their memo follows the imports of this analysis). A resident process (daemon,
+language server) also keeps the linted modules' trees (``keep_linted``): after one module changes,
+the re-check of its importers parses that module alone. Bounded by count and by source characters
+(a tree and its index take ~60 bytes per character).
 
 ``owner(node)`` tells which module a syntax node belongs to, so a finding made in an imported
 module is reported at that module's line.
@@ -28,6 +31,7 @@ from typing import Callable, Dict, Optional, Tuple
 
 MAX_MODULES = 64  # modules one analysis may load besides the linted one
 _PARSED_LIMIT = 512
+_PARSED_CHARS = 2_000_000  # source characters of the kept trees (~120 MB of trees and indexes at most)
 _PARSED: "OrderedDict[Tuple[str, str], Tuple[ast.Module, object, frozenset, str]]" = OrderedDict()
 
 # notes that tie a finding in an imported module to the request that sends it (promptlint.driver.lint merges on them)
@@ -56,10 +60,27 @@ def _parsed(real: str, raw: bytes):
         entry = (tree, Index(tree), _NodeIds(tree), text)
     except (SyntaxError, ValueError, RecursionError, MemoryError, UnicodeDecodeError):
         return None
-    _PARSED[key] = entry
-    if len(_PARSED) > _PARSED_LIMIT:
-        _PARSED.popitem(last=False)
+    _keep(key, entry)
     return entry
+
+
+def _keep(key: Tuple[str, str], entry) -> None:
+    _PARSED[key] = entry
+    chars = sum(len(e[3]) for e in _PARSED.values())  # at most 512 lengths: microseconds beside a parse
+    while len(_PARSED) > 1 and (len(_PARSED) > _PARSED_LIMIT or chars > _PARSED_CHARS):
+        _, old = _PARSED.popitem(last=False)
+        chars -= len(old[3])
+
+
+def keep_linted(real: str, text: str, tree: ast.Module):
+    """A resident process keeps the tree of a module it linted (its text as analysed, the BOM off),
+    for the next request's importers and re-check; returns its index (made once, for the scan)."""
+    from promptlint.pysource.flow import Index
+
+    key = (real, hashlib.sha256(text.encode("utf-8")).hexdigest())
+    entry = (tree, Index(tree), _NodeIds(tree), text)
+    _keep(key, entry)
+    return entry[1]
 
 
 def parsed_text(real: str, text: str):

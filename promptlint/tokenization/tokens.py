@@ -131,8 +131,16 @@ class LoadedTokenizer:
     _tok: object = field(repr=False)
     special_tokens: Dict[str, str] = field(default_factory=dict)  # bos_token -> "<s>", ...
     _added: Optional[list] = field(default=None, repr=False)
+    # a resident pool's encodings remembered between requests (promptlint.tokenization.encode_memo); None: none
+    memo: Optional[object] = field(default=None, repr=False, compare=False)
 
     def encode(self, text: str, add_special_tokens: bool = False) -> Encoding:
+        memo = self.memo
+        if memo is not None:
+            hit = memo.get(text, add_special_tokens)
+            if hit is not None:
+                _charge(len(hit[0]))
+                return Encoding(*hit)
         try:
             enc = self._tok.encode(text, add_special_tokens=add_special_tokens)
         except Exception as e:  # tokenizers raises plain Exception ("Missing [UNK] token ...")
@@ -140,18 +148,42 @@ class LoadedTokenizer:
         except BaseException as e:
             raise self._crashed(e) from None
         _charge(len(enc.ids))
-        return Encoding(list(enc.ids), [tuple(o) for o in enc.offsets])
+        out = Encoding(list(enc.ids), [tuple(o) for o in enc.offsets])
+        if memo is not None:
+            memo.put(text, add_special_tokens, out.ids, out.offsets)
+        return out
 
     def encode_batch(self, texts: List[str], add_special_tokens: bool = False) -> List[Encoding]:
         """Several texts at once: the Rust side spreads them over every core."""
-        try:
-            encs = self._tok.encode_batch(texts, add_special_tokens=add_special_tokens)
-        except Exception as e:
-            raise _not_text(texts) or self._cannot_encode(e) from None
-        except BaseException as e:
-            raise self._crashed(e) from None
-        _charge(sum(len(e.ids) for e in encs))
-        return [Encoding(list(e.ids), [tuple(o) for o in e.offsets]) for e in encs]
+        memo = self.memo
+        out: List[Optional[Encoding]] = [None] * len(texts)
+        if memo is not None:
+            for k, text in enumerate(texts):
+                hit = memo.get(text, add_special_tokens)
+                if hit is not None:
+                    out[k] = Encoding(*hit)
+        todo = [k for k, e in enumerate(out) if e is None]
+        if todo:
+            batch = texts if len(todo) == len(texts) else [texts[k] for k in todo]
+            try:
+                encs = self._tok.encode_batch(batch, add_special_tokens=add_special_tokens)
+            except Exception as e:
+                raise _not_text(batch) or self._cannot_encode(e) from None
+            except BaseException as e:
+                raise self._crashed(e) from None
+            for k, e in zip(todo, encs):
+                out[k] = Encoding(list(e.ids), [tuple(o) for o in e.offsets])
+                if memo is not None:
+                    memo.put(texts[k], add_special_tokens, out[k].ids, out[k].offsets)
+        _charge(sum(len(e.ids) for e in out))
+        return out  # type: ignore[return-value]
+
+    def expect(self, chars: int) -> None:
+        """This process (or each worker forked from it) will encode at least ``chars`` characters: an
+        engine that switches to another model past some volume builds it now (promptlint.fastbpe.engine)."""
+        expect = getattr(self._tok, "expect", None)
+        if expect is not None:
+            expect(chars)
 
     def _crashed(self, e: BaseException) -> BaseException:
         """A native panic as the file's error; anything else (^C, a render deadline) as it was."""
@@ -208,7 +240,7 @@ class LoadedTokenizer:
 
         copy = Tokenizer.from_str(serialized)
         copy.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in texts])
-        return replace(self, _tok=copy, _added=None)
+        return replace(self, _tok=copy, _added=None, memo=None)
 
     def token_text(self, token_id: Optional[int]) -> str:
         if token_id is None:
@@ -363,8 +395,8 @@ def load(spec: TokenizerSpec) -> LoadedTokenizer:
     if spec.path is None:
         sha = embedded_sha256()
         check_pin(spec, sha)
-        return pool.loaded_for((sha, None, None, ()), lambda: LoadedTokenizer(
-            spec, sha, _parsed(pool, sha, spec, lambda: _embedded_json().decode("utf-8"))))
+        return pool.loaded_for((sha, None, None, ()), lambda: _remembering(LoadedTokenizer(
+            spec, sha, _parsed(pool, sha, spec, lambda: _embedded_json().decode("utf-8"))), pool))
     sha = cached_sha256(spec.path)
     check_pin(spec, sha)
     config = spec.config_path
@@ -374,9 +406,18 @@ def load(spec: TokenizerSpec) -> LoadedTokenizer:
     def make() -> LoadedTokenizer:
         tok = LoadedTokenizer(spec, sha, _parsed(pool, sha, spec, lambda: _vetted_text(spec, sha, pool)))
         tok.special_tokens = _special_tokens(config)
-        return tok
+        return _remembering(tok, pool)
 
     return pool.loaded_for(key, make)
+
+
+def _remembering(tok: LoadedTokenizer, pool) -> LoadedTokenizer:
+    """A resident pool's tokenizer remembers its encodings for the next request (encode_memo)."""
+    if pool.resident:
+        from promptlint.tokenization.encode_memo import EncodeMemo
+
+        tok.memo = EncodeMemo()
+    return tok
 
 
 def _parsed(pool, sha: str, spec: TokenizerSpec, text):
