@@ -213,7 +213,9 @@ def test_what_workers_write_counts_in_the_drivers_estimate(tmp_path, monkeypatch
     (tmp_path / "promptlint.toml").write_text("# the project root\n", encoding="utf-8")
     files = [tmp_path / f"t{i}.j2" for i in range(8)]
     for i, f in enumerate(files):
-        f.write_text(f"Current time: {{{{ now }}}}\nTemplate {i}.\n{{{{ question }}}}\n", encoding="utf-8")
+        # ~3 KB each: enough bytes in all that the driver forks its workers (parallel.heavy_enough)
+        f.write_text(f"Current time: {{{{ now }}}}\nTemplate {i}.\n" + "You help customers with orders.\n" * 100
+                     + "{{ question }}\n", encoding="utf-8")
     seen = []
     real = cache_mod.Cache.prune
     monkeypatch.setattr(cache_mod.Cache, "prune", lambda self, limit=None: seen.append((self.written, os.getpid())) or real(self, limit))
