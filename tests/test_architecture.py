@@ -769,6 +769,7 @@ ENV_EXCEPTIONS = {
     # another secret or another store costs cache misses or a parse, never a different report)
     ("promptlint/project/cache.py", "XDG_CACHE_HOME"): "the user-level cache secret's directory",
     ("promptlint/fastbpe/store.py", "XDG_CACHE_HOME"): "the user-level store of proven compact tokenizer forms",
+    ("promptlint/base/toml_io.py", "XDG_CACHE_HOME"): "the user-level JSON copies of the TOML files promptlint ships",
     ("promptlint/fastbpe/store.py", "PROMPTLINT_FAST_TOKENIZER_DIR"): "another directory for that store (the test suite's)",
     ("promptlint/fastbpe/__init__.py", "PROMPTLINT_FAST_TOKENIZER"): "compact forms off: the same tokenizer, parsed from JSON",
     # not a check run: `audit --ray` hands Ray the address Ray itself reads

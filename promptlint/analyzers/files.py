@@ -19,6 +19,8 @@ from promptlint.doors import bounded_io
 
 @dataclass(frozen=True)
 class Files:
+    """The files an analyzer handles: by suffix, name or pattern, with an optional byte prefilter."""
+
     suffixes: Tuple[str, ...] = ()
     names: Tuple[str, ...] = ()
     name_patterns: Tuple[str, ...] = ()  # fnmatch, case-sensitive: "Dockerfile.*"

@@ -4,9 +4,10 @@ importing the registry or the cache."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
+
+from promptlint.base.digest import sha256
 
 
 def rules_dir() -> Path:
@@ -31,7 +32,7 @@ def code_stamp() -> str:
     parts: list = []
     for root in (Path(__file__).parent.parent, rules_dir()):
         _stamp_tree(str(root), parts)
-    return hashlib.sha256("\n".join(sorted(parts)).encode("utf-8")).hexdigest()
+    return sha256("\n".join(sorted(parts)).encode("utf-8")).hexdigest()
 
 
 def _stamp_tree(directory: str, parts: list) -> None:

@@ -14,12 +14,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+from promptlint.base.failing import exit_failing  # noqa: F401 - re-exported: its home is light (a plain check's exit code)
+
 STATUSES = ("regression", "improvement", "unchanged", "new", "removed")
 _PLURAL = {"regression": "regressions", "improvement": "improvements"}
 
 
 @dataclass
 class Measurement:
+    """The eligible blocks per request of one template and scenario."""
+
     path: str  # POSIX, relative to the project root (the same in both trees)
     scenario: str  # "base" (inferred or a samples file) or the chat scenario's name
     template: Optional[str] = None  # a chat template's name when the source holds several
@@ -47,6 +51,8 @@ class Measurement:
 
 @dataclass
 class TemplateDelta:
+    """One template's measurement before and after, with the cost of the difference."""
+
     before: Optional[Measurement]
     after: Optional[Measurement]
     cost: Optional[Any] = None  # [tool.promptlint.cost]: a records.Cost of lost_tokens (negative: saved)
@@ -188,16 +194,3 @@ def mark_findings(current, current_paths, previous, previous_paths) -> Tuple[Dic
                 unmatched.discard(candidates.pop(0))
                 marks[id(f)] = "existing"
     return marks, len(unmatched)
-
-
-def exit_failing(result, baseline: Optional[Baseline], fail_on: str) -> bool:
-    """Does the run fail? ``regression``: a template × scenario lost blocks per request (or no
-    longer renders); ``new-finding``: a finding (not a note) the baseline did not have; ``any``:
-    any finding, as without a baseline, or a regression."""
-    failing = [f for f in result.findings + result.errors if f.severity != "info"]
-    regressed = bool(baseline and baseline.regressions)
-    if fail_on == "regression":
-        return regressed
-    if fail_on == "new-finding":
-        return any(f.baseline != "existing" for f in failing)
-    return bool(failing) or regressed

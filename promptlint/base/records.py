@@ -23,6 +23,8 @@ from typing import Any, Dict, List, Optional, Protocol, Sequence, Tuple
 
 @dataclass(frozen=True)
 class DivergentToken:
+    """The first token where a variant's ids leave the base render's (S), with both tokens' texts."""
+
     index: int  # S: the first token that differs
     base_id: Optional[int]  # None when one sequence is a prefix of the other
     variant_id: Optional[int]
@@ -205,6 +207,8 @@ class StoredAt:
 
 @dataclass(frozen=True)
 class Finding:
+    """One finding, complete and frozen (built by ``kernel.finding``; changed copies by ``dataclasses.replace``)."""
+
     code: str
     name: str
     miss_class: str

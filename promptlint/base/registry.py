@@ -39,6 +39,8 @@ DOC_SECTIONS = (
 
 @dataclass(frozen=True)
 class Rule:
+    """One rule file: its code, wording, documentation, data and pass/fail cases."""
+
     code: str
     name: str
     miss_class: str
@@ -115,10 +117,10 @@ def _rule(code: str) -> Rule:
 
 @lru_cache(maxsize=None)
 def _parsed_rule(directory: Path, code: str) -> Rule:  # memo by directory too: the rules a run reads are where rules_dir() says
-    from promptlint.base.toml_io import toml_loads
+    from promptlint.base.toml_io import shipped
 
     path = directory / f"{code}.toml"
-    data = toml_loads(path.read_text(encoding="utf-8"))
+    data = shipped(path)  # through its JSON copy in the user's cache
     return Rule(
         code=data["code"],
         name=data["name"],

@@ -31,6 +31,8 @@ _PROBE = 40  # characters compared when looking for a moved or dropped segment
 
 @dataclass
 class Cause:
+    """Why turn N+1's render does not extend turn N's, and where."""
+
     name: str
     side: str = "cached"  # whose render holds the responsible text: "cached" | "after"
     offset: int = 0  # the responsible character in that side's text

@@ -345,6 +345,6 @@ def _checked(args, console: Console, ws, settings, overrides, report_files, base
     if args.exit_zero:
         return EXIT_OK
     # Notes (severity "info", e.g. an order the samples file declares pinned) never fail a run.
-    from promptlint.base.measurements import exit_failing  # not driver.baseline: a plain check imports no git machinery
+    from promptlint.base.failing import exit_failing  # not driver.baseline (git machinery) nor measurements (its records)
 
     return EXIT_FINDINGS if exit_failing(result, result.baseline, fail_on) else EXIT_OK

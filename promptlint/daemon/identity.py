@@ -16,7 +16,6 @@ loaded module's spec, so both sides describe what they would run.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import os
@@ -27,6 +26,7 @@ if TYPE_CHECKING:  # typing itself is not imported: ~5 ms of a forwarded check (
 
 import promptlint
 from promptlint import __version__
+from promptlint.base.digest import sha256  # not hashlib: OpenSSL's load is a forwarded check's cost
 
 DEPENDENCIES = ("jinja2", "tokenizers")
 
@@ -41,7 +41,7 @@ def installation() -> Dict[str, str]:
 
 
 def installation_key() -> str:
-    return hashlib.sha256(json.dumps(installation(), sort_keys=True).encode("utf-8")).hexdigest()[:16]
+    return sha256(json.dumps(installation(), sort_keys=True).encode("utf-8")).hexdigest()[:16]
 
 
 def identity() -> Dict[str, Any]:
@@ -72,7 +72,7 @@ def dependency(name: str) -> Optional[Dict[str, Any]]:
                 files.append(f"{entry}:{st.st_size}:{st.st_mtime_ns}")
     except OSError:
         pass
-    return {"path": where, "version": _version(name, where), "files": hashlib.sha256("\n".join(files).encode()).hexdigest()}
+    return {"path": where, "version": _version(name, where), "files": sha256("\n".join(files).encode()).hexdigest()}
 
 
 def _version(name: str, where: str) -> Optional[str]:

@@ -7,12 +7,14 @@ bytes. Every read is bounded, so a confused peer cannot make either side allocat
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import stat
 import struct
 from pathlib import Path
+
+from promptlint.base.digest import sha256  # not hashlib: OpenSSL's load is a forwarded check's cost
+
 TYPE_CHECKING = False  # typing itself is not imported: ~5 ms of a forwarded check (annotations are strings)
 
 if TYPE_CHECKING:  # socket is imported where a connection is made: a check run in-process never needs it
@@ -98,7 +100,7 @@ def socket_path(root: Path, create: bool = False) -> Optional[Path]:
     base = run_dir(create)
     if base is None:
         return None
-    name = hashlib.sha256(os.fsencode(str(root)) + b"\0" + installation_key().encode()).hexdigest()[:24]
+    name = sha256(os.fsencode(str(root)) + b"\0" + installation_key().encode()).hexdigest()[:24]
     path = base / f"{name}.sock"
     return path if len(os.fsencode(str(path))) < 100 else None  # sun_path holds 108 bytes
 

@@ -10,7 +10,6 @@ a path check), and read in chunks that stop one byte past the cap whatever its s
 from __future__ import annotations
 
 import contextvars
-import hashlib
 import os
 import stat
 from pathlib import Path
@@ -146,12 +145,16 @@ def kind(mode: int) -> str:
     return "not a file"
 
 
-def read_stream(stream: BinaryIO, limit: int = MAX_FILE_BYTES, what: str = "input") -> bytes:
-    """At most ``limit`` bytes from an open stream (stdin, a socket buffer); more is refused."""
+def read_stream(stream: BinaryIO, limit: int = MAX_FILE_BYTES, what: str = "input", first: int = _CHUNK) -> bytes:
+    """At most ``limit`` bytes from an open stream (stdin, a socket buffer); more is refused.
+    ``first``: the size of the first read (a file's expected size and one byte: its bytes in one
+    buffer, not chunks joined into a copy)."""
     parts = []
     size = 0
+    want = max(first, 1)
     while True:
-        chunk = stream.read(min(_CHUNK, limit + 1 - size))
+        chunk = stream.read(min(want, limit + 1 - size))
+        want = _CHUNK
         if not chunk:
             return b"".join(parts)
         parts.append(chunk)
@@ -164,9 +167,10 @@ def read_bytes(path: Union[str, Path], limit: int = MAX_FILE_BYTES, dir_fd: Opti
     """The file's bytes; ``InputRefused`` for a device, FIFO, socket or a file over ``limit``;
     ``OSError`` as ``open`` raises it (ELOOP for a link with ``dir_fd``)."""
     fd = _open_regular(path, dir_fd)
+    expected = os.fstat(fd).st_size  # a hint only: the read still stops one byte past ``limit``
     with os.fdopen(fd, "rb") as f:
         try:
-            return read_stream(f, limit, "file")
+            return read_stream(f, limit, "file", first=expected + 1)
         except InputRefused:
             raise InputRefused(f"file is larger than {limit:,} bytes; exclude it or split it") from None
 
@@ -211,6 +215,8 @@ def read_text(path: Union[str, Path], limit: int = MAX_FILE_BYTES, errors: str =
 
 def sha256_file(path: Union[str, Path], limit: int = MAX_TOKENIZER_BYTES) -> str:
     """sha256 of a regular file of at most ``limit`` bytes, streamed."""
+    import hashlib  # here: the daemon's forwarding client reads through this module and hashes no file
+
     h = hashlib.sha256()
     fd = _open_regular(path)
     size = 0

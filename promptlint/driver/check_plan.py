@@ -70,6 +70,8 @@ class Model:
 
 @dataclass
 class CheckPlan:
+    """A check as one plan: per model its lint run, and the baseline's tree when there is one."""
+
     models: List[Model]
     several: bool  # `tokenizers`: the results are merged, each model's tokenizer goes after its steps
     ref_tree: Optional[object] = None  # baseline.RefTree

@@ -289,6 +289,8 @@ def _lstat(path: Path):
 
 @dataclass
 class _Todo:
+    """A file the run analyses: its index, its text when given, and its manifest stamp."""
+
     i: int  # index into the run's files
     text: Optional[str]  # an editor buffer or stdin, else None (read from disk)
     nb: Optional[str]  # the neighbourhood stamp the manifest records it under (None: not recorded)
@@ -297,12 +299,15 @@ class _Todo:
 
 @dataclass
 class _UnitResult:
+    """What a unit of files came to in the process that analysed it."""
+
     results: List[Tuple[List[Finding], List[str], Dict]]  # per file: findings, notices, seen
     parses: int  # tokenizers the unit parsed
     used_tokenizer: bool  # whether the run's tokenizer was asked for
     cache_wrote: bool
     cache_warning: Optional[str]
     pid: int  # the process that analysed it (a unit a dead worker left is analysed by the driver)
+    cache_written: int = 0  # bytes the unit wrote into the cache (the driver's prune estimate adds them)
 
 
 class _Run:
@@ -333,11 +338,13 @@ class _Run:
         from promptlint.tokenization.tokens import parse_count
 
         items, sha, releases = unit
+        written = self.cache.written
         with installed(self.pool, self.windowed):
             parses = parse_count()
             results = [found for _, found in _step(self, items, sha, releases)]
             parses = parse_count() - parses
-        return _UnitResult(results, parses, self.ctx.tokenizer.used, self.cache.wrote, self.cache.warning, os.getpid())
+        return _UnitResult(results, parses, self.ctx.tokenizer.used, self.cache.wrote, self.cache.warning, os.getpid(),
+                           self.cache.written - written)
 
     def group(self, items: List[_Todo], sha: Optional[str]):
         """Yield (item, (findings, notices, seen)) for files sharing one tokenizer (``sha``: a model
@@ -386,10 +393,10 @@ class _Run:
             os.environ["TOKENIZERS_PARALLELISM"] = "false"  # no thread pool in a forked child
             allow_unvetted()
 
-        start = parse_count()
+        start, written = parse_count(), self.cache.written
 
         def finish():
-            return parse_count() - start, self.ctx.tokenizer.used, self.cache.wrote, self.cache.warning
+            return parse_count() - start, self.ctx.tokenizer.used, self.cache.wrote, self.cache.warning, self.cache.written - written
 
         # quiet: a Rust panic prints its message and backtrace to fd 2; the answer says it in one line
         answers = deadline_child.run(items, self.one, deadline, setup, finish, quiet=True)
@@ -408,10 +415,11 @@ class _Run:
         finally:
             answers.close()
         if tail is not None:
-            parses, used, wrote, warning = tail
+            parses, used, wrote, warning, written = tail
             note_parses(parses)
             self.ctx.tokenizer.used = self.ctx.tokenizer.used or used
             self.cache.wrote = self.cache.wrote or wrote
+            self.cache.written += written
             self.cache.warning = self.cache.warning or warning
 
     def _answer(self, item: _Todo, value, deadline: float, tokenizer: str):
@@ -502,6 +510,7 @@ def _merge(run: _Run, out: _UnitResult) -> None:
     note_parses(out.parses)
     run.ctx.tokenizer.used = run.ctx.tokenizer.used or out.used_tokenizer
     run.cache.wrote = run.cache.wrote or out.cache_wrote
+    run.cache.written += out.cache_written
     if out.cache_warning and not run.cache.warning:
         run.cache.warning = out.cache_warning
 
@@ -614,6 +623,8 @@ def _includer(f: Finding) -> Optional[str]:
 
 @dataclass
 class _Plan:
+    """The order to analyse the files in, and each file's tokenizer group."""
+
     order: List[int]  # indices into the files, in the order to analyse them (each group released after it)
     keys: Optional[List[Optional[str]]] = None  # per file: its directory tokenizer's sha256, None: the run's
 

@@ -36,6 +36,8 @@ SCRIPT_SUFFIXES = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
 
 @dataclass
 class Directive:
+    """One `promptlint:` comment: its verb, its codes and where it stands."""
+
     verb: str
     codes: Tuple[str, ...]
     line: int  # 1-based
@@ -48,6 +50,8 @@ class Directive:
 
 @dataclass
 class Range:
+    """The lines one directive silences a code on."""
+
     code: str
     start: int
     end: int  # inclusive; a disable without enable runs to the end of the file

@@ -97,6 +97,7 @@ class FastTokenizer:
         self._real = None
         self._encoded = 0  # characters encoded so far (see _SWITCH_CHARS)
         self._bytes: Optional[Dict[str, int]] = None
+        self._texts: Dict[int, str] = {}  # id -> its decoded text (a pure function of the id, memoised)
 
     # -- encoding
 
@@ -272,6 +273,16 @@ class FastTokenizer:
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
         if self._decoder != "ByteLevel":
             return self.real().decode(list(ids), skip_special_tokens=skip_special_tokens)
+        if len(ids) == 1 and not skip_special_tokens:  # one token's text (tokens.token_text: per token of a render)
+            text = self._texts.get(ids[0])
+            if text is None:
+                if len(self._texts) >= _MEMO_MAX:
+                    self._texts.clear()
+                text = self._texts[ids[0]] = self._decoded(ids, False)
+            return text
+        return self._decoded(ids, skip_special_tokens)
+
+    def _decoded(self, ids: Sequence[int], skip_special_tokens: bool) -> str:
         if self._bytes is None:
             self._bytes = {c: b for b, c in enumerate(form.byte_alphabet())}
         specials = {i for i, t in self._tiny.get_added_tokens_decoder().items() if t.special} if skip_special_tokens else set()

@@ -45,6 +45,8 @@ from promptlint.doors import bounded_io, safe_write
 
 DIR_NAME = ".promptlint_cache"
 MAX_BYTES = 64 * 1024 * 1024
+_SIZE_MEMO = "size"  # prune's memo: the bytes it last found plus what runs wrote since
+_WALK_EVERY = 100  # writing runs between two walks at most, whatever the memo says
 GITIGNORE = "# Automatically created by promptlint.\n*\n"
 CACHEDIR_TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -133,7 +135,7 @@ class Cache:
         self.enabled = enabled
         self.warning: Optional[str] = None
         self.wrote = False
-        self.written = 0  # bytes this run wrote (a resident process prunes by its own count between walks)
+        self.written = 0  # bytes this run wrote into the cache (its workers' included): prune's estimate
         self.kept = None  # a resident process's memo of the cache's size (promptlint.driver.resident), else None
         self._ready = False
 
@@ -183,13 +185,31 @@ class Cache:
         """Evict the oldest entries until the cache holds at most ``limit`` bytes (only after a run
         that wrote, so a warm run does not list the directory). Only files the cache writes are
         counted and deleted (``_written_by_cache``), and the walk never enters a link: a committed
-        `entries -> /somewhere` loses nothing."""
+        `entries -> /somewhere` loses nothing.
+
+        The walk costs a one-file run more the fuller the cache is (~1,000 entries: tens of ms), so
+        a memo keeps the size it found plus what runs wrote since (an overestimate: a rewritten
+        manifest or entry counts again), and the directory is walked only when that passes the
+        limit, every ``_WALK_EVERY`` writing runs (two runs racing on the memo lose one's count),
+        or when the memo is missing or unreadable. A resident process (the daemon) counts in memory
+        instead (``kept``: it walks when its writes since its last walk pass half the limit) and
+        updates the file's memo when it walks, so what it wrote between its walks (under half the
+        limit) is the most the memo can miss."""
         if not self.enabled or not self.wrote:
             return
         limit = MAX_BYTES if limit is None else limit
         kept = self.kept
-        if kept is not None and kept.cache_grew(str(self.dir), self.written, limit):
-            return  # a resident process's own count since its last walk is far below the cap
+        if kept is not None:
+            if kept.cache_grew(str(self.dir), self.written, limit):
+                return  # a resident process's own count since its last walk is far below the cap
+        else:
+            known = self.memo_get(_SIZE_MEMO)
+            size, runs = known.get("bytes"), known.get("runs")
+            if type(size) is int and type(runs) is int and size >= 0 and 0 <= runs < _WALK_EVERY and self.written > 0:
+                estimate = size + self.written
+                if estimate <= limit:
+                    self.memo_put(_SIZE_MEMO, {"bytes": estimate, "runs": runs + 1})
+                    return
         entries = []
         total = 0
         for rel, st in safe_write.walk(self.dir, anchor=self.root):
@@ -206,6 +226,7 @@ class Cache:
             safe_write.remove_all(self.dir, doomed, anchor=self.root)
         if kept is not None:
             kept.cache_walked(str(self.dir), total)
+        self.memo_put(_SIZE_MEMO, {"bytes": total, "runs": 0})  # a resident process's walk brings the file's memo up to date too
 
     # ------------------------------------------------------------------ small memos
 
@@ -282,6 +303,8 @@ _CACHE_DIRS = re.compile(r"(?:entries|entries/[0-9a-f]{2}|manifests)\Z")
 
 @dataclass
 class Cleaned:
+    """What `clean` did: whether there was a cache, what it removed and what it left."""
+
     found: bool = False  # there was a cache directory
     removed: int = 0  # files and directories removed
     left: List[str] = field(default_factory=list)  # entries the cache did not write, left in place

@@ -18,6 +18,8 @@ from promptlint.project.config_file import ConfigError, find_config, read_config
 
 @dataclass(frozen=True)
 class Settings:
+    """The configuration a run uses: the project's file, then the command line over it."""
+
     tokenizer: Optional[str] = None  # resolved absolute path, or None for the embedded default
     tokenizer_sha256: Optional[str] = None
     engine: str = "vllm"

@@ -23,6 +23,8 @@ YAML_SUFFIXES = (".yaml", ".yml")
 
 @dataclass
 class PromptFile:
+    """A prompt file read: the template to render and what its front matter says."""
+
     template: str  # what is rendered: the body, the front matter replaced by a comment of as many lines
     style: Optional[str]  # "prompty", "promptflow", "semantic-kernel"; None: the render is the prompt
     samples: Dict[str, Any] = field(default_factory=dict)  # input -> the front matter's sample value

@@ -20,6 +20,8 @@ from promptlint.render.sourcemap import SourceMap, SourceText
 
 @dataclass(frozen=True)
 class Limits:
+    """What one render may take: time, output bytes and nesting."""
+
     timeout_s: float = 2.0
     max_output_bytes: int = 1_000_000
     max_recursion: int = 200  # template nesting levels a render may add (macros calling themselves)
@@ -41,6 +43,8 @@ class RenderError(Exception):
 
 @dataclass
 class Rendered:
+    """A render's text and its source map."""
+
     text: str
     sourcemap: SourceMap
 
@@ -57,6 +61,8 @@ class Clock:
 
 @dataclass
 class LoadedTemplate:
+    """A compiled template with its environment and frozen clock."""
+
     path: Path
     name: str
     env: object

@@ -14,6 +14,8 @@ from typing import Dict, List, Optional, Tuple
 
 @dataclass(frozen=True)
 class Location:
+    """A span in a template's source (1-based lines and columns)."""
+
     template: str  # template name (path relative to its search root)
     line: int  # 1-based
     column: int  # 1-based
@@ -27,6 +29,8 @@ class Location:
 
 @dataclass(frozen=True)
 class Chunk:
+    """A span of a render and the template text it came from."""
+
     start: int  # offset in the rendered string
     end: int
     template: str

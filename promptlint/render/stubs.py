@@ -54,6 +54,8 @@ _VOLATILE_VALUES = {"timestamp": "2025-03-14 09:26:53", "id": "req-7f3c9a2e41"}
 
 @dataclass(frozen=True)
 class Stubbed:
+    """A filter, test or global the template uses that the environment stands in for."""
+
     role: str  # filters | tests | globals
     name: str
     kind: str

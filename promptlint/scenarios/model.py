@@ -29,6 +29,8 @@ class SamplesError(Exception):
 
 @dataclass
 class Variable:
+    """One input of a scenario: its value, its kind and the variant a check compares."""
+
     name: str
     value: Any
     kind: str = "static"
@@ -57,6 +59,8 @@ class Variable:
 
 @dataclass
 class Scenario:
+    """The inputs a template is rendered with, and what the samples file says of their order."""
+
     variables: Dict[str, Variable] = field(default_factory=dict)
     samples_path: Optional[Path] = None
     tools_order: Optional[str] = None  # "pinned": tool order is fixed by the application

@@ -78,6 +78,8 @@ class Role:
 
 @dataclass(frozen=True)
 class Classified:
+    """The kind a variable's name says it has, and why."""
+
     kind: str
     sub_kind: Optional[str]
     why: str  # "the name's words (current, date, time) include `time`"
@@ -175,10 +177,9 @@ def name_patterns() -> NamePatterns:
     """The patterns of ``data/name_words.toml`` (read once)."""
     global _PATTERNS
     if _PATTERNS is None:
-        from promptlint.doors import bounded_io
-        from promptlint.base.toml_io import toml_loads
+        from promptlint.base.toml_io import shipped
 
-        _PATTERNS = NamePatterns.from_data(toml_loads(bounded_io.read_text(NAME_WORDS)))
+        _PATTERNS = NamePatterns.from_data(shipped(NAME_WORDS))  # through its JSON copy in the user's cache
     return _PATTERNS
 
 

@@ -116,12 +116,16 @@ def file_sha256(path: Path) -> str:
 
 @dataclass
 class Encoding:
+    """Token ids and each token's character span in the encoded text."""
+
     ids: List[int]
     offsets: List[Tuple[int, int]]  # character span of each token in the text
 
 
 @dataclass
 class LoadedTokenizer:
+    """A parsed tokenizer with the spec it was loaded for and its configuration's special tokens."""
+
     spec: TokenizerSpec
     sha256: str
     _tok: object = field(repr=False)
