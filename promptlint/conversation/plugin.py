@@ -199,7 +199,8 @@ class _Recorder:
 
 class _OnImport:
     """A meta-path finder that wraps httpx/httpx2 the moment they are first imported: it finds
-    the module with the finders after it and runs the real loader, then patches."""
+    the module with the finders after it, and that spec's own loader runs, then patches (the
+    module keeps its real loader; ``pytest_runtest_setup`` catches a loader that would not take it)."""
 
     def __init__(self, recorder: "_Recorder") -> None:
         self.recorder = recorder
@@ -211,17 +212,16 @@ class _OnImport:
             find = getattr(finder, "find_spec", None) if finder is not self else None
             spec = find(name, path, target) if find is not None else None
             if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
-                loader, recorder = spec.loader, self.recorder
+                real, recorder = spec.loader.exec_module, self.recorder
 
-                class Patching:  # the real loader, then the patch
-                    def create_module(self, spec):
-                        return loader.create_module(spec)
+                def exec_module(module):
+                    real(module)
+                    recorder._patch(module)
 
-                    def exec_module(self, module):
-                        loader.exec_module(module)
-                        recorder._patch(module)
-
-                spec.loader = Patching()
+                try:
+                    spec.loader.exec_module = exec_module  # this spec's loader only (one per module found)
+                except AttributeError:
+                    pass
                 return spec
         return None
 
@@ -321,6 +321,9 @@ def pytest_runtest_setup(item) -> None:
     recorder = getattr(item.config, _KEY, None)
     if recorder is not None:
         recorder.test_id = item.nodeid
+        for name in HTTP_MODULES:  # a client imported by a loader the finder could not wrap
+            if name in sys.modules:
+                recorder._patch(sys.modules[name])
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:
