@@ -39,7 +39,7 @@ def attributes(d):
     return [{"key": k, "value": value(v)} for k, v in d.items()]
 
 
-def turn(provider, model, conversation, tools, system, messages, answer, on_event=False, start=0):
+def turn(provider, model, conversation, tools, system, messages, answer, on_event=False, start=0, usage=None):
     """One inference span: (span, the same turn as plain data for the hand computation)."""
     content = {"gen_ai.system_instructions": [{"type": "text", "content": system}],
                "gen_ai.input.messages": [{"role": m["role"], "parts": [{"type": "text", "content": m["content"]}]}
@@ -49,7 +49,7 @@ def turn(provider, model, conversation, tools, system, messages, answer, on_even
     if tools:
         content["gen_ai.tool.definitions"] = tools
     span_attrs = {"gen_ai.operation.name": "chat", "gen_ai.provider.name": provider, "gen_ai.request.model": model,
-                  "gen_ai.conversation.id": conversation}
+                  "gen_ai.conversation.id": conversation, **(usage or {})}
     span = {"traceId": "0" * 31 + "1", "spanId": f"{start + 1:016x}", "name": f"chat {model}", "kind": 3,
             "startTimeUnixNano": str(1_764_000_000_000_000_000 + start * 2_000_000_000),
             "endTimeUnixNano": str(1_764_000_000_000_000_000 + start * 2_000_000_000 + 1)}
@@ -164,3 +164,18 @@ def test_an_anthropic_trace_without_a_break_gives_nothing_and_no_reuse_figure(cl
     assert doc["findings"] == []
     [conv] = doc["conversations"]
     assert (conv["breaks"], conv["reused_tokens"], conv["lost_tokens"]) == (0, None, None)
+
+
+def test_the_providers_own_cache_read_count_is_given_beside_an_unknown_reuse(cli, tmp_path):
+    """`gen_ai.usage.cache_read.input_tokens` (what Anthropic reported reading from its cache) is
+    summed over the conversation and said beside the unknown reuse."""
+    q1 = [{"role": "user", "content": "Weather in Paris?"}]
+    q2 = q1 + [{"role": "assistant", "content": "Sunny, 21 C."}, {"role": "user", "content": "And the time there?"}]
+    read = "gen_ai.usage.cache_read.input_tokens"
+    spans = [turn("anthropic", "claude-sonnet-4-5", "c1", [WEATHER], POLICY, q1, "Sunny, 21 C.", start=0, usage={read: 0}),
+             turn("anthropic", "claude-sonnet-4-5", "c1", [WEATHER], POLICY, q2, "Noon.", start=1, usage={read: 1337})]
+    path = write(tmp_path, spans)
+    [conv] = cli("conversation", *PIN, "--output-format", "json", str(path)).json()["conversations"]
+    assert (conv["reported_cache_read_tokens"], conv["reused_tokens"]) == (1337, None)
+    text = cli("conversation", *PIN, str(path)).out
+    assert "reuse unknown: " in text and "the provider reported 1,337 tokens read from its cache" in text, text

@@ -23,6 +23,9 @@ class Request:
     # provider's breakpoints, and what it reused, are unknown
     cache_markers: bool = True
     shape: Any = field(default=None, repr=False, compare=False)  # made once by ``shapes.of``
+    # the provider's own count of prompt tokens read from its cache, when the capture reports it
+    # (OTLP ``gen_ai.usage.cache_read.input_tokens``)
+    cache_read_tokens: Optional[int] = None
 
 
 @dataclass

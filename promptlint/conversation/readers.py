@@ -246,7 +246,7 @@ def _otlp(path: str, docs: List[Tuple[int, Any]]) -> Capture:
             reply = _otlp_reply(attrs, provider)
             out.requests.append(Request(index, body, path, index, None if key is None else str(key), reply, provider,
                                         where=f"request {index}", time=_nanos(span.get("startTimeUnixNano")),
-                                        cache_markers=_has_marker(body)))
+                                        cache_markers=_has_marker(body), cache_read_tokens=_count(attrs.get(CACHE_READ))))
     # an export lists spans as they ended, batch by batch: the order sent is their start time
     out.requests.sort(key=lambda r: (r.time is None, r.time or 0.0, r.index))
     return out
@@ -304,6 +304,13 @@ def _otlp_provider(attrs: Dict[str, Any]) -> Optional[str]:
 # the conventions' event that carries a request's content (under the span attributes' names), for an
 # instrumentation records content on events rather than on the span
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+
+
+CACHE_READ = "gen_ai.usage.cache_read.input_tokens"  # what the provider said it read from its cache
+
+
+def _count(value: Any) -> Optional[int]:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53 else None
 
 
 def _details(events: Any) -> Dict[str, Any]:

@@ -42,6 +42,9 @@ def totals(conv: Conversation, prices: Dict[str, dict], rules: Dict[str, dict]) 
     if conv.reuse_unknown:  # explicit caching without its breakpoints: unknown, not 0
         out.update({"reused_tokens": None, "ideal_reused_tokens": None, "lost_tokens": None,
                     "reuse_unknown": conv.reuse_unknown})
+    reported = [r.request.cache_read_tokens for r in conv.rows]
+    if conv.rows and all(n is not None for n in reported):  # the provider's own figure, beside ours
+        out["reported_cache_read_tokens"] = sum(reported)
     price = price_of(conv, prices)
     if price is not None and conv.reuse_unknown:
         # every prompt token at the input price: the cost before any cache read, an upper bound
@@ -69,7 +72,9 @@ def format_text(rows: List[Dict[str, Any]], approximate: bool, stale: Dict[str, 
         head = f"  {t['conversation']}: {t['requests']} requests, {t['provider']} {t['model'] or ''}".rstrip()
         if t.get("reuse_unknown"):
             money = f", at most ${t['usd']:,.4f} before cache reads ({t['priced_as']})" if "usd" in t else ""
-            lines.append(f"{head}; {t['prompt_tokens']:,} prompt tokens{money}; reuse unknown: {t['reuse_unknown']}")
+            said = (f"; the provider reported {t['reported_cache_read_tokens']:,} tokens read from its cache"
+                    if "reported_cache_read_tokens" in t else "")
+            lines.append(f"{head}; {t['prompt_tokens']:,} prompt tokens{money}; reuse unknown: {t['reuse_unknown']}{said}")
         else:
             money = f", ${t['usd']:,.4f} (${t['lost_usd']:,.4f} lost; {t['priced_as']})" if "usd" in t else ""
             lines.append(f"{head}; {t['prompt_tokens']:,} prompt tokens, {t['reused_tokens']:,} reused of "
