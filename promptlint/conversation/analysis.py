@@ -85,6 +85,7 @@ def analyse(name: str, requests: List[Request], settings: Settings, tok, tables:
             entries.extend(written)
         conv.rows.append(row)
         prev = (req, cur_shape, cur, _Lazy(req, cur_shape, cur, settings, tok))
+        req.shape = None  # held here for the next request only: a large capture keeps no shape per request
     return conv
 
 
