@@ -4,8 +4,10 @@
     python benchmarks/conversations.py            # 1,000 requests through the plugin; 100,000 read
     python benchmarks/conversations.py --quick    # 200 and 10,000 (a smoke test)
 
-Rows, each a fresh subprocess (median of the repetitions, plugin off/on run as interleaved pairs; wall and CPU time of the process and
-its children):
+Rows, each a fresh subprocess (wall and CPU time of the process and its children, median of the
+repetitions). Plugin off and on run as interleaved pairs (off, on, off, on, ...), so a change of
+the machine's load hits both sides of a pair alike; the plugin's cost is the MEDIAN OF THE PER-PAIR
+RATIOS on/off (wall, and CPU), with each pair's ratio printed so the spread shows:
 
   plugin off   a generated suite: 10 tests, each a conversation of N/10 turns through the real
                openai SDK over httpx2.MockTransport (pytest, the plugin loaded but not asked for)
@@ -66,7 +68,7 @@ def median(rows):
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--reps", type=int, default=5, help="pairs (plugin off/on) and read repetitions")
     ap.add_argument("--rows", choices=("all", "plugin", "read"), default="all")
     args = ap.parse_args()
     requests, captured = (200, 10_000) if args.quick else (1_000, 100_000)
@@ -82,13 +84,13 @@ def main() -> int:
             pairs = [(timed(pytest + ["test_suite.py"], work, env),
                       timed(pytest + ["--promptlint-conversations", "test_suite.py"], work, env)) for _ in range(args.reps)]
             off, on = median([p[0] for p in pairs]), median([p[1] for p in pairs])
-            wall = sorted((p[1][0] / p[0][0] - 1) * 100 for p in pairs)
-            cpu = sorted((p[1][1] / p[0][1] - 1) * 100 for p in pairs)
+            wall = [p[1][0] / p[0][0] for p in pairs]  # on/off, pair by pair
+            cpu = [p[1][1] / p[0][1] for p in pairs]
             print(f"{'row':<14}{'wall s':>10}{'cpu s':>10}")
-            print(f"{'plugin off':<14}{off[0]:>10.2f}{off[1]:>10.2f}   {requests:,} requests")
-            print(f"{'plugin on':<14}{on[0]:>10.2f}{on[1]:>10.2f}   +{(on[0] / off[0] - 1) * 100:.1f}% wall, "
-                  f"+{(on[1] / off[1] - 1) * 100:.1f}% cpu")
-            print(f"per pair: wall {', '.join(f'{o:+.1f}%' for o in wall)}; cpu {', '.join(f'{o:+.1f}%' for o in cpu)}")
+            print(f"{'plugin off':<14}{off[0]:>10.2f}{off[1]:>10.2f}   {requests:,} requests (median of {len(pairs)})")
+            print(f"{'plugin on':<14}{on[0]:>10.2f}{on[1]:>10.2f}   on/off, median of {len(pairs)} pair ratios: "
+                  f"wall {statistics.median(wall):.3f}, cpu {statistics.median(cpu):.3f}")
+            print(f"per pair on/off: wall {', '.join(f'{r:.3f}' for r in wall)}; cpu {', '.join(f'{r:.3f}' for r in cpu)}")
         if args.rows in ("all", "read"):
             capture = work / "capture.jsonl"
             system = "You are the support bot. " + "Rule: be kind and precise. " * 40

@@ -201,7 +201,29 @@ def _captures(root: Path) -> None:
     (root / "capture.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     span = {"traceId": "t", "attributes": [{"key": "gen_ai.input.messages", "value": {"stringValue": "[" * 100_000}},
                                            {"key": "http.request.header.authorization", "value": {"stringValue": SECRET}}]}
-    (root / "trace.json").write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}, indent=1),
+    # the conventions' operation-details event and flat tool definitions: attributes that are not a
+    # list, values nested as deep as the file's parser allows, a tool named like a workflow command
+    # and one with no name, reordered on an Anthropic span (no cache_control: its reuse is unknown)
+    deep = {"stringValue": "::error::pwned"}
+    for _ in range(200):
+        deep = {"arrayValue": {"values": [deep]}}
+
+    def kv(values):
+        return [{"key": k, "value": v} for k, v in values.items()]
+
+    text = {"stringValue": json.dumps([{"role": "user", "parts": [{"type": "text", "content": "a" * 300}]}])}
+    tools = {"arrayValue": {"values": [{"kvlistValue": {"values": kv({"type": {"stringValue": "function"},
+                                                                      "name": {"stringValue": "t\n::error::pwned"},
+                                                                      "parameters": deep})}},
+                                       {"kvlistValue": {"values": kv({"type": {"stringValue": "function"}, "name": {"intValue": "x"}})}}]}}
+    details = "gen_ai.client.inference.operation.details"
+    spans = [span] + [{"traceId": "d", "startTimeUnixNano": str(n), "attributes": kv({"gen_ai.provider.name": {"stringValue": "anthropic"}}),
+                       "events": [{"name": details, "attributes": "::error::pwned"},
+                                  {"name": details, "attributes": kv({"gen_ai.input.messages": text if n else deep,
+                                                                      "gen_ai.tool.definitions": tools if n else deep})}]}
+                      for n in range(3)]
+    spans[-1]["events"][1]["attributes"][1]["value"] = {"arrayValue": {"values": tools["arrayValue"]["values"][::-1]}}
+    (root / "trace.json").write_text(json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}, indent=1),
                                      encoding="utf-8")
     # streamed replies (text/event-stream) that are not streams of any provider, and times that are not times
     streams = ["data: " + "[" * 100_000 + "\n\n",

@@ -223,3 +223,8 @@ def test_otlp_from_the_js_sdks_finds_the_families_the_semantic_conventions_carry
     assert [(e["request"], e["gap_seconds"]) for e in openai_expired["expired"]] == [(12, 720.0)]
     anthropic_clean = doc["conversations"][5]
     assert (anthropic_clean["requests"], anthropic_clean["breaks"]) == (3, 0)
+    # the Anthropic spans carry no breakpoint: what was read is unknown, not 0 (no token fields)
+    for f in doc["findings"][3:]:
+        assert "lost_tokens" not in f and "reuse is unknown" in f["message"], f["message"]
+    for c in doc["conversations"][5:]:
+        assert (c["reused_tokens"], c["lost_tokens"]) == (None, None) and "cache_control" in c["reuse_unknown"]

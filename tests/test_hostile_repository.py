@@ -129,6 +129,8 @@ def test_conversation_captures_never_print_their_secrets_and_end_in_bounded_time
         assert done.returncode in (0, 1, 2), (args, done.stderr)
     done = hostile.run("conversation", "capture.har", "capture.jsonl", "trace.json")
     assert done.returncode == 1 and "tools added t" in done.stdout, done.stderr  # the honest break, still reported
+    # the trace's operation-details events: the reorder found, Anthropic's reuse said to be unknown
+    assert "trace.json:2:1: M202 " in done.stdout and "anthropic's reuse is unknown" in done.stdout, done.stdout
     assert "capture.jsonl:3: JSON nested too deeply to read" in done.stderr
     assert "capture.har: entry 3: no JSON request body" in done.stderr
 

@@ -38,6 +38,8 @@ class Conversation:
     rows: List[Row] = field(default_factory=list)
     findings: List[Finding] = field(default_factory=list)
     errors: List[str] = field(default_factory=list)
+    # explicit caching from a capture without cache markers (OTLP): why no reuse figure is given
+    reuse_unknown: Optional[str] = None
 
     @property
     def lost_tokens(self) -> int:
@@ -54,16 +56,19 @@ def provider_of(kind: str, hint: Optional[str], wanted: str) -> str:
 
 def analyse(name: str, requests: List[Request], settings: Settings, tok, tables: Dict[str, Any],
             wanted: str = "auto", block_size: Optional[int] = None) -> Conversation:
-    first = shapes.shape(requests[0].body)
+    first = shapes.of(requests[0])
     provider = provider_of(first.kind, requests[0].provider, wanted)
     rule = reuse.rule_for(provider, first.model, tables["minimums"], tables["rules"], block_size)
     conv = Conversation(name, provider, first.model)
+    if rule.explicit and not all(r.cache_markers for r in requests):
+        conv.reuse_unknown = "the capture carries no cache_control, so the breakpoints sent and what they read are not known"
     entries: List[tuple] = []  # (block, tokens, chars, text of the request that wrote it)
     prev: Optional[Tuple[Request, shapes.Shape, Rendered, Rendered]] = None
     for req in requests:
-        cur_shape = shapes.shape(req.body)
+        cur_shape = shapes.of(req)
         try:
-            cur = render(req.body, cur_shape.kind, settings, tok, prev[2] if prev is not None else None)
+            cur = render(req.body, cur_shape.kind, settings, tok, prev[2] if prev is not None else None,
+                         shapes.wire(cur_shape) if cur_shape.kind == "chat" else None)
         except InputError as e:
             conv.errors.append(f"{req.path}: {req.where}: {e}")
             continue
@@ -80,6 +85,7 @@ def analyse(name: str, requests: List[Request], settings: Settings, tok, tables:
             entries.extend(written)
         conv.rows.append(row)
         prev = (req, cur_shape, cur, _Lazy(req, cur_shape, cur, settings, tok))
+        req.shape = None  # held here for the next request only: a large capture keeps no shape per request
     return conv
 
 
@@ -205,12 +211,17 @@ def _finding(conv, row: Row, broke: fields.Break, rule, pext: Rendered, cur: Ren
     change = f": {broke.before!r} -> {broke.after!r}" if broke.before or broke.after else ""
     turn = len(conv.rows) + 1
     message = (f"{req.where}, turn {turn} of its conversation: {broke.detail}{change}; first divergent token "
-               f"{row.shared_tokens:,} of {row.prompt_tokens:,} (ideal {row.ideal_shared_tokens:,}); {rule.provider} "
-               f"reuses {row.reused_tokens:,} tokens instead of {row.ideal_reused_tokens:,} ({lost:,} lost)")
+               f"{row.shared_tokens:,} of {row.prompt_tokens:,} (ideal {row.ideal_shared_tokens:,}); ")
     inc = max(rule.increment, 1)
-    arithmetic = Arithmetic(row.prompt_tokens, row.shared_tokens, row.ideal_shared_tokens, inc,
-                            row.reused_tokens // inc, row.ideal_reused_tokens // inc,
-                            max(0, row.ideal_reused_tokens // inc - row.reused_tokens // inc), lost)
+    arithmetic: Optional[Arithmetic] = None
+    if conv.reuse_unknown:  # no figure rather than a wrong 0: the finding's token fields are left out
+        message += f"{rule.provider}'s reuse is unknown: {conv.reuse_unknown}"
+    else:
+        message += (f"{rule.provider} reuses {row.reused_tokens:,} tokens instead of {row.ideal_reused_tokens:,} "
+                    f"({lost:,} lost)")
+        arithmetic = Arithmetic(row.prompt_tokens, row.shared_tokens, row.ideal_shared_tokens, inc,
+                                row.reused_tokens // inc, row.ideal_reused_tokens // inc,
+                                max(0, row.ideal_reused_tokens // inc - row.reused_tokens // inc), lost)
     return finding(code, req.path, message, req.line, variable=broke.field,
                    cause=broke.family if code == "M204" else None, arithmetic=arithmetic,
                    first_divergent_token=_divergent(pext, cur, row.shared_tokens, tok),

@@ -19,6 +19,13 @@ class Request:
     test_id: Optional[str] = None  # plugin: the pytest node id
     where: str = ""  # "request 3" or "tests/test_agent.py:41", for messages
     time: Optional[float] = None  # when it was sent (seconds since the epoch), when the capture says
+    # False: the capture cannot carry cache markers (an OTLP trace), so an explicit-caching
+    # provider's breakpoints, and what it reused, are unknown
+    cache_markers: bool = True
+    shape: Any = field(default=None, repr=False, compare=False)  # made once by ``shapes.of``
+    # the provider's own count of prompt tokens read from its cache, when the capture reports it
+    # (OTLP ``gen_ai.usage.cache_read.input_tokens``)
+    cache_read_tokens: Optional[int] = None
 
 
 @dataclass

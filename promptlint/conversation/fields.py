@@ -135,7 +135,10 @@ def _plain(canonical: Optional[str]) -> str:
 def _messages(prev: shapes.Shape, reply: List[Any], cur: shapes.Shape) -> Optional[Break]:
     kind, key = cur.kind, cur.message_key
     a, b = prev.messages, cur.messages
-    for k in range(min(len(a), len(b))):
+    # the usual turn repeats the whole history as sent: one comparison of the JSON texts (linear
+    # in the history) instead of one canonical form per message
+    same = len(a) if len(b) >= len(a) and shapes.extends(shapes.wire(prev), len(a), shapes.wire(cur)) else 0
+    for k in range(same, min(len(a), len(b))):
         if (a[k] == b[k] and _same_order(a[k], b[k])) or shapes.message_canon(a[k], kind) == shapes.message_canon(b[k], kind):
             continue
         if _role(a[k]) in ("system", "developer") and _role(b[k]) == _role(a[k]):

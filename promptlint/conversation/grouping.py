@@ -34,6 +34,6 @@ def group(requests: List[Request]) -> List[Tuple[str, List[Request]]]:
 
 
 def _opening(r: Request) -> str:
-    s = shapes.shape(r.body)
+    s = shapes.of(r)
     first = next((m for m in s.messages if not (isinstance(m, dict) and m.get("role") in ("system", "developer"))), None)
     return shapes.message_canon(first, s.kind)

@@ -24,6 +24,7 @@ import time
 from typing import Any, List, Optional
 
 MODES = ("report", "fail")
+HTTP_MODULES = ("httpx", "httpx2")  # the clients the SDKs send through
 # frames of these packages are the sending machinery, not the user's code
 _MACHINERY = ("httpx", "httpx2", "httpcore", "openai", "anthropic", "respx", "google.genai", "google.api_core",
               "litellm", "langchain_openai", "langchain_anthropic", "promptlint.conversation", "asyncio", "contextlib",
@@ -51,25 +52,36 @@ class _Recorder:
         self.sent: List[tuple] = []  # (test id, file, line, url path, body bytes, time sent, response)
         self.patched: List[tuple] = []
         self.tees: dict = {}  # httpx module -> its (sync, async) tee stream classes, made once
+        self.finder: Any = None
+        self.machinery: dict = {}  # module name -> whether its frames are the sending machinery
+        from promptlint.conversation.readers import ENDPOINTS
+
+        self.suffixes = tuple(suffix for suffix, _ in ENDPOINTS)  # a known provider endpoint's path ends so
         self.findings: List[Any] = []
         self.text = ""
 
     # ----------------------------------------------------------------- recording
 
     def install(self) -> None:
-        for name in ("httpx", "httpx2"):
-            module = sys.modules.get(name)
-            if module is None:
-                try:
-                    module = __import__(name)
-                except ImportError:
-                    continue
-            for cls, is_async in ((module.Client, False), (module.AsyncClient, True)):
-                original = cls.__dict__["send"]
-                cls.send = self._async_send(original) if is_async else self._send(original)
-                self.patched.append((cls, original))
+        """Wrap the clients of httpx/httpx2 now if imported, else when the code under test first
+        imports them (importing one the suite never uses would only add its import time)."""
+        for name in HTTP_MODULES:
+            if name in sys.modules:
+                self._patch(sys.modules[name])
+        self.finder = _OnImport(self)
+        sys.meta_path.insert(0, self.finder)
+
+    def _patch(self, module) -> None:
+        for cls, is_async in ((getattr(module, "Client", None), False), (getattr(module, "AsyncClient", None), True)):
+            original = cls.__dict__.get("send") if isinstance(cls, type) else None
+            if original is None or any(c is cls for c, _ in self.patched):
+                continue
+            cls.send = self._async_send(original) if is_async else self._send(original)
+            self.patched.append((cls, original))
 
     def uninstall(self) -> None:
+        if self.finder in sys.meta_path:
+            sys.meta_path.remove(self.finder)
         for cls, original in reversed(self.patched):
             cls.send = original
         self.patched.clear()
@@ -101,11 +113,9 @@ class _Recorder:
         return send
 
     def _entry(self, request) -> Optional[tuple]:
-        from promptlint.conversation.readers import endpoint_provider
-
         try:
             path = request.url.path
-            if request.method != "POST" or endpoint_provider(path) is None:
+            if request.method != "POST" or not path.endswith(self.suffixes):
                 return None
             body = request.content  # bytes: the SDKs build the body before sending
         except Exception:  # a streamed upload or another client's request object: not an LLM request body
@@ -115,9 +125,13 @@ class _Recorder:
 
     def _caller(self) -> tuple:
         frame = sys._getframe(2)
+        known = self.machinery
         while frame is not None:
             name = frame.f_globals.get("__name__", "")
-            if not any(name == m or name.startswith(m + ".") for m in _MACHINERY):
+            machinery = known.get(name)
+            if machinery is None:  # decided once per module: a request walks some 50-90 frames
+                machinery = known[name] = any(name == m or name.startswith(m + ".") for m in _MACHINERY)
+            if not machinery:
                 filename = frame.f_code.co_filename
                 try:
                     shown = os.path.relpath(filename, self.root)
@@ -181,6 +195,35 @@ class _Recorder:
         reporters.get("full").write(result, from_process(out), out)
         out.write(report.format_text(summary, tok.spec.embedded, {}))
         return out.getvalue()
+
+
+class _OnImport:
+    """A meta-path finder that wraps httpx/httpx2 the moment they are first imported: it finds
+    the module with the finders after it, and that spec's own loader runs, then patches (the
+    module keeps its real loader; ``pytest_runtest_setup`` catches a loader that would not take it)."""
+
+    def __init__(self, recorder: "_Recorder") -> None:
+        self.recorder = recorder
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in HTTP_MODULES:
+            return None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None) if finder is not self else None
+            spec = find(name, path, target) if find is not None else None
+            if spec is not None and spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                real, recorder = spec.loader.exec_module, self.recorder
+
+                def exec_module(module):
+                    real(module)
+                    recorder._patch(module)
+
+                try:
+                    spec.loader.exec_module = exec_module  # this spec's loader only (one per module found)
+                except AttributeError:
+                    pass
+                return spec
+        return None
 
 
 def _hint(provider: Optional[str]) -> Optional[str]:
@@ -278,6 +321,9 @@ def pytest_runtest_setup(item) -> None:
     recorder = getattr(item.config, _KEY, None)
     if recorder is not None:
         recorder.test_id = item.nodeid
+        for name in HTTP_MODULES:  # a client imported by a loader the finder could not wrap
+            if name in sys.modules:
+                recorder._patch(sys.modules[name])
 
 
 def pytest_sessionfinish(session, exitstatus) -> None:

@@ -229,14 +229,14 @@ def _otlp(path: str, docs: List[Tuple[int, Any]]) -> Capture:
             out.bad.append(f"{path}:{n}: not an OTLP export (no `resourceSpans`)")
             continue
         for span in _spans(doc):
-            attrs = _attributes(span.get("attributes"))
-            body, why = _otlp_body(attrs, span.get("events"))
+            attrs = {**_details(span.get("events")), **_attributes(span.get("attributes"))}
+            provider = _otlp_provider(attrs)
+            body, why = _otlp_body(attrs, span.get("events"), provider)
             if body is None:
                 if why:
                     out.bad.append(f"{path}:{n}: span {str(span.get('name', '?'))[:60]!r}: {why}")
                 continue
             key = attrs.get("gen_ai.conversation.id") or span.get("traceId")
-            provider = _otlp_provider(attrs)
             if provider == "anthropic":
                 system = [m for m in body["messages"] if m.get("role") == "system"]
                 if system:
@@ -245,7 +245,8 @@ def _otlp(path: str, docs: List[Tuple[int, Any]]) -> Capture:
             index = len(out.requests) + 1
             reply = _otlp_reply(attrs, provider)
             out.requests.append(Request(index, body, path, index, None if key is None else str(key), reply, provider,
-                                        where=f"request {index}", time=_nanos(span.get("startTimeUnixNano"))))
+                                        where=f"request {index}", time=_nanos(span.get("startTimeUnixNano")),
+                                        cache_markers=_has_marker(body), cache_read_tokens=_count(attrs.get(CACHE_READ))))
     # an export lists spans as they ended, batch by batch: the order sent is their start time
     out.requests.sort(key=lambda r: (r.time is None, r.time or 0.0, r.index))
     return out
@@ -300,7 +301,53 @@ def _otlp_provider(attrs: Dict[str, Any]) -> Optional[str]:
     return None
 
 
-def _otlp_body(attrs: Dict[str, Any], events: Any) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
+# the conventions' event that carries a request's content (under the span attributes' names), for an
+# instrumentation records content on events rather than on the span
+DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+
+
+CACHE_READ = "gen_ai.usage.cache_read.input_tokens"  # what the provider said it read from its cache
+
+
+def _count(value: Any) -> Optional[int]:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**53 else None
+
+
+def _details(events: Any) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    for e in events if isinstance(events, list) else ():
+        if isinstance(e, dict) and e.get("name") == DETAILS_EVENT:
+            out.update(_attributes(e.get("attributes")))
+    return out
+
+
+def _has_marker(value: Any, depth: int = 0) -> bool:
+    """Whether a body carries a cache marker anywhere: the conventions have none, so an explicit-
+    caching provider's breakpoints are unknown from a trace unless an instrumentation kept them."""
+    if depth > 64:
+        return False
+    if isinstance(value, dict):
+        return "cache_control" in value or any(_has_marker(v, depth + 1) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_marker(v, depth + 1) for v in value)
+    return False
+
+
+def _tool(tool: Any, provider: Optional[str]) -> Any:
+    """A semantic-convention tool definition (``{"type": "function", "name", "description",
+    "parameters"}``) in the provider's own wire shape, which is what reaches the prompt; other
+    tools (a provider's built-in one, an instrumentation that kept the wire shape) as they are."""
+    if not (isinstance(tool, dict) and tool.get("type") == "function" and isinstance(tool.get("name"), str)
+            and "function" not in tool):
+        return tool
+    fields = {k: tool[k] for k in ("name", "description", "parameters") if tool.get(k) is not None}
+    if provider == "anthropic":
+        return {("input_schema" if k == "parameters" else k): v for k, v in fields.items()}
+    return {"type": "function", "function": fields}
+
+
+def _otlp_body(attrs: Dict[str, Any], events: Any, provider: Optional[str] = None
+               ) -> Tuple[Optional[Dict[str, Any]], Optional[str]]:
     """A Chat Completions-shaped body from a span's GenAI prompt, (None, why) when it has none."""
     messages = _semconv_messages(attrs) or _event_messages(events) or _indexed(attrs, "gen_ai.prompt")
     if not messages:
@@ -310,7 +357,7 @@ def _otlp_body(attrs: Dict[str, Any], events: Any) -> Tuple[Optional[Dict[str, A
         body["model"] = str(attrs["gen_ai.request.model"])
     tools = _json_attr(attrs.get("gen_ai.tool.definitions")) or _functions(attrs)
     if isinstance(tools, list) and tools:
-        body["tools"] = tools
+        body["tools"] = [_tool(t, provider) for t in tools]
     system = _json_attr(attrs.get("gen_ai.system_instructions"))
     if isinstance(system, list) and system:
         messages = [{"role": "system", "content": _parts_text(system)}] + messages

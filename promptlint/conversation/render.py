@@ -25,14 +25,24 @@ class Rendered:
     breakpoints: List[tuple] = field(default_factory=list)
     framing: Optional[str] = None  # "chatml" (approximate), "template", "layout"
     offsets: List[tuple] = field(default_factory=list)  # each token's character span in the text
+    # the approximate chat framing, kept so the next request extends this text rather than
+    # framing its whole history again: the messages' JSON text, how many, where the tools' block
+    # ends and where the generation prompt starts
+    wire: str = ""
+    messages: int = 0
+    head_end: int = 0
+    body_end: int = 0
 
 
-def render(body: Dict[str, Any], kind: str, settings: Settings, tok, base: Optional[Rendered] = None) -> Rendered:
+def render(body: Dict[str, Any], kind: str, settings: Settings, tok, base: Optional[Rendered] = None,
+           wire: Optional[str] = None) -> Rendered:
     """The body's prompt; InputError (one line, no path) for a body its renderer refuses. With
     ``base`` (a render this one mostly repeats: the previous request), only the window where the
-    texts differ is tokenized (``promptlint.tokenization.window_encode``: the same ids as a whole encode)."""
+    texts differ is tokenized (``promptlint.tokenization.window_encode``: the same ids as a whole
+    encode), and a chat body that repeats the base's messages frames only the messages after them.
+    ``wire``: the body's messages as ``shapes.messages_json`` wrote them, when already made."""
     if kind == "chat":
-        return _chat(body, settings, tok, base)
+        return _chat(body, settings, tok, base, wire)
     from promptlint.operators.captured import _GEMINI_ALIASES
     from promptlint.pysource import layout
 
@@ -61,20 +71,33 @@ def _encode(tok, text: str, base: Optional[Rendered]):
     return window_encode.encode_variant(tok, base.text, Encoding(base.ids, base.offsets), text, False)
 
 
-def _chat(body: Dict[str, Any], settings: Settings, tok, base: Optional[Rendered]) -> Rendered:
+def _chat(body: Dict[str, Any], settings: Settings, tok, base: Optional[Rendered], wire: Optional[str]) -> Rendered:
     from promptlint.operators import captured, chat_framing
 
     if captured._chat_template_of(settings) is not None:
         text = captured._render_chat_request("request", body, settings)
-        framing = "template"
-    else:
-        try:
-            text = chat_framing.render(body)
-        except chat_framing.BodyError as e:
-            raise InputError(f"not a usable chat-completions request body: {e}") from None
-        framing = chat_framing.NAME
+        enc = _encode(tok, text, base)
+        return Rendered(text, enc.ids, framing="template", offsets=enc.offsets)
+    from promptlint.conversation import shapes
+
+    messages = body.get("messages")
+    if wire is None:
+        wire = shapes.messages_json(messages) if isinstance(messages, list) else ""
+    try:
+        text = None
+        if base is not None and base.framing == chat_framing.NAME and shapes.extends(base.wire, base.messages, wire):
+            # the base's messages come back as sent: frame the new ones only (the same text as a whole framing)
+            head, pieces, tail = chat_framing.parts(body, base.messages)
+            if head == base.text[:base.head_end]:
+                text = base.text[:base.body_end] + "".join(pieces) + tail
+        if text is None:
+            head, pieces, tail = chat_framing.parts(body)
+            text = head + "".join(pieces) + tail
+    except chat_framing.BodyError as e:
+        raise InputError(f"not a usable chat-completions request body: {e}") from None
     enc = _encode(tok, text, base)
-    return Rendered(text, enc.ids, framing=framing, offsets=enc.offsets)
+    return Rendered(text, enc.ids, framing=chat_framing.NAME, offsets=enc.offsets, wire=wire,
+                    messages=len(messages), head_end=len(head), body_end=len(text) - len(tail))
 
 
 def holds_entry(text: str, chars: int, base: str) -> bool:

@@ -36,6 +36,42 @@ class Shape:
     params: Dict[str, str] = field(default_factory=dict)
     messages: List[Any] = field(default_factory=list)  # raw messages
     message_key: str = "messages"
+    wire: Optional[str] = None  # the messages as JSON text (``messages_json``), made on first use
+
+
+def of(request: Any) -> Shape:
+    """A captured request's shape, made once: grouping and the analysis both read it."""
+    if request.shape is None:
+        request.shape = shape(request.body)
+    return request.shape
+
+
+def messages_json(messages: List[Any]) -> str:
+    """The messages as JSON text, keys in their own order: one pass of the C encoder. Two requests
+    whose texts agree up to a message boundary sent those messages identically (``extends``), so
+    a conversation's history is compared once per request, not message by message."""
+    try:
+        return json.dumps(messages, ensure_ascii=False, check_circular=False)
+    except (TypeError, ValueError, RecursionError):
+        return ""
+
+
+def wire(s: Shape) -> str:
+    if s.wire is None:
+        s.wire = messages_json(s.messages)
+    return s.wire
+
+
+def extends(a: str, n: int, b: str) -> bool:
+    """Whether the JSON list ``b`` starts with every one of the ``n`` items of the JSON list ``a``,
+    each written identically (same values, same key order): JSON values delimit themselves, so
+    ``a`` without its closing bracket followed by a comma or the close in ``b`` is that."""
+    if not a or not b:
+        return False
+    if n == 0:
+        return True
+    head = len(a) - 1
+    return len(b) > head and b.startswith(a[:head]) and b[head] in ",]"
 
 
 def kind_of(body: Dict[str, Any]) -> str:

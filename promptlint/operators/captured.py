@@ -339,13 +339,17 @@ def sdk_provider(body: dict) -> Optional[str]:
         return "openai-responses"
     if "messages" not in body:
         return None
-    if any(k in body for k in _BEDROCK_KEYS) or any(_bedrock_block(b) for b in _blocks(body)):
+    if any(k in body for k in _BEDROCK_KEYS):
         return "bedrock"
+    marked = False
+    for b in _blocks(body):  # one pass over the blocks (a conversation asks this of every request's history)
+        if _bedrock_block(b):
+            return "bedrock"
+        marked = marked or (isinstance(b, dict) and "cache_control" in b)
     model = body.get("model") if isinstance(body.get("model"), str) else ""
     tools = body.get("tools") if isinstance(body.get("tools"), list) else []
     if ("anthropic_version" in body or "system" in body or model.startswith("claude")
-            or any(isinstance(t, dict) and "input_schema" in t for t in tools)
-            or any(isinstance(b, dict) and "cache_control" in b for b in _blocks(body))):
+            or any(isinstance(t, dict) and "input_schema" in t for t in tools) or marked):
         return "anthropic"
     return None
 

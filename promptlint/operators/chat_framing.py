@@ -21,7 +21,7 @@ has them as special tokens (Qwen) reads them as such. A real template adds what 
 from __future__ import annotations
 
 import json
-from typing import Any, List
+from typing import Any, List, Tuple
 
 NAME = "chatml"
 
@@ -52,31 +52,39 @@ def _content(content: Any, where: str) -> List[str]:
 
 def render(body: dict) -> str:
     """The body's text in the approximate framing (BodyError for a field of the wrong type)."""
+    head, pieces, tail = parts(body)
+    return head + "".join(pieces) + tail
+
+
+def parts(body: dict, start: int = 0) -> Tuple[str, List[str], str]:
+    """The framing in its parts: the tools' block, each message's text from message ``start`` on
+    (a caller that already rendered the messages before it joins the rest to that text), and the
+    generation prompt. BodyError for a field of the wrong type among those rendered."""
     messages = body.get("messages")
-    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+    if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages[start:]):
         raise BodyError("`messages` must be a list of objects")
     tools = body.get("tools")
     if tools is not None and not isinstance(tools, list):
         raise BodyError("`tools` must be a list of tool objects")
-    out = []
-    if tools:
-        out.append("<|im_start|>system\n# Tools\n" + "".join(_json(t) + "\n" for t in tools) + "<|im_end|>\n")
-    for i, m in enumerate(messages):
-        role = m.get("role")
-        if not isinstance(role, str):
-            raise BodyError(f"`messages[{i}].role` must be a string")
-        name = m.get("name")
-        head = f"<|im_start|>{role}" + (f" name={name}" if isinstance(name, str) else "") + "\n"
-        lines = _content(m.get("content"), f"messages[{i}]")
-        calls = m.get("tool_calls") or []
-        if not isinstance(calls, list):
-            raise BodyError(f"`messages[{i}].tool_calls` must be a list")
-        for call in calls:
-            function = call.get("function") if isinstance(call, dict) else None
-            if not isinstance(function, dict):
-                raise BodyError(f"`messages[{i}].tool_calls` entries must be objects with a `function`")
-            lines.append(_json({"name": function.get("name"), "arguments": function.get("arguments")}))
-        out.append(head + "\n".join(lines) + "<|im_end|>\n")
-    if body.get("add_generation_prompt", True) is not False:
-        out.append("<|im_start|>assistant\n")
-    return "".join(out)
+    head = "<|im_start|>system\n# Tools\n" + "".join(_json(t) + "\n" for t in tools) + "<|im_end|>\n" if tools else ""
+    pieces = [_message(m, i) for i, m in enumerate(messages[start:], start)]
+    tail = "<|im_start|>assistant\n" if body.get("add_generation_prompt", True) is not False else ""
+    return head, pieces, tail
+
+
+def _message(m: dict, i: int) -> str:
+    role = m.get("role")
+    if not isinstance(role, str):
+        raise BodyError(f"`messages[{i}].role` must be a string")
+    name = m.get("name")
+    head = f"<|im_start|>{role}" + (f" name={name}" if isinstance(name, str) else "") + "\n"
+    lines = _content(m.get("content"), f"messages[{i}]")
+    calls = m.get("tool_calls") or []
+    if not isinstance(calls, list):
+        raise BodyError(f"`messages[{i}].tool_calls` must be a list")
+    for call in calls:
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict):
+            raise BodyError(f"`messages[{i}].tool_calls` entries must be objects with a `function`")
+        lines.append(_json({"name": function.get("name"), "arguments": function.get("arguments")}))
+    return head + "\n".join(lines) + "<|im_end|>\n"
