@@ -136,7 +136,8 @@ def test_anthropic_tool_reorder_from_the_trace_says_its_reuse_is_unknown(cli, qw
     assert "lost_tokens" not in f and "0 lost" not in f["message"]
     assert "reuse is unknown" in f["message"] and "cache_control" in f["message"]
     [conv] = doc["conversations"]
-    assert (conv["reused_tokens"], conv["ideal_reused_tokens"], conv["lost_tokens"]) == (None, None, None)
+    # the JSON contract's integers stay integers; `reuse_unknown` says they are not a measurement
+    assert all(isinstance(conv[k], int) for k in ("reused_tokens", "ideal_reused_tokens", "lost_tokens"))
     assert "cache_control" in conv["reuse_unknown"]
     assert conv["prompt_tokens"] == len(ids(qwen, anthropic_layout(tools1, POLICY, q1))) + len(sent)
     text = cli("conversation", *PIN, str(path)).out
@@ -163,7 +164,7 @@ def test_an_anthropic_trace_without_a_break_gives_nothing_and_no_reuse_figure(cl
     doc = cli("conversation", *PIN, "--output-format", "json", str(write(tmp_path, spans))).json()
     assert doc["findings"] == []
     [conv] = doc["conversations"]
-    assert (conv["breaks"], conv["reused_tokens"], conv["lost_tokens"]) == (0, None, None)
+    assert conv["breaks"] == 0 and "cache_control" in conv["reuse_unknown"]  # integers kept (the contract), flagged unknown
 
 
 def test_the_providers_own_cache_read_count_is_given_beside_an_unknown_reuse(cli, tmp_path):
@@ -176,6 +177,6 @@ def test_the_providers_own_cache_read_count_is_given_beside_an_unknown_reuse(cli
              turn("anthropic", "claude-sonnet-4-5", "c1", [WEATHER], POLICY, q2, "Noon.", start=1, usage={read: 1337})]
     path = write(tmp_path, spans)
     [conv] = cli("conversation", *PIN, "--output-format", "json", str(path)).json()["conversations"]
-    assert (conv["reported_cache_read_tokens"], conv["reused_tokens"]) == (1337, None)
+    assert conv["reported_cache_read_tokens"] == 1337 and "cache_control" in conv["reuse_unknown"]
     text = cli("conversation", *PIN, str(path)).out
     assert "reuse unknown: " in text and "the provider reported 1,337 tokens read from its cache" in text, text

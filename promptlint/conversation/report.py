@@ -39,23 +39,21 @@ def totals(conv: Conversation, prices: Dict[str, dict], rules: Dict[str, dict]) 
                            "ideal_reused_tokens": ideal, "lost_tokens": conv.lost_tokens,
                            "breaks": sum(1 for r in conv.rows if r.broke is not None),
                            "expired": [r.expired for r in conv.rows if r.expired is not None]}
-    if conv.reuse_unknown:  # explicit caching without its breakpoints: unknown, not 0
-        out.update({"reused_tokens": None, "ideal_reused_tokens": None, "lost_tokens": None,
-                    "reuse_unknown": conv.reuse_unknown})
+    if conv.reuse_unknown:  # explicit caching without its breakpoints: the figures above are the rule's on the
+        # capture as it is (no breakpoint, so nothing read), kept integers for the JSON contract; this says so
+        out["reuse_unknown"] = conv.reuse_unknown
     reported = [r.request.cache_read_tokens for r in conv.rows]
     if conv.rows and all(n is not None for n in reported):  # the provider's own figure, beside ours
         out["reported_cache_read_tokens"] = sum(reported)
     price = price_of(conv, prices)
-    if price is not None and conv.reuse_unknown:
-        # every prompt token at the input price: the cost before any cache read, an upper bound
-        out.update({"usd": round(prompt * price["input"] / 1e6, 6), "lost_usd": None, "usd_before_cache_reads": True,
-                    "priced_as": f"{conv.provider} {price['model']}, prices as of {price['as_of']}"})
-    elif price is not None:
+    if price is not None:
         premium = float(((rules.get(conv.provider) or {}).get("lifetimes") or {}).get("5m", {}).get("write_multiplier", 1.0))
         usd = ((prompt - reused) * price["input"] + reused * price["cached"] + written * price["input"] * (premium - 1)) / 1e6
         lost = conv.lost_tokens * (price["input"] * premium - price["cached"]) / 1e6
         out.update({"usd": round(usd, 6), "lost_usd": round(lost, 6),
                     "priced_as": f"{conv.provider} {price['model']}, prices as of {price['as_of']}"})
+        if conv.reuse_unknown:  # every prompt token at the input price: the cost before any cache read, an upper bound
+            out["usd_before_cache_reads"] = round(prompt * price["input"] / 1e6, 6)
     return out
 
 
@@ -71,7 +69,8 @@ def format_text(rows: List[Dict[str, Any]], approximate: bool, stale: Dict[str, 
     for t in rows:
         head = f"  {t['conversation']}: {t['requests']} requests, {t['provider']} {t['model'] or ''}".rstrip()
         if t.get("reuse_unknown"):
-            money = f", at most ${t['usd']:,.4f} before cache reads ({t['priced_as']})" if "usd" in t else ""
+            money = (f", at most ${t['usd_before_cache_reads']:,.4f} before cache reads ({t['priced_as']})"
+                     if "usd_before_cache_reads" in t else "")
             said = (f"; the provider reported {t['reported_cache_read_tokens']:,} tokens read from its cache"
                     if "reported_cache_read_tokens" in t else "")
             lines.append(f"{head}; {t['prompt_tokens']:,} prompt tokens{money}; reuse unknown: {t['reuse_unknown']}{said}")
