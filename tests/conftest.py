@@ -185,12 +185,3 @@ def shared_prefix(a, b):
         n += 1
     return n
 
-
-def pytest_collection_modifyitems(config, items):
-    """The long tests first (end-to-end runs marked ``slow``, and tests that prove tokenizer
-    forms): with ``-n auto`` the workers then finish on short tests and end together, instead of
-    one worker running a minute-long test while the other idles. Otherwise collection order."""
-    heavy = [i for i in items if i.get_closest_marker("slow") or i.get_closest_marker("real_tokenizer_parse")]
-    if heavy:
-        chosen = set(map(id, heavy))
-        items[:] = heavy + [i for i in items if id(i) not in chosen]

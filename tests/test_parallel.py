@@ -184,6 +184,7 @@ def test_what_workers_found_is_remembered_and_answers_the_next_run(tmp_path):
     assert manifests, "the driver recorded the workers' results in the run manifest"
 
 
+@pytest.mark.real_tokenizer_parse  # about the load: not the suite's memo of an earlier test's parse
 def test_workers_that_would_each_pass_the_switch_volume_share_one_model_built_before_the_fork(tmp_path, monkeypatch):
     """The fast engine merges in Python until a process has encoded ``_SWITCH_CHARS`` characters, then
     builds the tokenizer's model (promptlint.fastbpe.engine). When the files each worker will render
