@@ -10,8 +10,16 @@ module names), and f-strings whose constant prefix names a package (``f"pkg.comm
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Set, Tuple
+
+
+@functools.lru_cache(maxsize=None)
+def parse(source: str, filename: str = "<unknown>") -> ast.Module:
+    """One tree per distinct source text per process: the architecture tests walk the same files
+    many times, read-only (each whole-package parse costs about a second of CPU)."""
+    return ast.parse(source, filename)
 
 
 def modules(root: Path, package: str) -> Dict[str, Path]:
@@ -50,7 +58,7 @@ def edges(root: Path, package: str) -> Dict[str, Set[str]]:
     for module, path in known.items():
         is_package = path.name == "__init__.py"
         targets: Set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        for node in ast.walk(parse(path.read_text(encoding="utf-8"), str(path))):
             names: List[str] = []
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]

@@ -54,8 +54,14 @@ FORBIDDEN = [
 ]
 
 
+_GRAPH = {}
+
+
 def package_graph():
-    return import_graph.edges(PACKAGE_DIR, "promptlint")
+    """The package's graph, built once per process (the tests only read it)."""
+    if not _GRAPH:
+        _GRAPH.update(import_graph.edges(PACKAGE_DIR, "promptlint"))
+    return _GRAPH
 
 
 def test_imports_have_no_cycle():
@@ -133,7 +139,7 @@ READERS = {"open", "read_text", "read_bytes", "read_prefix", "sha256_file", "fdo
 
 def test_no_module_under_report_reads_a_file():
     for path in sorted((PACKAGE_DIR / "report").glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(import_graph.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call):
                 f = node.func
                 name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
@@ -148,7 +154,7 @@ PROCESS_READS = {("os", "environ"), ("os", "getenv"), ("os", "getcwd"), ("os", "
 def process_reads(source: str) -> list:
     """`line: what` for each read of the environment or the working directory in ``source``."""
     out = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(import_graph.parse(source)):
         owner = getattr(node, "value", None)
         owner = getattr(owner, "id", None) or getattr(owner, "attr", None)  # `os`, `Path` (also `pathlib.Path`)
         if isinstance(node, ast.Attribute) and (owner, node.attr) in PROCESS_READS:
@@ -202,7 +208,7 @@ CWD_USERS = {
 def cwd_uses(source: str) -> list:
     """`line: what` for each read or change of the working directory in ``source``."""
     out = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(import_graph.parse(source)):
         owner = getattr(node, "value", None)
         owner = getattr(owner, "id", None) or getattr(owner, "attr", None)
         if isinstance(node, ast.Attribute) and (owner, node.attr) in CWD_CALLS:
@@ -320,7 +326,7 @@ def _implements_calls():
     """code -> modules whose source registers it (a static count: a module imported twice counts once)."""
     out = {}
     for path in sorted(PACKAGE_DIR.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(import_graph.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "implements":
                 for arg in node.args[1:]:
                     if isinstance(arg, ast.Constant):
@@ -375,7 +381,7 @@ def test_template_checks_are_found_by_registration_in_code_order():
 
 
 def _protocol_members():
-    tree = ast.parse((PACKAGE_DIR / "checks" / "interface.py").read_text(encoding="utf-8"))
+    tree = import_graph.parse((PACKAGE_DIR / "checks" / "interface.py").read_text(encoding="utf-8"))
     out = {}
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
@@ -394,7 +400,7 @@ def test_checks_use_only_what_the_run_protocol_offers():
     allowed = {"run": members["Run"], "conv": members["Conversation"]}
     used = set()
     for path in sorted((PACKAGE_DIR / "checks").glob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(import_graph.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in allowed:
                 assert node.attr in allowed[node.value.id], f"{path.name}:{node.lineno} uses {node.value.id}.{node.attr}"
                 used.add(node.attr)
@@ -418,7 +424,7 @@ def _instance_attributes(cls) -> set:
     for klass in cls.__mro__:
         if klass.__module__ == "builtins" or "__init__" not in klass.__dict__:
             continue
-        for node in ast.walk(ast.parse(inspect.getsource(klass))):
+        for node in ast.walk(import_graph.parse(inspect.getsource(klass))):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
                 names.add(node.attr)
     return names
@@ -453,7 +459,7 @@ def _mode_of(call: ast.Call):
 def write_calls(source: str) -> list:
     """`line: what` for each way to write, rename or delete a file in ``source``."""
     out = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(import_graph.parse(source)):
         if isinstance(node, (ast.Name, ast.Attribute)) and (getattr(node, "id", None) or getattr(node, "attr", None)) in WRITE_FLAGS:
             out.append(f"{node.lineno}: {getattr(node, 'id', None) or node.attr}")
         elif isinstance(node, ast.ImportFrom) and node.module in ("os", "shutil", "tempfile", "pathlib"):
@@ -599,7 +605,7 @@ def _package_state() -> set:
     for path in sorted(PACKAGE_DIR.rglob("*.py")):
         module = ".".join(("promptlint",) + path.relative_to(PACKAGE_DIR).with_suffix("").parts)
         module = module[: -len(".__init__")] if module.endswith(".__init__") else module
-        out |= module_state(ast.parse(path.read_text(encoding="utf-8")), module)
+        out |= module_state(import_graph.parse(path.read_text(encoding="utf-8")), module)
     return out
 
 
@@ -618,7 +624,7 @@ def test_no_module_global_holds_run_state():
     ("def f():\n    local = {}\n    local['a'] = 1\n", set()),  # a function's own dict
 ])
 def test_the_state_scan_sees_each_way_to_keep_state(snippet, expected):
-    assert module_state(ast.parse(snippet), "m") == expected
+    assert module_state(import_graph.parse(snippet), "m") == expected
 
 
 def test_every_package_folder_ships():
@@ -733,7 +739,7 @@ def release_sites() -> set:
     out = set()
     for path in sorted(PACKAGE_DIR.rglob("*.py")):
         module = ".".join(("promptlint",) + path.relative_to(PACKAGE_DIR).with_suffix("").parts)
-        for where, _ in _calls_by_function(ast.parse(path.read_text(encoding="utf-8")), _is_release):
+        for where, _ in _calls_by_function(import_graph.parse(path.read_text(encoding="utf-8")), _is_release):
             out.add(f"{module}:{where}")
     return out
 
@@ -746,7 +752,7 @@ def test_tokenizers_are_released_in_exactly_one_place():
 
 
 def test_the_release_scan_sees_a_release_anywhere(tmp_path):
-    tree = ast.parse("def f(pool):\n    pool.release('x')\nrelease('y')\nclass C:\n    def g(self):\n        tokens.release(1)\n")
+    tree = import_graph.parse("def f(pool):\n    pool.release('x')\nrelease('y')\nclass C:\n    def g(self):\n        tokens.release(1)\n")
     assert [w for w, _ in _calls_by_function(tree, _is_release)] == ["f", "<module>", "g"]
 
 
@@ -780,7 +786,7 @@ ENV_EXCEPTIONS = {
 def environment_reads(source: str) -> list:
     """(line, variable or "?") of each use of ``os.environ``/``os.getenv`` in ``source``; the variable
     is the string constant the use names (``environ.get("X")``, ``environ["X"]``, ``getenv("X")``)."""
-    tree = ast.parse(source)
+    tree = import_graph.parse(source)
     constants = {}  # module-level NAME = "VALUE" (JOBS_ENV = "PROMPTLINT_JOBS")
     for node in tree.body:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
