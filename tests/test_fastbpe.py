@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from tokenizers import Tokenizer, models, pre_tokenizers
 
-from conftest import DATA, QWEN
+from conftest import DATA
 from small_tokenizers import mini_qwen
 from promptlint import fastbpe
 from promptlint.tokenization import tokens
@@ -141,16 +141,18 @@ def _load(path: Path):
     return sha, tok
 
 
-def test_the_first_load_writes_the_form_and_the_next_uses_it(own_forms):
-    """With the 151k vocabulary itself: the one test here whose form is Qwen2.5's own."""
+def test_the_first_load_writes_the_form_and_the_next_uses_it(own_forms, small):
+    """On Qwen2.5's file cut to 4,000 ids (the write and the reuse do not depend on the vocabulary's
+    size; Qwen2.5's own 151k form is built and proven by the corpus tests through the same store)."""
     built, loaded = fastbpe.built_count(), fastbpe.loaded_count()
-    sha, first = _load(QWEN)
+    sha, first = _load(small)
     assert (fastbpe.built_count(), fastbpe.loaded_count()) == (built + 1, loaded)
     assert (own_forms / f"{sha}.bpe").is_file()
-    _, second = _load(QWEN)
+    _, second = _load(small)
     assert (fastbpe.built_count(), fastbpe.loaded_count()) == (built + 1, loaded + 1)
     text = "Where is order 10023?  <|im_start|>user\n日本語\n\n"
-    assert second.encode(text).ids == first.encode(text).ids == Tokenizer.from_file(str(QWEN)).encode(text).ids
+    assert second.encode(text).ids == first.encode(text).ids == Tokenizer.from_file(str(small)).encode(text).ids
+    assert 4001 in first.encode(text).ids  # <|im_start|> one token, renumbered after the 4,000 ids kept
 
 
 @pytest.mark.parametrize("damage", ["flip a byte", "truncate", "another tokenizer's form"])
