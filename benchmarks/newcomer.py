@@ -135,7 +135,7 @@ def rows(python: str, base_env: Dict[str, str], work: Path, reps: int, qwen: Pat
                XDG_CONFIG_HOME=str(work / "user-config"), PROMPTLINT_DAEMON="0")
     pairs = Pairs(python, env, reps)
     check = [python, "-m", "promptlint", "check", "--", str(changed.relative_to(root))]
-    out: Dict[str, Dict[str, float]] = {}
+    out: Dict[str, Dict[str, float]] = _Live()
     try:
         out["n_off"] = pairs.run(check, root, edit)
         out["n_off_slow"] = pairs.run(check, root, edit, env={"PROMPTLINT_FAST_TOKENIZER": "0"})
@@ -256,6 +256,19 @@ LABELS = {
 }
 TARGETS = {"n_off": 12.0, "n_pinned": 15.0, "pc_daemon": 1.3, "pc_off": 2.0}
 SECONDS = {"lsp_diag": 1.0}  # targets in seconds, not ratios
+
+
+class _Live(dict):
+    """The rows, each printed (and flushed) as it is measured: a run cut short still shows them."""
+
+    def __setitem__(self, key, row) -> None:
+        super().__setitem__(key, row)
+        ratio = f", ratio {row['ratio']:.2f}" if row.get("ratio") == row.get("ratio") and "ratio" in row else ""
+        print(f"  {LABELS.get(key, key)}: {row['s']:.3f} s{ratio}", flush=True)
+
+    def update(self, other=(), **more) -> None:
+        for key, row in dict(other, **more).items():
+            self[key] = row
 
 
 def print_rows(out: Dict[str, Dict[str, float]], quick: bool) -> None:

@@ -396,6 +396,7 @@ class Bench:
             dt, rss = self.once(argv, cwd, env)
             times.append(dt)
             peaks.append(rss)
+        progress(argv, cwd, env, statistics.median(times), max(peaks))
         return statistics.median(times), max(peaks)
 
     def tree_peak(self, argv: Sequence[str], cwd: Path, before=None, env: Optional[Dict[str, str]] = None) -> float:
@@ -406,10 +407,22 @@ class Bench:
             before()
         r = subprocess.run([sys.executable, "-c", TREE, json.dumps(list(argv))], cwd=cwd, env=dict(self.env, **(env or {})),
                            capture_output=True, text=True)
-        return float(r.stdout.split()[-1]) if r.returncode == 0 and r.stdout.strip() else float("nan")
+        peak = float(r.stdout.split()[-1]) if r.returncode == 0 and r.stdout.strip() else float("nan")
+        progress(argv, cwd, env, float("nan"), peak, "whole tree")
+        return peak
 
     def promptlint(self, *args: str) -> List[str]:
         return [self.python, "-m", "promptlint", "check", "--output-format", "concise", *args]
+
+
+def progress(argv: Sequence[str], cwd: Path, env: Optional[Dict[str, str]], seconds: float, mib: float, what: str = "") -> None:
+    """One measured row, printed (and flushed) as soon as it is known: a run cut short by a time
+    bound still shows what it measured. The table at the end names the rows."""
+    words = ["python" if a == sys.executable else Path(a).name if os.sep in a else a for a in argv]
+    extra = " ".join(f"{k}={v}" for k, v in (env or {}).items() if k != "XDG_RUNTIME_DIR")
+    t = f"{seconds:8.3f} s" if seconds == seconds else f"{'-':>8}  "
+    m = f"{mib:6.0f} MiB" if mib == mib else ""
+    print(f"  {t} {m:>10}  in {cwd.name}/: {' '.join(words)[:70]} {extra} {what}".rstrip(), flush=True)
 
 
 def transformers_ok(python: str) -> Optional[str]:
@@ -607,6 +620,7 @@ def _run(bench: Bench, work: Path, quick: bool, reps: int, apps: int, chats: int
                        env=bench.env, capture_output=True, text=True)
     if r.returncode == 0:
         rows["c_resident"] = (float(r.stdout.split()[-1]), float("nan"))
+        progress(["resident", "lint"], repo, None, rows["c_resident"][0], float("nan"))
     rows["a_full"] = bench.time(bench.promptlint(), repo, before=clean, env={"PROMPTLINT_FULL_ENCODE": "1"})
     rows.update(_daemon_rows(bench, work, repo, change))
     changed.write_text(base_text, encoding="utf-8")

@@ -119,7 +119,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--files", type=int, default=1000)
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--changed-files", type=int, default=200)
+    ap.add_argument("--changed-files", type=int, default=200, help="files in the changed-file project (0: skip those rows)")
     args = ap.parse_args()
 
     import ast
@@ -157,7 +157,8 @@ def main() -> None:
         check_ts, check_py = best_pair(check("ts"), check("py"), args.reps)
 
         project = project_rows(d / "project", args.files, args.reps, ctx, tok, env)
-        changed = changed_rows(d / "changed", args.changed_files, args.reps, env)
+        # --changed-files 0: no changed-file project, so none of its rows
+        changed = changed_rows(d / "changed", args.changed_files, args.reps, env) if args.changed_files > 0 else []
 
     n = args.files
     print(f"load average at the start: {LOAD}; at the end: {os.getloadavg()[0]:.2f} ({os.cpu_count()} CPUs)")
@@ -167,6 +168,8 @@ def main() -> None:
             ("flat: promptlint check (process)", check_ts, check_py)] + project
     for label, a, b in rows:
         print(f"{label:40}{a:>11.2f}s{b:>11.2f}s{a - b:>+11.2f}s")
+    if not changed:
+        return
     print(f"\none agent module changed in a {args.changed_files}-file project, `check -- FILE`, median of {args.reps} "
           "pairs with `python -c pass`")
     print(f"{'':40}{'seconds':>12}{'ratio':>12}{'target':>12}")

@@ -216,6 +216,7 @@ def test_past_the_switch_volume_the_real_model_encodes_the_same(monkeypatch):
     """After ``_SWITCH_CHARS`` characters merged in Python, a process builds the Rust model once
     and encodes with it: the same ids, offsets and tokens as before the switch, and as tokenizers."""
     monkeypatch.setattr(engine, "_SWITCH_CHARS", 2_000)
+    monkeypatch.setattr(engine, "_CHARS_PER_ENTRY", 0)  # the floor alone decides here
     fast = _engine_of("embedded")
     original = Tokenizer.from_str(_raw("embedded").decode("utf-8"))
     text = "Current time: 2025-03-14 09:26:53\nYou are the Acme assistant. Be brief. " * 10  # 740 characters
@@ -227,3 +228,28 @@ def test_past_the_switch_volume_the_real_model_encodes_the_same(monkeypatch):
     want = original.encode(text)
     for got in (before, after):
         assert (got.ids, got.offsets, got.tokens) == (want.ids, want.offsets, want.tokens)
+
+
+def test_a_cold_run_workers_share_of_characters_builds_no_model():
+    """Building the Rust model from the form costs about what merging 2 characters per merge costs
+    in Python (1.8 s for Qwen2.5 on the two-core machine, as much as parsing its tokenizer.json), so a
+    process switches only after 4 characters per merge: Qwen2.5's tokenizer.json holds 294,166 merges,
+    so 1,176,664 characters. A worker of the benchmark's cold run (60 application and 20 chat
+    templates, Qwen2.5) merges ~0.53-0.60 M characters: it used to build the model at 400,000 and
+    encode the little left with it (+30% CPU for the run); now it builds nothing, and neither does
+    the driver's plan of that share before the fork."""
+    merges = len(json.loads(_raw("qwen2.5"))["model"]["merges"])
+    assert merges == 294_166
+    fast = _engine_of("qwen2.5")
+    fast.expect(600_000)  # what the driver plans for each worker, before forking
+    assert fast._real is None
+    text = "You are the Acme shop's assistant. Answer in the customer's language, briefly and politely. " * 60
+    original = Tokenizer.from_str(_raw("qwen2.5").decode("utf-8"))
+    n = 0
+    while n < 600_000:
+        got = fast.encode(text, add_special_tokens=False)
+        n += len(text)
+    assert fast._real is None  # merged in Python all the way
+    want = original.encode(text, add_special_tokens=False)
+    assert (got.ids, got.offsets) == (want.ids, want.offsets)
+    assert fast.switch_chars() == 4 * merges

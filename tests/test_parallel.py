@@ -193,6 +193,7 @@ def test_workers_that_would_each_pass_the_switch_volume_share_one_model_built_be
     from promptlint.fastbpe import engine, form
 
     monkeypatch.setattr(engine, "_SWITCH_CHARS", 5_000)
+    monkeypatch.setattr(engine, "_CHARS_PER_ENTRY", 0)  # the floor alone decides here
     prompts = tmp_path / "prompts"
     prompts.mkdir()
     for i in range(8):  # 8 x ~3,300 characters between 2 workers: ~13,000 each, past 5,000

@@ -132,20 +132,7 @@ def chunks(items: List[int], workers: int) -> List[List[int]]:
 def heavy_enough(paths: Sequence[str]) -> bool:
     """Whether analysing ``paths`` is worth forking workers: a directory among them (a model
     directory: every built-in scenario rendered) or at least ``MIN_BYTES`` of files."""
-    import stat
-
-    total = 0
-    for p in paths:
-        try:
-            st = os.stat(p)
-        except OSError:
-            continue
-        if stat.S_ISDIR(st.st_mode):
-            return True
-        total += st.st_size
-        if total >= MIN_BYTES:
-            return True
-    return False
+    return any(os.path.isdir(p) for p in paths) or volume(paths) >= MIN_BYTES
 
 
 def volume(paths: Sequence[str]) -> int:

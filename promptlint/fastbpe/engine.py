@@ -37,11 +37,17 @@ _MASK = 0xFFFFFFFF
 _HEAP_FROM = 24  # pre-tokens longer than this merge through a heap (a 1,000-space run stays linear-log)
 _MEMO_MAX = 1 << 16  # pre-tokens remembered (then forgotten at once: a resident process stays bounded)
 _PAIRS_MAX = 1 << 20  # pair lookups remembered
-# Merging in Python costs ~1 s per million characters, ~4x what tokenizers' Rust model costs, and
-# building that model from the form costs ~0.4 s: past this many characters a process has spent
-# about that on merges, so it builds the model and encodes with it from then on (the ski-rental
-# rule: never more than about twice the better choice's cost). A one-template check stays far below.
+# Merging in Python costs ~3x what tokenizers' Rust model costs per character, and building that
+# model from the form costs what merging ~2 characters per merge-table entry costs (measured: 1.3 s
+# for cl100k's 233k entries, 1.8 s for Qwen2.5's 294k, against 2.9 us a character merged; the model
+# costs as much as parsing the tokenizer.json). A process builds it once it has merged twice that
+# in Python (_CHARS_PER_ENTRY per entry, never under _SWITCH_CHARS): a worker of a cold run over a
+# mid-size repository (0.5-0.6 M characters each for 60 templates and 20 chat templates) then never
+# pays a build for the little it has left, and a long run's worst case stays ~3x the better choice.
+# A run that knows its volume up front builds it before forking (expect). A one-template check
+# stays far below.
 _SWITCH_CHARS = 400_000
+_CHARS_PER_ENTRY = 4
 
 
 def refusal(data: Dict) -> Optional[str]:
@@ -95,7 +101,7 @@ class FastTokenizer:
         self._added: Optional[Dict[int, str]] = None
         self._added_ids: Optional[Dict[str, int]] = None
         self._real = None
-        self._encoded = 0  # characters encoded so far (see _SWITCH_CHARS)
+        self._encoded = 0  # characters encoded so far (see switch_chars)
         self._bytes: Optional[Dict[str, int]] = None
         self._texts: Dict[int, str] = {}  # id -> its decoded text (a pure function of the id, memoised)
 
@@ -115,14 +121,19 @@ class FastTokenizer:
         """At least ``chars`` characters are coming (the driver's plan, before it forks workers): past
         the switch volume the model is built now, once, and the workers forked after share its memory
         instead of each merging that volume in Python and then building a copy of its own."""
-        if chars > _SWITCH_CHARS:
+        if chars > self.switch_chars():
             self.real()
 
     def _volume(self, chars: int) -> bool:
         """Whether to encode with the real model (proven identical): once it exists, or once this
-        process has merged ``_SWITCH_CHARS`` characters in Python."""
+        process has merged ``switch_chars()`` characters in Python."""
         self._encoded += chars
-        return self._real is not None or self._encoded > _SWITCH_CHARS
+        return self._real is not None or self._encoded > self.switch_chars()
+
+    def switch_chars(self) -> int:
+        """Characters merged in Python after which building the real model pays: proportional to
+        the merge table the build converts (see _CHARS_PER_ENTRY)."""
+        return max(_SWITCH_CHARS, _CHARS_PER_ENTRY * self._n)
 
     def _merged(self, enc) -> Encoding:
         ids, offsets, words, chars = enc.ids, enc.offsets, enc.word_ids, enc.tokens
