@@ -25,6 +25,11 @@ def entry() -> None:
         forwarded = client.forward_argv(argv)
         if isinstance(forwarded, int):
             client.hard_exit(forwarded)
+        from promptlint.project import dataclass_code
+
+        # The check runs here: its ~50 dataclasses take their generated methods' code from the
+        # user cache instead of compiling it again (cli.entry keeps what this run compiled).
+        dataclass_code.install()
     from promptlint import cli
 
     cli.entry(daemon_asked=forwarded is not None)

@@ -205,6 +205,9 @@ def entry(daemon_asked: bool = False) -> None:
     code = main(daemon_asked=daemon_asked)
     if argv[:1] != ["check"]:
         raise SystemExit(code)
+    keep = sys.modules.get("promptlint.project.dataclass_code")
+    if keep is not None:  # installed by the front door for this check
+        keep.save()
     from promptlint.daemon.client import hard_exit
 
     hard_exit(code)
