@@ -77,7 +77,9 @@ def save() -> None:
         return
     base, path = _path()
     try:
-        safe_write.write_bytes(path, _mac(body) + body, anchor=base, parents=True, private=True)
+        from promptlint.project.cache import machine_secret
+
+        safe_write.write_bytes(path, _mac(body, machine_secret()) + body, anchor=base, parents=True, private=True)
         _NEW[0] = 0
     except OSError:
         pass
@@ -89,10 +91,13 @@ def _read() -> Dict[str, object]:
     base, path = _path()
     try:
         data = bounded_io.read_bytes(path, _MAX_BYTES + 64)
-    except OSError:
+        # the file cache.machine_secret keeps, read here without importing that module (and its
+        # dataclass, which would be compiled before the table is read)
+        secret = bytes.fromhex(bounded_io.read_text(os.path.join(base, "promptlint", "secret"), 1024).strip())
+    except (OSError, ValueError):
         return {}
     mac, body = data[:32], data[32:]
-    if not hmac.compare_digest(mac, _mac(body)):
+    if len(secret) != 32 or not hmac.compare_digest(mac, _mac(body, secret)):
         return {}
     try:
         table = marshal.loads(body)
@@ -103,13 +108,11 @@ def _read() -> Dict[str, object]:
     return {k: v for k, v in table.items() if isinstance(k, str) and type(v).__name__ == "code"}
 
 
-def _mac(body: bytes) -> bytes:
+def _mac(body: bytes, secret: bytes) -> bytes:
     import hashlib
     import hmac
 
-    from promptlint.project.cache import machine_secret
-
-    return hmac.new(machine_secret(), body, hashlib.sha256).digest()
+    return hmac.new(secret, body, hashlib.sha256).digest()
 
 
 def _path():
