@@ -25,10 +25,12 @@ def entry() -> None:
         forwarded = client.forward_argv(argv)
         if isinstance(forwarded, int):
             client.hard_exit(forwarded)
+    if argv[:1] in (["check"], ["server"]):
         from promptlint.project import dataclass_code
 
-        # The check runs here: its ~50 dataclasses take their generated methods' code from the
-        # user cache instead of compiling it again (cli.entry keeps what this run compiled).
+        # A check run here, and the language server's first diagnostics: their ~50 dataclasses take
+        # their generated methods' code from the user cache instead of compiling it again
+        # (cli.entry keeps what this process compiled).
         dataclass_code.install()
     from promptlint import cli
 
