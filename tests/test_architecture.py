@@ -534,6 +534,7 @@ MODULE_STATE = {
     "promptlint.project.cache:_CODE_STAMP": "memo: the stamp of the installed promptlint code (a constant of the process)",
     "promptlint.project.cache:_SECRET": "memo: the user's cache secret, read once from the user-level file (not the project's)",
     "promptlint.project.dataclass_code:_TABLE": "memo: a dataclass method's source text -> its compiled code (the same text always compiles to the same code)",
+    "promptlint.project.dataclass_code:_USED": "statistic: the method texts this process executed (what a table over its bound keeps)",
     "promptlint.project.dataclass_code:_NEW": "statistic: texts compiled in this process that the kept table lacks (whether save() writes)",
     "promptlint.editor.lsp:_HREFS": "memo: rule code -> its documentation page (from the shipped rule files)",
     "promptlint.render.stubs:_VALUE_METHODS": "memo: the method names of the value types a sample can hold",

@@ -232,6 +232,27 @@ def test_a_tampered_or_foreign_table_is_not_read(tmp_path, monkeypatch):
     assert dataclass_code._read() == {}
 
 
+def test_a_table_over_its_bound_keeps_only_the_texts_its_process_ran(tmp_path, monkeypatch):
+    """Texts of dataclasses that changed pile up run after run; past the bound, the table written
+    holds only what this process executed (and nothing when even that is over it)."""
+    from promptlint.project import cache as cache_mod
+    from promptlint.project import dataclass_code
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(cache_mod, "_SECRET", [])
+    stale = {f"def __create_fn__():\n def f():\n  return {n}\n return f": compile(str(n), "<string>", "eval") for n in range(400)}
+    monkeypatch.setattr(dataclass_code, "_TABLE", dict(stale))
+    monkeypatch.setattr(dataclass_code, "_USED", set())
+    monkeypatch.setattr(dataclass_code, "_NEW", [0])
+    used = "def __create_fn__():\n def g():\n  return -1\n return g"
+    namespace: dict = {}
+    dataclass_code._compiled_exec(used, {}, namespace)
+    assert namespace["__create_fn__"]()() == -1 and dataclass_code._NEW[0] == 1
+    monkeypatch.setattr(dataclass_code, "_MAX_BYTES", len(__import__("marshal").dumps(stale)) // 2)
+    dataclass_code.save()
+    assert list(dataclass_code._read()) == [used]
+
+
 def test_the_forwarding_client_hashes_without_loading_openssl(tmp_path):
     """The forwarding client names the socket (a sha256 of the root and the installation) and
     stamps promptlint's files with the interpreter's builtin sha256: neither hashlib nor its

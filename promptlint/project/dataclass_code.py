@@ -23,12 +23,13 @@ import builtins
 import marshal
 import os
 import sys
-from typing import Dict, List
+from typing import Dict, List, Set
 
 from promptlint.doors import bounded_io, safe_write
 
-_MAX_BYTES = 4 * 1024 * 1024  # a table larger than this starts afresh (one entry per distinct method text)
+_MAX_BYTES = 4 * 1024 * 1024  # a larger table keeps only the texts of the process that writes it
 _TABLE: Dict[str, object] = {}  # source text -> its compiled code (read from the user cache, then added to)
+_USED: Set[str] = set()  # the texts this process executed (what a table over the bound keeps)
 _NEW: List[int] = [0]  # texts compiled in this process that the kept table lacks
 
 
@@ -38,6 +39,7 @@ def _compiled_exec(source, globals=None, locals=None, *args, **kwargs):
         globals, locals = caller.f_globals, caller.f_locals if locals is None else locals
     if not isinstance(source, str) or args or kwargs:
         return builtins.exec(source, globals, locals, *args, **kwargs)
+    _USED.add(source)
     code = _TABLE.get(source)
     if code is None:
         code = compile(source, "<string>", "exec", dont_inherit=True)
@@ -70,10 +72,11 @@ def save() -> None:
         return
     try:
         body = marshal.dumps(_TABLE)
+        if len(body) > _MAX_BYTES:  # texts of dataclasses no longer in the code piled up: keep this process's
+            body = marshal.dumps({text: _TABLE[text] for text in _USED if text in _TABLE})
     except ValueError:  # an object marshal cannot write: keep nothing
         return
     if len(body) > _MAX_BYTES:
-        _TABLE.clear()
         return
     base, path = _path()
     try:
