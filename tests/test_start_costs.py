@@ -176,6 +176,7 @@ def test_kept_dataclass_code_makes_the_same_classes(tmp_path, monkeypatch):
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.setattr(cache_mod, "_SECRET", [])  # this test's user cache keeps its own secret
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)  # whatever the suite runs under
     monkeypatch.setattr(dataclass_code, "_TABLE", {})
     monkeypatch.setattr(dataclass_code, "_NEW", [0])
     plain = _made(tmp_path, "plain_records")
@@ -215,6 +216,7 @@ def test_a_tampered_or_foreign_table_is_not_read(tmp_path, monkeypatch):
     monkeypatch.setattr(dataclass_code, "_TABLE", {"def __create_fn__():\n def f():\n  return 1\n return f": compile("1", "<string>", "eval")})
     monkeypatch.setattr(dataclass_code, "_NEW", [1])
     monkeypatch.setattr(cache_mod, "_SECRET", [])
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)  # whatever the suite runs under
     dataclass_code.save()
     path = Path(dataclass_code._path()[1])
     assert len(dataclass_code._read()) == 1
@@ -249,6 +251,10 @@ def test_a_table_over_its_bound_keeps_only_the_texts_its_process_ran(tmp_path, m
     dataclass_code._compiled_exec(used, {}, namespace)
     assert namespace["__create_fn__"]()() == -1 and dataclass_code._NEW[0] == 1
     monkeypatch.setattr(dataclass_code, "_MAX_BYTES", len(__import__("marshal").dumps(stale)) // 2)
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # PYTHONDONTWRITEBYTECODE: nothing written
+    dataclass_code.save()
+    assert dataclass_code._read() == {}
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
     dataclass_code.save()
     assert list(dataclass_code._read()) == [used]
 

@@ -67,8 +67,9 @@ def uninstall() -> None:
 
 def save() -> None:
     """Keep the table when this process compiled texts it lacked (a cache that cannot be written
-    only costs the next run its compiling)."""
-    if not _NEW[0]:
+    only costs the next run its compiling); not under PYTHONDONTWRITEBYTECODE / -B, which asks
+    that no bytecode be written (a kept table is still read, as Python still reads .pyc files)."""
+    if not _NEW[0] or sys.dont_write_bytecode:
         return
     try:
         body = marshal.dumps(_TABLE)
