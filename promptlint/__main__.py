@@ -25,6 +25,13 @@ def entry() -> None:
         forwarded = client.forward_argv(argv)
         if isinstance(forwarded, int):
             client.hard_exit(forwarded)
+    if argv[:1] in (["check"], ["server"]):
+        from promptlint.project import dataclass_code
+
+        # A check run here, and the language server's first diagnostics: their ~50 dataclasses take
+        # their generated methods' code from the user cache instead of compiling it again
+        # (cli.entry keeps what this process compiled).
+        dataclass_code.install()
     from promptlint import cli
 
     cli.entry(daemon_asked=forwarded is not None)

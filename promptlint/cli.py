@@ -203,6 +203,9 @@ def entry(daemon_asked: bool = False) -> None:
     have exit hooks to run (Ray's shutdown in `audit --ray`) and exit normally."""
     argv = sys.argv[1:]
     code = main(daemon_asked=daemon_asked)
+    keep = sys.modules.get("promptlint.project.dataclass_code")
+    if keep is not None:  # installed by the front door (check, server)
+        keep.save()
     if argv[:1] != ["check"]:
         raise SystemExit(code)
     from promptlint.daemon.client import hard_exit

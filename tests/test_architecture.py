@@ -539,6 +539,9 @@ MODULE_STATE = {
     "promptlint.render.environments:PARSED": "memo: parse trees keyed by template text and parser settings (bounded)",
     "promptlint.project.cache:_CODE_STAMP": "memo: the stamp of the installed promptlint code (a constant of the process)",
     "promptlint.project.cache:_SECRET": "memo: the user's cache secret, read once from the user-level file (not the project's)",
+    "promptlint.project.dataclass_code:_TABLE": "memo: a dataclass method's source text -> its compiled code (the same text always compiles to the same code)",
+    "promptlint.project.dataclass_code:_USED": "statistic: the method texts this process executed (what a table over its bound keeps)",
+    "promptlint.project.dataclass_code:_NEW": "statistic: texts compiled in this process that the kept table lacks (whether save() writes)",
     "promptlint.editor.lsp:_HREFS": "memo: rule code -> its documentation page (from the shipped rule files)",
     "promptlint.render.stubs:_VALUE_METHODS": "memo: the method names of the value types a sample can hold",
     "promptlint.scenarios.names:_PATTERNS": "memo: the name patterns parsed from the shipped M101 rule file",
@@ -776,6 +779,7 @@ ENV_EXCEPTIONS = {
     ("promptlint/project/cache.py", "XDG_CACHE_HOME"): "the user-level cache secret's directory",
     ("promptlint/fastbpe/store.py", "XDG_CACHE_HOME"): "the user-level store of proven compact tokenizer forms",
     ("promptlint/base/toml_io.py", "XDG_CACHE_HOME"): "the user-level JSON copies of the TOML files promptlint ships",
+    ("promptlint/project/dataclass_code.py", "XDG_CACHE_HOME"): "the user-level table of compiled dataclass methods",
     ("promptlint/fastbpe/store.py", "PROMPTLINT_FAST_TOKENIZER_DIR"): "another directory for that store (the test suite's)",
     ("promptlint/fastbpe/__init__.py", "PROMPTLINT_FAST_TOKENIZER"): "compact forms off: the same tokenizer, parsed from JSON",
     # not a check run: `audit --ray` hands Ray the address Ray itself reads

@@ -26,9 +26,18 @@ PROBE = r"""
 import gc, json, os, sys
 counts = [0, 0, 0]
 gc.callbacks.append(lambda phase, info: phase == "stop" and counts.__setitem__(info["generation"], counts[info["generation"]] + 1))
+import builtins
+compiled = [0]  # dataclass method texts compiled (dataclasses execs each as a string, `def __create_fn__(...)`)
+_exec, _compile = builtins.exec, builtins.compile
+def _counted(source):
+    if isinstance(source, str) and source.startswith("def __create_fn__("):
+        compiled[0] += 1
+builtins.exec = lambda source, *a, **k: _counted(source) or _exec(source, *a, **k)
+builtins.compile = lambda source, *a, **k: _counted(source) or _compile(source, *a, **k)
 real = os._exit
 def report(code):
-    sys.stderr.write("PROBE " + json.dumps({"collections": counts, "modules": sorted(sys.modules), "parsed": parsed}) + "\n")
+    sys.stderr.write("PROBE " + json.dumps({"collections": counts, "modules": sorted(sys.modules), "parsed": parsed,
+                                            "compiled": compiled[0]}) + "\n")
     sys.stderr.flush()
     real(code)
 os._exit = report
@@ -82,6 +91,172 @@ def test_a_one_template_check_parses_no_shipped_toml_once_it_is_copied(tmp_path)
     second = _probe(tmp_path, template, "second")
     assert [t[:40] for t in second["parsed"] if t in shipped] == []
     assert "promptlint.base.measurements" not in second["modules"]
+
+
+def test_a_one_template_check_imports_only_the_reporter_it_writes_with(tmp_path):
+    """`full` (the default) is imported alone: --output-format's choices (the package's formats,
+    each module imported to read its FORMAT) are found only when argparse needs them."""
+    seen = _probe(tmp_path, tmp_path / "one.j2", "first")
+    reporters = {m for m in seen["modules"] if m.startswith("promptlint.report.")}
+    assert "promptlint.report.full" in reporters
+    assert not reporters & {f"promptlint.report.{name}" for name in
+                            ("concise", "github", "gitlab", "json_format", "json_lines", "markdown", "rdjson", "sarif")}
+
+
+def test_the_output_format_choices_are_still_every_format(tmp_path):
+    """What argparse shows and accepts is the package's formats, found on demand."""
+    from promptlint import report
+
+    env = _env(tmp_path)
+    r = subprocess.run([sys.executable, "-m", "promptlint", "check", "--output-format", "nope", "x.j2"], cwd=tmp_path,
+                       env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2
+    assert "(choose from " + ", ".join(repr(name) for name in report.formats()) + ")" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "promptlint", "check", "--help"], cwd=tmp_path, env=env, capture_output=True,
+                       text=True, timeout=120)
+    assert "--output-format {" + ",".join(report.formats()) + "}" in r.stdout
+    assert report._named("json-lines").FORMAT == "json-lines"  # its module bears its name
+    assert report._named("json") is None and report._named("style") is None  # json_format's; a helper declares none
+    assert report.get("json").FORMAT == "json"
+
+
+def test_a_second_check_compiles_no_dataclass_method(tmp_path):
+    """The first run compiles the methods its ~50 dataclasses generate (~280 texts) and keeps their
+    code in the user cache; the next run (its template edited) compiles none of them."""
+    template = tmp_path / "one.j2"
+    first = _probe(tmp_path, template, "first")
+    assert first["compiled"] > 100
+    assert _probe(tmp_path, template, "second")["compiled"] == 0
+
+
+DATACLASS = """
+from dataclasses import dataclass, field
+from typing import Optional, Tuple
+
+@dataclass(frozen=True)
+class Frozen:
+    index: int
+    text: str = "x"
+    parts: Tuple[int, ...] = ()
+    other: Optional[int] = field(default=None, compare=False)
+
+@dataclass(order=True)
+class Ordered:
+    a: int
+    b: list = field(default_factory=list)
+"""
+
+
+def _made(tmp_path, name: str) -> dict:
+    import types
+
+    module = types.ModuleType(name)
+    sys.modules[name] = module
+    try:
+        exec(compile(DATACLASS, str(tmp_path / f"{name}.py"), "exec"), module.__dict__)
+    finally:
+        del sys.modules[name]
+    return module.__dict__
+
+
+def _methods(cls) -> dict:
+    return {k: (v.__code__.co_code, v.__code__.co_consts, v.__code__.co_names, v.__code__.co_varnames, v.__defaults__,
+                v.__kwdefaults__, getattr(v, "__annotations__", None))
+            for k, v in vars(cls).items() if callable(v) and hasattr(v, "__code__")}
+
+
+def test_kept_dataclass_code_makes_the_same_classes(tmp_path, monkeypatch):
+    """Compiled afresh, taken from the table, and read back from the user cache: the same methods
+    (code, constants, defaults, annotations) and the same behaviour as plain dataclasses."""
+    import dataclasses
+
+    from promptlint.project import dataclass_code
+
+    from promptlint.project import cache as cache_mod
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(cache_mod, "_SECRET", [])  # this test's user cache keeps its own secret
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)  # whatever the suite runs under
+    monkeypatch.setattr(dataclass_code, "_TABLE", {})
+    monkeypatch.setattr(dataclass_code, "_NEW", [0])
+    plain = _made(tmp_path, "plain_records")
+    dataclass_code.install()
+    try:
+        fresh = _made(tmp_path, "fresh_records")
+        assert dataclass_code._NEW[0] >= 10
+        dataclass_code.save()
+        dataclass_code._TABLE.clear()
+        dataclass_code.uninstall()
+        dataclass_code.install()  # reads the kept table
+        assert len(dataclass_code._TABLE) >= 10
+        kept = _made(tmp_path, "kept_records")
+        assert dataclass_code._NEW[0] == 0  # nothing compiled
+    finally:
+        dataclass_code.uninstall()
+    assert not hasattr(dataclasses, "exec")
+    for made in (fresh, kept):
+        for name in ("Frozen", "Ordered"):
+            assert _methods(made[name]) == _methods(plain[name])
+        f = made["Frozen"](3, "y", (1, 2), other=9)
+        assert repr(f) == "Frozen(index=3, text='y', parts=(1, 2), other=9)"
+        assert f == made["Frozen"](3, "y", (1, 2), other=1) and hash(f) == hash(made["Frozen"](3, "y", (1, 2)))
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            f.index = 4
+        assert dataclasses.replace(f, index=5).index == 5
+        assert made["Ordered"](1) < made["Ordered"](2) and made["Ordered"](1).b == []
+
+
+def test_a_tampered_or_foreign_table_is_not_read(tmp_path, monkeypatch):
+    """The kept table is authenticated under the user's cache secret: an edited byte, or a table
+    written under another secret, is ignored (the texts are compiled as before)."""
+    from promptlint.project import cache as cache_mod
+    from promptlint.project import dataclass_code
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(dataclass_code, "_TABLE", {"def __create_fn__():\n def f():\n  return 1\n return f": compile("1", "<string>", "eval")})
+    monkeypatch.setattr(dataclass_code, "_NEW", [1])
+    monkeypatch.setattr(cache_mod, "_SECRET", [])
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)  # whatever the suite runs under
+    dataclass_code.save()
+    path = Path(dataclass_code._path()[1])
+    assert len(dataclass_code._read()) == 1
+    data = bytearray(path.read_bytes())
+    data[-5] ^= 1
+    path.write_bytes(bytes(data))
+    assert dataclass_code._read() == {}
+    dataclass_code._NEW[0] = 1
+    dataclass_code.save()
+    assert len(dataclass_code._read()) == 1
+    secret = tmp_path / "cache" / "promptlint" / "secret"
+    secret.write_text("01" * 32, encoding="utf-8")  # another secret than the one the table was written under
+    assert dataclass_code._read() == {}
+    secret.unlink()  # no secret: nothing is trusted
+    assert dataclass_code._read() == {}
+
+
+def test_a_table_over_its_bound_keeps_only_the_texts_its_process_ran(tmp_path, monkeypatch):
+    """Texts of dataclasses that changed pile up run after run; past the bound, the table written
+    holds only what this process executed (and nothing when even that is over it)."""
+    from promptlint.project import cache as cache_mod
+    from promptlint.project import dataclass_code
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(cache_mod, "_SECRET", [])
+    stale = {f"def __create_fn__():\n def f():\n  return {n}\n return f": compile(str(n), "<string>", "eval") for n in range(400)}
+    monkeypatch.setattr(dataclass_code, "_TABLE", dict(stale))
+    monkeypatch.setattr(dataclass_code, "_USED", set())
+    monkeypatch.setattr(dataclass_code, "_NEW", [0])
+    used = "def __create_fn__():\n def g():\n  return -1\n return g"
+    namespace: dict = {}
+    dataclass_code._compiled_exec(used, {}, namespace)
+    assert namespace["__create_fn__"]()() == -1 and dataclass_code._NEW[0] == 1
+    monkeypatch.setattr(dataclass_code, "_MAX_BYTES", len(__import__("marshal").dumps(stale)) // 2)
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # PYTHONDONTWRITEBYTECODE: nothing written
+    dataclass_code.save()
+    assert dataclass_code._read() == {}
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    dataclass_code.save()
+    assert list(dataclass_code._read()) == [used]
 
 
 def test_the_forwarding_client_hashes_without_loading_openssl(tmp_path):

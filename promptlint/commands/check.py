@@ -21,9 +21,10 @@ def add_parser(sub) -> None:
     from promptlint.commands.options import add_trust_options
 
     add_trust_options(p)
-    from promptlint.report import DEFAULT, formats  # the formats the report package holds (stdlib-only modules)
+    from promptlint.report import DEFAULT
 
-    p.add_argument("--output-format", choices=list(formats()), default=None, help=f"default: {DEFAULT}")
+    # the choices set after add_argument, which formats the metavar (iterating them) once to check it
+    p.add_argument("--output-format", default=None, help=f"default: {DEFAULT}").choices = _Formats()
     p.add_argument(
         "--stdin-filename",
         metavar="PATH",
@@ -84,6 +85,21 @@ def add_parser(sub) -> None:
     )
 
 
+class _Formats:
+    """--output-format's choices: the formats the report package holds, found (each reporter
+    imported) only when argparse asks, for a value given, --help or an error message."""
+
+    def __contains__(self, name) -> bool:
+        from promptlint.report import formats
+
+        return name in formats()
+
+    def __iter__(self):
+        from promptlint.report import formats
+
+        return iter(list(formats()))
+
+
 def _kind(fmt) -> str:
     """The output format's KIND (promptlint/report): "human" may have a progress bar, "json" keeps stdout a document."""
     from promptlint import report
@@ -127,9 +143,9 @@ def _report_files(specs):
     from promptlint.commands import UsageError
     from promptlint.report import formats
 
-    known = formats()
     out = []
     for spec in specs:
+        known = formats()
         fmt, sep, path = spec.partition("=")
         if not sep or not path or fmt not in known:
             raise UsageError(f"--report-file {spec}: expected FORMAT=PATH with FORMAT one of {', '.join(known)}")

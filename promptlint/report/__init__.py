@@ -44,7 +44,31 @@ def formats() -> Dict[str, str]:
 
 
 def get(name: str):
+    """The module of format ``name``. One whose module bears its name (`full`, the default) is
+    imported alone: a one-template check need not import the other eight reporters to find it."""
+    if not _FORMATS:
+        module = _named(name)
+        if module is not None:
+            return module
     return importlib.import_module(formats()[name])
+
+
+def _named(name: str):
+    """The module ``<package>.<name>`` when it declares FORMAT = ``name`` (what ``formats()`` would
+    map ``name`` to), else None."""
+    guess = name.replace("-", "_")
+    if not guess.isidentifier():
+        return None
+    try:
+        module = importlib.import_module(f"{__name__}.{guess}")
+    except ModuleNotFoundError as e:
+        if e.name != f"{__name__}.{guess}":
+            raise
+        return None
+    if getattr(module, "FORMAT", None) != name or getattr(module, "KIND", None) not in KINDS \
+            or not callable(getattr(module, "write", None)):
+        return None
+    return module
 
 
 def kind(name: str) -> str:
