@@ -70,13 +70,41 @@ class _SessionParses:
         return got
 
 
+class _SessionLlamaCpp:
+    """The llama.cpp encoder of each tokenizer content built once per test process: building it
+    serializes the pinned tokenizer, rewrites the JSON and parses it again (seconds for a 151k
+    vocabulary), and every in-process command's fresh pool would repeat that. Safe for the reasons
+    above: an encoder's state is its construction plus memo tables of pure functions, and objects a
+    pool handed out stay usable after it forgets them. Off with the parse memo."""
+
+    KEEP = 3  # each holds a parsed tokenizer of its own
+
+    def __init__(self, build, parses):
+        from collections import OrderedDict
+
+        self.build, self.parses, self.memo = build, parses, OrderedDict()
+
+    def __call__(self, pinned):
+        if not self.parses.on:
+            return self.build(pinned)
+        key = (pinned.sha256, pinned.spec.path is None)
+        if key not in self.memo:
+            self.memo[key] = self.build(pinned)
+            while len(self.memo) > self.KEEP:
+                self.memo.popitem(last=False)
+        self.memo.move_to_end(key)
+        return self.memo[key]
+
+
 @pytest.fixture(scope="session")
 def _session_parses():
-    from promptlint.tokenization import tokens
+    from promptlint.tokenization import engine_tokenize, tokens
 
     memo = tokens._parse = _SessionParses(tokens._parse)
+    engine_tokenize._build_llamacpp = _SessionLlamaCpp(engine_tokenize._build_llamacpp, memo)
     yield memo
     tokens._parse = memo.parse
+    engine_tokenize._build_llamacpp = engine_tokenize._build_llamacpp.build
 
 
 @pytest.fixture(autouse=True)
