@@ -20,8 +20,9 @@ merges are converted one by one), and a one-template run needs a few thousand to
 
 Used only for a tokenizer whose form records the engine proven (promptlint.fastbpe.proof: the
 same ids, tokens and offsets on the corpus of hard strings; every id's decode and token text;
-the same added tokens); anything it does not provide (``to_str``, a copy with more special
-tokens, llama.cpp's encoder) builds the real tokenizer from the form on first use.
+the same added tokens); anything it does not provide (``to_str``, llama.cpp's encoder) builds
+the real tokenizer from the form on first use. A copy with more special tokens is the same
+engine around a rebuilt tiny tokenizer (promptlint.fastbpe.special_copy).
 """
 
 from __future__ import annotations
