@@ -43,7 +43,7 @@ class _SessionParses:
     """Each tokenizer content parsed once per test process, not once per test: wraps
     ``tokens._parse`` (the one place a tokenizer is loaded) with a memo by content sha256, so the
     ~1,500 in-process commands of the suite share the parse their fresh ``Workspace`` would repeat.
-    Safe because nothing mutates a parsed tokenizer (special-token copies are parses of their own),
+    Safe because nothing mutates a parsed tokenizer (special-token copies are new objects of their own),
     and a hit still reads and vets the file as a load without a compact form would. Every pool
     still counts the parse it asked for. Tests about loading itself opt out with
     ``@pytest.mark.real_tokenizer_parse``."""

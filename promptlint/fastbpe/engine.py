@@ -20,8 +20,9 @@ merges are converted one by one), and a one-template run needs a few thousand to
 
 Used only for a tokenizer whose form records the engine proven (promptlint.fastbpe.proof: the
 same ids, tokens and offsets on the corpus of hard strings; every id's decode and token text;
-the same added tokens); anything it does not provide (``to_str``, a copy with more special
-tokens, llama.cpp's encoder) builds the real tokenizer from the form on first use.
+the same added tokens); anything it does not provide (``to_str``, llama.cpp's encoder) builds
+the real tokenizer from the form on first use. A copy with more special tokens is the same
+engine around a rebuilt tiny tokenizer (promptlint.fastbpe.special_copy).
 """
 
 from __future__ import annotations
@@ -104,6 +105,24 @@ class FastTokenizer:
         self._encoded = 0  # characters encoded so far (see switch_chars)
         self._bytes: Optional[Dict[str, int]] = None
         self._texts: Dict[int, str] = {}  # id -> its decoded text (a pure function of the id, memoised)
+        self._extra: Tuple[str, ...] = ()  # special texts added to this copy (with_special_tokens)
+
+    def with_special_tokens(self, texts: Sequence[str]) -> "Optional[FastTokenizer]":
+        """A copy that also matches each of ``texts`` as one special token, as the real tokenizer
+        with ``add_special_tokens`` of them does, ids included (promptlint.fastbpe.special_copy);
+        the merge tables and memos are shared. None: no copy vouched for (the caller parses)."""
+        from promptlint.fastbpe import special_copy
+
+        if not special_copy.rule_holds():
+            return None
+        extra = self._extra + tuple(texts)  # a copy's copy: the form's tiny JSON with all of them, in order
+        tiny = special_copy.tiny_with(bytes(self._parts.views["tiny"]), extra, self._vocab_id, len(self._starts) - 1)
+        if tiny is None:
+            return None
+        copy = FastTokenizer(self._parts, tiny)
+        copy._memo, copy._pairs = self._memo, self._pairs  # pure functions of the tables: shared
+        copy._extra = extra
+        return copy
 
     # -- encoding
 
@@ -332,7 +351,12 @@ class FastTokenizer:
         """The `tokenizers.Tokenizer` built from the form (proven identical when it was written),
         for what this engine does not provide; built once, on first use."""
         if self._real is None:
-            self._real = form.build(self._parts)
+            real = form.build(self._parts)
+            if self._extra:  # a copy: the texts added as the parsed copy adds them
+                from promptlint.fastbpe.special_copy import added_tokens
+
+                real.add_special_tokens(added_tokens(self._extra))
+            self._real = real
         return self._real
 
 

@@ -25,7 +25,7 @@ from typing import Callable, Dict, Optional, Tuple
 
 RESIDENT_COUNT = 4
 RESIDENT_BYTES = 24 * 1024 * 1024
-MAX_SPECIAL_COPIES = 4  # copies of the embedded tokenizer with a template's special texts (each a full parse, ~25 MB)
+MAX_SPECIAL_COPIES = 4  # copies of the embedded tokenizer with a template's special texts (a full parse is ~25 MB; the engine's own copy far less)
 
 
 class TokenizerPool:

@@ -10,7 +10,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 from promptlint.doors import bounded_io
 
@@ -232,14 +232,21 @@ class LoadedTokenizer:
     def token_to_id(self, text: str) -> Optional[int]:
         return self._tok.token_to_id(text)
 
-    def with_special_texts(self, texts, serialized: str) -> "LoadedTokenizer":
-        """A copy parsed from ``serialized`` (this tokenizer's JSON) that matches each of ``texts`` as one special token."""
+    def with_special_texts(self, texts, serialized: Callable[[], str]) -> "LoadedTokenizer":
+        """A copy that matches each of ``texts`` as one special token: the fast engine's own copy
+        (milliseconds, the same ids: promptlint.fastbpe.special_copy), else one parsed from
+        ``serialized()`` (this tokenizer's JSON) with the texts added."""
         from dataclasses import replace
 
-        from tokenizers import AddedToken, Tokenizer
+        fast = getattr(self._tok, "with_special_tokens", None)
+        copy = fast(list(texts)) if fast is not None else None
+        if copy is None:
+            from tokenizers import Tokenizer
 
-        copy = Tokenizer.from_str(serialized)
-        copy.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in texts])
+            from promptlint.fastbpe.special_copy import added_tokens
+
+            copy = Tokenizer.from_str(serialized())
+            copy.add_special_tokens(added_tokens(list(texts)))
         return replace(self, _tok=copy, _added=None, memo=None)
 
     def token_text(self, token_id: Optional[int]) -> str:
