@@ -415,6 +415,7 @@ class Flow:
         self._kinds: Dict[str, Tuple[str, Optional[str]]] = {}
         self._memo: Dict[Tuple[int, int], Val] = {}
         self._active: set = set()
+        self._rewritten: Dict[int, ast.AST] = {}  # id(a getattr call with a constant name) -> its plain form
         self._lines = [line.encode("utf-8") for line in source.splitlines(keepends=True)]
 
     # -- helpers
@@ -970,6 +971,9 @@ class Flow:
 
     # -- calls
     def _call(self, node: ast.Call, scope, env, depth) -> Val:
+        plain = self._plain_getattr(node)
+        if plain is not None:  # `getattr(prompts, "SYSTEM")`, `getattr(agent, "run")(q)`: as written out
+            return self.ev(plain, scope, env, depth)
         name = self.name_of(node.func)
         f = node.func
         ev = lambda n: self.ev(n, scope, env, depth)  # noqa: E731
@@ -1084,6 +1088,25 @@ class Flow:
             return self._record_value(node, record, ev)
         return self.opaque(node)
 
+    def _plain_getattr(self, node: ast.Call) -> Optional[ast.AST]:
+        """``getattr(x, "name")`` as ``x.name``, ``getattr(x, "name")(...)`` as ``x.name(...)`` (a constant name:
+        the same attribute); None for any other call. One rewritten node per call, so the memo keeps it."""
+        f = node.func
+        inner = f if isinstance(f, ast.Call) else node
+        if not (isinstance(inner.func, ast.Name) and inner.func.id == "getattr" and len(inner.args) in (2, 3)
+                and isinstance(inner.args[1], ast.Constant) and isinstance(inner.args[1].value, str)
+                and inner.args[1].value.isidentifier() and not inner.keywords):
+            return None
+        plain = self._rewritten.get(id(node))
+        if plain is None:
+            attr = ast.copy_location(ast.Attribute(value=inner.args[0], attr=inner.args[1].value, ctx=ast.Load()), inner)
+            attr.end_lineno, attr.end_col_offset = inner.end_lineno, inner.end_col_offset
+            plain = attr if inner is node else ast.copy_location(ast.Call(func=attr, args=node.args, keywords=node.keywords), node)
+            if plain is not attr:
+                plain.end_lineno, plain.end_col_offset = node.end_lineno, node.end_col_offset
+            self._rewritten[id(node)] = plain
+        return plain
+
     def _filter_map(self, node: ast.Call, name: str, scope, env, depth) -> Val:
         """``filter(None, parts)``: every item may stay; ``map(f, parts)``: ``f`` of each item, for a lambda
         (its body with the parameter bound) or a text method (``str.strip``: the item); else items not known."""
@@ -1109,18 +1132,12 @@ class Flow:
         """A call of a function picked from a table (``BUILDERS[mode](user)``, ``BUILDERS.get(mode, default)()``,
         through a name bound to the pick): any of the table's functions (of the linted files), each called
         with this call's arguments; None when the callee is not such a pick."""
-        f = node.func
-        if isinstance(f, ast.Attribute):
+        if isinstance(node.func, ast.Attribute):
             return None
-        if isinstance(f, ast.Name) and f.id not in env:  # `build = BUILDERS[mode]; build(user)`
-            entries = self.index.bindings.get((Index.sid(scope), f.id)) or []
-            picked = [e.value for e in entries if e.kind == "assign" and e.pos < (node.lineno, node.col_offset)]
-            f = picked[-1] if picked else f
-        defaults = []
-        if isinstance(f, ast.Call) and isinstance(f.func, ast.Attribute) and f.func.attr == "get" and f.args:
-            defaults, f = f.args[1:2], ast.Subscript(value=f.func.value, slice=f.args[0])
-        if not isinstance(f, ast.Subscript) or depth > MAX_DEPTH:
+        found = self._pick_of(node.func, node, scope, env)  # `build = BUILDERS[mode]; build(user)`
+        if found is None or depth > MAX_DEPTH:
             return None
+        f, defaults = found
         table = self.ev(f.value, scope, env or None, depth + 1)
         choices = list((table.mapping or {}).values()) if table.items is None else list(table.items)
         targets = [c.parts[0].node for c in choices if c.parts and len(c.parts) == 1 and isinstance(c.parts[0], Hole)]
@@ -1146,17 +1163,11 @@ class Flow:
         return merge(vals) if vals else None
 
     def _dispatched_method(self, node: ast.Call, f: ast.Attribute, scope, env, depth) -> Optional[Val]:
-        pick = f.value
-        if isinstance(pick, ast.Name) and pick.id not in env:
-            entries = self.index.bindings.get((Index.sid(scope), pick.id)) or []
-            picked = [e.value for e in entries if e.kind == "assign" and e.pos < (node.lineno, node.col_offset)]
-            pick = picked[-1] if picked else pick
-        defaults = []
-        if isinstance(pick, ast.Call) and isinstance(pick.func, ast.Attribute) and pick.func.attr == "get" and pick.args:
-            defaults, pick = [self.ev(a, scope, env or None, depth + 1) for a in pick.args[1:2]], ast.Subscript(
-                value=pick.func.value, slice=pick.args[0])
-        if not isinstance(pick, ast.Subscript) or isinstance(pick.slice, ast.Constant) or depth > MAX_DEPTH:
+        found = self._pick_of(f.value, node, scope, env)
+        if found is None or isinstance(found[0].slice, ast.Constant) or depth > MAX_DEPTH:
             return None
+        pick = found[0]
+        defaults = [self.ev(a, scope, env or None, depth + 1) for a in found[1]]
         table = self.ev(pick.value, scope, env or None, depth + 1)
         choices = list((table.mapping or {}).values()) if table.items is None else list(table.items)
         choices = [c for c in choices + defaults if c.instance is not None]
@@ -1165,6 +1176,55 @@ class Flow:
         vals = [objects.call(self, node, c, scope, env, depth) for c in choices]
         vals = [v for v in vals if v is not None]
         return merge(vals) if vals else None
+
+    def _pick_of(self, node: ast.AST, at: ast.AST, scope, env) -> Optional[Tuple[ast.Subscript, List[ast.AST]]]:
+        """(the subscript, the default's node if any) when ``node`` picks an item of a table: ``TABLE[key]``,
+        ``TABLE.get(key, default)``, or a name bound to one of them above ``at``; None otherwise."""
+        if isinstance(node, ast.Name) and node.id not in env:
+            entries = self.index.bindings.get((Index.sid(scope), node.id)) or []
+            picked = [e.value for e in entries if e.kind == "assign" and e.pos < (at.lineno, at.col_offset)]
+            node = picked[-1] if picked else node
+        defaults: List[ast.AST] = []
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args:
+            got = self._rewritten.get(id(node))
+            if got is None:  # one node per call, so the memo keeps the table's value
+                got = self._rewritten[id(node)] = ast.copy_location(ast.Subscript(value=node.func.value, slice=node.args[0],
+                                                                                  ctx=ast.Load()), node)
+            defaults, node = node.args[1:2], got
+        return (node, defaults) if isinstance(node, ast.Subscript) else None
+
+    def picks(self, node: ast.AST, scope, depth: int = 0) -> Optional[List[Val]]:
+        """The objects ``node`` may be when it picks one from a table of the linted files: ``AGENTS[mode]`` of
+        objects, ``AGENTS.get(mode, default)``, ``REGISTRY[kind](...)`` of classes (each made with those
+        arguments), or a name bound to one of these; None when it is no such pick."""
+        at = node
+        if isinstance(node, ast.Name):
+            entries = self.index.bindings.get((Index.sid(scope), node.id)) or []
+            assigned = [e.value for e in entries if e.kind == "assign" and e.pos < (node.lineno, node.col_offset)]
+            node = assigned[-1] if assigned else node
+        made = node if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Attribute) and node.func.attr == "get") else None
+        found = self._pick_of(made.func if made is not None else node, at, scope, {})
+        if found is None or isinstance(found[0].slice, ast.Constant) or depth > MAX_DEPTH:
+            return None
+        table = self.ev(found[0].value, scope, None, depth + 1)
+        choices = list((table.mapping or {}).values()) if table.items is None else list(table.items)
+        choices += [self.ev(d, scope, None, depth + 1) for d in found[1]]
+        if not choices or len(choices) > MAX_UNROLL:
+            return None
+        out = []
+        for c in choices:
+            if made is None:
+                if c.instance is not None:
+                    out.append(c)
+                continue
+            target = c.parts[0].node if c.parts and len(c.parts) == 1 and isinstance(c.parts[0], Hole) else None
+            cls = objects.find_class(self._flow_of(target), target) if isinstance(target, (ast.Name, ast.Attribute)) else None
+            if cls is not None:
+                call = ast.copy_location(ast.Call(func=target, args=made.args, keywords=made.keywords), made)
+                obj = objects.instantiate(self, call, cls[0], cls[1], scope, {}, depth + 1)
+                obj.instance.origin = made
+                out.append(obj)
+        return out or None
 
     def _flow_of(self, node: ast.AST) -> "Flow":
         """The Flow of the module a syntax node belongs to (this one, or one the project loaded)."""
@@ -1413,6 +1473,9 @@ class Flow:
             elif method == "hex" and h.sub == "id":
                 sub = "id"
             return Val([Hole(h.kind, h.label, h.node, sub)], list(receiver.hazards), names=receiver.names)
+        if method == "replace" and parts is not None and len(node.args) >= 2 and not isinstance(node.args[1], ast.Constant) \
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str) and node.args[0].value:
+            return self._placeholder(node, parts, receiver, ev)
         if parts is not None and all(isinstance(p, str) for p in parts):
             args = [a.value for a in node.args if isinstance(a, ast.Constant)]
             if len(args) == len(node.args) and not node.keywords:
@@ -1423,6 +1486,27 @@ class Flow:
                 except (AttributeError, TypeError, ValueError):
                     pass
         return Val(parts=parts, hazards=list(receiver.hazards), names=receiver.names)
+
+    def _placeholder(self, node: ast.Call, parts: List[Part], receiver: Val, ev) -> Val:
+        """``TEMPLATE.replace("<<NOW>>", value)``: the value in place of each occurrence of the placeholder
+        (in the known text parts; holes stay), so a volatile value keeps its position in the prompt."""
+        old = node.args[0].value
+        new = self.as_text(ev(node.args[1]), node.args[1], None, 0)
+        fill = new.parts if new.parts is not None else [Hole("static", self.text_of(node.args[1]), node.args[1])]
+        out = Val(parts=[], names=receiver.names).add(receiver)
+        if any(isinstance(p, str) and old in p for p in parts):
+            out.add(new)  # a placeholder the text does not hold puts nothing of the value in the prompt
+        for p in parts:
+            if not isinstance(p, str):
+                out.parts.append(p)
+                continue
+            pieces = p.split(old)
+            for i, piece in enumerate(pieces):
+                if i:
+                    out.parts.extend(fill)
+                if piece:
+                    out.parts.append(piece)
+        return out
 
     def _local_function(self, node: ast.Call, scope) -> Optional[ast.AST]:
         f = node.func

@@ -174,7 +174,7 @@ def generic_self(flow, scope, node: ast.AST):
     return out
 
 
-def _instantiate(caller, node: ast.Call, cflow, cls: ast.ClassDef, scope, env, depth: int):
+def instantiate(caller, node: ast.Call, cflow, cls: ast.ClassDef, scope, env, depth: int):
     """``Cls(...)``: an object whose constructor parameters (or dataclass fields) hold the arguments."""
     found = method(cflow, cls, "__init__")
     if found is not None:
@@ -225,7 +225,7 @@ def call(caller, node: ast.Call, receiver, scope, env, depth: int):
         return caller._call_local(node, found[1], scope, env, depth, callee=found[0], bound=None if static else this)
     cls = find_class(caller, f)
     if cls is not None:
-        return _instantiate(caller, node, cls[0], cls[1], scope, env, depth)
+        return instantiate(caller, node, cls[0], cls[1], scope, env, depth)
     target = None
     if isinstance(f, ast.Name) and f.id not in env:
         r = resolve(caller, f.id)
@@ -238,6 +238,24 @@ def call(caller, node: ast.Call, receiver, scope, env, depth: int):
     if target is None or target[1] is None:
         return None
     return caller._call_local(node, target[1], scope, env, depth, callee=target[0])
+
+
+def callees(caller, node: ast.Call, scope) -> List[Tuple[Any, ast.AST, Any]]:
+    """``callee``'s answer as a list, and for a method called on an object picked from a table
+    (``AGENTS[mode].run(q)``, ``AGENTS.get(mode, default).run(q)``, ``REGISTRY[kind]().run(q)``, through a
+    name bound to the pick): that method of each object of the table (``Flow.picks``)."""
+    found = callee(caller, node, scope)
+    if found is not None:
+        return [found]
+    f = node.func
+    if not isinstance(f, ast.Attribute):
+        return []
+    out = []
+    for obj in caller.picks(f.value, scope) or ():
+        m = method(obj.instance.flow, obj.instance.cls, f.attr)
+        if m is not None:
+            out.append((m[0], m[1], obj))
+    return out
 
 
 def callee(caller, node: ast.Call, scope) -> Optional[Tuple[Any, ast.AST, Any]]:

@@ -185,8 +185,19 @@ class HazardScan:
             name = sinks.dotted(value.func) or ""
             return root(value.func) in imports and name.rsplit(".", 1)[-1][:1].isupper()
 
+        def imported_class(node) -> bool:  # `Support`, `agents.Support`: an imported class named, not called
+            name = sinks.dotted(node) or ""
+            return root(node) in imports and name.rsplit(".", 1)[-1][:1].isupper()
+
+        def table_of_them(value) -> bool:  # `{"support": Support(), "sales": Sales}`: a table of such objects or classes
+            items = value.values if isinstance(value, ast.Dict) else value.elts if isinstance(value, (ast.List, ast.Tuple)) else ()
+            return any(made_here(v) or imported_class(v) for v in items[:64])
+
         objects_ = {name for (_, name), entries in self.index.bindings.items()
-                    if any(e.kind == "assign" and made_here(e.value) for e in entries)}
+                    if any(e.kind == "assign" and (made_here(e.value) or table_of_them(e.value)) for e in entries)}
+        if objects_:  # `agent = AGENTS[mode]()`: a name bound to what one of them gives
+            objects_ |= {name for (_, name), entries in self.index.bindings.items()
+                         if any(e.kind == "assign" and root(e.value) in objects_ for e in entries)}
         for call, _ in self.index.calls:
             r = root(call.func)
             if r in objects_ or made_here(call.func.value if isinstance(call.func, ast.Attribute) else None):
@@ -374,12 +385,14 @@ class HazardScan:
             self._wrapper(self.flow, call, scope, {}, 0)
 
     def _wrapper(self, flow: Flow, call: ast.Call, scope, env: Dict[str, Val], level: int) -> None:
-        found = objects.callee(flow, call, scope)
-        if found is None and level:
+        found = objects.callees(flow, call, scope)
+        if not found and level:
             func = flow._local_function(call, scope)  # inside a wrapper: its module's own functions too
-            found = (flow, func, None) if func is not None else None
-        if found is None:
-            return
+            found = [(flow, func, None)] if func is not None else []
+        for one in found:
+            self._wrapped(flow, call, scope, env, level, one)
+
+    def _wrapped(self, flow: Flow, call: ast.Call, scope, env: Dict[str, Val], level: int, found) -> None:
         cflow, func, bound = found
         inner = _llm_calls_by_function(cflow).get(id(func))
         deeper = level + 1 < MAX_WRAPPERS and not self.installed
