@@ -27,7 +27,7 @@ import string
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple, Union
 
-from promptlint.pysource import objects, sinks
+from promptlint.pysource import jinja_calls, objects, sinks
 
 # one printf-style conversion: `%s`, `%(name)s`, `%-8.2f`, `%%`
 _PRINTF = re.compile(r"%(?:\((?P<name>[^)]*)\))?[#0\- +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?(?P<conv>[diouxXeEfFgGcrsa%])")
@@ -403,8 +403,10 @@ class Index:
 
 
 class Flow:
-    MAX_DEPTH = MAX_DEPTH  # for pysource.objects, which does not import this module
+    MAX_DEPTH = MAX_DEPTH  # for pysource.objects and jinja_calls, which do not import this module
     merge = staticmethod(merge)
+    Val = Val
+    Hole = Hole
 
     def __init__(self, index: Index, source: str, kind_of, project=None, display: Optional[str] = None):
         self.index = index
@@ -1004,6 +1006,11 @@ class Flow:
             return self.fill_template(receiver, values, node).add(*values.values())
         if method == "join" and node.args:
             return self._join(node, receiver, ev, label)
+        if method in jinja_calls.RENDER_METHODS and receiver is not None and jinja_calls.is_template(self, receiver):
+            return jinja_calls.render(self, node, receiver, ev)
+        made = jinja_calls.template(self, node, name, method, ev, scope)
+        if made is not None:  # a Jinja template: rendered by `.render(...)` above
+            return made
         if method == "format" and receiver is not None and receiver.parts is not None and all(isinstance(p, str) for p in receiver.parts):
             return self._format("".join(receiver.parts), node, ev).add(receiver)
         if method == "format_map" and node.args and receiver is not None and receiver.parts is not None \

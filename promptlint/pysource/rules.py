@@ -224,6 +224,12 @@ class HazardScan:
         for call, scope in self.index.calls:
             name = self.flow.name_of(call.func)
             m = sinks.llm_call(name) or self.framework_call(call, scope, name)
+            forwarded = forwarded_call(self.flow, call, scope) if m is None else None
+            if forwarded is not None:  # `create(...)` of `create = partial(client.messages.create, ...)`
+                name = self.flow.name_of(forwarded.func)
+                m = sinks.llm_call(name)
+                self.llm_call(forwarded, scope, name, m[0], m[1])
+                m = None
             if m is not None and m[0] == "crew":
                 self._crew_agent(call, scope, name)
             elif m is not None:
@@ -824,6 +830,65 @@ class HazardScan:
 
 # a name that says "this is a prompt" ("message" is not one: log and error helpers format messages too;
 # a list of role/content messages is recognised by its shape)
+def forwarded_call(flow: Flow, call: ast.Call, scope) -> Optional[ast.Call]:
+    """The SDK call a call makes through a function value: ``create(...)`` where ``create =
+    functools.partial(client.messages.create, model=..., system=...)`` (the partial's arguments first; also
+    ``self.create`` bound so in a method), or a helper given the SDK method and its arguments
+    (``with_retries(client.messages.create, **request)``, ``asyncio.to_thread(client.chat.completions.create,
+    ...)``); None for anything else. Only methods named by their SDK resource (``messages.create``,
+    ``generate_content``...): a bare ``self.chat`` passed on may be any function. One node per call."""
+    memo = flow.__dict__.setdefault("_forwarded", {})
+    if id(call) in memo:
+        return memo[id(call)]
+    f = call.func
+    target, args, keywords = None, list(call.args), list(call.keywords)
+    partial = _partial_of(flow, f, call, scope)
+    if partial is not None:
+        target = partial.args[0]
+        args, keywords = partial.args[1:] + args, partial.keywords + keywords
+    elif call.args and flow.name_of(f) not in PARTIAL:
+        for i, a in enumerate(call.args[:2]):
+            if isinstance(a, ast.Attribute) and _sdk_method(flow.name_of(a)):
+                target, args = a, list(call.args[i + 1:])
+                break
+    out = None
+    if target is not None and _sdk_method(flow.name_of(target)):
+        out = ast.copy_location(ast.Call(func=target, args=args, keywords=keywords), call)
+        out.end_lineno, out.end_col_offset = call.end_lineno, call.end_col_offset
+    memo[id(call)] = out
+    return out
+
+
+PARTIAL = ("functools.partial", "partial")
+
+
+def _partial_of(flow: Flow, f: ast.AST, at: ast.Call, scope) -> Optional[ast.Call]:
+    """The ``functools.partial(...)`` call a name (or ``self.<attr>`` in a method) is bound to, if any."""
+    index = flow.index
+    if isinstance(f, ast.Name):
+        entries = (index.bindings.get((Index.sid(scope), f.id)) if scope is not None else None) \
+            or index.bindings.get((0, f.id)) or []
+    elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self" and scope is not None:
+        entries = index.attrs.get((index.class_of.get(id(scope), ""), f.attr)) or []
+    else:
+        return None
+    for e in reversed(entries):
+        v = e.value
+        if e.kind == "assign" and isinstance(v, ast.Call) and v.args and flow.name_of(v.func) in PARTIAL:
+            return v
+    return None
+
+
+def _sdk_method(name: Optional[str]) -> bool:
+    """An SDK method named by its resource (``client.messages.create``, ``model.generate_content``): a call
+    made through a reference to it sends a request."""
+    m = sinks.llm_call(name)
+    return m is not None and ("." in m[0] or m[0] in sinks.PROVIDER_OF_SUFFIX) and m[0] not in BARE_NAMES
+
+
+BARE_NAMES = {"generate", "chat", "achat", "stream_chat", "astream_chat", "from_messages", "apply_chat_template"}
+
+
 def _llm_calls_by_function(flow) -> Dict[int, list]:
     """id(function) -> its LLM calls with their (suffix, positional roles), once per module's Flow."""
     table = flow.__dict__.get("_llm_calls")
@@ -832,6 +897,9 @@ def _llm_calls_by_function(flow) -> Dict[int, list]:
         for c, scope in flow.index.calls:
             if scope is not None:
                 m = sinks.llm_call(flow.name_of(c.func))
+                if m is None:  # a partial of the SDK method, or the method handed to a helper
+                    c = forwarded_call(flow, c, scope) or c
+                    m = sinks.llm_call(flow.name_of(c.func)) if c is not None else None
                 if m is not None:
                     table.setdefault(id(scope), []).append((c, m))
     return table
