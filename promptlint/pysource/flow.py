@@ -537,10 +537,13 @@ class Flow:
         left, right = self.ev(node.left, scope, env, depth), self.ev(node.right, scope, env, depth)
         if isinstance(node.op, ast.Add):
             out = Val().add(left, right)
-            if left.parts is not None and right.parts is not None:
+            if left.items is not None or right.items is not None:  # `[system] + history + [question]`
+                a = left.items if left.items is not None else self._unknown_items(left, node.left)
+                b = right.items if right.items is not None else self._unknown_items(right, node.right)
+                if a is not None and b is not None:
+                    out.items = a + b
+            elif left.parts is not None and right.parts is not None:
                 out.parts = left.parts + right.parts
-            elif left.items is not None and right.items is not None:
-                out.items = left.items + right.items
             return out
         if isinstance(node.op, ast.Mult):  # "=" * 40, [msg] * 2: repeated a constant number of times
             n, x = (_const_int(node.right), left) if _const_int(node.right) is not None else (_const_int(node.left), right)
@@ -573,8 +576,9 @@ class Flow:
                 v = self.ev(elt.value, scope, env, depth)
                 out.add(v)
                 self._iterate(v, elt.value, out)
-                if v.items is not None and out.items is not None:
-                    out.items.extend(v.items)
+                more = v.items if v.items is not None else self._unknown_items(v, elt.value)
+                if more is not None and out.items is not None:
+                    out.items.extend(more)
                 else:
                     out.items = None
                 continue
@@ -778,6 +782,18 @@ class Flow:
         group = [x for x in rest[k:] if x.loops == e.loops]
         return group, runs
 
+    def _unknown_items(self, v: Val, node: ast.AST) -> Optional[List[Val]]:
+        """The items of an iterable whose items are not known (a parameter, what an unknown call returns): one
+        unknown item standing for any number of them, of the value's own kind (a per-request history stays
+        per-request), so the known items around it keep their places (``[system, *history, question]``);
+        None when ``v`` is not such a value (known items, a mapping, an object, a volatile value)."""
+        if v.items is not None or v.mapping is not None or v.instance is not None or v.unordered is not None:
+            return None
+        if v.parts is None or len(v.parts) != 1 or not isinstance(v.parts[0], Hole) or v.parts[0].kind == "volatile":
+            return None
+        h = v.parts[0]
+        return [Val(parts=[Hole(h.kind, f"the items of {self.text_of(node, 40)}", node)], names=v.names)]
+
     def _mutate(self, out: Val, e: Entry, scope, env, depth) -> None:
         """Apply one later statement on a container (``x.append(v)``, ``x[k] = v``, ``x.update(...)``) to its value."""
         if e.kind == "shuffle":  # the items in a new random order on every call: one volatile value
@@ -798,16 +814,17 @@ class Flow:
             grown = self._grown_unordered(out, e, v, scope, env, depth) if e.loops and out.parts is not None else None
             if grown is not None:  # `text += f"- {d}"` for d in a set: the items, in no fixed order, in its place
                 out.parts = out.parts + [grown]
+            elif out.items is not None and (v.items is not None or self._unknown_items(v, e.value) is not None):
+                out.items = out.items + (v.items if v.items is not None else self._unknown_items(v, e.value))
             elif out.parts is not None and v.parts is not None:
                 out.parts = out.parts + v.parts
-            elif out.items is not None and v.items is not None:
-                out.items = out.items + v.items
             else:
                 out.parts = out.parts if v.parts is None else None
             self._iterate(v, e.value, out)
         elif e.kind in ("append", "insert", "insert0"):
             at = _const_int(call.args[0]) if call is not None and len(call.args) == 2 else (0 if e.kind == "insert0" else None)
-            if out.items is not None and not e.loops and (at is not None or e.kind == "append"):
+            # in a loop (not unrolled): its item once, standing for its repeats, so what follows keeps its place
+            if out.items is not None and (not e.loops or e.kind == "append") and (at is not None or e.kind == "append"):
                 items = list(out.items)
                 if at is None or at >= len(items):
                     items.append(v)
@@ -819,7 +836,8 @@ class Flow:
         elif e.kind == "extend":
             self._iterate(v, e.value, out)
             if out.items is not None:
-                out.items = out.items + v.items if (v.items is not None and not e.loops) else None
+                more = v.items if v.items is not None else self._unknown_items(v, e.value)
+                out.items = out.items + more if more is not None else None
         elif e.kind == "update":
             out.unordered = out.unordered or v.unordered
             if out.mapping is not None and v.mapping is not None and not e.loops:
@@ -1274,7 +1292,8 @@ class Flow:
         if not node.args:
             return Val(items=[] if name in ("list", "tuple") else None)
         x = ev(node.args[0])
-        out = Val(items=x.items, mapping=x.mapping if name == "dict" else None).add(x)
+        items = x.items if x.items is not None or name not in ("list", "tuple") else self._unknown_items(x, node.args[0])
+        out = Val(items=items, mapping=x.mapping if name == "dict" else None).add(x)
         if name in ("dict.fromkeys", "dict", "collections.OrderedDict", "OrderedDict"):
             out.unordered = x.unordered
         else:
