@@ -22,6 +22,7 @@ this precisely.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 import string
 from dataclasses import dataclass, field
@@ -417,6 +418,7 @@ class Flow:
         self._kinds: Dict[str, Tuple[str, Optional[str]]] = {}
         self._memo: Dict[Tuple[int, int], Val] = {}
         self._active: set = set()
+        self._unroll_budget = MAX_MERGE  # items of long lists this module may still follow one by one
         self._rewritten: Dict[int, ast.AST] = {}  # id(a getattr call with a constant name) -> its plain form
         self._lines = [line.encode("utf-8") for line in source.splitlines(keepends=True)]
 
@@ -728,7 +730,7 @@ class Flow:
         v = self.ev(base.value, scope, sub_env, depth + 1)
         if base.kind == "for":
             items = _items_of(v) if v.unordered is None else None
-            picked = [_pick(i, base.path) for i in items] if items is not None and len(items) <= MAX_UNROLL else None
+            picked = [_pick(i, base.path) for i in items] if items is not None and len(items) <= MAX_MERGE else None
             if picked and all(p is not None for p in picked):  # `for part in [a, b]`: one of the items
                 elem = merge(picked)
                 elem = Val(elem.parts, list(elem.hazards), elem.items, elem.mapping, elem.unordered,
@@ -741,46 +743,52 @@ class Flow:
             v = self.opaque(base.value, name, name).add(v)
         out = Val(v.parts, list(v.hazards), list(v.items) if v.items is not None else None,
                   dict(v.mapping) if v.mapping is not None else None, v.unordered, v.names, v.node, v.instance)
+        self._apply(out, rest, 0, scope, sub_env, depth)
+        return out
+
+    def _apply(self, out: Val, rest: List[Entry], level: int, scope, env, depth) -> None:
+        """Apply the later statements on a container to its value in order; the statements of a ``for`` loop
+        over known items (``for s in sections: text += s.render()``, loops inside it too) once per item, with
+        the loop variables bound; a loop over items not known (or too many) once, standing for its repeats.
+        ``level``: how many of the entries' enclosing loops are bound in ``env`` already."""
         k = 0
         while k < len(rest):
             e = rest[k]
-            unrolled = self._unrolled(rest, k, scope, sub_env, depth)
-            if unrolled is not None:  # the statements of one loop over known items, once per item
-                group, runs = unrolled
-                for item_env in runs:
-                    for g in group:
-                        self._mutate(out, Entry(g.pos, g.kind, g.value, (), g.keys, g.scope, g.arms), scope, item_env, depth)
-                k += len(group)
-                continue
-            self._mutate(out, e, scope, sub_env, depth)
-            k += 1
-        return out
+            if len(e.loops) > level:
+                loop = e.loops[level]
+                group = list(itertools.takewhile(lambda x: len(x.loops) > level and x.loops[level] is loop, rest[k:]))
+                each = None if e.kind == "setdefault" else self._item_envs(loop.iter, loop.target, scope, env, depth, level)
+                for item_env in each[1] if each is not None else ():
+                    self._apply(out, group, level + 1, scope, item_env, depth)
+                if each is not None:
+                    k += len(group)
+                    continue
+            else:
+                group = [e]
+            for g in group:  # once each, inside the loops not unrolled
+                self._mutate(out, g if not level else Entry(g.pos, g.kind, g.value, g.loops[level:], g.keys, g.scope, g.arms),
+                             scope, env, depth)
+            k += len(group)
 
-    def _unrolled(self, rest: List[Entry], k: int, scope, env, depth):
-        """(the entries of one ``for`` loop from ``rest[k]`` on, the loop variables' values per item) when that
-        loop (not nested) iterates known items (``for s in sections: text += s.render()``); None otherwise."""
-        e = rest[k]
-        if len(e.loops) != 1 or e.kind == "setdefault":
-            return None
-        loop = e.loops[0]
-        it = self.ev(loop.iter, scope, env or None, depth + 1)
+    def _item_envs(self, iter_node: ast.AST, target: ast.AST, scope, env, depth,
+                   level: int = 0) -> Optional[Tuple[Val, List[dict]]]:
+        """(the iterable's value, the names ``env`` with the loop target bound to each item in turn) when a loop
+        or comprehension iterates known items in a stable order (``for name, body in pairs``); None otherwise."""
+        it = self.ev(iter_node, scope, env or None, depth + 1)
         items = _items_of(it) if it.unordered is None else None
-        if items is None or len(items) > MAX_UNROLL:
-            return None
-        targets = _target_paths(loop.target)
-        if targets is None:
+        targets = _target_paths(target)
+        if items is None or targets is None or not self._may_unroll(len(items), level):
             return None
         runs = []
         for item in items:
             item_env = dict(env)
-            for target, path in targets:
+            for name, path in targets:
                 picked = _pick(item, path)
                 if picked is None:
                     return None
-                item_env[target] = picked
+                item_env[name] = picked
             runs.append(item_env)
-        group = [x for x in rest[k:] if x.loops == e.loops]
-        return group, runs
+        return it, runs
 
     def _unknown_items(self, v: Val, node: ast.AST) -> Optional[List[Val]]:
         """The items of an iterable whose items are not known (a parameter, what an unknown call returns): one
@@ -793,6 +801,17 @@ class Flow:
             return None
         h = v.parts[0]
         return [Val(parts=[Hole(h.kind, f"the items of {self.text_of(node, 40)}", node)], names=v.names)]
+
+    def _may_unroll(self, n: int, level: int = 0) -> bool:
+        """Whether a loop or comprehension over ``n`` known items is followed item by item: up to MAX_UNROLL
+        always (an outermost loop), a longer list (up to MAX_MERGE) or a loop inside an unrolled one while this
+        module's budget of such items lasts."""
+        if n <= MAX_UNROLL and not level:
+            return True
+        if n > MAX_MERGE or n > self._unroll_budget:
+            return False
+        self._unroll_budget -= n
+        return True
 
     def _mutate(self, out: Val, e: Entry, scope, env, depth) -> None:
         """Apply one later statement on a container (``x.append(v)``, ``x[k] = v``, ``x.update(...)``) to its value."""
@@ -969,19 +988,11 @@ class Flow:
         """``[s.render() for s in sections]`` over known items: the element once per item, in order (a
         condition keeps every item: the prompt may hold any of them); None when the items are not known."""
         gen = node.generators[0]
-        it = self.ev(gen.iter, scope, env or None, depth + 1)
-        items = _items_of(it) if it.unordered is None else None
-        targets = _target_paths(gen.target)
-        if items is None or len(items) > MAX_UNROLL or targets is None:
+        each = self._item_envs(gen.iter, gen.target, scope, env, depth)
+        if each is None:
             return None
-        out = Val(items=[]).add(it)
-        for item in items:
-            inner = dict(env)
-            for target, path in targets:
-                picked = _pick(item, path)
-                if picked is None:
-                    return None
-                inner[target] = picked
+        out = Val(items=[]).add(each[0])
+        for inner in each[1]:
             for cond in gen.ifs:
                 out.add(self.ev(cond, scope, inner, depth + 1))
             v = self.ev(node.elt, scope, inner, depth + 1)
@@ -1692,6 +1703,10 @@ def _is_prompt_template(v: Val) -> bool:
 
 
 MAX_UNROLL = 32  # items of a known list a loop or comprehension is followed for, one by one
+# longer known lists: followed item by item within a budget of MAX_MERGE items per module; beyond it, a loop
+# variable is one item standing for them all (the one with a volatile value, if any: flow.merge), so a volatile
+# item is not lost because its list is long
+MAX_MERGE = 4096
 
 
 def _items_of(v: Val) -> Optional[List[Val]]:
