@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from promptlint.base import registry
 from promptlint.checks import prefix_caching_disabled as m701
@@ -347,11 +347,11 @@ class HazardScan:
             f = call.func
             if not (isinstance(f, ast.Attribute) and f.attr in sinks.RUNNABLE_METHODS and call.args):
                 continue
-            steps = self._chain_steps(f.value, scope)
+            owner, where, steps = self._chain_steps(f.value, scope)
             if len(steps) < 2:
                 continue
-            template = self.flow.ev(steps[0], scope)
-            if template.node is None or not any(self._is_chat_model(s, scope, 0) for s in steps[1:]):
+            template = owner.ev(steps[0], where)
+            if template.node is None or not any(self._is_chat_model(s, where, 0, owner) for s in steps[1:]):
                 continue
             from promptlint.pysource.flow import _is_prompt_template
 
@@ -367,19 +367,31 @@ class HazardScan:
             finally:
                 self._in = (self.flow, {})
 
-    def _chain_steps(self, node: ast.AST, scope) -> List[ast.AST]:
-        """The steps of a ``a | b | c`` chain, written here or bound to a name; [] for anything else."""
+    def _chain_steps(self, node: ast.AST, scope) -> Tuple[Flow, Any, List[ast.AST]]:
+        """(the Flow of the module that wrote it, the scope, the steps) of a ``a | b | c`` chain, written here,
+        bound to a name, or imported from a linted module (``from chains import support_chain``, ``import
+        chains`` then ``chains.support_chain``); no steps for anything else."""
+        owner = self.flow
         if isinstance(node, ast.Name):
             entries = self.index.bindings.get((Index.sid(scope), node.id)) or self.index.bindings.get((0, node.id)) or []
             assigned = [e.value for e in entries if e.kind == "assign" and e.pos < (node.lineno, node.col_offset)]
             if not assigned and entries and entries[0].kind == "assign":
                 assigned = [entries[0].value]
+            if not entries:
+                r = objects.resolve(self.flow, node.id)
+                owner, assigned = (r[0], _module_values(r[0], r[1])) if r is not None and r[1] else (owner, [])
+                scope = None
             node = assigned[-1] if assigned else node
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id not in ("self", "cls"):
+            r = objects.resolve(self.flow, node.value.id)
+            if r is not None and r[1] is None:
+                values = _module_values(r[0], node.attr)
+                owner, scope, node = r[0], None, values[-1] if values else node
         steps: List[ast.AST] = []
         while isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
             steps.insert(0, node.right)
             node = node.left
-        return [node] + steps if steps else []
+        return owner, scope, [node] + steps if steps else []
 
     def wrapped_sinks(self) -> None:
         """A call of a wrapper that sends what it is given (``llm.ask(system, question)`` whose body calls the
@@ -560,11 +572,18 @@ class HazardScan:
             return any(isinstance(n, ast.Call) and sinks.is_agent(self.flow.name_of(n.func)) for n in made)
         return False
 
-    def _is_chat_model(self, node: ast.AST, scope, depth: int) -> bool:
+    def _is_chat_model(self, node: ast.AST, scope, depth: int, flow: Optional[Flow] = None) -> bool:
         """``node`` evaluates to a chat model: its constructor call, a name or ``self.x`` bound to one,
-        or one of them wrapped by ``.bind_tools(...)`` and the like."""
+        or one of them wrapped by ``.bind_tools(...)`` and the like (``flow``: the module that wrote it)."""
         if depth > 4:
             return False
+        if flow is not None and flow is not self.flow:  # a chain written in another module: by its own names
+            if isinstance(node, ast.Name):
+                values = _module_values(flow, node.id)
+                node = values[-1] if values else node
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in sinks.RUNNABLE_WRAPPERS:
+                node = node.func.value
+            return isinstance(node, ast.Call) and sinks.is_chat_model(flow.name_of(node.func))
         if isinstance(node, ast.Call):
             f = node.func
             if isinstance(f, ast.Attribute) and f.attr in sinks.RUNNABLE_WRAPPERS:
@@ -877,6 +896,11 @@ def _partial_of(flow: Flow, f: ast.AST, at: ast.Call, scope) -> Optional[ast.Cal
         if e.kind == "assign" and isinstance(v, ast.Call) and v.args and flow.name_of(v.func) in PARTIAL:
             return v
     return None
+
+
+def _module_values(flow: Flow, name: str) -> List[ast.AST]:
+    """The values a module assigns to a module-level name, in order."""
+    return [e.value for e in flow.index.bindings.get((0, name)) or () if e.kind == "assign"]
 
 
 def _sdk_method(name: Optional[str]) -> bool:
