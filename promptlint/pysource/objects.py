@@ -244,18 +244,19 @@ def callees(caller, node: ast.Call, scope) -> List[Tuple[Any, ast.AST, Any]]:
     """``callee``'s answer as a list, and for a method called on an object picked from a table
     (``AGENTS[mode].run(q)``, ``AGENTS.get(mode, default).run(q)``, ``REGISTRY[kind]().run(q)``, through a
     name bound to the pick): that method of each object of the table (``Flow.picks``)."""
-    found = callee(caller, node, scope)
-    if found is not None:
-        return [found]
+    plain = caller._plain_getattr(node)
+    node = plain if isinstance(plain, ast.Call) else node  # `getattr(agent, "run")(q)`: `agent.run(q)`
     f = node.func
-    if not isinstance(f, ast.Attribute):
-        return []
     out = []
-    for obj in caller.picks(f.value, scope) or ():
-        m = method(obj.instance.flow, obj.instance.cls, f.attr)
-        if m is not None:
-            out.append((m[0], m[1], obj))
-    return out
+    if isinstance(f, ast.Attribute) and isinstance(f.value, (ast.Name, ast.Subscript, ast.Call)):
+        for obj in caller.picks(f.value, scope) or ():  # each of them, not only the first a value merge keeps
+            m = method(obj.instance.flow, obj.instance.cls, f.attr)
+            if m is not None:
+                out.append((m[0], m[1], obj))
+    if out:
+        return out
+    found = callee(caller, node, scope)
+    return [found] if found is not None else []
 
 
 def callee(caller, node: ast.Call, scope) -> Optional[Tuple[Any, ast.AST, Any]]:

@@ -176,6 +176,9 @@ class HazardScan:
 
         def root(node):
             while isinstance(node, (ast.Attribute, ast.Call, ast.Subscript)):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" and node.args:
+                    node = node.args[0]  # `getattr(bot, "run")`: bot's
+                    continue
                 node = node.func if isinstance(node, ast.Call) else node.value
             return node.id if isinstance(node, ast.Name) else None
 
