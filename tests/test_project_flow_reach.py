@@ -12,7 +12,8 @@ clean counter-example per family:
   ``env.get_template(name)`` of a file in the project: the value's place in the rendered text matters;
 - the SDK method called through a function value: ``functools.partial(client.messages.create, ...)`` (bound
   to a name or to ``self``), a retry helper given the method and its arguments, ``asyncio.to_thread``;
-- ``TEMPLATE.replace("<<NOW>>", value)`` placeholders.
+- ``TEMPLATE.replace("<<NOW>>", value)`` placeholders, ``TEMPLATE.format(**values)`` and ``.format(**locals())``;
+- an object called (its class's ``__call__``), pydantic messages dumped to dicts (``.model_dump()``).
 
 M101 figures are computed here from the test's own render of the request (the system text, a blank line,
 the user's question), encoded with the pinned tokenizer: S = the first divergent token, lost =
@@ -120,6 +121,45 @@ PROMPTS = {
         def system_prompt(name="Ava"):
             return TEMPLATE.replace("{{{{name}}}}", name).replace("{{{{now}}}}", str(datetime.now().replace(microsecond=0)))
         ''', "datetime.now()", "You are Ava. Now: {}\n" + POLICY, TS),
+    "str.format with a spread mapping": ('''
+        from datetime import datetime
+
+        POLICY = {PS}
+        TEMPLATE = "Now: {{now}}\\n{{policy}}"
+
+
+        def system_prompt():
+            values = {{"now": datetime.now().strftime("%Y-%m-%d %H:%M:%S"), "policy": POLICY}}
+            return TEMPLATE.format(**values)
+        ''', "datetime.now()", "Now: {}\n" + POLICY, TS),
+    "str.format(**locals())": ('''
+        from datetime import datetime
+
+        POLICY = {PS}
+        TEMPLATE = "Now: {{now}}\\n{{policy}}"
+
+
+        def system_prompt():
+            now = datetime.now().strftime("%Y-%m-%d %H:%M:%S")
+            policy = POLICY
+            return TEMPLATE.format(**locals())
+        ''', "datetime.now()", "Now: {}\n" + POLICY, TS),
+    "an object called (its __call__)": ('''
+        from datetime import datetime
+
+        POLICY = {PS}
+
+
+        class SystemPrompt:
+            def __init__(self, policy):
+                self.policy = policy
+
+            def __call__(self):
+                return f"Now: {{{NOW}}}\\n" + self.policy
+
+
+        system_prompt = SystemPrompt(POLICY)
+        ''', "datetime.now()", "Now: {}\n" + POLICY, TS),
 }
 
 
@@ -262,6 +302,53 @@ CLEAN_CONTAINERS = {
 @pytest.mark.parametrize("style", sorted(CLEAN_CONTAINERS))
 def test_stable_containers_and_loops_are_clean(tmp_path, style):
     project(tmp_path, {"bot.py": CLEAN_CONTAINERS[style]})
+    assert check(tmp_path, "bot.py") == []
+
+
+PYDANTIC = '''
+    from datetime import datetime
+
+    import anthropic
+    from pydantic import BaseModel
+
+    POLICY = {PS}
+    client = anthropic.Anthropic()
+
+
+    class Message(BaseModel):
+        role: str
+        content: str
+
+
+    def ask(question):
+        system = Message(role="system", content=f"Now: {{{NOW}}}\\n" + POLICY)
+        turns = [Message(role="user", content=question)]
+        return client.messages.create(model="claude-sonnet-4-5", max_tokens=99, system=system.model_dump()["content"],
+                                      messages=[m.model_dump() for m in turns])
+    '''
+
+
+def test_pydantic_messages_dumped_to_dicts(tmp_path, qwen):
+    files = project(tmp_path, {"bot.py": PYDANTIC.format(PS=PS, NOW=NOW)})
+    assert_m101_in(qwen, check(tmp_path, "bot.py"), files, "bot.py", "datetime.now()", "Now: {}\n" + POLICY, TS)
+
+
+def test_spread_fields_with_the_clock_after_the_question_are_clean(tmp_path):
+    project(tmp_path, {"bot.py": f'''
+        from datetime import datetime
+
+        import anthropic
+
+        POLICY = {PS}
+        USER = "{{question}}\\n(sent {{now}})"
+        client = anthropic.Anthropic()
+
+
+        def ask(question):
+            now = datetime.now()
+            return client.messages.create(model="claude-sonnet-4-5", max_tokens=99, system=POLICY,
+                                          messages=[{{"role": "user", "content": USER.format(**locals())}}])
+        '''})
     assert check(tmp_path, "bot.py") == []
 
 

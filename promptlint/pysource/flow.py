@@ -1099,6 +1099,11 @@ class Flow:
             return x
         if method in ("copy", "deepcopy") and receiver is not None and not node.args:  # x.copy(): the same value
             return receiver
+        if method in _RECORD_DUMPS and receiver is not None and not node.args:
+            if receiver.mapping is not None:
+                return receiver  # a record's fields as a dict: `Message(role=..., content=...).model_dump()`
+            if receiver.instance is not None and objects.method(receiver.instance.flow, receiver.instance.cls, method) is None:
+                return objects.fields_of(receiver, depth)  # an object of a linted pydantic model or dataclass
         if method in sinks.TEXT_METHODS and receiver is not None:
             return self._text_method(node, method, receiver, ev)
         if receiver is not None and receiver.parts is not None and len(receiver.parts) == 1 and isinstance(
@@ -1389,6 +1394,8 @@ class Flow:
         except ValueError:
             return self.opaque(node)
         kws = {k.arg: k.value for k in node.keywords if k.arg}
+        if values is None and any(k.arg is None for k in node.keywords):  # `.format(**values)`, `.format(**locals())`
+            values = self._spread_fields(parsed, node, ev, kws)
         if values is not None:
             kws = {k: ast.copy_location(ast.Name(id=f"__value_{k}", ctx=ast.Load()), node) for k in values}
             ev = lambda n, ev=ev: values[n.id[len("__value_"):]] if isinstance(n, ast.Name) and n.id.startswith("__value_") else ev(n)  # noqa: E731
@@ -1419,6 +1426,24 @@ class Flow:
             else:
                 out.parts.append(Hole("static", self.text_of(arg), arg))
         return out
+
+    def _spread_fields(self, parsed, node: ast.Call, ev, kws) -> Dict[str, Val]:
+        """The fields of ``fmt.format(a=x, **values)`` by name: the keywords, a spread mapping's keys, and for
+        ``**locals()``/``**vars()`` each field's name as a local variable at the call."""
+        values: Dict[str, Val] = {}
+        for k in node.keywords:
+            if k.arg is not None:
+                values[k.arg] = ev(k.value)
+            elif isinstance(k.value, ast.Call) and sinks.dotted(k.value.func) in ("locals", "vars") and not k.value.args:
+                for _, field_name, _, _ in parsed:
+                    head = (field_name or "").split(".")[0].split("[")[0]
+                    if head.isidentifier() and head not in kws:
+                        name = ast.Name(id=head, ctx=ast.Load(), lineno=node.lineno, col_offset=node.col_offset,
+                                        end_lineno=node.lineno, end_col_offset=node.col_offset)
+                        values[head] = ev(name)
+            else:
+                values.update(ev(k.value).mapping or {})
+        return values
 
     def fill_template(self, template: Val, values: Dict[str, Val], node: ast.AST) -> Val:
         """A LangChain prompt template (``ChatPromptTemplate.from_messages``/``from_template``) with its
@@ -1691,6 +1716,9 @@ def _set_path(base: Val, keys: list, value: Val) -> Optional[Val]:
     return Val(base.parts, list(base.hazards), base.items, {**base.mapping, key: inner}, base.unordered, base.names,
                base.node, base.instance)
 
+
+# a record's fields as a dict (pydantic v2/v1, attrs/dataclass helpers, namedtuples)
+_RECORD_DUMPS = {"model_dump", "dict", "to_dict", "_asdict"}
 
 # LangChain prompt-template methods that fill its variables (``partial`` some, the others all)
 _TEMPLATE_METHODS = {"partial", "invoke", "ainvoke", "format_messages", "aformat_messages", "format_prompt",

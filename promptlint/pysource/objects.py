@@ -236,8 +236,27 @@ def call(caller, node: ast.Call, receiver, scope, env, depth: int):
         if r is not None and r[1] is None:
             target = (r[0], r[0].index.functions.get(f.attr))
     if target is None or target[1] is None:
-        return None
+        return _called_object(caller, node, scope, env, depth)
     return caller._call_local(node, target[1], scope, env, depth, callee=target[0])
+
+
+def _called_object(caller, node: ast.Call, scope, env, depth: int):
+    """``system_prompt()`` where ``system_prompt`` is an object of a class of the linted files: its ``__call__``."""
+    f = node.func
+    index = caller.index
+    if isinstance(f, ast.Name):  # a name bound here or imported (not a builtin, not a parameter's value)
+        if f.id in env or not (f.id in index.imports or (index.sid(scope), f.id) in index.bindings
+                               or (0, f.id) in index.bindings):
+            return None
+    elif not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in index.imports):
+        return None
+    obj = caller.ev(f, scope, env or None, depth + 1)
+    if obj.instance is None:
+        return None
+    found = method(obj.instance.flow, obj.instance.cls, "__call__")
+    if found is None:
+        return None
+    return caller._call_local(node, found[1], scope, env, depth, callee=found[0], bound=obj)
 
 
 def callees(caller, node: ast.Call, scope) -> List[Tuple[Any, ast.AST, Any]]:
@@ -464,6 +483,19 @@ def _dataclass_repr(obj, depth: int):
     text = inst.flow.opaque(obj.node or inst.cls)
     text.parts = parts
     return text.add(out) if out is not None else text
+
+
+def fields_of(obj, depth: int):
+    """An object of a linted model or dataclass as the dict of its fields (``.model_dump()``, ``.dict()``)."""
+    inst: Instance = obj.instance
+    out = inst.flow.opaque(obj.node or inst.cls)
+    out.mapping = {}
+    for name in (n for f, c in reversed(list(mro(inst.flow, inst.cls))) for n in c_fields(f, c)):
+        v = attribute(obj, name, depth + 1)
+        if v is not None:
+            out.mapping[name] = v
+            out.add(v)
+    return out
 
 
 def _is_dataclass(d: ast.AST) -> bool:
