@@ -13,7 +13,9 @@ clean counter-example per family:
 - the SDK method called through a function value: ``functools.partial(client.messages.create, ...)`` (bound
   to a name or to ``self``), a retry helper given the method and its arguments, ``asyncio.to_thread``;
 - ``TEMPLATE.replace("<<NOW>>", value)`` placeholders, ``TEMPLATE.format(**values)`` and ``.format(**locals())``;
-- an object called (its class's ``__call__``), pydantic messages dumped to dicts (``.model_dump()``).
+- an object called (its class's ``__call__``), pydantic messages dumped to dicts (``.model_dump()``);
+- prompt text kept in a file of the project (``(Path(__file__).parent / "prompts" / "system.txt").read_text()``,
+  ``with open(os.path.join(HERE, ...)) as f: f.read()``), then formatted; a file outside the project is not read.
 
 M101 figures are computed here from the test's own render of the request (the system text, a blank line,
 the user's question), encoded with the pinned tokenizer: S = the first divergent token, lost =
@@ -631,6 +633,71 @@ def test_jinja_with_the_clock_in_the_question_is_clean(tmp_path):
                                           messages=[{{"role": "user", "content": user}}])
         '''})
     assert check(tmp_path, "bot.py") == []
+
+
+# ----------------------------------------------------------------------------- prompt text kept in a file
+
+FILE_READERS = {
+    "Path(__file__).parent / ... read_text()": '''
+        from datetime import datetime
+        from pathlib import Path
+
+        TEMPLATE = (Path(__file__).parent / "prompts" / "system.txt").read_text(encoding="utf-8")
+
+
+        def system_prompt():
+            return TEMPLATE.format(now=datetime.now().strftime("%Y-%m-%d %H:%M:%S"))
+        ''',
+    "with open(os.path.join(HERE, ...)) as f: f.read()": '''
+        import os
+        from datetime import datetime
+
+        HERE = os.path.dirname(os.path.abspath(__file__))
+        with open(os.path.join(HERE, "prompts", "system.txt"), encoding="utf-8") as f:
+            TEMPLATE = f.read()
+
+
+        def system_prompt():
+            return TEMPLATE.format(now=datetime.now().strftime("%Y-%m-%d %H:%M:%S"))
+        ''',
+    "open(relative path).read() in the function": '''
+        from datetime import datetime
+
+
+        def system_prompt():
+            template = open("prompts/system.txt").read()
+            return template.replace("{now}", datetime.now().strftime("%Y-%m-%d %H:%M:%S"))
+        ''',
+}
+
+
+@pytest.mark.parametrize("style", sorted(FILE_READERS))
+def test_a_prompt_template_read_from_a_project_file(tmp_path, qwen, style):
+    files = project(tmp_path, {"prompts/system.txt": "Now: {now}\n" + POLICY, "prompts_mod.py": FILE_READERS[style],
+                               "client.py": SENDER.replace("from prompts import", "from prompts_mod import")})
+    assert_m101_in(qwen, check(tmp_path, "client.py"), files, "prompts_mod.py", "datetime.now()", "Now: {}\n" + POLICY, TS)
+
+
+def test_a_file_template_with_the_clock_last_and_a_file_outside_the_project_are_clean(tmp_path):
+    outside = tmp_path / "outside.txt"
+    outside.write_text("Now: {now}\n" + POLICY, encoding="utf-8")
+    project(tmp_path / "repo", {"prompts/user.txt": "{question}\n(sent {now})", "bot.py": f'''
+        from datetime import datetime
+        from pathlib import Path
+
+        import anthropic
+
+        HERE = Path(__file__).parent
+        USER = (HERE / "prompts" / "user.txt").read_text()
+        SYSTEM = Path({str(outside)!r}).read_text()
+        client = anthropic.Anthropic()
+
+
+        def ask(question):
+            return client.messages.create(model="claude-sonnet-4-5", max_tokens=99, system=SYSTEM.format(now=datetime.now()),
+                                          messages=[{{"role": "user", "content": USER.format(question=question, now=datetime.now())}}])
+        '''})
+    assert check(tmp_path / "repo", "bot.py") == []
 
 
 # ----------------------------------------------------------------------------- the SDK method as a value

@@ -28,7 +28,7 @@ import string
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple, Union
 
-from promptlint.pysource import jinja_calls, objects, sinks
+from promptlint.pysource import jinja_calls, objects, prompt_files, sinks
 
 # one printf-style conversion: `%s`, `%(name)s`, `%-8.2f`, `%%`
 _PRINTF = re.compile(r"%(?:\((?P<name>[^)]*)\))?[#0\- +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?(?P<conv>[diouxXeEfFgGcrsa%])")
@@ -297,6 +297,9 @@ class Index:
             self._bind(scope, node.target.id, Entry(pos, "aug", node.value, loops))
         elif t is ast.NamedExpr and isinstance(node.target, ast.Name):
             self._bind(scope, node.target.id, Entry(pos, "assign", node.value, loops))
+        elif t is ast.withitem and isinstance(node.optional_vars, ast.Name):  # `with open(path) as f`
+            at = (node.context_expr.end_lineno or pos[0], node.context_expr.end_col_offset or 0)
+            self._bind(scope, node.optional_vars.id, Entry(at, "assign", node.context_expr, loops))
         elif t is ast.Return:
             if scope is not None and node.value is not None:
                 self.returns.setdefault(id(scope), []).append(node.value)
@@ -1037,6 +1040,10 @@ class Flow:
             return self._join(node, receiver, ev, label)
         if method in jinja_calls.RENDER_METHODS and receiver is not None and jinja_calls.is_template(self, receiver):
             return jinja_calls.render(self, node, receiver, ev)
+        if method in ("read_text", "read") and self.project is not None:  # a prompt kept in a file of the project
+            text = prompt_files.read(self, node, method, scope)
+            if text is not None:
+                return Val(parts=[text])
         made = jinja_calls.template(self, node, name, method, ev, scope)
         if made is not None:  # a Jinja template: rendered by `.render(...)` above
             return made
