@@ -15,7 +15,8 @@ clean counter-example per family:
 - ``TEMPLATE.replace("<<NOW>>", value)`` placeholders, ``TEMPLATE.format(**values)`` and ``.format(**locals())``;
 - an object called (its class's ``__call__``), pydantic messages dumped to dicts (``.model_dump()``);
 - prompt text kept in a file of the project (``(Path(__file__).parent / "prompts" / "system.txt").read_text()``,
-  ``with open(os.path.join(HERE, ...)) as f: f.read()``), then formatted; a file outside the project is not read.
+  ``with open(os.path.join(HERE, ...)) as f: f.read()``, ``yaml.safe_load(f)``, ``json.load(f)``), then formatted; a
+  file outside the project is not read.
 
 M101 figures are computed here from the test's own render of the request (the system text, a blank line,
 the user's question), encoded with the pinned tokenizer: S = the first divergent token, lost =
@@ -676,6 +677,34 @@ def test_a_prompt_template_read_from_a_project_file(tmp_path, qwen, style):
     files = project(tmp_path, {"prompts/system.txt": "Now: {now}\n" + POLICY, "prompts_mod.py": FILE_READERS[style],
                                "client.py": SENDER.replace("from prompts import", "from prompts_mod import")})
     assert_m101_in(qwen, check(tmp_path, "client.py"), files, "prompts_mod.py", "datetime.now()", "Now: {}\n" + POLICY, TS)
+
+
+DATA_FILES = {
+    "yaml.safe_load of a YAML file": ("prompts.yaml", "system: |\n" + "".join(f"  {line}\n" for line in (
+        "Now: {now}\n" + POLICY).split("\n")), "yaml.safe_load(f)"),
+    "json.load of a JSON file": ("prompts.json", '{"system": %s}' % __import__("json").dumps("Now: {now}\n" + POLICY + "\n"),
+                                 "json.load(f)"),
+}
+
+
+@pytest.mark.parametrize("style", sorted(DATA_FILES))
+def test_prompts_kept_in_a_data_file(tmp_path, qwen, style):
+    name, text, load = DATA_FILES[style]
+    files = project(tmp_path, {name: text, "prompts_mod.py": f'''
+        import json
+        from datetime import datetime
+        from pathlib import Path
+
+        import yaml
+
+        with open(Path(__file__).parent / "{name}", encoding="utf-8") as f:
+            PROMPTS = {load}
+
+
+        def system_prompt():
+            return PROMPTS["system"].format(now=datetime.now().strftime("%Y-%m-%d %H:%M:%S"))
+        ''', "client.py": SENDER.replace("from prompts import", "from prompts_mod import")})
+    assert_m101_in(qwen, check(tmp_path, "client.py"), files, "prompts_mod.py", "datetime.now()", "Now: {}\n" + POLICY + "\n", TS)
 
 
 def test_a_file_template_with_the_clock_last_and_a_file_outside_the_project_are_clean(tmp_path):

@@ -1040,6 +1040,10 @@ class Flow:
             return self._join(node, receiver, ev, label)
         if method in jinja_calls.RENDER_METHODS and receiver is not None and jinja_calls.is_template(self, receiver):
             return jinja_calls.render(self, node, receiver, ev)
+        if name in prompt_files.DATA_CALLS:  # prompts kept in a YAML/JSON/TOML file or text
+            loaded = prompt_files.data(self, node, name, ev, scope)
+            if loaded is not None:
+                return loaded
         if method in ("read_text", "read") and self.project is not None:  # a prompt kept in a file of the project
             text = prompt_files.read(self, node, method, scope)
             if text is not None:

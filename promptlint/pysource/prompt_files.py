@@ -2,7 +2,9 @@
 "system.txt").read_text()``, ``open(os.path.join(HERE, "system.md")).read()``, ``with open(PATH) as f: TEMPLATE =
 f.read()``. The path must be written with constants, ``__file__`` and the usual path calls; the file is read
 like an imported module (inside the project, bounded, a dependency of the result), never a file outside it.
-``pysource.flow`` asks this module; it imports no other module of the package.
+Prompt data files are parsed the same way (``yaml.safe_load(...)`` through promptlint's own bounded YAML
+reader, ``json.load/loads``, ``tomllib.loads``): their strings, lists and mappings become the value.
+``pysource.flow`` asks this module (it reaches the value classes through the Flow it is given).
 """
 
 from __future__ import annotations
@@ -25,6 +27,64 @@ def read(flow, node: ast.Call, method: str, scope) -> Optional[str]:
         target = _opened(flow, target, scope)
         if target is None:
             return None
+    return _read_path(flow, target, scope)
+
+
+DATA_CALLS = {"yaml.safe_load": "yaml", "yaml.load": "yaml", "yaml.full_load": "yaml", "json.load": "json",
+              "json.loads": "json", "tomllib.loads": "toml", "tomllib.load": "toml", "toml.loads": "toml",
+              "toml.load": "toml"}
+
+
+def data(flow, node: ast.Call, name: str, ev, scope):
+    """What ``yaml.safe_load(text_or_file)`` (and the JSON/TOML loaders) gives for a text that is known (a file
+    of the project read above, a literal) or a file of the project opened here: a value of mappings, lists and
+    strings; None when the text is not known or does not parse."""
+    if not node.args:
+        return None
+    arg = node.args[0]
+    text = None
+    opened = _opened(flow, arg, scope) if flow.project is not None else None
+    if opened is not None:
+        text = _read_path(flow, opened, scope)
+    else:
+        v = ev(arg)
+        if v.parts is not None and all(isinstance(p, str) for p in v.parts):
+            text = "".join(v.parts)
+    if text is None or len(text) > MAX_TEXT:
+        return None
+    try:
+        kind = DATA_CALLS[name]
+        if kind == "json":
+            import json
+
+            value = json.loads(text)
+        elif kind == "toml":
+            import tomllib
+
+            value = tomllib.loads(text)
+        else:
+            from promptlint.promptfiles import frontmatter
+
+            value = frontmatter.parse(text)
+    except Exception:  # not that format (or not the subset promptlint reads): not known
+        return None
+    return _value(flow, value, 0)
+
+
+def _value(flow, x, depth: int):
+    Val = flow.Val
+    if depth > 16:
+        return Val(parts=["…"])  # deeper than any prompt file nests: cut
+    if isinstance(x, dict):
+        return Val(mapping={str(k): _value(flow, v, depth + 1) for k, v in x.items()})
+    if isinstance(x, list):
+        return Val(items=[_value(flow, v, depth + 1) for v in x])
+    if x is None:
+        return Val()
+    return Val(parts=[x if isinstance(x, str) else str(x)])
+
+
+def _read_path(flow, target: ast.AST, scope) -> Optional[str]:
     path = path_of(flow, target, scope, 0)
     if path is None:
         return None
