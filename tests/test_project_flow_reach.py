@@ -13,6 +13,7 @@ clean counter-example per family:
 - the SDK method called through a function value: ``functools.partial(client.messages.create, ...)`` (bound
   to a name or to ``self``), a retry helper given the method and its arguments, ``asyncio.to_thread``;
 - ``TEMPLATE.replace("<<NOW>>", value)`` placeholders, ``TEMPLATE.format(**values)`` and ``.format(**locals())``;
+- function values: a closure a factory returns, a lambda bound to a name, called later;
 - an object called (its class's ``__call__``), pydantic messages dumped to dicts (``.model_dump()``);
 - prompt text kept in a file of the project (``(Path(__file__).parent / "prompts" / "system.txt").read_text()``,
   ``with open(os.path.join(HERE, ...)) as f: f.read()``, ``yaml.safe_load(f)``, ``json.load(f)``), then formatted; a
@@ -162,6 +163,34 @@ PROMPTS = {
 
 
         system_prompt = SystemPrompt(POLICY)
+        ''', "datetime.now()", "Now: {}\n" + POLICY, TS),
+    "a function made by a factory (a closure)": ('''
+        from datetime import datetime
+
+        POLICY = {PS}
+
+
+        def make_builder(policy):
+            def build():
+                return f"Now: {{{NOW}}}\\n" + policy
+            return build
+
+
+        build_system = make_builder(POLICY)
+
+
+        def system_prompt():
+            return build_system()
+        ''', "datetime.now()", "Now: {}\n" + POLICY, TS),
+    "a lambda bound to a name": ('''
+        from datetime import datetime
+
+        POLICY = {PS}
+        render = lambda stamp, policy=POLICY: f"Now: {{stamp}}\\n{{policy}}"
+
+
+        def system_prompt():
+            return render(datetime.now().strftime("%Y-%m-%d %H:%M:%S"))
         ''', "datetime.now()", "Now: {}\n" + POLICY, TS),
 }
 

@@ -79,6 +79,9 @@ class Val:
     names: frozenset = frozenset()  # identifiers seen on the way (names, attributes), for salt checks
     node: Optional[ast.AST] = None  # the dict literal or constructor call a mapping came from (to point findings at)
     instance: Any = None  # an object of a class of the analysed files (pysource.objects.Instance)
+    # a function value made in a function (a nested def or a lambda): (its node, the names it closes over, the
+    # Flow of its module); calling it gives its return value with those names bound
+    closure: Any = None
 
     def add(self, *others: Optional["Val"]) -> "Val":
         ids = None
@@ -105,7 +108,8 @@ def merge(vals: List[Val]) -> Val:
     if not vals:
         return Val()
     first = next((v for v in vals if _volatile_text(v)), vals[0]) if len(vals) > 1 else vals[0]
-    out = Val(first.parts, [], first.items, first.mapping, first.unordered, frozenset(), first.node, first.instance)
+    out = Val(first.parts, [], first.items, first.mapping, first.unordered, frozenset(), first.node, first.instance,
+              first.closure)
     out.add(*vals)
     for v in vals[1:]:
         out.unordered = out.unordered or v.unordered
@@ -164,6 +168,7 @@ class Index:
         self.tree = tree
         self.aliases: Dict[str, str] = {}
         self.functions: Dict[str, ast.AST] = {}
+        self.nested: Dict[Tuple[int, str], ast.AST] = {}  # (scope id, name) -> a def inside that function
         self.methods: Dict[Tuple[str, str], ast.AST] = {}
         self.class_of: Dict[int, str] = {}
         self.bindings: Dict[Tuple[int, str], List[Entry]] = {}
@@ -206,6 +211,8 @@ class Index:
             if t in (ast.FunctionDef, ast.AsyncFunctionDef):
                 if cls is None and scope is None:
                     self.functions[node.name] = node
+                elif cls is None:  # a function defined in a function: a value of its scope (a closure)
+                    self.nested[(self.sid(scope), node.name)] = node
                 elif cls is not None:
                     self.methods[(cls, node.name)] = node
                     self.class_of[id(node)] = cls
@@ -656,6 +663,21 @@ class Flow:
         out.names = out.names | {node.attr}
         return out.add(base)
 
+    def _lambda(self, node: ast.Lambda, scope, env, depth) -> Val:
+        """``lambda now: f"..."``: a function value, called where it is used (``_closure_call``)."""
+        return Val(parts=[Hole("static", self.text_of(node), node)], closure=(node, dict(env), self))
+
+    def _closure_call(self, node: ast.Call, fn: Val, scope, env, depth) -> Val:
+        """A call of a function value (``_name``'s nested def, ``_lambda``): its return expressions (a lambda's
+        body) with the names it closed over and its parameters bound to this call's arguments."""
+        func, closed, owner = fn.closure
+        new_env = dict(closed)
+        new_env.update(self.bind_arguments(node, func, scope, env, depth, owner))
+        if isinstance(func, ast.Lambda):
+            return owner.ev(func.body, func, new_env, depth + 1)
+        returns = owner.index.returns.get(id(func), [])
+        return merge([owner.ev(r, func, new_env, depth + 1) for r in returns]) if returns else self.opaque(node)
+
     def _inner(self, node, scope, env, depth) -> Val:
         """`await x`, `*x`, `(y := x)`: the value of x."""
         return self.ev(node.value, scope, env, depth)
@@ -665,6 +687,9 @@ class Flow:
         name = node.id
         if name in env:
             return env[name]
+        inner = self.index.nested.get((Index.sid(scope), name)) if scope is not None else None
+        if inner is not None:  # `def build(): ...` then `return build`: the function with the names it sees
+            return Val(parts=[Hole("static", name, node)], names=frozenset([name]), closure=(inner, dict(env), self))
         pos = (node.lineno, node.col_offset)
         v = self._binding(scope, name, pos, depth, env)
         if v is not None:
@@ -686,7 +711,8 @@ class Flow:
     def _named(v: Val, name: str) -> Val:
         if name in v.names:
             return v
-        return Val(v.parts, list(v.hazards), v.items, v.mapping, v.unordered, v.names | {name}, v.node, v.instance)
+        return Val(v.parts, list(v.hazards), v.items, v.mapping, v.unordered, v.names | {name}, v.node, v.instance,
+                   v.closure)
 
     def _binding(self, scope, name, pos, depth, env) -> Optional[Val]:
         entries = self.index.bindings.get((Index.sid(scope), name))
@@ -745,7 +771,7 @@ class Flow:
         elif base.kind == "unpack":
             v = self.opaque(base.value, name, name).add(v)
         out = Val(v.parts, list(v.hazards), list(v.items) if v.items is not None else None,
-                  dict(v.mapping) if v.mapping is not None else None, v.unordered, v.names, v.node, v.instance)
+                  dict(v.mapping) if v.mapping is not None else None, v.unordered, v.names, v.node, v.instance, v.closure)
         self._apply(out, rest, 0, scope, sub_env, depth)
         return out
 
@@ -1129,6 +1155,10 @@ class Flow:
             v = self._dispatched_method(node, f, scope, env, depth)  # `AGENTS[mode].run(q)`: any of the objects
             if v is not None:
                 return v
+        if isinstance(f, ast.Name) and depth <= MAX_DEPTH:
+            fn = self.ev(f, scope, env or None, depth + 1)
+            if fn.closure is not None:  # `build = make_builder(POLICY); build()`, `fmt = lambda now: ...; fmt(t)`
+                return self._closure_call(node, fn, scope, env, depth)
         v = objects.call(self, node, receiver, scope, env, depth)  # methods of objects, imported functions, classes
         if v is not None:
             return v
@@ -1843,6 +1873,7 @@ _EVALUATORS = {
     ast.Await: "_inner",
     ast.Starred: "_inner",
     ast.NamedExpr: "_inner",
+    ast.Lambda: "_lambda",
 }
 
 
