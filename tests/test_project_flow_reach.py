@@ -12,6 +12,7 @@ clean counter-example per family:
   ``env.get_template(name)`` of a file in the project: the value's place in the rendered text matters;
 - the SDK method called through a function value: ``functools.partial(client.messages.create, ...)`` (bound
   to a name or to ``self``), a retry helper given the method and its arguments, ``asyncio.to_thread``;
+- a request over plain HTTP (``httpx.post(f"{BASE}/v1/messages", json=payload)``, ``data=json.dumps(body)``);
 - ``TEMPLATE.replace("<<NOW>>", value)`` placeholders, ``TEMPLATE.format(**values)`` and ``.format(**locals())``;
 - function values: a closure a factory returns, a lambda bound to a name, called later;
 - an object called (its class's ``__call__``), pydantic messages dumped to dicts (``.model_dump()``);
@@ -837,6 +838,55 @@ FORWARDED = {
 def test_the_sdk_method_called_through_a_function_value(tmp_path, qwen, style):
     files = project(tmp_path, {"bot.py": FORWARDED[style].format(PS=PS, NOW=NOW)})
     assert_m101_in(qwen, check(tmp_path, "bot.py"), files, "bot.py", "datetime.now()", "Now: {}\n" + POLICY, TS)
+
+
+HTTP = {
+    "httpx.post to the Messages API": '''
+        import os
+        from datetime import datetime
+
+        import httpx
+
+        POLICY = {PS}
+        BASE = os.environ.get("ANTHROPIC_BASE_URL", "https://api.anthropic.com")
+
+
+        def ask(question):
+            payload = {{"model": "claude-sonnet-4-5", "max_tokens": 300, "system": f"Now: {{{NOW}}}\\n" + POLICY,
+                       "messages": [{{"role": "user", "content": question}}]}}
+            r = httpx.post(f"{{BASE}}/v1/messages", json=payload, headers={{"x-api-key": os.environ["ANTHROPIC_API_KEY"]}})
+            return r.json()
+        ''',
+    "an async client posting json.dumps of the body": '''
+        import json
+        from datetime import datetime
+
+        import httpx
+
+        POLICY = {PS}
+        URL = "https://api.anthropic.com/v1/messages"
+
+
+        async def ask(question):
+            body = dict(model="claude-sonnet-4-5", max_tokens=300, system=f"Now: {{{NOW}}}\\n" + POLICY,
+                        messages=[{{"role": "user", "content": question}}])
+            async with httpx.AsyncClient() as http:
+                r = await http.post(URL, data=json.dumps(body), headers={{"content-type": "application/json"}})
+            return r.json()
+        ''',
+}
+
+
+@pytest.mark.parametrize("style", sorted(HTTP))
+def test_a_request_over_plain_http(tmp_path, qwen, style):
+    files = project(tmp_path, {"bot.py": HTTP[style].format(PS=PS, NOW=NOW)})
+    assert_m101_in(qwen, check(tmp_path, "bot.py"), files, "bot.py", "datetime.now()", "Now: {}\n" + POLICY, TS)
+
+
+def test_a_post_to_another_service_is_not_a_request(tmp_path):
+    project(tmp_path, {"bot.py": HTTP["httpx.post to the Messages API"].format(PS=PS, NOW=NOW).replace(
+        '/v1/messages"', '/hooks/audit"')})
+    assert check(tmp_path, "bot.py") == []
 
 
 def test_a_partial_with_the_clock_in_the_question_is_clean(tmp_path):

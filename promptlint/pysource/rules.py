@@ -15,7 +15,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from promptlint.base import registry
 from promptlint.checks import prefix_caching_disabled as m701
 from promptlint.pysource import breakpoints, layout, objects, orders, sinks
-from promptlint.pysource.flow import Flow, Hazard, Hole, Index, Part, Val, merge
+from promptlint.pysource.flow import DUMPS, Flow, Hazard, Hole, Index, Part, Val, merge
 from promptlint.pysource.project import NOT_SEEN_NOTE, SENT_NOTE
 
 # The codes only Python code can show; the others found here (M101, M102, M201-M203, M701) are
@@ -233,6 +233,9 @@ class HazardScan:
                 m = sinks.llm_call(name)
                 self.llm_call(forwarded, scope, name, m[0], m[1])
                 m = None
+            http = http_request(self.flow, call, scope) if m is None and forwarded is None else None
+            if http is not None:  # `httpx.post("https://api.anthropic.com/v1/messages", json=payload)`
+                self.llm_call(http[0], scope, name, http[1], {})
             if m is not None and m[0] == "crew":
                 self._crew_agent(call, scope, name)
             elif m is not None:
@@ -899,6 +902,36 @@ def _partial_of(flow: Flow, f: ast.AST, at: ast.Call, scope) -> Optional[ast.Cal
         if e.kind == "assign" and isinstance(v, ast.Call) and v.args and flow.name_of(v.func) in PARTIAL:
             return v
     return None
+
+
+# a provider's HTTP endpoint (the URL's path) -> the SDK method that sends the same body
+HTTP_ENDPOINTS = (("/v1/messages", "messages.create"), ("/chat/completions", "chat.completions.create"),
+                  ("/v1/responses", "responses.create"), ("/v1/completions", "completions.create"))
+
+
+def http_request(flow: Flow, call: ast.Call, scope) -> Optional[Tuple[ast.Call, str]]:
+    """A model request made over plain HTTP: ``requests.post(url, json=payload)``, ``httpx.post(...)``,
+    ``session.post(...)``/``await client.post(...)`` to a URL whose text names a provider's endpoint
+    (``.../v1/messages``, ``.../chat/completions``, ``.../v1/responses``); ``data=json.dumps(payload)`` too.
+    (a call whose keywords spread the payload, the SDK method's suffix); None for anything else."""
+    f = call.func
+    if not (isinstance(f, ast.Attribute) and f.attr in ("post", "apost")):
+        return None
+    kws = {k.arg: k.value for k in call.keywords if k.arg}
+    url = call.args[0] if call.args else kws.get("url")
+    body = kws.get("json")
+    if body is None and "data" in kws or body is None and "content" in kws:
+        raw = kws.get("data", kws.get("content"))
+        body = raw.args[0] if isinstance(raw, ast.Call) and flow.name_of(raw.func) in DUMPS and raw.args else None
+    if url is None or body is None:
+        return None
+    text = "".join(p for p in flow.ev(url, scope).parts or () if isinstance(p, str))
+    suffix = next((sfx for path, sfx in HTTP_ENDPOINTS if path in text), None)
+    if suffix is None:
+        return None
+    out = ast.copy_location(ast.Call(func=f, args=[], keywords=[ast.keyword(arg=None, value=body)]), call)
+    out.end_lineno, out.end_col_offset = call.end_lineno, call.end_col_offset
+    return out, suffix
 
 
 def _module_values(flow: Flow, name: str) -> List[ast.AST]:
