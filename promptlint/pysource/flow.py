@@ -14,7 +14,12 @@ The evaluator follows, within one module:
   picked by a variable key is any of them), and assignments in the arms of an ``if``/``try``/
   ``match`` (each may be the value; the latest one that always runs hides the earlier ones).
 
-Objects and other modules are followed through pysource.objects. It does not follow globals
+- loops inside unrolled loops, long known lists within a per-module budget, and iterables of unknown items as
+  one unknown item (known items around it keep their places); function values (a nested def returned, a
+  lambda) called later; ``getattr`` with a constant name.
+
+Objects and other modules are followed through pysource.objects, Jinja rendered from Python through
+pysource.jinja_calls, prompt text and data read from project files through pysource.prompt_files. It does not follow globals
 assigned inside functions, ``global``/``nonlocal``, or which arm runs. docs/python.md lists
 this precisely.
 """
