@@ -17,6 +17,10 @@ written down before the set was first run; the commit that adds this file holds 
 clean project looks like one of the hazards but is cache-safe by the rules' own terms (the volatile value
 in the last user message, outside the prompt or after the last breakpoint, ``sorted(...)`` listings,
 ``sort_keys=True``, four breakpoints).
+
+First run (14:55 UTC, branch s29d at 207e66e, the set merged unchanged and run once): 10 of 10 hazards found at
+the expected line (each the one finding of its project, with the expected rule and file); no false alarm on the
+10 clean projects. Missed: none.
 """
 
 from __future__ import annotations
