@@ -9,7 +9,8 @@ clean counter-example per family:
 - ``getattr(obj, "name")`` with a constant name;
 - a LangChain chain imported from another module (template, model and chain each in its own module);
 - Jinja rendered from Python: ``jinja2.Template(src)``, ``Environment().from_string(src)``,
-  ``env.get_template(name)`` of a file in the project: the value's place in the rendered text matters;
+  ``env.get_template(name)`` of a file in the project, Haystack's ``PromptBuilder(template=...).run(...)``: the
+  value's place in the rendered text matters;
 - the SDK method called through a function value: ``functools.partial(client.messages.create, ...)`` (bound
   to a name or to ``self``), a retry helper given the method and its arguments, ``asyncio.to_thread``;
 - a request over plain HTTP (``httpx.post(f"{BASE}/v1/messages", json=payload)``, ``data=json.dumps(body)``);
@@ -618,6 +619,18 @@ JINJA = {
         def system_prompt():
             env = Environment(autoescape=False)
             return env.from_string(SOURCE).render({{"now": str(datetime.now().replace(microsecond=0)), "policy": POLICY}})
+        '''),
+    "Haystack PromptBuilder(template=...).run(...)": ({}, '''
+        from datetime import datetime
+
+        from haystack.components.builders import PromptBuilder
+
+        POLICY = {PS}
+        builder = PromptBuilder(template="Now: {{{{ now }}}}\\n{{{{ policy }}}}")
+
+
+        def system_prompt():
+            return builder.run(now=datetime.now().strftime("%Y-%m-%d %H:%M:%S"), policy=POLICY)["prompt"]
         '''),
     "get_template of a file in the project": ({"prompts/system.j2": "Now: {{ now }}\n{{ policy }}\n"}, '''
         from datetime import datetime

@@ -1069,8 +1069,12 @@ class Flow:
             return self.fill_template(receiver, values, node).add(*values.values())
         if method == "join" and node.args:
             return self._join(node, receiver, ev, label)
-        if method in jinja_calls.RENDER_METHODS and receiver is not None and jinja_calls.is_template(self, receiver):
+        if method in jinja_calls.RENDER_METHODS and receiver is not None and jinja_calls.is_template(self, receiver) \
+                and not jinja_calls.is_builder(self, receiver):
             return jinja_calls.render(self, node, receiver, ev)
+        if method == "run" and receiver is not None and jinja_calls.is_builder(self, receiver) and receiver.parts is not None:
+            text = jinja_calls.render(self, node, receiver, ev)  # Haystack `PromptBuilder(template=...).run(**values)`
+            return Val(mapping={"prompt": text}, node=node).add(text)
         if name in prompt_files.DATA_CALLS:  # prompts kept in a YAML/JSON/TOML file or text
             loaded = prompt_files.data(self, node, name, ev, scope)
             if loaded is not None:

@@ -25,20 +25,27 @@ MAX_SOURCE = 200_000  # characters of template text laid out (larger ones stay o
 KEEP_FILTERS = {"trim", "e", "escape", "safe", "string", "striptags", "default", "d", "indent"}
 
 
+# Haystack's prompt builders hold a Jinja template (``template=``) and render it in ``.run(**values)``, which
+# returns {"prompt": text} (ChatPromptBuilder: its messages' text is not laid out here)
+BUILDERS = ("PromptBuilder",)
+
+
 def uses_jinja(flow) -> bool:
     imports = flow.__dict__.get("_uses_jinja")
     if imports is None:
         imports = flow.__dict__["_uses_jinja"] = any(
-            spec[0].split(".")[0] == "jinja2" for spec in flow.index.imports.values())
+            spec[0].split(".")[0] in ("jinja2", "haystack") for spec in flow.index.imports.values())
     return imports
 
 
 def template(flow, node: ast.Call, name: Optional[str], method: Optional[str], ev, scope) -> Optional[object]:
     """A Jinja template made here, as a value holding its source text (``node``: the call, so ``render``
     knows it); None for any other call."""
-    if name not in TEMPLATE_CALLS and method not in SOURCE_METHODS + FILE_METHODS or not uses_jinja(flow):
+    builder = (name or "").rsplit(".", 1)[-1] in BUILDERS
+    if name not in TEMPLATE_CALLS and method not in SOURCE_METHODS + FILE_METHODS and not builder or not uses_jinja(flow):
         return None
-    arg = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg in ("source", "name")), None)
+    keys = ("template",) if builder else ("source", "name")
+    arg = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg in keys), None)
     if arg is None:
         return None
     Val = flow.Val
@@ -56,7 +63,12 @@ def is_template(flow, v) -> bool:
     if not isinstance(node, ast.Call) or v.parts is None:
         return False
     method = node.func.attr if isinstance(node.func, ast.Attribute) else None
-    return flow.name_of(node.func) in TEMPLATE_CALLS or method in SOURCE_METHODS + FILE_METHODS
+    name = flow.name_of(node.func) or ""
+    return name in TEMPLATE_CALLS or method in SOURCE_METHODS + FILE_METHODS or name.rsplit(".", 1)[-1] in BUILDERS
+
+
+def is_builder(flow, v) -> bool:
+    return isinstance(v.node, ast.Call) and (flow.name_of(v.node.func) or "").rsplit(".", 1)[-1] in BUILDERS
 
 
 def render(flow, node: ast.Call, receiver, ev) -> object:
