@@ -14,7 +14,12 @@ The evaluator follows, within one module:
   picked by a variable key is any of them), and assignments in the arms of an ``if``/``try``/
   ``match`` (each may be the value; the latest one that always runs hides the earlier ones).
 
-Objects and other modules are followed through pysource.objects. It does not follow globals
+- loops inside unrolled loops, long known lists within a per-module budget, and iterables of unknown items as
+  one unknown item (known items around it keep their places); function values (a nested def returned, a
+  lambda) called later; ``getattr`` with a constant name.
+
+Objects and other modules are followed through pysource.objects, Jinja rendered from Python through
+pysource.jinja_calls, prompt text and data read from project files through pysource.prompt_files. It does not follow globals
 assigned inside functions, ``global``/``nonlocal``, or which arm runs. docs/python.md lists
 this precisely.
 """
@@ -22,12 +27,13 @@ this precisely.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 import string
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple, Union
 
-from promptlint.pysource import objects, sinks
+from promptlint.pysource import jinja_calls, objects, prompt_files, sinks
 
 # one printf-style conversion: `%s`, `%(name)s`, `%-8.2f`, `%%`
 _PRINTF = re.compile(r"%(?:\((?P<name>[^)]*)\))?[#0\- +]*(?:\*|\d+)?(?:\.(?:\*|\d+))?[hlL]?(?P<conv>[diouxXeEfFgGcrsa%])")
@@ -78,6 +84,9 @@ class Val:
     names: frozenset = frozenset()  # identifiers seen on the way (names, attributes), for salt checks
     node: Optional[ast.AST] = None  # the dict literal or constructor call a mapping came from (to point findings at)
     instance: Any = None  # an object of a class of the analysed files (pysource.objects.Instance)
+    # a function value made in a function (a nested def or a lambda): (its node, the names it closes over, the
+    # Flow of its module); calling it gives its return value with those names bound
+    closure: Any = None
 
     def add(self, *others: Optional["Val"]) -> "Val":
         ids = None
@@ -104,7 +113,8 @@ def merge(vals: List[Val]) -> Val:
     if not vals:
         return Val()
     first = next((v for v in vals if _volatile_text(v)), vals[0]) if len(vals) > 1 else vals[0]
-    out = Val(first.parts, [], first.items, first.mapping, first.unordered, frozenset(), first.node, first.instance)
+    out = Val(first.parts, [], first.items, first.mapping, first.unordered, frozenset(), first.node, first.instance,
+              first.closure)
     out.add(*vals)
     for v in vals[1:]:
         out.unordered = out.unordered or v.unordered
@@ -163,6 +173,7 @@ class Index:
         self.tree = tree
         self.aliases: Dict[str, str] = {}
         self.functions: Dict[str, ast.AST] = {}
+        self.nested: Dict[Tuple[int, str], ast.AST] = {}  # (scope id, name) -> a def inside that function
         self.methods: Dict[Tuple[str, str], ast.AST] = {}
         self.class_of: Dict[int, str] = {}
         self.bindings: Dict[Tuple[int, str], List[Entry]] = {}
@@ -205,6 +216,8 @@ class Index:
             if t in (ast.FunctionDef, ast.AsyncFunctionDef):
                 if cls is None and scope is None:
                     self.functions[node.name] = node
+                elif cls is None:  # a function defined in a function: a value of its scope (a closure)
+                    self.nested[(self.sid(scope), node.name)] = node
                 elif cls is not None:
                     self.methods[(cls, node.name)] = node
                     self.class_of[id(node)] = cls
@@ -296,6 +309,9 @@ class Index:
             self._bind(scope, node.target.id, Entry(pos, "aug", node.value, loops))
         elif t is ast.NamedExpr and isinstance(node.target, ast.Name):
             self._bind(scope, node.target.id, Entry(pos, "assign", node.value, loops))
+        elif t is ast.withitem and isinstance(node.optional_vars, ast.Name):  # `with open(path) as f`
+            at = (node.context_expr.end_lineno or pos[0], node.context_expr.end_col_offset or 0)
+            self._bind(scope, node.optional_vars.id, Entry(at, "assign", node.context_expr, loops))
         elif t is ast.Return:
             if scope is not None and node.value is not None:
                 self.returns.setdefault(id(scope), []).append(node.value)
@@ -403,8 +419,10 @@ class Index:
 
 
 class Flow:
-    MAX_DEPTH = MAX_DEPTH  # for pysource.objects, which does not import this module
+    MAX_DEPTH = MAX_DEPTH  # for pysource.objects and jinja_calls, which do not import this module
     merge = staticmethod(merge)
+    Val = Val
+    Hole = Hole
 
     def __init__(self, index: Index, source: str, kind_of, project=None, display: Optional[str] = None):
         self.index = index
@@ -415,6 +433,8 @@ class Flow:
         self._kinds: Dict[str, Tuple[str, Optional[str]]] = {}
         self._memo: Dict[Tuple[int, int], Val] = {}
         self._active: set = set()
+        self._unroll_budget = MAX_MERGE  # items of long lists this module may still follow one by one
+        self._rewritten: Dict[int, ast.AST] = {}  # id(a getattr call with a constant name) -> its plain form
         self._lines = [line.encode("utf-8") for line in source.splitlines(keepends=True)]
 
     # -- helpers
@@ -534,10 +554,13 @@ class Flow:
         left, right = self.ev(node.left, scope, env, depth), self.ev(node.right, scope, env, depth)
         if isinstance(node.op, ast.Add):
             out = Val().add(left, right)
-            if left.parts is not None and right.parts is not None:
+            if left.items is not None or right.items is not None:  # `[system] + history + [question]`
+                a = left.items if left.items is not None else self._unknown_items(left, node.left)
+                b = right.items if right.items is not None else self._unknown_items(right, node.right)
+                if a is not None and b is not None:
+                    out.items = a + b
+            elif left.parts is not None and right.parts is not None:
                 out.parts = left.parts + right.parts
-            elif left.items is not None and right.items is not None:
-                out.items = left.items + right.items
             return out
         if isinstance(node.op, ast.Mult):  # "=" * 40, [msg] * 2: repeated a constant number of times
             n, x = (_const_int(node.right), left) if _const_int(node.right) is not None else (_const_int(node.left), right)
@@ -570,8 +593,9 @@ class Flow:
                 v = self.ev(elt.value, scope, env, depth)
                 out.add(v)
                 self._iterate(v, elt.value, out)
-                if v.items is not None and out.items is not None:
-                    out.items.extend(v.items)
+                more = v.items if v.items is not None else self._unknown_items(v, elt.value)
+                if more is not None and out.items is not None:
+                    out.items.extend(more)
                 else:
                     out.items = None
                 continue
@@ -644,6 +668,21 @@ class Flow:
         out.names = out.names | {node.attr}
         return out.add(base)
 
+    def _lambda(self, node: ast.Lambda, scope, env, depth) -> Val:
+        """``lambda now: f"..."``: a function value, called where it is used (``_closure_call``)."""
+        return Val(parts=[Hole("static", self.text_of(node), node)], closure=(node, dict(env), self))
+
+    def _closure_call(self, node: ast.Call, fn: Val, scope, env, depth) -> Val:
+        """A call of a function value (``_name``'s nested def, ``_lambda``): its return expressions (a lambda's
+        body) with the names it closed over and its parameters bound to this call's arguments."""
+        func, closed, owner = fn.closure
+        new_env = dict(closed)
+        new_env.update(self.bind_arguments(node, func, scope, env, depth, owner))
+        if isinstance(func, ast.Lambda):
+            return owner.ev(func.body, func, new_env, depth + 1)
+        returns = owner.index.returns.get(id(func), [])
+        return merge([owner.ev(r, func, new_env, depth + 1) for r in returns]) if returns else self.opaque(node)
+
     def _inner(self, node, scope, env, depth) -> Val:
         """`await x`, `*x`, `(y := x)`: the value of x."""
         return self.ev(node.value, scope, env, depth)
@@ -653,6 +692,9 @@ class Flow:
         name = node.id
         if name in env:
             return env[name]
+        inner = self.index.nested.get((Index.sid(scope), name)) if scope is not None else None
+        if inner is not None:  # `def build(): ...` then `return build`: the function with the names it sees
+            return Val(parts=[Hole("static", name, node)], names=frozenset([name]), closure=(inner, dict(env), self))
         pos = (node.lineno, node.col_offset)
         v = self._binding(scope, name, pos, depth, env)
         if v is not None:
@@ -674,7 +716,8 @@ class Flow:
     def _named(v: Val, name: str) -> Val:
         if name in v.names:
             return v
-        return Val(v.parts, list(v.hazards), v.items, v.mapping, v.unordered, v.names | {name}, v.node, v.instance)
+        return Val(v.parts, list(v.hazards), v.items, v.mapping, v.unordered, v.names | {name}, v.node, v.instance,
+                   v.closure)
 
     def _binding(self, scope, name, pos, depth, env) -> Optional[Val]:
         entries = self.index.bindings.get((Index.sid(scope), name))
@@ -721,7 +764,7 @@ class Flow:
         v = self.ev(base.value, scope, sub_env, depth + 1)
         if base.kind == "for":
             items = _items_of(v) if v.unordered is None else None
-            picked = [_pick(i, base.path) for i in items] if items is not None and len(items) <= MAX_UNROLL else None
+            picked = [_pick(i, base.path) for i in items] if items is not None and len(items) <= MAX_MERGE else None
             if picked and all(p is not None for p in picked):  # `for part in [a, b]`: one of the items
                 elem = merge(picked)
                 elem = Val(elem.parts, list(elem.hazards), elem.items, elem.mapping, elem.unordered,
@@ -733,47 +776,76 @@ class Flow:
         elif base.kind == "unpack":
             v = self.opaque(base.value, name, name).add(v)
         out = Val(v.parts, list(v.hazards), list(v.items) if v.items is not None else None,
-                  dict(v.mapping) if v.mapping is not None else None, v.unordered, v.names, v.node, v.instance)
+                  dict(v.mapping) if v.mapping is not None else None, v.unordered, v.names, v.node, v.instance, v.closure)
+        self._apply(out, rest, 0, scope, sub_env, depth)
+        return out
+
+    def _apply(self, out: Val, rest: List[Entry], level: int, scope, env, depth) -> None:
+        """Apply the later statements on a container to its value in order; the statements of a ``for`` loop
+        over known items (``for s in sections: text += s.render()``, loops inside it too) once per item, with
+        the loop variables bound; a loop over items not known (or too many) once, standing for its repeats.
+        ``level``: how many of the entries' enclosing loops are bound in ``env`` already."""
         k = 0
         while k < len(rest):
             e = rest[k]
-            unrolled = self._unrolled(rest, k, scope, sub_env, depth)
-            if unrolled is not None:  # the statements of one loop over known items, once per item
-                group, runs = unrolled
-                for item_env in runs:
-                    for g in group:
-                        self._mutate(out, Entry(g.pos, g.kind, g.value, (), g.keys, g.scope, g.arms), scope, item_env, depth)
-                k += len(group)
-                continue
-            self._mutate(out, e, scope, sub_env, depth)
-            k += 1
-        return out
+            if len(e.loops) > level:
+                loop = e.loops[level]
+                group = list(itertools.takewhile(lambda x: len(x.loops) > level and x.loops[level] is loop, rest[k:]))
+                each = None if e.kind == "setdefault" else self._item_envs(loop.iter, loop.target, scope, env, depth, level)
+                for item_env in each[1] if each is not None else ():
+                    self._apply(out, group, level + 1, scope, item_env, depth)
+                if each is not None:
+                    k += len(group)
+                    continue
+            else:
+                group = [e]
+            for g in group:  # once each, inside the loops not unrolled
+                self._mutate(out, g if not level else Entry(g.pos, g.kind, g.value, g.loops[level:], g.keys, g.scope, g.arms),
+                             scope, env, depth)
+            k += len(group)
 
-    def _unrolled(self, rest: List[Entry], k: int, scope, env, depth):
-        """(the entries of one ``for`` loop from ``rest[k]`` on, the loop variables' values per item) when that
-        loop (not nested) iterates known items (``for s in sections: text += s.render()``); None otherwise."""
-        e = rest[k]
-        if len(e.loops) != 1 or e.kind == "setdefault":
-            return None
-        loop = e.loops[0]
-        it = self.ev(loop.iter, scope, env or None, depth + 1)
+    def _item_envs(self, iter_node: ast.AST, target: ast.AST, scope, env, depth,
+                   level: int = 0) -> Optional[Tuple[Val, List[dict]]]:
+        """(the iterable's value, the names ``env`` with the loop target bound to each item in turn) when a loop
+        or comprehension iterates known items in a stable order (``for name, body in pairs``); None otherwise."""
+        it = self.ev(iter_node, scope, env or None, depth + 1)
         items = _items_of(it) if it.unordered is None else None
-        if items is None or len(items) > MAX_UNROLL:
-            return None
-        targets = _target_paths(loop.target)
-        if targets is None:
+        targets = _target_paths(target)
+        if items is None or targets is None or not self._may_unroll(len(items), level):
             return None
         runs = []
         for item in items:
             item_env = dict(env)
-            for target, path in targets:
+            for name, path in targets:
                 picked = _pick(item, path)
                 if picked is None:
                     return None
-                item_env[target] = picked
+                item_env[name] = picked
             runs.append(item_env)
-        group = [x for x in rest[k:] if x.loops == e.loops]
-        return group, runs
+        return it, runs
+
+    def _unknown_items(self, v: Val, node: ast.AST) -> Optional[List[Val]]:
+        """The items of an iterable whose items are not known (a parameter, what an unknown call returns): one
+        unknown item standing for any number of them, of the value's own kind (a per-request history stays
+        per-request), so the known items around it keep their places (``[system, *history, question]``);
+        None when ``v`` is not such a value (known items, a mapping, an object, a volatile value)."""
+        if v.items is not None or v.mapping is not None or v.instance is not None or v.unordered is not None:
+            return None
+        if v.parts is None or len(v.parts) != 1 or not isinstance(v.parts[0], Hole) or v.parts[0].kind == "volatile":
+            return None
+        h = v.parts[0]
+        return [Val(parts=[Hole(h.kind, f"the items of {self.text_of(node, 40)}", node)], names=v.names)]
+
+    def _may_unroll(self, n: int, level: int = 0) -> bool:
+        """Whether a loop or comprehension over ``n`` known items is followed item by item: up to MAX_UNROLL
+        always (an outermost loop), a longer list (up to MAX_MERGE) or a loop inside an unrolled one while this
+        module's budget of such items lasts."""
+        if n <= MAX_UNROLL and not level:
+            return True
+        if n > MAX_MERGE or n > self._unroll_budget:
+            return False
+        self._unroll_budget -= n
+        return True
 
     def _mutate(self, out: Val, e: Entry, scope, env, depth) -> None:
         """Apply one later statement on a container (``x.append(v)``, ``x[k] = v``, ``x.update(...)``) to its value."""
@@ -795,16 +867,17 @@ class Flow:
             grown = self._grown_unordered(out, e, v, scope, env, depth) if e.loops and out.parts is not None else None
             if grown is not None:  # `text += f"- {d}"` for d in a set: the items, in no fixed order, in its place
                 out.parts = out.parts + [grown]
+            elif out.items is not None and (v.items is not None or self._unknown_items(v, e.value) is not None):
+                out.items = out.items + (v.items if v.items is not None else self._unknown_items(v, e.value))
             elif out.parts is not None and v.parts is not None:
                 out.parts = out.parts + v.parts
-            elif out.items is not None and v.items is not None:
-                out.items = out.items + v.items
             else:
                 out.parts = out.parts if v.parts is None else None
             self._iterate(v, e.value, out)
         elif e.kind in ("append", "insert", "insert0"):
             at = _const_int(call.args[0]) if call is not None and len(call.args) == 2 else (0 if e.kind == "insert0" else None)
-            if out.items is not None and not e.loops and (at is not None or e.kind == "append"):
+            # in a loop (not unrolled): its item once, standing for its repeats, so what follows keeps its place
+            if out.items is not None and (not e.loops or e.kind == "append") and (at is not None or e.kind == "append"):
                 items = list(out.items)
                 if at is None or at >= len(items):
                     items.append(v)
@@ -816,7 +889,8 @@ class Flow:
         elif e.kind == "extend":
             self._iterate(v, e.value, out)
             if out.items is not None:
-                out.items = out.items + v.items if (v.items is not None and not e.loops) else None
+                more = v.items if v.items is not None else self._unknown_items(v, e.value)
+                out.items = out.items + more if more is not None else None
         elif e.kind == "update":
             out.unordered = out.unordered or v.unordered
             if out.mapping is not None and v.mapping is not None and not e.loops:
@@ -948,19 +1022,11 @@ class Flow:
         """``[s.render() for s in sections]`` over known items: the element once per item, in order (a
         condition keeps every item: the prompt may hold any of them); None when the items are not known."""
         gen = node.generators[0]
-        it = self.ev(gen.iter, scope, env or None, depth + 1)
-        items = _items_of(it) if it.unordered is None else None
-        targets = _target_paths(gen.target)
-        if items is None or len(items) > MAX_UNROLL or targets is None:
+        each = self._item_envs(gen.iter, gen.target, scope, env, depth)
+        if each is None:
             return None
-        out = Val(items=[]).add(it)
-        for item in items:
-            inner = dict(env)
-            for target, path in targets:
-                picked = _pick(item, path)
-                if picked is None:
-                    return None
-                inner[target] = picked
+        out = Val(items=[]).add(each[0])
+        for inner in each[1]:
             for cond in gen.ifs:
                 out.add(self.ev(cond, scope, inner, depth + 1))
             v = self.ev(node.elt, scope, inner, depth + 1)
@@ -970,6 +1036,9 @@ class Flow:
 
     # -- calls
     def _call(self, node: ast.Call, scope, env, depth) -> Val:
+        plain = self._plain_getattr(node)
+        if plain is not None:  # `getattr(prompts, "SYSTEM")`, `getattr(agent, "run")(q)`: as written out
+            return self.ev(plain, scope, env, depth)
         name = self.name_of(node.func)
         f = node.func
         ev = lambda n: self.ev(n, scope, env, depth)  # noqa: E731
@@ -1000,6 +1069,23 @@ class Flow:
             return self.fill_template(receiver, values, node).add(*values.values())
         if method == "join" and node.args:
             return self._join(node, receiver, ev, label)
+        if method in jinja_calls.RENDER_METHODS and receiver is not None and jinja_calls.is_template(self, receiver) \
+                and not jinja_calls.is_builder(self, receiver):
+            return jinja_calls.render(self, node, receiver, ev)
+        if method == "run" and receiver is not None and jinja_calls.is_builder(self, receiver) and receiver.parts is not None:
+            text = jinja_calls.render(self, node, receiver, ev)  # Haystack `PromptBuilder(template=...).run(**values)`
+            return Val(mapping={"prompt": text}, node=node).add(text)
+        if name in prompt_files.DATA_CALLS:  # prompts kept in a YAML/JSON/TOML file or text
+            loaded = prompt_files.data(self, node, name, ev, scope)
+            if loaded is not None:
+                return loaded
+        if method in ("read_text", "read") and self.project is not None:  # a prompt kept in a file of the project
+            text = prompt_files.read(self, node, method, scope)
+            if text is not None:
+                return Val(parts=[text])
+        made = jinja_calls.template(self, node, name, method, ev, scope)
+        if made is not None:  # a Jinja template: rendered by `.render(...)` above
+            return made
         if method == "format" and receiver is not None and receiver.parts is not None and all(isinstance(p, str) for p in receiver.parts):
             return self._format("".join(receiver.parts), node, ev).add(receiver)
         if method == "format_map" and node.args and receiver is not None and receiver.parts is not None \
@@ -1059,6 +1145,11 @@ class Flow:
             return x
         if method in ("copy", "deepcopy") and receiver is not None and not node.args:  # x.copy(): the same value
             return receiver
+        if method in _RECORD_DUMPS and receiver is not None and not node.args:
+            if receiver.mapping is not None:
+                return receiver  # a record's fields as a dict: `Message(role=..., content=...).model_dump()`
+            if receiver.instance is not None and objects.method(receiver.instance.flow, receiver.instance.cls, method) is None:
+                return objects.fields_of(receiver, depth)  # an object of a linted pydantic model or dataclass
         if method in sinks.TEXT_METHODS and receiver is not None:
             return self._text_method(node, method, receiver, ev)
         if receiver is not None and receiver.parts is not None and len(receiver.parts) == 1 and isinstance(
@@ -1073,6 +1164,10 @@ class Flow:
             v = self._dispatched_method(node, f, scope, env, depth)  # `AGENTS[mode].run(q)`: any of the objects
             if v is not None:
                 return v
+        if isinstance(f, ast.Name) and depth <= MAX_DEPTH:
+            fn = self.ev(f, scope, env or None, depth + 1)
+            if fn.closure is not None:  # `build = make_builder(POLICY); build()`, `fmt = lambda now: ...; fmt(t)`
+                return self._closure_call(node, fn, scope, env, depth)
         v = objects.call(self, node, receiver, scope, env, depth)  # methods of objects, imported functions, classes
         if v is not None:
             return v
@@ -1083,6 +1178,25 @@ class Flow:
         if record is not None:  # SDK types: types.Content(role=..., parts=[...]), SystemMessage(content=...)
             return self._record_value(node, record, ev)
         return self.opaque(node)
+
+    def _plain_getattr(self, node: ast.Call) -> Optional[ast.AST]:
+        """``getattr(x, "name")`` as ``x.name``, ``getattr(x, "name")(...)`` as ``x.name(...)`` (a constant name:
+        the same attribute); None for any other call. One rewritten node per call, so the memo keeps it."""
+        f = node.func
+        inner = f if isinstance(f, ast.Call) else node
+        if not (isinstance(inner.func, ast.Name) and inner.func.id == "getattr" and len(inner.args) in (2, 3)
+                and isinstance(inner.args[1], ast.Constant) and isinstance(inner.args[1].value, str)
+                and inner.args[1].value.isidentifier() and not inner.keywords):
+            return None
+        plain = self._rewritten.get(id(node))
+        if plain is None:
+            attr = ast.copy_location(ast.Attribute(value=inner.args[0], attr=inner.args[1].value, ctx=ast.Load()), inner)
+            attr.end_lineno, attr.end_col_offset = inner.end_lineno, inner.end_col_offset
+            plain = attr if inner is node else ast.copy_location(ast.Call(func=attr, args=node.args, keywords=node.keywords), node)
+            if plain is not attr:
+                plain.end_lineno, plain.end_col_offset = node.end_lineno, node.end_col_offset
+            self._rewritten[id(node)] = plain
+        return plain
 
     def _filter_map(self, node: ast.Call, name: str, scope, env, depth) -> Val:
         """``filter(None, parts)``: every item may stay; ``map(f, parts)``: ``f`` of each item, for a lambda
@@ -1109,18 +1223,12 @@ class Flow:
         """A call of a function picked from a table (``BUILDERS[mode](user)``, ``BUILDERS.get(mode, default)()``,
         through a name bound to the pick): any of the table's functions (of the linted files), each called
         with this call's arguments; None when the callee is not such a pick."""
-        f = node.func
-        if isinstance(f, ast.Attribute):
+        if isinstance(node.func, ast.Attribute):
             return None
-        if isinstance(f, ast.Name) and f.id not in env:  # `build = BUILDERS[mode]; build(user)`
-            entries = self.index.bindings.get((Index.sid(scope), f.id)) or []
-            picked = [e.value for e in entries if e.kind == "assign" and e.pos < (node.lineno, node.col_offset)]
-            f = picked[-1] if picked else f
-        defaults = []
-        if isinstance(f, ast.Call) and isinstance(f.func, ast.Attribute) and f.func.attr == "get" and f.args:
-            defaults, f = f.args[1:2], ast.Subscript(value=f.func.value, slice=f.args[0])
-        if not isinstance(f, ast.Subscript) or depth > MAX_DEPTH:
+        found = self._pick_of(node.func, node, scope, env)  # `build = BUILDERS[mode]; build(user)`
+        if found is None or depth > MAX_DEPTH:
             return None
+        f, defaults = found
         table = self.ev(f.value, scope, env or None, depth + 1)
         choices = list((table.mapping or {}).values()) if table.items is None else list(table.items)
         targets = [c.parts[0].node for c in choices if c.parts and len(c.parts) == 1 and isinstance(c.parts[0], Hole)]
@@ -1146,17 +1254,11 @@ class Flow:
         return merge(vals) if vals else None
 
     def _dispatched_method(self, node: ast.Call, f: ast.Attribute, scope, env, depth) -> Optional[Val]:
-        pick = f.value
-        if isinstance(pick, ast.Name) and pick.id not in env:
-            entries = self.index.bindings.get((Index.sid(scope), pick.id)) or []
-            picked = [e.value for e in entries if e.kind == "assign" and e.pos < (node.lineno, node.col_offset)]
-            pick = picked[-1] if picked else pick
-        defaults = []
-        if isinstance(pick, ast.Call) and isinstance(pick.func, ast.Attribute) and pick.func.attr == "get" and pick.args:
-            defaults, pick = [self.ev(a, scope, env or None, depth + 1) for a in pick.args[1:2]], ast.Subscript(
-                value=pick.func.value, slice=pick.args[0])
-        if not isinstance(pick, ast.Subscript) or isinstance(pick.slice, ast.Constant) or depth > MAX_DEPTH:
+        found = self._pick_of(f.value, node, scope, env)
+        if found is None or isinstance(found[0].slice, ast.Constant) or depth > MAX_DEPTH:
             return None
+        pick = found[0]
+        defaults = [self.ev(a, scope, env or None, depth + 1) for a in found[1]]
         table = self.ev(pick.value, scope, env or None, depth + 1)
         choices = list((table.mapping or {}).values()) if table.items is None else list(table.items)
         choices = [c for c in choices + defaults if c.instance is not None]
@@ -1165,6 +1267,55 @@ class Flow:
         vals = [objects.call(self, node, c, scope, env, depth) for c in choices]
         vals = [v for v in vals if v is not None]
         return merge(vals) if vals else None
+
+    def _pick_of(self, node: ast.AST, at: ast.AST, scope, env) -> Optional[Tuple[ast.Subscript, List[ast.AST]]]:
+        """(the subscript, the default's node if any) when ``node`` picks an item of a table: ``TABLE[key]``,
+        ``TABLE.get(key, default)``, or a name bound to one of them above ``at``; None otherwise."""
+        if isinstance(node, ast.Name) and node.id not in env:
+            entries = self.index.bindings.get((Index.sid(scope), node.id)) or []
+            picked = [e.value for e in entries if e.kind == "assign" and e.pos < (at.lineno, at.col_offset)]
+            node = picked[-1] if picked else node
+        defaults: List[ast.AST] = []
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args:
+            got = self._rewritten.get(id(node))
+            if got is None:  # one node per call, so the memo keeps the table's value
+                got = self._rewritten[id(node)] = ast.copy_location(ast.Subscript(value=node.func.value, slice=node.args[0],
+                                                                                  ctx=ast.Load()), node)
+            defaults, node = node.args[1:2], got
+        return (node, defaults) if isinstance(node, ast.Subscript) else None
+
+    def picks(self, node: ast.AST, scope, depth: int = 0) -> Optional[List[Val]]:
+        """The objects ``node`` may be when it picks one from a table of the linted files: ``AGENTS[mode]`` of
+        objects, ``AGENTS.get(mode, default)``, ``REGISTRY[kind](...)`` of classes (each made with those
+        arguments), or a name bound to one of these; None when it is no such pick."""
+        at = node
+        if isinstance(node, ast.Name):
+            entries = self.index.bindings.get((Index.sid(scope), node.id)) or []
+            assigned = [e.value for e in entries if e.kind == "assign" and e.pos < (node.lineno, node.col_offset)]
+            node = assigned[-1] if assigned else node
+        made = node if isinstance(node, ast.Call) and not (isinstance(node.func, ast.Attribute) and node.func.attr == "get") else None
+        found = self._pick_of(made.func if made is not None else node, at, scope, {})
+        if found is None or isinstance(found[0].slice, ast.Constant) or depth > MAX_DEPTH:
+            return None
+        table = self.ev(found[0].value, scope, None, depth + 1)
+        choices = list((table.mapping or {}).values()) if table.items is None else list(table.items)
+        choices += [self.ev(d, scope, None, depth + 1) for d in found[1]]
+        if not choices or len(choices) > MAX_UNROLL:
+            return None
+        out = []
+        for c in choices:
+            if made is None:
+                if c.instance is not None:
+                    out.append(c)
+                continue
+            target = c.parts[0].node if c.parts and len(c.parts) == 1 and isinstance(c.parts[0], Hole) else None
+            cls = objects.find_class(self._flow_of(target), target) if isinstance(target, (ast.Name, ast.Attribute)) else None
+            if cls is not None:
+                call = ast.copy_location(ast.Call(func=target, args=made.args, keywords=made.keywords), made)
+                obj = objects.instantiate(self, call, cls[0], cls[1], scope, {}, depth + 1)
+                obj.instance.origin = made
+                out.append(obj)
+        return out or None
 
     def _flow_of(self, node: ast.AST) -> "Flow":
         """The Flow of the module a syntax node belongs to (this one, or one the project loaded)."""
@@ -1207,7 +1358,8 @@ class Flow:
         if not node.args:
             return Val(items=[] if name in ("list", "tuple") else None)
         x = ev(node.args[0])
-        out = Val(items=x.items, mapping=x.mapping if name == "dict" else None).add(x)
+        items = x.items if x.items is not None or name not in ("list", "tuple") else self._unknown_items(x, node.args[0])
+        out = Val(items=items, mapping=x.mapping if name == "dict" else None).add(x)
         if name in ("dict.fromkeys", "dict", "collections.OrderedDict", "OrderedDict"):
             out.unordered = x.unordered
         else:
@@ -1292,6 +1444,8 @@ class Flow:
         except ValueError:
             return self.opaque(node)
         kws = {k.arg: k.value for k in node.keywords if k.arg}
+        if values is None and any(k.arg is None for k in node.keywords):  # `.format(**values)`, `.format(**locals())`
+            values = self._spread_fields(parsed, node, ev, kws)
         if values is not None:
             kws = {k: ast.copy_location(ast.Name(id=f"__value_{k}", ctx=ast.Load()), node) for k in values}
             ev = lambda n, ev=ev: values[n.id[len("__value_"):]] if isinstance(n, ast.Name) and n.id.startswith("__value_") else ev(n)  # noqa: E731
@@ -1322,6 +1476,24 @@ class Flow:
             else:
                 out.parts.append(Hole("static", self.text_of(arg), arg))
         return out
+
+    def _spread_fields(self, parsed, node: ast.Call, ev, kws) -> Dict[str, Val]:
+        """The fields of ``fmt.format(a=x, **values)`` by name: the keywords, a spread mapping's keys, and for
+        ``**locals()``/``**vars()`` each field's name as a local variable at the call."""
+        values: Dict[str, Val] = {}
+        for k in node.keywords:
+            if k.arg is not None:
+                values[k.arg] = ev(k.value)
+            elif isinstance(k.value, ast.Call) and sinks.dotted(k.value.func) in ("locals", "vars") and not k.value.args:
+                for _, field_name, _, _ in parsed:
+                    head = (field_name or "").split(".")[0].split("[")[0]
+                    if head.isidentifier() and head not in kws:
+                        name = ast.Name(id=head, ctx=ast.Load(), lineno=node.lineno, col_offset=node.col_offset,
+                                        end_lineno=node.lineno, end_col_offset=node.col_offset)
+                        values[head] = ev(name)
+            else:
+                values.update(ev(k.value).mapping or {})
+        return values
 
     def fill_template(self, template: Val, values: Dict[str, Val], node: ast.AST) -> Val:
         """A LangChain prompt template (``ChatPromptTemplate.from_messages``/``from_template``) with its
@@ -1413,6 +1585,9 @@ class Flow:
             elif method == "hex" and h.sub == "id":
                 sub = "id"
             return Val([Hole(h.kind, h.label, h.node, sub)], list(receiver.hazards), names=receiver.names)
+        if method == "replace" and parts is not None and len(node.args) >= 2 and not isinstance(node.args[1], ast.Constant) \
+                and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str) and node.args[0].value:
+            return self._placeholder(node, parts, receiver, ev)
         if parts is not None and all(isinstance(p, str) for p in parts):
             args = [a.value for a in node.args if isinstance(a, ast.Constant)]
             if len(args) == len(node.args) and not node.keywords:
@@ -1423,6 +1598,27 @@ class Flow:
                 except (AttributeError, TypeError, ValueError):
                     pass
         return Val(parts=parts, hazards=list(receiver.hazards), names=receiver.names)
+
+    def _placeholder(self, node: ast.Call, parts: List[Part], receiver: Val, ev) -> Val:
+        """``TEMPLATE.replace("<<NOW>>", value)``: the value in place of each occurrence of the placeholder
+        (in the known text parts; holes stay), so a volatile value keeps its position in the prompt."""
+        old = node.args[0].value
+        new = self.as_text(ev(node.args[1]), node.args[1], None, 0)
+        fill = new.parts if new.parts is not None else [Hole("static", self.text_of(node.args[1]), node.args[1])]
+        out = Val(parts=[], names=receiver.names).add(receiver)
+        if any(isinstance(p, str) and old in p for p in parts):
+            out.add(new)  # a placeholder the text does not hold puts nothing of the value in the prompt
+        for p in parts:
+            if not isinstance(p, str):
+                out.parts.append(p)
+                continue
+            pieces = p.split(old)
+            for i, piece in enumerate(pieces):
+                if i:
+                    out.parts.extend(fill)
+                if piece:
+                    out.parts.append(piece)
+        return out
 
     def _local_function(self, node: ast.Call, scope) -> Optional[ast.AST]:
         f = node.func
@@ -1571,6 +1767,9 @@ def _set_path(base: Val, keys: list, value: Val) -> Optional[Val]:
                base.node, base.instance)
 
 
+# a record's fields as a dict (pydantic v2/v1, attrs/dataclass helpers, namedtuples)
+_RECORD_DUMPS = {"model_dump", "dict", "to_dict", "_asdict"}
+
 # LangChain prompt-template methods that fill its variables (``partial`` some, the others all)
 _TEMPLATE_METHODS = {"partial", "invoke", "ainvoke", "format_messages", "aformat_messages", "format_prompt",
                      "aformat_prompt", "format"}
@@ -1582,6 +1781,10 @@ def _is_prompt_template(v: Val) -> bool:
 
 
 MAX_UNROLL = 32  # items of a known list a loop or comprehension is followed for, one by one
+# longer known lists: followed item by item within a budget of MAX_MERGE items per module; beyond it, a loop
+# variable is one item standing for them all (the one with a volatile value, if any: flow.merge), so a volatile
+# item is not lost because its list is long
+MAX_MERGE = 4096
 
 
 def _items_of(v: Val) -> Optional[List[Val]]:
@@ -1679,6 +1882,7 @@ _EVALUATORS = {
     ast.Await: "_inner",
     ast.Starred: "_inner",
     ast.NamedExpr: "_inner",
+    ast.Lambda: "_lambda",
 }
 
 

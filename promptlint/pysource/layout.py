@@ -188,6 +188,8 @@ def _conversation(out: Layout, val: Optional[Val]) -> None:
     if val is not None and val.items is None:
         out.add(val, "messages", "messages")
     for i, msg in enumerate(_items(val)):
+        if _unknown_item(msg):  # `[*history, question]`: the history's messages, not known, where they go
+            out.add(msg, f"messages[{i}]", "messages")
         _content(out, _field(msg, "content"), f"messages[{i}].content", "messages")
 
 
@@ -203,6 +205,8 @@ def _messages(out: Layout, val: Optional[Val], key: str) -> None:
             _content(out, item.mapping.get("content"), f"{key}[{i}].content", "messages")
         elif item.items is not None and len(item.items) == 2:  # LangChain ("system", "...") tuples
             out.add(item.items[1], f"{key}[{i}].content", "messages")
+        elif _unknown_item(item):
+            out.add(item, f"{key}[{i}]", "messages")
 
 
 def _content(out: Layout, val: Optional[Val], where: str, section: str) -> None:
@@ -282,6 +286,12 @@ def _strip(raw: Any) -> Any:
 
 
 # ----------------------------------------------------------------------------- small helpers
+
+
+def _unknown_item(v: Val) -> bool:
+    """An item of a message list that stands for items not known (pysource.flow ``_unknown_items``)."""
+    return v.mapping is None and v.items is None and v.parts is not None and len(v.parts) == 1 and \
+        isinstance(v.parts[0], Hole) and v.parts[0].label.startswith("the items of ")
 
 
 def _items(v: Optional[Val]) -> List[Val]:

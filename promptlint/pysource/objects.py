@@ -174,7 +174,7 @@ def generic_self(flow, scope, node: ast.AST):
     return out
 
 
-def _instantiate(caller, node: ast.Call, cflow, cls: ast.ClassDef, scope, env, depth: int):
+def instantiate(caller, node: ast.Call, cflow, cls: ast.ClassDef, scope, env, depth: int):
     """``Cls(...)``: an object whose constructor parameters (or dataclass fields) hold the arguments."""
     found = method(cflow, cls, "__init__")
     if found is not None:
@@ -225,7 +225,7 @@ def call(caller, node: ast.Call, receiver, scope, env, depth: int):
         return caller._call_local(node, found[1], scope, env, depth, callee=found[0], bound=None if static else this)
     cls = find_class(caller, f)
     if cls is not None:
-        return _instantiate(caller, node, cls[0], cls[1], scope, env, depth)
+        return instantiate(caller, node, cls[0], cls[1], scope, env, depth)
     target = None
     if isinstance(f, ast.Name) and f.id not in env:
         r = resolve(caller, f.id)
@@ -236,8 +236,46 @@ def call(caller, node: ast.Call, receiver, scope, env, depth: int):
         if r is not None and r[1] is None:
             target = (r[0], r[0].index.functions.get(f.attr))
     if target is None or target[1] is None:
-        return None
+        return _called_object(caller, node, scope, env, depth)
     return caller._call_local(node, target[1], scope, env, depth, callee=target[0])
+
+
+def _called_object(caller, node: ast.Call, scope, env, depth: int):
+    """``system_prompt()`` where ``system_prompt`` is an object of a class of the linted files: its ``__call__``."""
+    f = node.func
+    index = caller.index
+    if isinstance(f, ast.Name):  # a name bound here or imported (not a builtin, not a parameter's value)
+        if f.id in env or not (f.id in index.imports or (index.sid(scope), f.id) in index.bindings
+                               or (0, f.id) in index.bindings):
+            return None
+    elif not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in index.imports):
+        return None
+    obj = caller.ev(f, scope, env or None, depth + 1)
+    if obj.instance is None:
+        return None
+    found = method(obj.instance.flow, obj.instance.cls, "__call__")
+    if found is None:
+        return None
+    return caller._call_local(node, found[1], scope, env, depth, callee=found[0], bound=obj)
+
+
+def callees(caller, node: ast.Call, scope) -> List[Tuple[Any, ast.AST, Any]]:
+    """``callee``'s answer as a list, and for a method called on an object picked from a table
+    (``AGENTS[mode].run(q)``, ``AGENTS.get(mode, default).run(q)``, ``REGISTRY[kind]().run(q)``, through a
+    name bound to the pick): that method of each object of the table (``Flow.picks``)."""
+    plain = caller._plain_getattr(node)
+    node = plain if isinstance(plain, ast.Call) else node  # `getattr(agent, "run")(q)`: `agent.run(q)`
+    f = node.func
+    out = []
+    if isinstance(f, ast.Attribute) and isinstance(f.value, (ast.Name, ast.Subscript, ast.Call)):
+        for obj in caller.picks(f.value, scope) or ():  # each of them, not only the first a value merge keeps
+            m = method(obj.instance.flow, obj.instance.cls, f.attr)
+            if m is not None:
+                out.append((m[0], m[1], obj))
+    if out:
+        return out
+    found = callee(caller, node, scope)
+    return [found] if found is not None else []
 
 
 def callee(caller, node: ast.Call, scope) -> Optional[Tuple[Any, ast.AST, Any]]:
@@ -445,6 +483,19 @@ def _dataclass_repr(obj, depth: int):
     text = inst.flow.opaque(obj.node or inst.cls)
     text.parts = parts
     return text.add(out) if out is not None else text
+
+
+def fields_of(obj, depth: int):
+    """An object of a linted model or dataclass as the dict of its fields (``.model_dump()``, ``.dict()``)."""
+    inst: Instance = obj.instance
+    out = inst.flow.opaque(obj.node or inst.cls)
+    out.mapping = {}
+    for name in (n for f, c in reversed(list(mro(inst.flow, inst.cls))) for n in c_fields(f, c)):
+        v = attribute(obj, name, depth + 1)
+        if v is not None:
+            out.mapping[name] = v
+            out.add(v)
+    return out
 
 
 def _is_dataclass(d: ast.AST) -> bool:

@@ -217,6 +217,11 @@ class Project:
         self._bytes[candidate] = raw
         return raw
 
+    def read_file(self, path: str) -> Optional[bytes]:
+        """The bytes of another file of the project the analysis reads (a Jinja template a module renders),
+        on the same terms as a module's: inside the limit, not excluded, a dependency of the result."""
+        return self._raw(os.path.normpath(path))
+
     def _flow(self, candidate: str, raw: bytes):
         from promptlint.base.paths import safe_resolve
         from promptlint.pysource.flow import Flow

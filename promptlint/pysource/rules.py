@@ -10,12 +10,12 @@ from __future__ import annotations
 import ast
 import fnmatch
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from promptlint.base import registry
 from promptlint.checks import prefix_caching_disabled as m701
 from promptlint.pysource import breakpoints, layout, objects, orders, sinks
-from promptlint.pysource.flow import Flow, Hazard, Hole, Index, Part, Val, merge
+from promptlint.pysource.flow import DUMPS, Flow, Hazard, Hole, Index, Part, Val, merge
 from promptlint.pysource.project import NOT_SEEN_NOTE, SENT_NOTE
 
 # The codes only Python code can show; the others found here (M101, M102, M201-M203, M701) are
@@ -176,6 +176,9 @@ class HazardScan:
 
         def root(node):
             while isinstance(node, (ast.Attribute, ast.Call, ast.Subscript)):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" and node.args:
+                    node = node.args[0]  # `getattr(bot, "run")`: bot's
+                    continue
                 node = node.func if isinstance(node, ast.Call) else node.value
             return node.id if isinstance(node, ast.Name) else None
 
@@ -185,8 +188,19 @@ class HazardScan:
             name = sinks.dotted(value.func) or ""
             return root(value.func) in imports and name.rsplit(".", 1)[-1][:1].isupper()
 
+        def imported_class(node) -> bool:  # `Support`, `agents.Support`: an imported class named, not called
+            name = sinks.dotted(node) or ""
+            return root(node) in imports and name.rsplit(".", 1)[-1][:1].isupper()
+
+        def table_of_them(value) -> bool:  # `{"support": Support(), "sales": Sales}`: a table of such objects or classes
+            items = value.values if isinstance(value, ast.Dict) else value.elts if isinstance(value, (ast.List, ast.Tuple)) else ()
+            return any(made_here(v) or imported_class(v) for v in items[:64])
+
         objects_ = {name for (_, name), entries in self.index.bindings.items()
-                    if any(e.kind == "assign" and made_here(e.value) for e in entries)}
+                    if any(e.kind == "assign" and (made_here(e.value) or table_of_them(e.value)) for e in entries)}
+        if objects_:  # `agent = AGENTS[mode]()`: a name bound to what one of them gives
+            objects_ |= {name for (_, name), entries in self.index.bindings.items()
+                         if any(e.kind == "assign" and root(e.value) in objects_ for e in entries)}
         for call, _ in self.index.calls:
             r = root(call.func)
             if r in objects_ or made_here(call.func.value if isinstance(call.func, ast.Attribute) else None):
@@ -213,6 +227,15 @@ class HazardScan:
         for call, scope in self.index.calls:
             name = self.flow.name_of(call.func)
             m = sinks.llm_call(name) or self.framework_call(call, scope, name)
+            forwarded = forwarded_call(self.flow, call, scope) if m is None else None
+            if forwarded is not None:  # `create(...)` of `create = partial(client.messages.create, ...)`
+                name = self.flow.name_of(forwarded.func)
+                m = sinks.llm_call(name)
+                self.llm_call(forwarded, scope, name, m[0], m[1])
+                m = None
+            http = http_request(self.flow, call, scope) if m is None and forwarded is None else None
+            if http is not None:  # `httpx.post("https://api.anthropic.com/v1/messages", json=payload)`
+                self.llm_call(http[0], scope, name, http[1], {})
             if m is not None and m[0] == "crew":
                 self._crew_agent(call, scope, name)
             elif m is not None:
@@ -330,11 +353,11 @@ class HazardScan:
             f = call.func
             if not (isinstance(f, ast.Attribute) and f.attr in sinks.RUNNABLE_METHODS and call.args):
                 continue
-            steps = self._chain_steps(f.value, scope)
+            owner, where, steps = self._chain_steps(f.value, scope)
             if len(steps) < 2:
                 continue
-            template = self.flow.ev(steps[0], scope)
-            if template.node is None or not any(self._is_chat_model(s, scope, 0) for s in steps[1:]):
+            template = owner.ev(steps[0], where)
+            if template.node is None or not any(self._is_chat_model(s, where, 0, owner) for s in steps[1:]):
                 continue
             from promptlint.pysource.flow import _is_prompt_template
 
@@ -350,19 +373,31 @@ class HazardScan:
             finally:
                 self._in = (self.flow, {})
 
-    def _chain_steps(self, node: ast.AST, scope) -> List[ast.AST]:
-        """The steps of a ``a | b | c`` chain, written here or bound to a name; [] for anything else."""
+    def _chain_steps(self, node: ast.AST, scope) -> Tuple[Flow, Any, List[ast.AST]]:
+        """(the Flow of the module that wrote it, the scope, the steps) of a ``a | b | c`` chain, written here,
+        bound to a name, or imported from a linted module (``from chains import support_chain``, ``import
+        chains`` then ``chains.support_chain``); no steps for anything else."""
+        owner = self.flow
         if isinstance(node, ast.Name):
             entries = self.index.bindings.get((Index.sid(scope), node.id)) or self.index.bindings.get((0, node.id)) or []
             assigned = [e.value for e in entries if e.kind == "assign" and e.pos < (node.lineno, node.col_offset)]
             if not assigned and entries and entries[0].kind == "assign":
                 assigned = [entries[0].value]
+            if not entries:
+                r = objects.resolve(self.flow, node.id)
+                owner, assigned = (r[0], _module_values(r[0], r[1])) if r is not None and r[1] else (owner, [])
+                scope = None
             node = assigned[-1] if assigned else node
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id not in ("self", "cls"):
+            r = objects.resolve(self.flow, node.value.id)
+            if r is not None and r[1] is None:
+                values = _module_values(r[0], node.attr)
+                owner, scope, node = r[0], None, values[-1] if values else node
         steps: List[ast.AST] = []
         while isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
             steps.insert(0, node.right)
             node = node.left
-        return [node] + steps if steps else []
+        return owner, scope, [node] + steps if steps else []
 
     def wrapped_sinks(self) -> None:
         """A call of a wrapper that sends what it is given (``llm.ask(system, question)`` whose body calls the
@@ -374,12 +409,14 @@ class HazardScan:
             self._wrapper(self.flow, call, scope, {}, 0)
 
     def _wrapper(self, flow: Flow, call: ast.Call, scope, env: Dict[str, Val], level: int) -> None:
-        found = objects.callee(flow, call, scope)
-        if found is None and level:
+        found = objects.callees(flow, call, scope)
+        if not found and level:
             func = flow._local_function(call, scope)  # inside a wrapper: its module's own functions too
-            found = (flow, func, None) if func is not None else None
-        if found is None:
-            return
+            found = [(flow, func, None)] if func is not None else []
+        for one in found:
+            self._wrapped(flow, call, scope, env, level, one)
+
+    def _wrapped(self, flow: Flow, call: ast.Call, scope, env: Dict[str, Val], level: int, found) -> None:
         cflow, func, bound = found
         inner = _llm_calls_by_function(cflow).get(id(func))
         deeper = level + 1 < MAX_WRAPPERS and not self.installed
@@ -541,11 +578,18 @@ class HazardScan:
             return any(isinstance(n, ast.Call) and sinks.is_agent(self.flow.name_of(n.func)) for n in made)
         return False
 
-    def _is_chat_model(self, node: ast.AST, scope, depth: int) -> bool:
+    def _is_chat_model(self, node: ast.AST, scope, depth: int, flow: Optional[Flow] = None) -> bool:
         """``node`` evaluates to a chat model: its constructor call, a name or ``self.x`` bound to one,
-        or one of them wrapped by ``.bind_tools(...)`` and the like."""
+        or one of them wrapped by ``.bind_tools(...)`` and the like (``flow``: the module that wrote it)."""
         if depth > 4:
             return False
+        if flow is not None and flow is not self.flow:  # a chain written in another module: by its own names
+            if isinstance(node, ast.Name):
+                values = _module_values(flow, node.id)
+                node = values[-1] if values else node
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in sinks.RUNNABLE_WRAPPERS:
+                node = node.func.value
+            return isinstance(node, ast.Call) and sinks.is_chat_model(flow.name_of(node.func))
         if isinstance(node, ast.Call):
             f = node.func
             if isinstance(f, ast.Attribute) and f.attr in sinks.RUNNABLE_WRAPPERS:
@@ -811,6 +855,100 @@ class HazardScan:
 
 # a name that says "this is a prompt" ("message" is not one: log and error helpers format messages too;
 # a list of role/content messages is recognised by its shape)
+def forwarded_call(flow: Flow, call: ast.Call, scope) -> Optional[ast.Call]:
+    """The SDK call a call makes through a function value: ``create(...)`` where ``create =
+    functools.partial(client.messages.create, model=..., system=...)`` (the partial's arguments first; also
+    ``self.create`` bound so in a method), or a helper given the SDK method and its arguments
+    (``with_retries(client.messages.create, **request)``, ``asyncio.to_thread(client.chat.completions.create,
+    ...)``); None for anything else. Only methods named by their SDK resource (``messages.create``,
+    ``generate_content``...): a bare ``self.chat`` passed on may be any function. One node per call."""
+    memo = flow.__dict__.setdefault("_forwarded", {})
+    if id(call) in memo:
+        return memo[id(call)]
+    f = call.func
+    target, args, keywords = None, list(call.args), list(call.keywords)
+    partial = _partial_of(flow, f, call, scope)
+    if partial is not None:
+        target = partial.args[0]
+        args, keywords = partial.args[1:] + args, partial.keywords + keywords
+    elif call.args and flow.name_of(f) not in PARTIAL:
+        for i, a in enumerate(call.args[:2]):
+            if isinstance(a, ast.Attribute) and _sdk_method(flow.name_of(a)):
+                target, args = a, list(call.args[i + 1:])
+                break
+    out = None
+    if target is not None and _sdk_method(flow.name_of(target)):
+        out = ast.copy_location(ast.Call(func=target, args=args, keywords=keywords), call)
+        out.end_lineno, out.end_col_offset = call.end_lineno, call.end_col_offset
+    memo[id(call)] = out
+    return out
+
+
+PARTIAL = ("functools.partial", "partial")
+
+
+def _partial_of(flow: Flow, f: ast.AST, at: ast.Call, scope) -> Optional[ast.Call]:
+    """The ``functools.partial(...)`` call a name (or ``self.<attr>`` in a method) is bound to, if any."""
+    index = flow.index
+    if isinstance(f, ast.Name):
+        entries = (index.bindings.get((Index.sid(scope), f.id)) if scope is not None else None) \
+            or index.bindings.get((0, f.id)) or []
+    elif isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self" and scope is not None:
+        entries = index.attrs.get((index.class_of.get(id(scope), ""), f.attr)) or []
+    else:
+        return None
+    for e in reversed(entries):
+        v = e.value
+        if e.kind == "assign" and isinstance(v, ast.Call) and v.args and flow.name_of(v.func) in PARTIAL:
+            return v
+    return None
+
+
+# a provider's HTTP endpoint (the URL's path) -> the SDK method that sends the same body
+HTTP_ENDPOINTS = (("/v1/messages", "messages.create"), ("/chat/completions", "chat.completions.create"),
+                  ("/v1/responses", "responses.create"), ("/v1/completions", "completions.create"))
+
+
+def http_request(flow: Flow, call: ast.Call, scope) -> Optional[Tuple[ast.Call, str]]:
+    """A model request made over plain HTTP: ``requests.post(url, json=payload)``, ``httpx.post(...)``,
+    ``session.post(...)``/``await client.post(...)`` to a URL whose text names a provider's endpoint
+    (``.../v1/messages``, ``.../chat/completions``, ``.../v1/responses``); ``data=json.dumps(payload)`` too.
+    (a call whose keywords spread the payload, the SDK method's suffix); None for anything else."""
+    f = call.func
+    if not (isinstance(f, ast.Attribute) and f.attr in ("post", "apost")):
+        return None
+    kws = {k.arg: k.value for k in call.keywords if k.arg}
+    url = call.args[0] if call.args else kws.get("url")
+    body = kws.get("json")
+    if body is None and "data" in kws or body is None and "content" in kws:
+        raw = kws.get("data", kws.get("content"))
+        body = raw.args[0] if isinstance(raw, ast.Call) and flow.name_of(raw.func) in DUMPS and raw.args else None
+    if url is None or body is None:
+        return None
+    text = "".join(p for p in flow.ev(url, scope).parts or () if isinstance(p, str))
+    suffix = next((sfx for path, sfx in HTTP_ENDPOINTS if path in text), None)
+    if suffix is None:
+        return None
+    out = ast.copy_location(ast.Call(func=f, args=[], keywords=[ast.keyword(arg=None, value=body)]), call)
+    out.end_lineno, out.end_col_offset = call.end_lineno, call.end_col_offset
+    return out, suffix
+
+
+def _module_values(flow: Flow, name: str) -> List[ast.AST]:
+    """The values a module assigns to a module-level name, in order."""
+    return [e.value for e in flow.index.bindings.get((0, name)) or () if e.kind == "assign"]
+
+
+def _sdk_method(name: Optional[str]) -> bool:
+    """An SDK method named by its resource (``client.messages.create``, ``model.generate_content``): a call
+    made through a reference to it sends a request."""
+    m = sinks.llm_call(name)
+    return m is not None and ("." in m[0] or m[0] in sinks.PROVIDER_OF_SUFFIX) and m[0] not in BARE_NAMES
+
+
+BARE_NAMES = {"generate", "chat", "achat", "stream_chat", "astream_chat", "from_messages", "apply_chat_template"}
+
+
 def _llm_calls_by_function(flow) -> Dict[int, list]:
     """id(function) -> its LLM calls with their (suffix, positional roles), once per module's Flow."""
     table = flow.__dict__.get("_llm_calls")
@@ -819,6 +957,9 @@ def _llm_calls_by_function(flow) -> Dict[int, list]:
         for c, scope in flow.index.calls:
             if scope is not None:
                 m = sinks.llm_call(flow.name_of(c.func))
+                if m is None:  # a partial of the SDK method, or the method handed to a helper
+                    c = forwarded_call(flow, c, scope) or c
+                    m = sinks.llm_call(flow.name_of(c.func)) if c is not None else None
                 if m is not None:
                     table.setdefault(id(scope), []).append((c, m))
     return table
