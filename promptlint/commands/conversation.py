@@ -129,15 +129,26 @@ def analyse_requests(requests, settings, tok, tables, provider="auto", block_siz
 
     def unit(chunk):
         out = []
+        opening = None  # the previous conversation's first request: the next one's is encoded against it
         for i in chunk:
-            conv = analysis.analyse(groups[i][0], groups[i][1], settings, tok, tables, provider, block_size)
+            conv = analysis.analyse(groups[i][0], groups[i][1], settings, tok, tables, provider, block_size, opening)
+            opening = conv.opening or opening
             out.append((i, conv.findings, report.totals(conv, tables["prices"], tables["rules"]), conv.errors))
         return out
 
     workers = parallel.workers_for(len(groups), len(groups), jobs) if len(requests) >= PARALLEL_REQUESTS else 0
     if workers:
+        import gc
+
         units = parallel.chunks(list(range(len(groups))), workers)
-        done = sorted(r for _, rows in parallel.run(units, unit, workers) for r in rows)
+        # each worker encodes about its share of the conversations' final prompts: past the engine's
+        # switch volume the tokenizer's model is built once here and shared, not once per worker
+        tok.expect(sum(_messages(reqs[-1].body) for _, reqs in groups) * 64 // workers)  # 64 characters a message, at least
+        gc.freeze()  # the capture is left out of the workers' collections: its pages stay shared, untouched
+        try:
+            done = sorted(r for _, rows in parallel.run(units, unit, workers) for r in rows)
+        finally:
+            gc.unfreeze()
     else:
         done = unit(range(len(groups)))
     findings, summary = [], []
@@ -150,6 +161,11 @@ def analyse_requests(requests, settings, tok, tables, provider="auto", block_siz
     result = LintResult(findings=findings, files=len(set(files)) or 1, tokenizer=tok.spec, tokenizer_sha256=tok.sha256,
                         engine=summary[0]["provider"] if summary else "openai", block_size=1)
     return result, summary
+
+
+def _messages(body: dict) -> int:
+    """How many messages a body holds (any provider's key)."""
+    return max((len(v) for k in ("messages", "contents", "input") if isinstance(v := body.get(k), list)), default=0)
 
 
 def _write(result, summary, fmt: str, approximate: bool, stale: dict) -> None:

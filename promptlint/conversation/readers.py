@@ -42,6 +42,21 @@ class ReadError(Exception):
 
 def read(path: str) -> Capture:
     """The requests of one capture file, whichever of the three formats it is."""
+    import gc
+
+    # A capture is millions of parsed objects that all survive the read: each full collection
+    # traverses every one built so far (~40% of reading 100,000 requests). Parsed JSON holds no
+    # cycles, so the collector is paused while the records are built.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _read(path)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _read(path: str) -> Capture:
     try:
         head = bounded_io.read_prefix(path, 4096) if path != "-" else b""
         if path != "-" and not bounded_io.is_regular_file(path):
