@@ -129,7 +129,9 @@ def _lines(path: str) -> Capture:
         if not isinstance(row, dict):
             out.bad.append(f"{path}:{n}: not a JSON object; each line is one request body")
             continue
-        body = {k: v for k, v in row.items() if k not in ENVELOPE_KEYS}
+        body = dict(row)  # the body without the envelope's keys, in its own key order
+        for k in ENVELOPE_KEYS:
+            body.pop(k, None)
         why = _not_a_body(body)
         if why:
             out.bad.append(f"{path}:{n}: {why}")
@@ -150,8 +152,11 @@ def _not_a_body(body: Dict[str, Any]) -> Optional[str]:
     for key in ("messages", "contents", "tools"):
         if key in body and not isinstance(body[key], list):
             return f"`{key}` must be a JSON array"
-    if isinstance(body.get("messages"), list) and not all(isinstance(m, dict) for m in body["messages"]):
-        return "every entry of `messages` must be a JSON object"
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        for m in messages:  # a loop, not all(generator): it runs for every message of every record
+            if not isinstance(m, dict):
+                return "every entry of `messages` must be a JSON object"
     return None
 
 
