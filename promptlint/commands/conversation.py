@@ -76,7 +76,15 @@ def run(args) -> int:
         print("promptlint: error: no request bodies in " + ", ".join(args.files) + "; pass a capture of LLM requests "
               "(JSON Lines of bodies, HAR or OTLP JSON; docs/conversations.md)", file=sys.stderr)
         return EXIT_ERROR
-    result, summary = analyse_requests(requests, settings, tok, tables, args.provider, args.block_size, args.files, jobs)
+    import gc
+
+    # the capture, read with the collector paused, lives to the end: collections during the
+    # analysis leave it alone instead of traversing it (~20% of a 1,000-request analysis)
+    gc.freeze()
+    try:
+        result, summary = analyse_requests(requests, settings, tok, tables, args.provider, args.block_size, args.files, jobs)
+    finally:
+        gc.unfreeze()
     used = {t["provider"] for t in summary} | {"anthropic" for t in summary if t["provider"] == "bedrock"}
     stale = {k: v for k, v in tables["stale"].items() if k.split(" ")[0] in used}
     _write(result, summary, args.output_format, tok.spec.embedded, stale)
