@@ -40,6 +40,9 @@ class Conversation:
     errors: List[str] = field(default_factory=list)
     # explicit caching from a capture without cache markers (OTLP): why no reuse figure is given
     reuse_unknown: Optional[str] = None
+    # the first request's render: the next conversation's first request is encoded against it
+    # (conversations of one application open alike: the same system prompt and tools)
+    opening: Optional[Rendered] = field(default=None, repr=False, compare=False)
 
     @property
     def lost_tokens(self) -> int:
@@ -55,7 +58,9 @@ def provider_of(kind: str, hint: Optional[str], wanted: str) -> str:
 
 
 def analyse(name: str, requests: List[Request], settings: Settings, tok, tables: Dict[str, Any],
-            wanted: str = "auto", block_size: Optional[int] = None) -> Conversation:
+            wanted: str = "auto", block_size: Optional[int] = None, opening: Optional[Rendered] = None) -> Conversation:
+    """``opening``: another conversation's first render, which this one's first request is
+    encoded against (only the window where their texts differ is tokenized: the same ids)."""
     first = shapes.of(requests[0])
     provider = provider_of(first.kind, requests[0].provider, wanted)
     rule = reuse.rule_for(provider, first.model, tables["minimums"], tables["rules"], block_size)
@@ -67,7 +72,7 @@ def analyse(name: str, requests: List[Request], settings: Settings, tok, tables:
     for req in requests:
         cur_shape = shapes.of(req)
         try:
-            cur = render(req.body, cur_shape.kind, settings, tok, prev[2] if prev is not None else None,
+            cur = render(req.body, cur_shape.kind, settings, tok, prev[2] if prev is not None else conv.opening or opening,
                          shapes.wire(cur_shape) if cur_shape.kind == "chat" else None)
         except InputError as e:
             conv.errors.append(f"{req.path}: {req.where}: {e}")
@@ -84,6 +89,8 @@ def analyse(name: str, requests: List[Request], settings: Settings, tok, tables:
             row.written_tokens = max((w[1] for w in written), default=0)
             entries.extend(written)
         conv.rows.append(row)
+        if conv.opening is None:
+            conv.opening = cur
         prev = (req, cur_shape, cur, _Lazy(req, cur_shape, cur, settings, tok))
         req.shape = None  # held here for the next request only: a large capture keeps no shape per request
     return conv

@@ -4,7 +4,6 @@ the latest conversation whose first non-system message it repeats, or starts one
 
 from __future__ import annotations
 
-import json
 from typing import Dict, List, Tuple
 
 from promptlint.conversation import shapes
@@ -13,19 +12,17 @@ from promptlint.conversation.capture import Request
 
 def group(requests: List[Request]) -> List[Tuple[str, List[Request]]]:
     """``(name, requests in order)`` per conversation, in order of their first request."""
-    keyed: Dict[str, List[Request]] = {}
-    order: List[str] = []
+    keyed: Dict[tuple, List[Request]] = {}  # a dict keeps its keys in order of first insertion
     for r in requests:
         key = ("key", r.path, r.test_id or "", r.conversation) if r.conversation is not None else ("open", r.path, r.test_id or "", _opening(r))
-        name = json.dumps(key)
-        if name not in keyed:
-            keyed[name] = []
-            order.append(name)
-        keyed[name].append(r)
+        found = keyed.get(key)
+        if found is None:
+            keyed[key] = [r]
+        else:
+            found.append(r)
     out = []
     counts: Dict[str, int] = {}
-    for name in order:
-        reqs = keyed[name]
+    for reqs in keyed.values():
         scope = reqs[0].test_id or ""  # numbered per test (plugin) or per run
         counts[scope] = counts.get(scope, 0) + 1
         label = reqs[0].conversation if reqs[0].conversation is not None else f"#{counts[scope]}"

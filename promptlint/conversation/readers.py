@@ -42,6 +42,21 @@ class ReadError(Exception):
 
 def read(path: str) -> Capture:
     """The requests of one capture file, whichever of the three formats it is."""
+    import gc
+
+    # A capture is millions of parsed objects that all survive the read: each full collection
+    # traverses every one built so far (~40% of reading 100,000 requests). Parsed JSON holds no
+    # cycles, so the collector is paused while the records are built.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _read(path)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _read(path: str) -> Capture:
     try:
         head = bounded_io.read_prefix(path, 4096) if path != "-" else b""
         if path != "-" and not bounded_io.is_regular_file(path):
@@ -114,7 +129,9 @@ def _lines(path: str) -> Capture:
         if not isinstance(row, dict):
             out.bad.append(f"{path}:{n}: not a JSON object; each line is one request body")
             continue
-        body = {k: v for k, v in row.items() if k not in ENVELOPE_KEYS}
+        body = dict(row)  # the body without the envelope's keys, in its own key order
+        for k in ENVELOPE_KEYS:
+            body.pop(k, None)
         why = _not_a_body(body)
         if why:
             out.bad.append(f"{path}:{n}: {why}")
@@ -135,8 +152,11 @@ def _not_a_body(body: Dict[str, Any]) -> Optional[str]:
     for key in ("messages", "contents", "tools"):
         if key in body and not isinstance(body[key], list):
             return f"`{key}` must be a JSON array"
-    if isinstance(body.get("messages"), list) and not all(isinstance(m, dict) for m in body["messages"]):
-        return "every entry of `messages` must be a JSON object"
+    messages = body.get("messages")
+    if isinstance(messages, list):
+        for m in messages:  # a loop, not all(generator): it runs for every message of every record
+            if not isinstance(m, dict):
+                return "every entry of `messages` must be a JSON object"
     return None
 
 

@@ -12,7 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
+from promptlint.conversation import shapes
+from promptlint.operators import captured, chat_framing
 from promptlint.operators.captured import InputError, Settings
+from promptlint.tokenization import window_encode
+from promptlint.tokenization.tokens import Encoding
 
 
 @dataclass
@@ -65,21 +69,14 @@ def render(body: Dict[str, Any], kind: str, settings: Settings, tok, base: Optio
 def _encode(tok, text: str, base: Optional[Rendered]):
     if base is None or not base.offsets:
         return tok.encode(text)
-    from promptlint.tokenization import window_encode
-    from promptlint.tokenization.tokens import Encoding
-
     return window_encode.encode_variant(tok, base.text, Encoding(base.ids, base.offsets), text, False)
 
 
 def _chat(body: Dict[str, Any], settings: Settings, tok, base: Optional[Rendered], wire: Optional[str]) -> Rendered:
-    from promptlint.operators import captured, chat_framing
-
     if captured._chat_template_of(settings) is not None:
         text = captured._render_chat_request("request", body, settings)
         enc = _encode(tok, text, base)
         return Rendered(text, enc.ids, framing="template", offsets=enc.offsets)
-    from promptlint.conversation import shapes
-
     messages = body.get("messages")
     if wire is None:
         wire = shapes.messages_json(messages) if isinstance(messages, list) else ""

@@ -147,8 +147,11 @@ class LoadedTokenizer:
             raise _not_text([text]) or self._cannot_encode(e) from None
         except BaseException as e:
             raise self._crashed(e) from None
-        _charge(len(enc.ids))
-        out = Encoding(list(enc.ids), [tuple(o) for o in enc.offsets])
+        ids, offsets = enc.ids, enc.offsets
+        _charge(len(ids))
+        if offsets and type(offsets[0]) is not tuple:  # tokenizers and the fast engine give tuples already
+            offsets = [tuple(o) for o in offsets]
+        out = Encoding(ids if type(ids) is list else list(ids), offsets if type(offsets) is list else list(offsets))
         if memo is not None:
             memo.put(text, add_special_tokens, out.ids, out.offsets)
         return out

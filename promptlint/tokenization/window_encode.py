@@ -29,6 +29,7 @@ import weakref
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from promptlint.arithmetic.compare import shared_prefix
+from promptlint.pools.tokenizers import windowed
 from promptlint.tokenization.tokens import Encoding, LoadedTokenizer
 
 FULL_ENCODE_ENV = "PROMPTLINT_FULL_ENCODE"  # read by the front end into the Workspace (``full_encode``)
@@ -36,8 +37,6 @@ _MAX_WALK = 4096  # tokens searched for an anchor on each side before the window
 
 
 def enabled() -> bool:
-    from promptlint.pools.tokenizers import windowed
-
     return windowed()
 
 
@@ -195,11 +194,15 @@ class _Plan:
         # left: the last anchor whose token lies before the first difference
         i = _first_token_at_or_after(offsets, c)
         start, left = 0, 0
+        # the cheap tests first (an anchor's token, a newline before it): this walk runs for every variant
+        cands, soft = self.candidates, self.starts_line is not None
         for k in range(min(i, len(ids)) - 1, max(-1, i - 1 - _MAX_WALK), -1):
             a, b = offsets[k]
-            if b > c or not _boundary(offsets, k):
+            if b > c:
                 continue
-            if (self.hard(ids[k]) and b - a == len(self.candidates[ids[k]])) or (b < c and self._soft_at(base, a)):
+            t = ids[k]
+            if ((t in cands and self.hard(t) and b - a == len(cands[t]))
+                    or (soft and b < c and a > 0 and base[a - 1] == "\n" and self._soft_at(base, a))) and _boundary(offsets, k):
                 start, left = a, k
                 break
         # right: the first anchor inside the shared suffix
