@@ -19,6 +19,19 @@ clean project looks like one of the hazards but is cache-safe by the rules' own 
 in the last user message or after the last breakpoint, ``sorted(...)`` iteration, ``sort_keys=True``,
 output logprobs instead of prompt logprobs, a per-tenant HMAC salt, four checkpoints, the breakpoint on
 a long static system block).
+
+First run (15:13 UTC, main at f4f76e5 — after the fourth round's flow families — the set merged unchanged
+and run once): 7 of 10 hazards found at the expected line; one false alarm on the 10 clean projects.
+Missed:
+- "FastAPI Depends-injected PromptFactory": nothing. The factory reaches the route as a parameter default
+  ``Depends(get_prompts)``; the flow does not take a ``Depends(...)`` provider's return as the parameter's value.
+- "httpx multi-tenant proxy, cache salt from secrets.token_urlsafe" (M401): nothing.
+- "vLLM-backed RAG service, shared extra_body asks for prompt_logprobs" (M702): nothing.
+False alarm:
+- "LangChain ChatAnthropic, cached handbook block, conversation id after the breakpoint": M101 at
+  persona.py:12 (the uuid in a later content block with no breakpoint), where the rule docs say a value
+  after the last breakpoint costs nothing cached.
+The expectations are kept as written; the set stays red on these four until each is closed as a family.
 """
 
 from __future__ import annotations
