@@ -66,6 +66,18 @@ def table_provider(request: Layout, model: Optional[str], marker: str) -> Option
     return None
 
 
+def explicit_only(request: Layout, model: Optional[str], marker: str) -> bool:
+    """The provider caches nothing after the last breakpoint. A ``cache_control`` block marker in a
+    request whose model is not named at the call (a LangChain ``ChatAnthropic``/``ChatBedrock``
+    ``invoke``, a gateway) is Anthropic's marker: only the providers that honour it read it, and they
+    cache explicitly only, so a value after the last one is not shared either way."""
+    provider = table_provider(request, model, marker)
+    if provider is None and model is None and marker == "cache_control" and any(
+            not bp.automatic for _, bp in request.breakpoints):
+        return True
+    return provider in EXPLICIT_ONLY
+
+
 def minimum(provider: str, model: Optional[str], table: Dict[str, dict]) -> Optional[Minimum]:
     """The minimum cacheable length for ``model`` (the smallest of the provider when unknown)."""
     from promptlint.arithmetic.compare import _lookup_model

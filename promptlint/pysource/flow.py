@@ -958,7 +958,7 @@ class Flow:
             if arg is not None:
                 vals.append(self.ev(arg, caller, None, depth + 1))
         if not vals:
-            default = _default_of(func, name)
+            default = self._injected(func, name) or _default_of(func, name)
             if default is not None:
                 vals.append(self.ev(default, None, None, depth + 1))
         typed = self._set_typed(func, name, node)
@@ -968,6 +968,30 @@ class Flow:
         if typed is not None:  # the function's own annotation is the hazard, whatever the callers pass
             out.unordered = typed.unordered
         return out
+
+    def _injected(self, func, name: str) -> Optional[ast.AST]:
+        """A FastAPI-injected parameter (``x: T = Depends(provide)``, ``x: Annotated[T, Depends(provide)]``,
+        ``Security(...)``; ``Depends()`` names the type itself): a call of the provider, whose return (an
+        instance for a class) is the parameter's value. One rewritten node per parameter, so the memo keeps it."""
+        ann, default = _annotation_of(func, name), _default_of(func, name)
+        marks = [default] if default is not None else []
+        if isinstance(ann, ast.Subscript) and (self.name_of(ann.value) or "").rsplit(".", 1)[-1] == "Annotated" \
+                and isinstance(ann.slice, ast.Tuple) and ann.slice.elts:
+            marks += ann.slice.elts[1:]
+            ann = ann.slice.elts[0]
+        dep = next((m for m in marks if isinstance(m, ast.Call)
+                    and (self.name_of(m.func) or "").rsplit(".", 1)[-1] in INJECTORS), None)
+        if dep is None:
+            return None
+        provider = dep.args[0] if dep.args else next((k.value for k in dep.keywords if k.arg == "dependency"), ann)
+        if provider is None or not isinstance(provider, (ast.Name, ast.Attribute)):
+            return None
+        plain = self._rewritten.get(id(dep))
+        if plain is None:
+            plain = ast.copy_location(ast.Call(func=provider, args=[], keywords=[]), dep)
+            plain.end_lineno, plain.end_col_offset = dep.end_lineno, dep.end_col_offset
+            self._rewritten[id(dep)] = plain
+        return plain
 
     def _set_typed(self, func, name: str, node: ast.AST) -> Optional[Val]:
         """``names: set[str]``: whatever the callers pass, the function iterates it in no fixed order."""
@@ -1705,6 +1729,7 @@ def _annotation_of(func, name: str) -> Optional[ast.AST]:
     return None
 
 
+INJECTORS = ("Depends", "Security")  # FastAPI: the parameter's value is what the provider returns
 SET_TYPES = {"set", "frozenset", "Set", "FrozenSet", "AbstractSet", "MutableSet", "KeysView"}
 
 

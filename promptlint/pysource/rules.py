@@ -345,6 +345,25 @@ class HazardScan:
             val = get(key)
             if val is not None:
                 self.collection_hazards(val, where, "documents", key, _with_documents(request, val, get))
+        self.body_flags(call, scope, get)
+
+    def body_flags(self, call: ast.Call, scope, get) -> None:
+        """``cache_salt``/``prompt_logprobs`` in a dict the request sends but this call does not spell: a
+        settings dict passed as ``extra_body=``, a body builder's dict posted as ``json=`` or spread with
+        ``**``, in this module or an imported one; judged at the dict's own key (what it holds, evaluated)."""
+        flow, env = self._in
+        holders = [get(k) for k in sorted(REQUEST_KWARGS)]
+        holders += [flow.ev(kw.value, scope, env) for kw in call.keywords if kw.arg is None]
+        for holder in holders:
+            d = holder.node if holder is not None and holder.mapping is not None else None
+            if not isinstance(d, ast.Dict):
+                continue
+            for k, v in zip(d.keys, d.values):
+                key = k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None
+                if key == "cache_salt" and not isinstance(v, ast.Constant) and key in holder.mapping:
+                    self._salt(v, holder.mapping[key])
+                elif key == "prompt_logprobs" and not (isinstance(v, ast.Constant) and v.value is None):
+                    self._prompt_logprobs(v)
 
     def template_chains(self) -> None:
         """LangChain ``(prompt | llm).invoke(variables)`` (also through a name bound to the chain): the prompt
@@ -677,7 +696,7 @@ class HazardScan:
                 self.add(Candidate("M106", hole.node, "", variable=hole.label, prompt=prompt, hole=hole,
                                    sink=f"reaches {where}",
                                    measure=breakpoints.volatile_measure(request, hole, after, model, sink=f"reaches {where}")))
-            elif marks and breakpoints.table_provider(request, model, marks[0][1].marker) in breakpoints.EXPLICIT_ONLY:
+            elif marks and breakpoints.explicit_only(request, model, marks[0][1].marker):
                 continue  # after the last breakpoint: this provider caches nothing there
             else:
                 self.add(Candidate("M101", hole.node, "", variable=hole.label, prompt=prompt, hole=hole,
@@ -791,21 +810,7 @@ class HazardScan:
                 salt_names.setdefault(Index.sid(scope), set()).add(value.id)
             if isinstance(value, ast.Constant):
                 return
-            val = self.flow.ev(value, scope)
-            why = None
-            for h in val.hazards:
-                if h.kind == "volatile":
-                    why = f"`{h.label}` (line {h.node.lineno}) changes on every request"
-                    break
-            if why is None:
-                ids = sorted(n for n in val.names | set(_identifiers(value)) if n and _matches(n, SALT_ID_PATTERNS))
-                if ids:
-                    why = f"it is built from `{ids[0]}`, which is unique per request"
-            if why:
-                self.add(Candidate(
-                    "M401", value,
-                    f"per-request `cache_salt`: {why}, so no request can reuse another's KV blocks",
-                    help="salt per tenant or per user (the isolation boundary), never per request"))
+            self._salt(value, self.flow.ev(value, scope))
         elif key == "enable_prefix_caching" and isinstance(value, ast.Constant) and value.value is False:
             self.add(Candidate("M701", value, m701.message("enable_prefix_caching=False"),
                                help="remove it (prefix caching is on by default in vLLM V1)"))
@@ -813,10 +818,31 @@ class HazardScan:
             self.add(Candidate("M701", value, "`disable_radix_cache=True` turns SGLang's prefix cache off: every request pays the full prefill",
                                help="remove it"))
         elif key == "prompt_logprobs" and not (isinstance(value, ast.Constant) and value.value is None):
+            self._prompt_logprobs(value)
+
+    def _salt(self, value: ast.AST, val: Val) -> None:
+        """M401 when the salt ``value`` (evaluated: ``val``) changes per request."""
+        why = None
+        for h in val.hazards:
+            if h.kind == "volatile":
+                why = f"`{h.label}` (line {h.node.lineno}) changes on every request"
+                break
+        if why is None:
+            ids = sorted(n for n in val.names | set(_identifiers(value)) if n and _matches(n, SALT_ID_PATTERNS))
+            if ids:
+                why = f"it is built from `{ids[0]}`, which is unique per request"
+        if why:
             self.add(Candidate(
-                "M702", value,
-                "`prompt_logprobs` makes vLLM skip the prefix-cache lookup for this request: its whole prompt is prefilled again",
-                help="request prompt logprobs only on requests that need them (evaluation), not on serving traffic"))
+                "M401", value,
+                f"per-request `cache_salt`: {why}, so no request can reuse another's KV blocks",
+                help="salt per tenant or per user (the isolation boundary), never per request"))
+
+    def _prompt_logprobs(self, value: ast.AST) -> None:
+        """M702: any prompt_logprobs value but None."""
+        self.add(Candidate(
+            "M702", value,
+            "`prompt_logprobs` makes vLLM skip the prefix-cache lookup for this request: its whole prompt is prefilled again",
+            help="request prompt logprobs only on requests that need them (evaluation), not on serving traffic"))
 
     def salt_leaks(self, salt_names: Dict[int, set]) -> None:
         def salty(n: ast.AST, names: set) -> bool:
