@@ -20,7 +20,7 @@ from pathlib import Path
 
 from promptlint.driver.lint import lint
 from promptlint.project.config import Settings
-from test_agent_call_shapes import POLICY, TOKENIZER
+from test_agent_call_shapes import POLICY, TOKENIZER, TS, assert_m101
 
 # 1,300+ tokens (POLICY is 438 in the pinned tokenizer): over the 1,024-token claude-sonnet-4-5 minimum
 HS = json.dumps("\n\n".join([POLICY] * 3))
@@ -187,14 +187,14 @@ def test_extra_body_without_prompt_logprobs_is_clean(tmp_path):
 # ------------------------------------------------------------- 2. FastAPI dependency injection
 
 def _injected(how: str, volatile_first: bool):
-    system = ('f"Request received {time.time()}.\\n\\n{POLICY}"' if volatile_first
+    system = ('f"Request received {datetime.now().strftime(\'%Y-%m-%d %H:%M:%S\')}.\\n\\n{POLICY}"' if volatile_first
               else 'f"{POLICY}\\n\\nAnswer for the {self.brand} store."')
     return {
         "policy.py": f'''
             POLICY = {json.dumps(POLICY)}
             ''',
         "book.py": '''
-            import time
+            from datetime import datetime
 
             from policy import POLICY
 
@@ -238,14 +238,23 @@ ANNOTATED = "book: Annotated[PromptBook, Depends(get_book)]"
 BARE = "book: PromptBook = Depends()"
 
 
-def test_annotated_depends_provider_in_another_module_is_followed(tmp_path):
-    _write(tmp_path, _injected(ANNOTATED, volatile_first=True))
-    assert _lint(tmp_path, "routes.py") == [("M101", "book.py", _line(tmp_path, "book.py", "time.time()"))]
+def _injected_m101(tmp_path, qwen, how):
+    _write(tmp_path, _injected(how, volatile_first=True))
+    report = lint([str(tmp_path / "routes.py")], Settings(tokenizer=str(TOKENIZER), root=tmp_path), use_cache=False)
+    assert not report.errors, report.errors
+    findings = [f for f in report.findings if Path(f.path).name == "book.py"]
+    assert len(findings) == len(report.findings)
+    # figures by hand: the documented timestamp samples, the system block then the question (a blank line)
+    assert_m101(qwen, findings, (tmp_path / "book.py").read_text(encoding="utf-8"), "datetime.now()",
+                "Request received {}.\n\n" + POLICY, TS)
 
 
-def test_bare_depends_on_the_annotated_class_is_followed(tmp_path):
-    _write(tmp_path, _injected(BARE, volatile_first=True))
-    assert _lint(tmp_path, "routes.py") == [("M101", "book.py", _line(tmp_path, "book.py", "time.time()"))]
+def test_annotated_depends_provider_in_another_module_is_followed(tmp_path, qwen):
+    _injected_m101(tmp_path, qwen, ANNOTATED)
+
+
+def test_bare_depends_on_the_annotated_class_is_followed(tmp_path, qwen):
+    _injected_m101(tmp_path, qwen, BARE)
 
 
 def test_injected_factory_with_a_static_system_prompt_is_clean(tmp_path):
