@@ -2,7 +2,7 @@
 with a multi-module project of its own, not the unseen case, and a clean counter-example.
 
 1. A ``cache_control`` block marker in a request whose model is not named at the call (a LangChain chat
-   model's ``invoke``: the model sits on the ``ChatAnthropic(...)`` constructor): Anthropic's marker, read
+   model's ``invoke``, a LlamaIndex ``llm.chat``: the model sits on the constructor): Anthropic's marker, read
    only by providers that cache explicitly, so a volatile value in a block after the last breakpoint is
    not M101 (the unseen set's false alarm); one before the breakpoint still is M106.
 2. FastAPI dependency injection: a parameter whose default is `Depends(provider)` (or `Security`), or annotated
@@ -261,3 +261,53 @@ def test_injected_factory_with_a_static_system_prompt_is_clean(tmp_path):
     for how in (ANNOTATED, BARE):
         _write(tmp_path, _injected(how, volatile_first=False))
         assert _lint(tmp_path, "routes.py") == []
+
+
+# ------------------------------------------------------------- 1b. the same rule for LlamaIndex content lists
+
+def _llamaindex(id_first: bool):
+    tag = '{"type": "text", "text": f"Conversation {uuid.uuid4()}."},'
+    guide = '{"type": "text", "text": GUIDE, "cache_control": {"type": "ephemeral"}},'
+    first, second = (tag, guide) if id_first else (guide, tag)
+    return {
+        "guide.py": f'''
+            GUIDE = {HS}
+            ''',
+        "persona.py": f'''
+            import uuid
+
+            from llama_index.core.llms import ChatMessage
+
+            from guide import GUIDE
+
+
+            def system() -> ChatMessage:
+                return ChatMessage(role="system", content=[
+                    {first}
+                    {second}
+                ])
+            ''',
+        "bot.py": '''
+            from llama_index.core.llms import ChatMessage
+            from llama_index.llms.anthropic import Anthropic
+
+            from persona import system
+
+            llm = Anthropic(model="claude-sonnet-4-5")
+
+
+            def reply(question: str) -> str:
+                return str(llm.chat([system(), ChatMessage(role="user", content=question)]))
+            ''',
+    }
+
+
+def test_llamaindex_id_block_after_the_last_breakpoint_is_clean(tmp_path):
+    _write(tmp_path, _llamaindex(id_first=False))
+    for name in ("bot.py", "persona.py"):
+        assert _lint(tmp_path, name) == []
+
+
+def test_llamaindex_id_block_before_the_breakpoint_is_m106(tmp_path):
+    _write(tmp_path, _llamaindex(id_first=True))
+    assert _lint(tmp_path, "bot.py") == [("M106", "persona.py", _line(tmp_path, "persona.py", "uuid.uuid4()"))]
