@@ -35,13 +35,12 @@ from __future__ import annotations
 
 import json
 import textwrap
-from pathlib import Path
 
 import pytest
 
-from promptlint.driver.lint import lint
-from promptlint.project.config import Settings
-from test_agent_call_shapes import POLICY, TOKENIZER
+import flow_harness
+
+from test_agent_call_shapes import POLICY
 
 PS = json.dumps(POLICY)
 # Three policies: 1,300+ tokens in the pinned tokenizer (POLICY is 438), over the 1,024-token minimum a
@@ -882,30 +881,11 @@ CLEAN = {
 }
 
 
-def _write(tmp_path, files):
-    for name, source in files.items():
-        path = tmp_path / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(source).lstrip("\n"), encoding="utf-8")
-
-
-def _check(tmp_path, name):
-    report = lint([str(tmp_path / name)], Settings(tokenizer=str(TOKENIZER), root=tmp_path), use_cache=False)
-    assert not report.errors, report.errors
-    return [(f.code, Path(f.path).relative_to(tmp_path).as_posix(), f.line) for f in report.findings]
-
-
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_unseen_hazard_found_at_its_line(tmp_path, case):
-    files, linted, (code, where, needle) = CASES[case]
-    _write(tmp_path, files)
-    text = (tmp_path / where).read_text(encoding="utf-8")
-    line = next(i for i, t in enumerate(text.splitlines(), 1) if needle in t)
-    assert _check(tmp_path, linted) == [(code, where, line)]
+    flow_harness.assert_hazard(tmp_path, CASES[case])
 
 
 @pytest.mark.parametrize("case", sorted(CLEAN))
 def test_unseen_clean_project_gives_nothing(tmp_path, case):
-    _write(tmp_path, CLEAN[case])
-    for name in CLEAN[case]:
-        assert _check(tmp_path, name) == []
+    flow_harness.assert_clean(tmp_path, CLEAN[case])
