@@ -9,6 +9,7 @@ file in the change that adds it (`test_every_command_is_covered` fails until it 
 from __future__ import annotations
 
 import json
+import os
 import queue
 from pathlib import Path
 import shutil
@@ -304,3 +305,48 @@ def test_the_actions_run_step_never_touches_the_committed_sarif_link(hostile, tm
     hostile.assert_safe(done.stdout, done.stderr, summary)
     assert done.returncode == 1 and "M101" in done.stdout, done.stderr
     assert (runner / "promptlint.sarif").is_file() and (hostile.root / "promptlint.sarif").is_symlink()
+
+
+# A Python agent's prompt text read from files (`read_text`, `open().read()`, a Jinja `FileSystemLoader`):
+# a link to a file outside the repository, or a path that climbs out of it, is never read. The same
+# agent reading the same text from a file inside is the positive control: read, its clock is M101.
+_FILE_AGENT = (
+    "import datetime\nfrom pathlib import Path\n\nimport jinja2\nfrom openai import OpenAI\n\n"
+    "HERE = Path(__file__).parent\n"
+    "SYSTEM = (HERE / {name!r}).read_text()\n"
+    "env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(HERE)))\n"
+    "client = OpenAI()\n\n\n"
+    "def go(q):\n"
+    "    now = datetime.datetime.now().isoformat()\n"
+    "    system = {build}\n"
+    "    return client.chat.completions.create(model='m', messages=[\n"
+    "        {{'role': 'system', 'content': system}}, {{'role': 'user', 'content': q}}])\n"
+)
+_FILE_BUILDS = {
+    "read_text": "SYSTEM.format(now=now)",
+    "open": "open(HERE / {name!r}).read().format(now=now)",
+    "jinja": "env.get_template({name!r}).render(now=now)",
+}
+
+
+@pytest.mark.parametrize("how", sorted(_FILE_BUILDS))
+def test_prompt_files_outside_the_repository_are_never_read(tmp_path, cli, how):
+    from hostile_repo import SECRET
+
+    root, outside = tmp_path / "repo", tmp_path / "outside"
+    root.mkdir(), outside.mkdir()
+    (root / "promptlint.toml").write_text("", encoding="utf-8")
+    for where, mark in ((outside, SECRET), (root, "inside")):
+        text = "Now: {now} " + mark + "\n" + "Follow the shop policy and answer briefly. " * 40 + "\n"
+        (where / "system.txt").write_text(text.replace("{now}", "{{ now }}") if how == "jinja" else text, encoding="utf-8")
+    os.symlink(outside / "system.txt", root / "linked.txt")
+    names = {"inside.py": "system.txt", "linked.py": "linked.txt", "climbing.py": "../outside/system.txt"}
+    for module, name in names.items():
+        build = _FILE_BUILDS[how].format(name=name)
+        (root / module).write_text(_FILE_AGENT.format(name=name, build=build), encoding="utf-8")
+    r = cli("check", "--no-cache", "--output-format", "json", *names, cwd=root)
+    assert "Traceback" not in r.err, r.err
+    found = {(f["path"], f["code"]) for f in json.loads(r.out)["findings"]}
+    assert ("inside.py", "M101") in found  # the control: the same text inside is read, its clock found
+    assert not any(path in ("linked.py", "climbing.py") for path, _ in found), found
+    assert SECRET not in r.out + r.err  # the outside text never reaches a report
