@@ -305,6 +305,8 @@ class HazardScan:
         flow, env = self._in
         provider = sinks.PROVIDER_OF_SUFFIX.get(suffix, "chat")
         model = _literal(get("model") or get("modelId") or get("model_name"))
+        if model is None and provider == "chat":  # the model named by the chat model's constructor
+            model = self._constructed_model(call, scope)
         receiver = None
         if provider == "bedrock-invoke":
             body = flow.dumped(args["body"], scope) if "body" in args and not env else None
@@ -600,32 +602,73 @@ class HazardScan:
     def _is_chat_model(self, node: ast.AST, scope, depth: int, flow: Optional[Flow] = None) -> bool:
         """``node`` evaluates to a chat model: its constructor call, a name or ``self.x`` bound to one,
         or one of them wrapped by ``.bind_tools(...)`` and the like (``flow``: the module that wrote it)."""
+        return self._chat_model(node, scope, depth, flow) is not None
+
+    def _chat_model(self, node: ast.AST, scope, depth: int, flow: Optional[Flow] = None) -> Optional[ast.Call]:
+        """The constructor call of the chat model ``node`` evaluates to (see ``_is_chat_model``), else None;
+        a factory of the linted files that returns one (``self.llm = make_llm()``) counts."""
         if depth > 4:
-            return False
+            return None
         if flow is not None and flow is not self.flow:  # a chain written in another module: by its own names
             if isinstance(node, ast.Name):
                 values = _module_values(flow, node.id)
                 node = values[-1] if values else node
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in sinks.RUNNABLE_WRAPPERS:
                 node = node.func.value
-            return isinstance(node, ast.Call) and sinks.is_chat_model(flow.name_of(node.func))
+            return node if isinstance(node, ast.Call) and sinks.is_chat_model(flow.name_of(node.func)) else None
         if isinstance(node, ast.Call):
             f = node.func
             if isinstance(f, ast.Attribute) and f.attr in sinks.RUNNABLE_WRAPPERS:
-                return self._is_chat_model(f.value, scope, depth + 1)
-            return sinks.is_chat_model(self.flow.name_of(f))
+                return self._chat_model(f.value, scope, depth + 1)
+            if sinks.is_chat_model(self.flow.name_of(f)):
+                return node
+            if self._factory_call(node, scope):  # `make_llm()`: what a function of the linted files returns
+                made = self.flow.ev(node, scope).node
+                if isinstance(made, ast.Call) and made is not node:
+                    return self._chat_model(made, None, depth + 1, self.flow._flow_of(made))
+            return None
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
-            return any(self._is_chat_model(v, None, depth + 1) for v in self._attribute_values(node.attr))
+            return next((c for v in self._attribute_values(node.attr)
+                         for c in [self._chat_model(v, None, depth + 1)] if c is not None), None)
         if isinstance(node, ast.Name):
             if scope is not None and node.id in self.index.params(scope):  # `llm: BaseChatModel`
                 ann = next((a.annotation for a in scope.args.posonlyargs + scope.args.args + scope.args.kwonlyargs
                             if a.arg == node.id and a.annotation is not None), None)
                 if ann is not None and any(sinks.is_chat_model(sinks.dotted(n)) for n in ast.walk(ann)):
-                    return True
+                    return ann  # a chat model whose constructor is not seen
             val = self.flow.ev(node, scope)
             made = [val.node] + [p.node for p in val.parts or () if isinstance(p, Hole)]
-            return any(isinstance(n, ast.Call) and self._is_chat_model(n, scope, depth + 1) for n in made)
-        return False
+            return next((c for n in made if isinstance(n, ast.Call)
+                         for c in [self._chat_model(n, scope, depth + 1)] if c is not None), None)
+        return None
+
+    def _factory_call(self, node: ast.Call, scope) -> bool:
+        """A call of a function of the linted files with a plain name (this module's or an imported one), or a
+        ``self.`` method: one whose return may be a chat model built elsewhere."""
+        f = node.func
+        if isinstance(f, ast.Name):
+            return f.id in self.index.functions or f.id in self.index.imports
+        return (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in ("self", "cls")
+                and scope is not None and self.flow._local_function(node, scope) is not None)
+
+    def _constructed_model(self, call: ast.Call, scope) -> Optional[str]:
+        """The model named where the chat model a call is made on was built (``ChatAnthropic(model="claude-...")``,
+        ``Anthropic(model=...)`` of LlamaIndex, in another method or module), as a literal; else None."""
+        f = call.func
+        if not isinstance(f, ast.Attribute):
+            return None
+        made = self._chat_model(f.value, scope, 0)
+        if made is None and self.flow.name_of(f) is not None and sinks.llm_call(self.flow.name_of(f)):
+            v = self._in[0].ev(f.value, scope, self._in[1])  # a LlamaIndex `llm` record: `Anthropic(model=...)`
+            made = v.node if isinstance(v.node, ast.Call) and v.node is not call else None
+        if not isinstance(made, ast.Call):
+            return None
+        owner = self.flow._flow_of(made)
+        for key in MODEL_KEYWORDS:
+            node = _kw(made, key)
+            if node is not None:
+                return _model_name(_literal(owner.ev(node, None)))
+        return None
 
     def _attribute_values(self, attr: str) -> List[ast.AST]:
         """Every value assigned to ``self.<attr>`` in the module (a class builds its model in ``__init__``);
@@ -1051,6 +1094,19 @@ def _prompt_named(name: str) -> bool:
 def _is_message_dict(d: ast.Dict) -> bool:
     keys = {k.value for k in d.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
     return "role" in keys and "content" in keys
+
+
+# a chat model constructor's keywords naming the model (LangChain `model`/`model_name`, Bedrock `model_id`)
+MODEL_KEYWORDS = ("model", "model_name", "model_id")
+
+
+def _model_name(name: Optional[str]) -> Optional[str]:
+    """``provider:model`` (pydantic-ai, LangChain's ``init_chat_model``) as the model table's ``provider/model``."""
+    if name and ":" in name and "/" not in name.split(":", 1)[0]:
+        head, rest = name.split(":", 1)
+        if head.isidentifier() and rest and not rest[0].isdigit():
+            return f"{head}/{rest}"
+    return name
 
 
 def _literal(v: Optional[Val]) -> Optional[str]:
