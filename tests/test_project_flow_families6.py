@@ -5,6 +5,10 @@ with a multi-module project of its own and a clean counter-example.
    function, a module-level model imported elsewhere, ``self.llm = make_llm()`` in ``__init__``, the name held
    by a settings constant) is the model of the ``invoke`` made on it in another method or module: the
    per-model minimum of a cache breakpoint (M703) is that model's, not the provider's smallest.
+2. Prompt state written from other scopes: a closure's free name bound in the function that made it (not only
+   its parameters), a module-level name rebound in a function under ``global``, an enclosing function's name
+   rebound under ``nonlocal``, and an attribute written ``setattr(self, "name", v)`` with a constant name: the
+   value read where the request is made (another function, method or module) is the one so written.
 """
 
 from __future__ import annotations
@@ -12,7 +16,9 @@ from __future__ import annotations
 import json
 
 from flow_harness import findings, write
-from test_agent_call_shapes import POLICY, enc
+from promptlint.driver.lint import lint
+from promptlint.project.config import Settings
+from test_agent_call_shapes import POLICY, QUESTION, TOKENIZER, TS, enc, m101_figures
 
 # 1,300+ tokens in the pinned tokenizer: over claude-sonnet-4-5's 1,024-token minimum, under claude-3-5-haiku's 2,048
 GUIDE = "\n\n".join([POLICY] * 3)
@@ -99,10 +105,6 @@ def test_model_of_an_imported_chat_model_sets_the_breakpoint_minimum(tmp_path, q
 
 def test_constructed_model_figures(tmp_path, qwen):
     """The prefix the breakpoint closes is the guide alone (the system block), counted by hand."""
-    from promptlint.driver.lint import lint
-    from promptlint.project.config import Settings
-    from test_agent_call_shapes import TOKENIZER
-
     write(tmp_path, _constructed("claude-3-5-haiku-latest"))
     report = lint([str(tmp_path / "support.py")], Settings(tokenizer=str(TOKENIZER), root=tmp_path), use_cache=False)
     (f,) = report.findings
@@ -116,3 +118,197 @@ def test_constructed_model_over_its_minimum_is_clean(tmp_path):
     write(tmp_path, _constructed("claude-sonnet-4-5"))
     for name in ("support.py", "triage.py", "models.py"):
         assert findings(tmp_path, name) == []
+
+
+# ------------------------------------------------------------- 2. prompt state written from other scopes
+
+STAMP = "datetime.now().isoformat(sep=' ', timespec='seconds')"
+
+
+def _m101(tmp_path, qwen, linted, where, needle, system):
+    """Exactly one M101, at ``needle`` in ``where``, with the figures of ``system`` (one ``{}`` for the timestamp)
+    followed by the user's question, computed here: eligible = floor(min(ideal, P - 1) / B)."""
+    report = lint([str(tmp_path / linted)], Settings(tokenizer=str(TOKENIZER), root=tmp_path), use_cache=False)
+    assert not report.errors, report.errors
+    got = [(f.code, (tmp_path / f.path).relative_to(tmp_path).as_posix() if not f.path.startswith("/") else
+            f.path[len(str(tmp_path)) + 1:], f.line) for f in report.findings]
+    assert got == [("M101", where, _line(tmp_path, where, needle))]
+    s, lost = m101_figures(qwen, system.format(TS[0]) + "\n\n" + QUESTION[0], system.format(TS[1]) + "\n\n" + QUESTION[0],
+                           system.format(TS[0]) + "\n\n" + QUESTION[1])
+    f = report.findings[0]
+    assert f.first_divergent_token.index == s
+    assert f.arithmetic.lost_blocks == lost and lost > 20
+
+
+def _policy():
+    return {"policy.py": f'''
+        POLICY = {json.dumps(POLICY)}
+        '''}
+
+
+SEND = ('client.messages.create(model="claude-sonnet-4-5", max_tokens=256, system=%s, '
+        'messages=[{"role": "user", "content": question}])')
+
+
+def _global(stamp: str):
+    return {**_policy(),
+            "state.py": f'''
+                from datetime import datetime
+
+                from policy import POLICY
+
+                SYSTEM_PROMPT = POLICY
+
+
+                def refresh() -> None:
+                    global SYSTEM_PROMPT
+                    SYSTEM_PROMPT = {stamp}
+                ''',
+            "chat.py": '''
+                import anthropic
+
+                import state
+
+                client = anthropic.Anthropic()
+
+
+                def ask(question: str):
+                    state.refresh()
+                    return %s
+                ''' % SEND % "state.SYSTEM_PROMPT"}
+
+
+def test_global_rebound_in_a_function_reaches_the_sender(tmp_path, qwen):
+    write(tmp_path, _global(f'f"Now: {{{STAMP}}}\\n\\n" + POLICY'))
+    _m101(tmp_path, qwen, "chat.py", "state.py", "datetime.now()", "Now: {}\n\n" + POLICY)
+
+
+def test_global_rebound_to_static_text_is_clean(tmp_path):
+    write(tmp_path, _global('POLICY + "\\n\\nAnswer in English."'))
+    for name in ("chat.py", "state.py"):
+        assert findings(tmp_path, name) == []
+
+
+def _closure(header: str):
+    return {**_policy(),
+            "sessions.py": f'''
+                from datetime import datetime
+
+                import anthropic
+
+                from policy import POLICY
+
+                client = anthropic.Anthropic()
+
+
+                def make_session(tone: str = "plain"):
+                    header = {header}
+                    system = header + "\\n\\n" + POLICY
+                    turns = 0
+
+                    def ask(question: str):
+                        nonlocal turns
+                        turns += 1
+                        return %s
+
+                    return ask
+                ''' % SEND % "system",
+            "app.py": '''
+                from sessions import make_session
+
+                ask = make_session("friendly")
+
+
+                def handle(question: str):
+                    return ask(question)
+                '''}
+
+
+def test_closure_free_name_bound_in_its_maker(tmp_path, qwen):
+    write(tmp_path, _closure(f'f"Session opened {{{STAMP}}}"'))
+    _m101(tmp_path, qwen, "sessions.py", "sessions.py", "datetime.now()", "Session opened {}\n\n" + POLICY)
+
+
+def test_closure_free_name_static_is_clean(tmp_path):
+    write(tmp_path, _closure('f"Tone: {tone}."'))
+    for name in ("sessions.py", "app.py"):
+        assert findings(tmp_path, name) == []
+
+
+def _nonlocal(reset: str):
+    return {**_policy(),
+            "chat.py": f'''
+                from datetime import datetime
+
+                import anthropic
+
+                from policy import POLICY
+
+                client = anthropic.Anthropic()
+
+
+                def make_chat():
+                    system = POLICY
+
+                    def reset() -> None:
+                        nonlocal system
+                        system = {reset}
+
+                    def ask(question: str):
+                        return %s
+
+                    return reset, ask
+                ''' % SEND % "system"}
+
+
+def test_nonlocal_rebound_in_a_sibling_closure(tmp_path, qwen):
+    write(tmp_path, _nonlocal(f'f"Reset at {{{STAMP}}}\\n\\n" + POLICY'))
+    _m101(tmp_path, qwen, "chat.py", "chat.py", "datetime.now()", "Reset at {}\n\n" + POLICY)
+
+
+def test_nonlocal_rebound_to_static_text_is_clean(tmp_path):
+    write(tmp_path, _nonlocal('"Be brief.\\n\\n" + POLICY'))
+    assert findings(tmp_path, "chat.py") == []
+
+
+def _setattr(value: str):
+    return {**_policy(),
+            "persona.py": f'''
+                from datetime import datetime
+
+                from policy import POLICY
+
+
+                class Persona:
+                    def __init__(self, **overrides: str) -> None:
+                        setattr(self, "system", {value})
+                        for key, text in overrides.items():
+                            setattr(self, key, text)
+                ''',
+            "bot.py": '''
+                import anthropic
+
+                from persona import Persona
+
+                client = anthropic.Anthropic()
+
+
+                class Bot:
+                    def __init__(self) -> None:
+                        self.persona = Persona()
+
+                    def ask(self, question: str):
+                        return %s
+                ''' % SEND % "self.persona.system"}
+
+
+def test_setattr_with_a_constant_name_is_the_attribute(tmp_path, qwen):
+    write(tmp_path, _setattr(f'f"Started {{{STAMP}}}\\n\\n" + POLICY'))
+    _m101(tmp_path, qwen, "bot.py", "persona.py", "datetime.now()", "Started {}\n\n" + POLICY)
+
+
+def test_setattr_with_static_text_is_clean(tmp_path):
+    write(tmp_path, _setattr("POLICY"))
+    for name in ("bot.py", "persona.py"):
+        assert findings(tmp_path, name) == []
+

@@ -146,6 +146,9 @@ class Entry:
     # arms of one statement never both run, so neither hides the other (Flow._binding)
     arms: Tuple[Tuple[int, int], ...] = ()
     path: Tuple[int, ...] = ()  # "for" entries of a tuple target (`for name, body in pairs`): the element it binds
+    # a name of another scope bound in a function (`global X` / `nonlocal X` then `X = ...`): that function, in which
+    # the value is evaluated
+    home: Optional[ast.AST] = None
 
 
 # container methods that change the container in place -> the entry kind
@@ -194,6 +197,9 @@ class Index:
         # scope id -> [(arm, first position, last position)] of the if/try/match arms in it (Flow._binding)
         self.arm_spans: Dict[int, List[Tuple[Tuple[int, int], Tuple[int, int], Tuple[int, int]]]] = {}
         self._arms: Tuple[Tuple[int, int], ...] = ()
+        # id(nested def or lambda) -> the function it is written in (a closure's free names are read there)
+        self.enclosing: Dict[int, ast.AST] = {}
+        self._declared: Dict[Tuple[int, str], ast.AST] = {}  # (function, name) -> the scope `global`/`nonlocal` names
         self._walk(tree, None, (), None)
         for entries in list(self.bindings.values()) + list(self.attrs.values()):
             entries.sort(key=lambda e: e.pos)
@@ -205,6 +211,12 @@ class Index:
     def _bind(self, scope, name: str, entry: Entry) -> None:
         if self._arms:
             entry.arms = self._arms
+        if scope is not None and self._declared:
+            outer = self._declared.get((id(scope), name), ...)
+            if outer is not ...:  # `global X` / `nonlocal X`: it binds the outer X, when the function runs: in an
+                # arm of its own (either value: the outer assignment is not hidden, nor does it hide this one)
+                entry.home, entry.arms = scope, ((id(scope), -1),) + entry.arms
+                scope = outer
         self.bindings.setdefault((self.sid(scope), name), []).append(entry)
 
     def _walk(self, node: ast.AST, scope, loops, cls) -> None:
@@ -218,6 +230,7 @@ class Index:
                     self.functions[node.name] = node
                 elif cls is None:  # a function defined in a function: a value of its scope (a closure)
                     self.nested[(self.sid(scope), node.name)] = node
+                    self.enclosing[id(node)] = scope
                 elif cls is not None:
                     self.methods[(cls, node.name)] = node
                     self.class_of[id(node)] = cls
@@ -241,6 +254,15 @@ class Index:
                         self.aliases[a.asname] = a.name
                     self.imports[a.asname or a.name.split(".")[0]] = (a.name if a.asname else a.name.split(".")[0], 0, None)
                 continue
+            if t is ast.Global or t is ast.Nonlocal:
+                if scope is not None:
+                    outer = None if t is ast.Global else self.enclosing.get(id(scope))
+                    if t is ast.Global or outer is not None:
+                        for n in node.names:
+                            self._declared[(id(scope), n)] = outer
+                continue
+            if t is ast.Lambda and scope is not None:
+                self.enclosing[id(node)] = scope
             if t is ast.ImportFrom:
                 if node.module and not node.level:
                     for a in node.names:
@@ -409,6 +431,10 @@ class Index:
             kind = _MUTATORS[node.func.attr]
             value = node if kind in ("insert", "update") else (node.args[-1] if node.args else None)
             put(attr_of(node.func.value), kind, value)
+        elif (t is ast.Call and isinstance(node.func, ast.Name) and node.func.id == "setattr" and len(node.args) == 3
+              and isinstance(node.args[0], ast.Name) and node.args[0].id == me
+              and isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str)):
+            put(node.args[1].value, "assign", node.args[2])  # `setattr(self, "system", v)` is `self.system = v`
 
     def params(self, func: ast.AST) -> List[str]:
         a = func.args
@@ -703,6 +729,14 @@ class Flow:
             if self.index.class_of.get(id(scope)) and name == _self_name(scope):
                 return objects.generic_self(self, scope, node)
             return self._named(self._param(scope, name, node, depth), name)
+        outer = self.index.enclosing.get(id(scope)) if scope is not None else None
+        while outer is not None:  # a closure's free name: what the function it is written in binds last
+            v = self._binding(outer, name, (10**9, 0), depth, {})
+            if v is not None:
+                return self._named(v, name)
+            if name in self.index.params(outer):
+                return self._named(self._param(outer, name, node, depth), name)
+            outer = self.index.enclosing.get(id(outer))
         if scope is not None:
             v = self._binding(None, name, (10**9, 0), depth, {})
             if v is not None:
@@ -761,7 +795,7 @@ class Flow:
 
     def _bound_value(self, base: Entry, rest: List[Entry], name: str, scope, sub_env, depth) -> Val:
         """The value one assignment gives, changed by the later statements on it (``rest``, in order)."""
-        v = self.ev(base.value, scope, sub_env, depth + 1)
+        v = self.ev(base.value, base.home, {}, depth + 1) if base.home is not None else self.ev(base.value, scope, sub_env, depth + 1)
         if base.kind == "for":
             items = _items_of(v) if v.unordered is None else None
             picked = [_pick(i, base.path) for i in items] if items is not None and len(items) <= MAX_MERGE else None
@@ -800,6 +834,9 @@ class Flow:
             else:
                 group = [e]
             for g in group:  # once each, inside the loops not unrolled
+                if g.home is not None:  # `global HISTORY` then `HISTORY.append(...)` in a function: in that function
+                    self._mutate(out, g, g.home, {}, depth)
+                    continue
                 self._mutate(out, g if not level else Entry(g.pos, g.kind, g.value, g.loops[level:], g.keys, g.scope, g.arms),
                              scope, env, depth)
             k += len(group)
