@@ -9,6 +9,10 @@ with a multi-module project of its own and a clean counter-example.
    its parameters), a module-level name rebound in a function under ``global``, an enclosing function's name
    rebound under ``nonlocal``, and an attribute written ``setattr(self, "name", v)`` with a constant name: the
    value read where the request is made (another function, method or module) is the one so written.
+3. Prompts looked up by name and made by class methods: a registry object filled by ``register("planner", text)``
+   (a key written as a name bound to a literal is that key) and read by ``get("planner")`` (the key the call gives
+   picks that entry, not any of them), and ``cls(...)`` in a ``@classmethod`` (``Prompt.from_policy(...)``,
+   ``Agent.from_config(...)``) is an object of that class.
 """
 
 from __future__ import annotations
@@ -310,5 +314,108 @@ def test_setattr_with_a_constant_name_is_the_attribute(tmp_path, qwen):
 def test_setattr_with_static_text_is_clean(tmp_path):
     write(tmp_path, _setattr("POLICY"))
     for name in ("bot.py", "persona.py"):
+        assert findings(tmp_path, name) == []
+
+
+# ------------------------------------------------------------- 3. prompts by name and class-method constructors
+
+def _registry(planner: str, reminder: str):
+    return {**_policy(),
+            "registry.py": '''
+                class PromptRegistry:
+                    def __init__(self) -> None:
+                        self._prompts: dict = {}
+
+                    def register(self, name: str, text: str) -> None:
+                        self._prompts[name] = text
+
+                    def get(self, name: str) -> str:
+                        return self._prompts[name]
+
+
+                prompts = PromptRegistry()
+                ''',
+            "setup_prompts.py": f'''
+                from datetime import datetime
+
+                from policy import POLICY
+                from registry import prompts
+
+                prompts.register("planner", {planner})
+                prompts.register("reminder", {reminder})
+                ''',
+            "planner.py": '''
+                import anthropic
+
+                import setup_prompts  # noqa: F401  (registers the prompts)
+                from registry import prompts
+
+                client = anthropic.Anthropic()
+
+
+                def plan(question: str):
+                    return %s
+                ''' % SEND % 'prompts.get("planner")'}
+
+
+def test_prompt_registered_by_name_and_looked_up(tmp_path, qwen):
+    write(tmp_path, _registry(f'f"Now {{{STAMP}}}\\n\\n" + POLICY', '"Check the order status first."'))
+    _m101(tmp_path, qwen, "planner.py", "setup_prompts.py", "datetime.now()", "Now {}\n\n" + POLICY)
+
+
+def test_prompt_looked_up_by_name_takes_only_its_entry(tmp_path):
+    """The clock is registered under another name than the one sent: clean."""
+    write(tmp_path, _registry("POLICY", f'f"Now {{{STAMP}}}"'))
+    assert findings(tmp_path, "planner.py") == []
+
+
+def _classmethod(body: str):
+    return {**_policy(),
+            "prompt.py": f'''
+                from datetime import datetime
+
+
+                class Prompt:
+                    def __init__(self, text: str) -> None:
+                        self.text = text
+
+                    @classmethod
+                    def from_policy(cls, policy: str) -> "Prompt":
+                        return cls({body})
+                ''',
+            "agent.py": '''
+                import anthropic
+
+                from policy import POLICY
+                from prompt import Prompt
+
+                client = anthropic.Anthropic()
+
+
+                class Agent:
+                    def __init__(self, prompt: Prompt) -> None:
+                        self.prompt = prompt
+
+                    @classmethod
+                    def from_config(cls, policy: str = POLICY) -> "Agent":
+                        return cls(Prompt.from_policy(policy))
+
+                    def ask(self, question: str):
+                        return %s
+
+
+                def handle(question: str):
+                    return Agent.from_config().ask(question)
+                ''' % SEND % "self.prompt.text"}
+
+
+def test_classmethod_constructors_make_objects_of_their_class(tmp_path, qwen):
+    write(tmp_path, _classmethod(f'f"Now {{{STAMP}}}\\n\\n" + policy'))
+    _m101(tmp_path, qwen, "agent.py", "prompt.py", "datetime.now()", "Now {}\n\n" + POLICY)
+
+
+def test_classmethod_constructor_with_static_text_is_clean(tmp_path):
+    write(tmp_path, _classmethod('policy + "\\n\\nAnswer in English."'))
+    for name in ("agent.py", "prompt.py"):
         assert findings(tmp_path, name) == []
 

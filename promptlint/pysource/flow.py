@@ -118,7 +118,13 @@ def merge(vals: List[Val]) -> Val:
     out.add(*vals)
     for v in vals[1:]:
         out.unordered = out.unordered or v.unordered
+    if len(vals) > 1:
+        out.names = out.names | EITHER
     return out
+
+
+# in a value's names: it is one of several values (``merge``), so its text is not the only one it may have
+EITHER = frozenset(["<either>"])
 
 
 def _volatile_text(v: Val, depth: int = 0) -> bool:
@@ -662,6 +668,14 @@ class Flow:
                 return base.mapping[key.value]
             if base.items is not None and isinstance(key.value, int) and -len(base.items) <= key.value < len(base.items):
                 return base.items[key.value]
+        if (isinstance(key, ast.Name) and env and key.id in env and base.mapping is not None and scope is not None
+                and key.id in self.index.params(scope) and _default_of(scope, key.id) is None
+                and "<either>" not in env[key.id].names):
+            # `self._prompts[name]` in `get(self, name)` called `get("planner")`: the one key the call gives (a
+            # parameter without a default, bound to one literal), not any of the entries
+            lit = _literal_text(env[key.id])
+            if lit is not None and lit in base.mapping:
+                return base.mapping[lit]
         if not isinstance(key, (ast.Constant, ast.Slice)) and base.unordered is None:
             choices = list(base.mapping.values()) if base.mapping is not None else base.items
             if choices and len(choices) <= MAX_UNROLL:  # `PROMPTS[mode]`: one of the values, whichever the key
@@ -935,7 +949,10 @@ class Flow:
             elif out.mapping is not None:
                 out.mapping = None
         elif e.kind == "setitem":
-            keys = [_const_key(k) for k in e.keys]
+            # a key written as a name known to hold a literal (`self._prompts[name] = text` in `register("planner",
+            # ...)`): that key, so a registry filled by name is a mapping
+            keys = [_const_key(k) if _const_key(k) is not None or isinstance(k, ast.Slice) else
+                    _literal_text(self.ev(k, scope, env, depth + 1)) for k in e.keys]
             updated = None if e.loops or any(k is None for k in keys) else _set_path(out, keys, v)
             if updated is not None:
                 out.items, out.mapping = updated.items, updated.mapping
@@ -1792,6 +1809,13 @@ def _const_int(node: ast.AST) -> Optional[int]:
         n = _const_int(node.operand)
         return -n if n is not None else None
     return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
+
+
+def _literal_text(v: Val) -> Optional[str]:
+    """The text of a value that is one plain literal (not one of several), else None."""
+    if v.parts is None or not v.parts or not all(isinstance(p, str) for p in v.parts) or v.hazards or "<either>" in v.names:
+        return None
+    return "".join(v.parts)
 
 
 def _const_key(node: ast.AST):

@@ -214,6 +214,9 @@ def call(caller, node: ast.Call, receiver, scope, env, depth: int):
             return None
         mflow, m = found
         return caller._call_local(node, m, scope, env, depth, callee=mflow, bound=receiver)
+    made = _made_by_cls(caller, f, scope, env)
+    if made is not None:  # `cls(...)` in a class method (`Prompt.from_file(path)`): an object of that class
+        return instantiate(caller, node, made[0], made[1], scope, env, depth)
     owner = find_class(caller, f.value) if isinstance(f, ast.Attribute) else None
     if owner is not None:  # `Persona.system()`: a class or static method called on the class
         found = method(owner[0], owner[1], f.attr)
@@ -238,6 +241,22 @@ def call(caller, node: ast.Call, receiver, scope, env, depth: int):
     if target is None or target[1] is None:
         return _called_object(caller, node, scope, env, depth)
     return caller._call_local(node, target[1], scope, env, depth, callee=target[0])
+
+
+def _made_by_cls(caller, f: ast.AST, scope, env) -> Optional[Tuple[Any, ast.ClassDef]]:
+    """(module, class) when ``f`` is the ``cls`` of the ``@classmethod`` being evaluated: the class it is bound
+    to (a subclass through which it was called), else the class that defines it."""
+    if not (isinstance(f, ast.Name) and isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and any(isinstance(d, ast.Name) and d.id == "classmethod" for d in scope.decorator_list)):
+        return None
+    a = scope.args.posonlyargs + scope.args.args
+    if not a or a[0].arg != f.id:
+        return None
+    bound = env.get(f.id) if env else None
+    if bound is not None and bound.instance is not None:
+        return bound.instance.flow, bound.instance.cls
+    cls = caller.index.classes.get(caller.index.class_of.get(id(scope), ""))
+    return (caller, cls) if cls is not None else None
 
 
 def _called_object(caller, node: ast.Call, scope, env, depth: int):
@@ -433,9 +452,24 @@ def _flows(flow) -> list:
     project = flow.project
     if project is None:
         return [flow]
+    if project.main is not None:
+        _side_effect_imports(project.main)
     out = [project.main] if project.main is not None else []
     out += [f for f in project.flows.values() if f is not None and f is not project.main]
     return out
+
+
+def _side_effect_imports(flow) -> None:
+    """Load the modules the linted module imports and never names again (``import setup_prompts  # registers
+    the prompts``): they run for what they do to shared objects, so their calls of an object's methods count.
+    Once per module."""
+    if "_side_imports" in flow.__dict__:
+        return
+    flow.__dict__["_side_imports"] = True
+    used = {n.id for n in ast.walk(flow.index.tree) if isinstance(n, ast.Name)}
+    for name in sorted(flow.index.imports):
+        if name not in used:
+            resolve(flow, name)
 
 
 def read_from(obj, scope):
