@@ -13,6 +13,9 @@ with a multi-module project of its own and a clean counter-example.
    (a key written as a name bound to a literal is that key) and read by ``get("planner")`` (the key the call gives
    picks that entry, not any of them), and ``cls(...)`` in a ``@classmethod`` (``Prompt.from_policy(...)``,
    ``Agent.from_config(...)``) is an object of that class.
+4. Jinja templates rendered from Python through a ``FileSystemLoader`` of the project that ``{% include %}`` or
+   ``{% extends %}`` another file of the loader: the included file's output, or the parent's with the child's
+   blocks in place, is laid out with the render's values, so a volatile value given to it is found.
 """
 
 from __future__ import annotations
@@ -417,5 +420,70 @@ def test_classmethod_constructors_make_objects_of_their_class(tmp_path, qwen):
 def test_classmethod_constructor_with_static_text_is_clean(tmp_path):
     write(tmp_path, _classmethod('policy + "\\n\\nAnswer in English."'))
     for name in ("agent.py", "prompt.py"):
+        assert findings(tmp_path, name) == []
+
+
+# ------------------------------------------------------------- 4. Jinja include and extends
+
+def _jinja(header: str, intro: str):
+    return {**_policy(),
+            "templates/header.j2": header + "\n",
+            "templates/support.j2": '''
+                {% include "header.j2" %}
+
+                {{ policy }}
+                ''',
+            "templates/base.j2": '''
+                {% block intro %}You are the shop's assistant.{% endblock %}
+
+                {{ policy }}
+                ''',
+            "templates/returns.j2": '''
+                {% extends "base.j2" %}
+                {% block intro %}INTRO{% endblock %}
+                '''.replace("INTRO", intro),
+            "prompts.py": '''
+                from datetime import datetime
+
+                from jinja2 import Environment, FileSystemLoader
+
+                from policy import POLICY
+
+                env = Environment(loader=FileSystemLoader("templates"))
+
+
+                def support_prompt() -> str:
+                    return env.get_template("support.j2").render(started=%s, policy=POLICY)
+
+
+                def returns_prompt() -> str:
+                    return env.get_template("returns.j2").render(policy=POLICY, now=%s)
+                ''' % (STAMP, STAMP),
+            **{f"{kind}_agent.py": '''
+                import anthropic
+
+                from prompts import %s_prompt
+
+                client = anthropic.Anthropic()
+
+
+                def answer(question: str):
+                    return %s
+                ''' % (kind, SEND % f"{kind}_prompt()") for kind in ("support", "returns")}}
+
+
+def test_jinja_include_lays_out_the_included_file(tmp_path, qwen):
+    write(tmp_path, _jinja("Session started {{ started }}.", "Handle returns."))
+    _m101(tmp_path, qwen, "support_agent.py", "prompts.py", "started=datetime.now()", "Session started {}.\n\n" + POLICY)
+
+
+def test_jinja_extends_lays_out_the_parent_with_the_child_blocks(tmp_path, qwen):
+    write(tmp_path, _jinja("Welcome.", "Now {{ now }}. Handle returns."))
+    _m101(tmp_path, qwen, "returns_agent.py", "prompts.py", "now=datetime.now()", "Now {}. Handle returns.\n\n" + POLICY)
+
+
+def test_jinja_include_and_extends_with_static_text_are_clean(tmp_path):
+    write(tmp_path, _jinja("Welcome.", "Handle returns."))
+    for name in ("support_agent.py", "returns_agent.py", "prompts.py"):
         assert findings(tmp_path, name) == []
 

@@ -89,18 +89,26 @@ def render(flow, node: ast.Call, receiver, ev) -> object:
     parts = receiver.parts
     if not all(isinstance(p, str) for p in parts) or sum(len(p) for p in parts) > MAX_SOURCE:
         return flow.opaque(node).add(out)
-    source = "".join(parts)
+    tree = _parse("".join(parts))
+    if tree is None:  # a template Jinja cannot parse: one unknown value
+        return flow.opaque(node).add(out)
+    laid = _Layout(flow, node, values).template(tree)
+    out.parts = [p for p in laid if p != ""]
+    return out.add(*values.values())
+
+
+def _parse(source: str):
     if source.endswith("\n"):  # Jinja drops one trailing newline (keep_trailing_newline=False)
         source = source[:-1]
     try:
         import jinja2
 
-        tree = jinja2.Environment().parse(source)
-    except Exception:  # a template Jinja cannot parse: one unknown value
-        return flow.opaque(node).add(out)
-    laid = _Layout(flow, node, values).body(tree.body)
-    out.parts = [p for p in laid if p != ""]
-    return out.add(*values.values())
+        return jinja2.Environment().parse(source)
+    except Exception:
+        return None
+
+
+MAX_INCLUDES = 4  # nesting of {% include %}/{% extends %} followed (a cycle stops there)
 
 
 class _Layout:
@@ -108,6 +116,36 @@ class _Layout:
         self.flow = flow
         self.node = node
         self.values = dict(values)
+        self.blocks: Dict[str, list] = {}  # {% block name %} -> the body a child template gives it
+        self.nesting = 0
+
+    def template(self, tree) -> list:
+        """A parsed template's output; ``{% extends "base.j2" %}``: the parent's, with the child's blocks in place
+        of its own (the child's text outside blocks is not output, as in Jinja)."""
+        from jinja2 import nodes
+
+        parent = next((n for n in tree.body if isinstance(n, nodes.Extends)), None)
+        if parent is None:
+            return self.body(tree.body)
+        loaded = self.load(parent.template)
+        if loaded is None:
+            return self.unknown("the template it extends")
+        for b in tree.find_all(nodes.Block):
+            self.blocks.setdefault(b.name, b.body)  # the innermost child's block wins
+        self.nesting += 1
+        try:
+            return self.template(loaded)
+        finally:
+            self.nesting -= 1
+
+    def load(self, name_node):
+        """The parsed template a constant name of the same loader names (``{% include "header.j2" %}``), else None."""
+        from jinja2 import nodes
+
+        if not isinstance(name_node, nodes.Const) or not isinstance(name_node.value, str) or self.nesting >= MAX_INCLUDES:
+            return None
+        text = _template_file(self.flow, name_node.value)
+        return _parse(text) if text is not None else None
 
     def unknown(self, label: str) -> list:
         return [self.flow.Hole("static", label, self.node)]
@@ -134,6 +172,18 @@ class _Layout:
                 parts += inner if volatile else self.unknown("a loop of the template")
             elif isinstance(n, nodes.Assign) and isinstance(n.target, nodes.Name):
                 self.values[n.target.name] = self.flow.Val(parts=self.expr(n.node))
+            elif isinstance(n, nodes.Include):  # the included template's output, with this context's values
+                loaded = self.load(n.template)
+                if loaded is None:
+                    parts += [] if n.ignore_missing else self.unknown("an included template")
+                    continue
+                self.nesting += 1
+                try:
+                    parts += self.body(loaded.body)
+                finally:
+                    self.nesting -= 1
+            elif isinstance(n, nodes.Block):
+                parts += self.body(self.blocks.get(n.name, n.body))
             elif hasattr(n, "body") and isinstance(getattr(n, "body"), list):  # with, block, filter, scope
                 parts += self.body(n.body)
             else:
