@@ -16,6 +16,8 @@ with a multi-module project of its own and a clean counter-example.
 4. Jinja templates rendered from Python through a ``FileSystemLoader`` of the project that ``{% include %}`` or
    ``{% extends %}`` another file of the loader: the included file's output, or the parent's with the child's
    blocks in place, is laid out with the render's values, so a volatile value given to it is found.
+5. A per-request ``cache_salt`` (M401) built in another module: the message names that module's file with the
+   line of the volatile call (it said ``line N``, which read as a line of the file reported).
 """
 
 from __future__ import annotations
@@ -487,3 +489,47 @@ def test_jinja_include_and_extends_with_static_text_are_clean(tmp_path):
     for name in ("support_agent.py", "returns_agent.py", "prompts.py"):
         assert findings(tmp_path, name) == []
 
+
+# ------------------------------------------------------------- 5. M401 names the file that builds the salt
+
+def _salted(salt: str):
+    return {
+        "salts.py": f'''
+            import uuid
+
+
+            def request_salt(tenant: str) -> str:
+                return {salt}
+            ''',
+        "client.py": '''
+            from openai import OpenAI
+
+            from salts import request_salt
+
+            client = OpenAI(base_url="http://vllm.internal:8000/v1", api_key="none")
+
+
+            def ask(tenant: str, question: str):
+                return client.chat.completions.create(
+                    model="Qwen/Qwen2.5-7B-Instruct",
+                    messages=[{"role": "user", "content": question}],
+                    extra_body={"cache_salt": request_salt(tenant)},
+                )
+            ''',
+    }
+
+
+def test_salt_built_in_another_module_names_its_file(tmp_path):
+    write(tmp_path, _salted('f"{tenant}-{uuid.uuid4().hex}"'))
+    report = lint([str(tmp_path / "client.py")], Settings(tokenizer=str(TOKENIZER), root=tmp_path), use_cache=False)
+    (f,) = report.findings
+    assert (f.code, f.line) == ("M401", _line(tmp_path, "client.py", '"cache_salt"'))
+    made = _line(tmp_path, "salts.py", "uuid.uuid4()")
+    assert f"salts.py:{made}) changes on every request" in f.message
+    assert f"(line {made})" not in f.message
+
+
+def test_salt_per_tenant_in_another_module_is_clean(tmp_path):
+    write(tmp_path, _salted('f"tenant-{tenant}"'))
+    for name in ("client.py", "salts.py"):
+        assert findings(tmp_path, name) == []

@@ -838,7 +838,7 @@ class HazardScan:
             if h.kind == "chat-text":
                 self.add(Candidate(
                     "M102", call,
-                    f"text from `{h.label}` (line {h.node.lineno}, tokenize=False) already holds the chat template's "
+                    f"text from `{h.label}` ({self._line_of(h.node)}, tokenize=False) already holds the chat template's "
                     f"special tokens, and {kind}: BOS is duplicated, and these requests share no blocks with "
                     "chat-endpoint traffic",
                     help="pass `add_special_tokens=False`, send token ids, or use the chat endpoint with messages",
@@ -868,7 +868,7 @@ class HazardScan:
         why = None
         for h in val.hazards:
             if h.kind == "volatile":
-                why = f"`{h.label}` (line {h.node.lineno}) changes on every request"
+                why = f"`{h.label}` ({self._line_of(h.node)}) changes on every request"
                 break
         if why is None:
             ids = sorted(n for n in val.names | set(_identifiers(value)) if n and _matches(n, SALT_ID_PATTERNS))
@@ -879,6 +879,11 @@ class HazardScan:
                 "M401", value,
                 f"per-request `cache_salt`: {why}, so no request can reuse another's KV blocks",
                 help="salt per tenant or per user (the isolation boundary), never per request"))
+
+    def _line_of(self, node: ast.AST) -> str:
+        """``line N`` in this module, ``file.py:N`` when ``node`` was read from another module of the project."""
+        owner = self.flow._flow_of(node)
+        return f"line {node.lineno}" if owner is self.flow else f"{owner.display}:{node.lineno}"
 
     def _prompt_logprobs(self, value: ast.AST) -> None:
         """M702: any prompt_logprobs value but None."""
