@@ -18,6 +18,8 @@ with a multi-module project of its own and a clean counter-example.
    blocks in place, is laid out with the render's values, so a volatile value given to it is found.
 5. A per-request ``cache_salt`` (M401) built in another module: the message names that module's file with the
    line of the volatile call (it said ``line N``, which read as a line of the file reported).
+6. Messages built by generators: a function that ``yield``s message dicts (and ``yield from`` another one) is,
+   called, the list of what it yields in order (``list(conversation(q))``, ``[*gen()]``, a loop over it).
 """
 
 from __future__ import annotations
@@ -532,4 +534,50 @@ def test_salt_built_in_another_module_names_its_file(tmp_path):
 def test_salt_per_tenant_in_another_module_is_clean(tmp_path):
     write(tmp_path, _salted('f"tenant-{tenant}"'))
     for name in ("client.py", "salts.py"):
+        assert findings(tmp_path, name) == []
+
+
+# ------------------------------------------------------------- 6. messages yielded by generators
+
+def _generators(order: str):
+    first, last = ("stamp", "policy") if order == "stamp first" else ("policy", "stamp")
+    return {**_policy(),
+            "messages.py": f'''
+                from datetime import datetime
+                from typing import Iterator
+
+                from policy import POLICY
+
+
+                def system_messages() -> Iterator[dict]:
+                    yield {{"role": "system", "content": {'f"Now {%s}"' % STAMP if first == "stamp" else "POLICY"}}}
+                    yield {{"role": "system", "content": {'f"Now {%s}"' % STAMP if last == "stamp" else "POLICY"}}}
+
+
+                def conversation(question: str) -> Iterator[dict]:
+                    yield from system_messages()
+                    yield {{"role": "user", "content": question}}
+                ''',
+            "client.py": '''
+                from openai import OpenAI
+
+                from messages import conversation
+
+                client = OpenAI()
+
+
+                def ask(question: str):
+                    return client.chat.completions.create(model="gpt-4o", messages=list(conversation(question)))
+                '''}
+
+
+def test_generator_yields_the_messages_in_order(tmp_path, qwen):
+    write(tmp_path, _generators("stamp first"))
+    _m101(tmp_path, qwen, "client.py", "messages.py", "datetime.now()", "Now {}\n\n" + POLICY)
+
+
+def test_generator_with_the_stamp_after_the_policy_is_clean(tmp_path):
+    """The time is the last system message, right before the question: it loses no block of the policy."""
+    write(tmp_path, _generators("policy first"))
+    for name in ("client.py", "messages.py"):
         assert findings(tmp_path, name) == []

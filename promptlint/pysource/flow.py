@@ -187,6 +187,9 @@ class Index:
         self.class_of: Dict[int, str] = {}
         self.bindings: Dict[Tuple[int, str], List[Entry]] = {}
         self.returns: Dict[int, List[ast.AST]] = {}
+        # id(generator function) -> its `yield`/`yield from` expressions in source order, each with whether it sits
+        # in a loop of that function
+        self.yields: Dict[int, List[Tuple[ast.AST, bool]]] = {}
         self.call_sites: Dict[str, List[Tuple[ast.Call, Optional[ast.AST]]]] = {}
         self.calls: List[Tuple[ast.Call, Optional[ast.AST]]] = []
         self.dicts: List[Tuple[ast.Dict, Optional[ast.AST]]] = []
@@ -345,6 +348,9 @@ class Index:
                 self.returns.setdefault(id(scope), []).append(node.value)
         elif t is ast.Raise:
             self.raises.append((node, scope))
+        elif t is ast.Yield or t is ast.YieldFrom:
+            if scope is not None:
+                self.yields.setdefault(id(scope), []).append((node, bool(loops)))
         elif t is ast.Dict:
             self.dicts.append((node, scope))
         elif t is ast.Constant:
@@ -1719,9 +1725,30 @@ class Flow:
         if func.returns is not None and _is_set_type(func.returns):  # `def enabled() -> set[str]`
             text = func.returns.value if isinstance(func.returns, ast.Constant) else ast.unparse(func.returns)
             typed = Val(unordered=(func.returns, f"`{func.name}()` (returns `{text}`)"))
-        out = merge([callee.ev(r, func, new_env, depth + 1) for r in returns]) if returns else self.opaque(node)
+        yields = callee.index.yields.get(id(func)) if not returns else None
+        if yields:  # a generator (`yield {"role": "system", ...}`): the items it yields, in order
+            out = callee._generated(node, yields, func, new_env, depth)
+        else:
+            out = merge([callee.ev(r, func, new_env, depth + 1) for r in returns]) if returns else self.opaque(node)
         if typed is not None:
             out.unordered = out.unordered or typed.unordered
+        return out
+
+    def _generated(self, node: ast.Call, yields, func, env, depth) -> Val:
+        """What a generator function's call yields, as a list: each ``yield`` once in source order (one in a loop
+        stands for its repeats, as an item appended in a loop does), ``yield from`` the items of its iterable."""
+        out = Val(items=[])
+        for y, _ in yields:
+            v = self.ev(y.value, func, env, depth + 1) if y.value is not None else Val(parts=["None"])
+            out.add(v)
+            if isinstance(y, ast.YieldFrom):
+                more = _items_of(v) if v.unordered is None else None
+                more = more if more is not None else self._unknown_items(v, y.value)
+                self._iterate(v, y.value, out)
+            else:
+                more = [v]
+            out.items = out.items + more if out.items is not None and more is not None else None
+        out.node = node
         return out
 
     def bind_arguments(self, node: ast.Call, func, scope, env, depth, callee: "Flow", bound: Optional[Val] = None,
