@@ -8,7 +8,9 @@ with a multi-module project of its own and a clean counter-example.
 2. Prompt state written from other scopes: a closure's free name bound in the function that made it (not only
    its parameters), a module-level name rebound in a function under ``global``, an enclosing function's name
    rebound under ``nonlocal``, and an attribute written ``setattr(self, "name", v)`` with a constant name: the
-   value read where the request is made (another function, method or module) is the one so written.
+   value read where the request is made (another function, method or module) is the one so written; a
+   module-level list changed in place by the function that sends it (``SYSTEM_PARTS.insert(0, ...)``, imported
+   from another module) is the module's value with those changes.
 3. Prompts looked up by name and made by class methods: a registry object filled by ``register("planner", text)``
    (a key written as a name bound to a literal is that key) and read by ``get("planner")`` (the key the call gives
    picks that entry, not any of them), and ``cls(...)`` in a ``@classmethod`` (``Prompt.from_policy(...)``,
@@ -321,6 +323,41 @@ def test_setattr_with_a_constant_name_is_the_attribute(tmp_path, qwen):
 def test_setattr_with_static_text_is_clean(tmp_path):
     write(tmp_path, _setattr("POLICY"))
     for name in ("bot.py", "persona.py"):
+        assert findings(tmp_path, name) == []
+
+
+
+def _changed_in_place(change: str):
+    return {**_policy(),
+            "state.py": '''
+                from policy import POLICY
+
+                SYSTEM_PARTS = [POLICY]
+                ''',
+            "chat.py": '''
+                from datetime import datetime
+
+                import anthropic
+
+                from state import SYSTEM_PARTS
+
+                client = anthropic.Anthropic()
+
+
+                def ask(question: str):
+                    SYSTEM_PARTS.%s
+                    return %s
+                ''' % (change, SEND % '"\\n\\n".join(SYSTEM_PARTS)')}
+
+
+def test_module_list_changed_in_place_by_the_sender(tmp_path, qwen):
+    write(tmp_path, _changed_in_place(f'insert(0, f"Now {{{STAMP}}}")'))
+    _m101(tmp_path, qwen, "chat.py", "chat.py", "datetime.now()", "Now {}\n\n" + POLICY)
+
+
+def test_module_list_changed_in_place_after_the_policy_is_clean(tmp_path):
+    write(tmp_path, _changed_in_place(f'append(f"Now {{{STAMP}}}")'))
+    for name in ("chat.py", "state.py"):
         assert findings(tmp_path, name) == []
 
 

@@ -781,6 +781,8 @@ class Flow:
         bases = [i for i, e in enumerate(before) if e.kind in ("assign", "for", "unpack")]
         if not bases:
             if before:
+                if scope is not None and not any(e.kind in ("assign", "for", "unpack", "aug") for e in entries):
+                    return self._changed_here(scope, name, before, depth, env)
                 return None
             # used above every assignment (a loop, or a later module constant): take the first
             before = entries[:1]
@@ -794,6 +796,27 @@ class Flow:
             rest = [e for e in before[base_i + 1:] if not _exclusive(e.arms, before[base_i].arms)]
             vals.append(self._bound_value(before[base_i], rest, name, scope, sub_env, depth))
         return vals[0] if len(vals) == 1 else merge(vals)
+
+    def _changed_here(self, scope, name, before: List[Entry], depth, env) -> Optional[Val]:
+        """A name of an enclosing function or of the module that this function changes in place without binding
+        it (``SYSTEM_PARTS.insert(0, f"{now}")`` in a handler): the outer value with these changes applied."""
+        if name in self.index.params(scope):
+            return None
+        outer = self.index.enclosing.get(id(scope))
+        v = None
+        while outer is not None and v is None:
+            v = self._binding(outer, name, (10**9, 0), depth, {})
+            outer = self.index.enclosing.get(id(outer))
+        if v is None:
+            v = self._binding(None, name, (10**9, 0), depth, {})
+        if v is None:
+            v = objects.imported_value(self, name, depth)
+        if v is None:
+            return None
+        out = Val(v.parts, list(v.hazards), list(v.items) if v.items is not None else None,
+                  dict(v.mapping) if v.mapping is not None else None, v.unordered, v.names, v.node, v.instance, v.closure)
+        self._apply(out, before, 0, scope, env, depth)
+        return out
 
     def _live_bases(self, scope, before: List[Entry], bases: List[int], pos) -> List[int]:
         """The assignments that may give the value at ``pos``: the latest one, and earlier ones in an arm of an
