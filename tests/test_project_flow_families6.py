@@ -22,6 +22,8 @@ with a multi-module project of its own and a clean counter-example.
    line of the volatile call (it said ``line N``, which read as a line of the file reported).
 6. Messages built by generators: a function that ``yield``s message dicts (and ``yield from`` another one) is,
    called, the list of what it yields in order (``list(conversation(q))``, ``[*gen()]``, a loop over it).
+7. Parts grown by helpers: a list passed to a function of its module that changes that parameter in place
+   (``add_header(parts)`` doing ``parts.append(...)``) holds, after the call, what the function added.
 """
 
 from __future__ import annotations
@@ -617,4 +619,53 @@ def test_generator_with_the_stamp_after_the_policy_is_clean(tmp_path):
     """The time is the last system message, right before the question: it loses no block of the policy."""
     write(tmp_path, _generators("policy first"))
     for name in ("client.py", "messages.py"):
+        assert findings(tmp_path, name) == []
+
+
+# ------------------------------------------------------------- 7. a list grown by the helpers it is passed to
+
+def _helpers(order: str):
+    calls = ("add_clock(parts)", "add_policy(parts)") if order == "clock first" else ("add_policy(parts)", "add_clock(parts)")
+    return {**_policy(),
+            "prompt_parts.py": f'''
+                from datetime import datetime
+
+                from policy import POLICY
+
+
+                def add_clock(parts: list) -> None:
+                    parts.append(f"Now {{{STAMP}}}")
+
+
+                def add_policy(parts: list) -> None:
+                    parts.extend([POLICY])
+
+
+                def build_system() -> str:
+                    parts: list = []
+                    {calls[0]}
+                    {calls[1]}
+                    return "\\n\\n".join(parts)
+                ''',
+            "client.py": '''
+                import anthropic
+
+                from prompt_parts import build_system
+
+                client = anthropic.Anthropic()
+
+
+                def ask(question: str):
+                    return %s
+                ''' % SEND % "build_system()"}
+
+
+def test_list_grown_by_the_helpers_it_is_passed_to(tmp_path, qwen):
+    write(tmp_path, _helpers("clock first"))
+    _m101(tmp_path, qwen, "client.py", "prompt_parts.py", "datetime.now()", "Now {}\n\n" + POLICY)
+
+
+def test_list_grown_by_helpers_with_the_clock_last_is_clean(tmp_path):
+    write(tmp_path, _helpers("policy first"))
+    for name in ("client.py", "prompt_parts.py"):
         assert findings(tmp_path, name) == []

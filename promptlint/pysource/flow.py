@@ -157,6 +157,9 @@ class Entry:
     home: Optional[ast.AST] = None
 
 
+# the entry kinds that change a container in place (a parameter so changed changes the caller's value)
+_CHANGES = ("append", "extend", "insert", "insert0", "update", "setitem")  # not `+=`: a str parameter is rebound
+
 # container methods that change the container in place -> the entry kind
 _MUTATORS = {"append": "append", "extend": "extend", "insert": "insert", "update": "update", "appendleft": "insert0",
              "add": "append", "setdefault": "setdefault", "write": "aug"}  # io.StringIO().write(text): text += it
@@ -209,9 +212,24 @@ class Index:
         # id(nested def or lambda) -> the function it is written in (a closure's free names are read there)
         self.enclosing: Dict[int, ast.AST] = {}
         self._declared: Dict[Tuple[int, str], ast.AST] = {}  # (function, name) -> the scope `global`/`nonlocal` names
+        self._passes: List[Tuple[ast.AST, str, Entry, str]] = []
         self._walk(tree, None, (), None)
+        self._keep_passes()
         for entries in list(self.bindings.values()) + list(self.attrs.values()):
             entries.sort(key=lambda e: e.pos)
+
+    def _keep_passes(self) -> None:
+        """A name passed to a function of this module that changes that parameter in place (``add_header(parts)``
+        doing ``parts.append(...)``): a ``passed`` entry of the name, after the call; other calls bind nothing."""
+        for scope, name, entry, callee in self._passes:
+            func = self.functions.get(callee)
+            if func is None:
+                continue
+            params = self.params(func)
+            i = entry.path[0]
+            if i < len(params) and any(e.kind in _CHANGES for e in self.bindings.get((id(func), params[i]), ())):
+                self.bindings.setdefault((self.sid(scope), name), []).append(entry)
+        self._passes = []
 
     @staticmethod
     def sid(scope: Optional[ast.AST]) -> int:
@@ -365,6 +383,10 @@ class Index:
         f = node.func
         if isinstance(f, ast.Name):
             self.call_sites.setdefault(f.id, []).append((node, scope))
+            for i, a in enumerate(node.args):
+                if isinstance(a, ast.Name):  # kept when the function changes that parameter (_keep_passes)
+                    after = (node.end_lineno or pos[0], node.end_col_offset or 0)
+                    self._passes.append((scope, a.id, Entry(after, "passed", node, loops, path=(i,), arms=self._arms), f.id))
             if f.id == "shuffle" and node.args and isinstance(node.args[0], ast.Name):  # from random import shuffle
                 self._bind(scope, node.args[0].id, Entry(pos, "shuffle", node, loops))
         elif isinstance(f, ast.Attribute):
@@ -929,6 +951,14 @@ class Flow:
 
     def _mutate(self, out: Val, e: Entry, scope, env, depth) -> None:
         """Apply one later statement on a container (``x.append(v)``, ``x[k] = v``, ``x.update(...)``) to its value."""
+        if e.kind == "passed":  # `add_header(parts)`: the function's changes of its parameter, in order
+            call = e.value
+            func = self.index.functions.get(call.func.id)
+            changes = [x for x in self.index.bindings.get((id(func), self.index.params(func)[e.path[0]]), ())
+                       if x.kind in _CHANGES]
+            if depth <= MAX_DEPTH and changes:
+                self._apply(out, changes, 0, func, self.bind_arguments(call, func, scope, env, depth + 1, self), depth + 1)
+            return
         if e.kind == "shuffle":  # the items in a new random order on every call: one volatile value
             label = self.text_of(e.value)
             item = Val(parts=[Hole("volatile", label, e.value, "number")], hazards=[Hazard("volatile", e.value, label, "number")])
