@@ -27,7 +27,18 @@ the gateway salts the cache with a per-tenant HMAC; the Dramatiq helper sets ``p
 keeps output logprobs; the support session carries four breakpoints (no breakpoint on the few-shot answer);
 the retry path logs the tenant id, not the salt.
 
-First run: (not yet run)
+First run (17:49 UTC, main at e500e19 — after the sixth round's flow families (branch s29f), the set merged
+unchanged and run once): 6 of 10 hazards found at the expected line; no false alarm on the 10 clean projects.
+Missed (each gave no finding at all):
+- "django-instructor-triage-clock-first" (M101): ``django.utils.timezone.now()`` formatted first into a system
+  message returned by a helper module, sent through an ``instructor.from_openai(OpenAI())`` client.
+- "dramatiq-vllm-offline-prompt-logprobs" (M702): ``SamplingParams(prompt_logprobs=1)`` built in another
+  module and passed to vLLM's offline ``LLM(...).chat(messages, sampling_params=...)``.
+- "cohere-brand-voice-merged-dict-items" (M201): a merged ``{**DEFAULT, **overrides}`` dict on an instance
+  attribute iterated with ``.items()`` into the system text of a Cohere ``ClientV2().chat`` call.
+- "async-generator-vllm-gateway-request-id-salt" (M401): a ``cache_salt`` formatted from a dataclass field whose
+  ``default_factory`` makes a uuid, returned by a method and sent as ``extra_body=ctx.extra_body()``.
+The expectations are kept as written; the set stays red on these four until each is closed as a family.
 """
 
 from __future__ import annotations
