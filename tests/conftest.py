@@ -155,6 +155,18 @@ class Result:
 
 
 @pytest.fixture
+def small_template_caps(monkeypatch):
+    """The Jinja-token and generated-Python caps at a hundredth of the product's (2,000 tokens,
+    30,000 characters) for the whole in-process run: a cap test refuses a hundredth of the input
+    through the same paths (a Limits and an environment read ``promptlint.render.caps`` when made).
+    tests/test_hostile.py proves the real caps on real-size input."""
+    from promptlint.render import caps
+
+    monkeypatch.setattr(caps, "MAX_TEMPLATE_TOKENS", 2_000)
+    monkeypatch.setattr(caps, "MAX_COMPILED_CHARS", 30_000)
+
+
+@pytest.fixture
 def cli(capsys, monkeypatch):
     """Run `promptlint ARGS` in-process; returns Result(code, stdout, stderr). One process
     (PROMPTLINT_JOBS=1): tests observe the run through this process's functions; forked workers
