@@ -1,7 +1,8 @@
 """How fast is `promptlint check`, as ratios measured in one run on this machine.
 
     python benchmarks/run.py                     # the full run (a few minutes)
-    python benchmarks/run.py --quick             # small sizes, a smoke test (CI)
+    python benchmarks/run.py --quick             # small sizes, a smoke test (CI); leaves out the
+                                                 # variant rows (a1) (d0) (f1) (f0) (g1), the (f) and (g) trees
     python benchmarks/run.py --transformers-python /path/to/venv/bin/python
 
 Generates a repository of application templates (.j2, some with samples files and
@@ -364,10 +365,13 @@ print(peak / 1024.0)
 
 
 class Bench:
-    def __init__(self, python: str, reps: int, warmup: bool = True):
+    def __init__(self, python: str, reps: int, warmup: bool = True, quick: bool = False):
         self.python = python
         self.reps = reps
         self.warmup = warmup
+        # --quick (the CI smoke test) leaves out the variant rows below: each repeats a code path
+        # another row already runs (a one-process run, a floor over other texts, a second tree peak)
+        self.quick = quick
         self.env = dict(os.environ, PYTHONPATH=str(REPO), TOKENIZERS_PARALLELISM="false")
         self.env.pop("PROMPTLINT_DEBUG", None)
         # measure as an installed package runs: with bytecode (.pyc) written and reused
@@ -462,7 +466,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     models = args.models if args.models is not None else (2 if quick else 22)
     py = sys.executable
     tpy = args.transformers_python or py
-    bench = Bench(py, reps, warmup=not quick)
+    bench = Bench(py, reps, warmup=not quick, quick=quick)
 
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="promptlint-bench-"))
     if args.keep and work.exists():
@@ -565,13 +569,13 @@ def _models(bench: Bench, work: Path, n: int, py: str, reps: int) -> Dict:
     def clean():
         shutil.rmtree(folder / ".promptlint_cache", ignore_errors=True)
 
-    return {
-        "g": bench.time(bench.promptlint("models"), folder, reps=reps, before=clean),
-        "g_tree": (float("nan"), bench.tree_peak(bench.promptlint("models"), folder, before=clean)),
-        "g1": bench.time(bench.promptlint("models"), folder, reps=reps, before=clean, env={"PROMPTLINT_JOBS": "1"}),
-        "g_floor": bench.time([py, str(load), *map(str, distinct)], folder, reps=reps),
-        "g_counts": (n, len(distinct)),
-    }
+    rows = {"g": bench.time(bench.promptlint("models"), folder, reps=reps, before=clean)}
+    if not bench.quick:
+        rows["g_tree"] = (float("nan"), bench.tree_peak(bench.promptlint("models"), folder, before=clean))
+        rows["g1"] = bench.time(bench.promptlint("models"), folder, reps=reps, before=clean, env={"PROMPTLINT_JOBS": "1"})
+    rows["g_floor"] = bench.time([py, str(load), *map(str, distinct)], folder, reps=reps)
+    rows["g_counts"] = (n, len(distinct))
+    return rows
 
 
 def _run(bench: Bench, work: Path, quick: bool, reps: int, apps: int, chats: int, scale: int, models: int, py: str, tpy: str) -> int:
@@ -612,7 +616,8 @@ def _run(bench: Bench, work: Path, quick: bool, reps: int, apps: int, chats: int
     rows["load"] = bench.time([py, str(work / "load.py"), tok], repo)
     rows["a"] = bench.time(bench.promptlint(), repo, before=clean)
     rows["a_tree"] = (float("nan"), bench.tree_peak(bench.promptlint(), repo, before=clean))
-    rows["a1"] = bench.time(bench.promptlint(), repo, before=clean, env={"PROMPTLINT_JOBS": "1"})
+    if not quick:
+        rows["a1"] = bench.time(bench.promptlint(), repo, before=clean, env={"PROMPTLINT_JOBS": "1"})
     rows["b"] = bench.time(bench.promptlint(), repo)
     rows["c"] = bench.time(bench.promptlint(), repo, before=change)
     changed.write_text(base_text, encoding="utf-8")
@@ -626,7 +631,8 @@ def _run(bench: Bench, work: Path, quick: bool, reps: int, apps: int, chats: int
     changed.write_text(base_text, encoding="utf-8")
     rows["d"] = bench.time([py, str(work / "floor.py"), tok, str(work / "all.json")], repo)
     rows["d1"] = bench.time([py, str(work / "floor.py"), tok, str(work / "one.json")], repo)
-    rows["d0"] = bench.time([py, str(work / "floor.py"), tok, str(work / "bases.json")], repo)
+    if not quick:
+        rows["d0"] = bench.time([py, str(work / "floor.py"), tok, str(work / "bases.json")], repo)
     rows["a_chat"] = bench.time(bench.promptlint("models"), repo, before=clean)
     rows["b_chat"] = bench.time(bench.promptlint("models"), repo)
     tver = transformers_ok(tpy)
@@ -665,14 +671,18 @@ def _scale(bench: Bench, work: Path, py: str, scale: int, scale_reps: int, full:
     def big_clean():
         shutil.rmtree(big / ".promptlint_cache", ignore_errors=True)
 
-    rows = {"f": bench.time(bench.promptlint(), big, before=big_clean, reps=scale_reps, warmup=False),
-            "f_tree": (float("nan"), bench.tree_peak(bench.promptlint(), big, before=big_clean))}
+    rows = {"f": bench.time(bench.promptlint(), big, before=big_clean, reps=scale_reps, warmup=False)}
+    variants = not (bench.quick and full)  # `--quick --only scale` smoke-tests the variants on their own
+    if variants:
+        rows["f_tree"] = (float("nan"), bench.tree_peak(bench.promptlint(), big, before=big_clean))
     if full:
-        rows["f1"] = bench.time(bench.promptlint(), big, before=big_clean, reps=scale_reps, warmup=False,
-                                env={"PROMPTLINT_JOBS": "1"})
+        if variants:
+            rows["f1"] = bench.time(bench.promptlint(), big, before=big_clean, reps=scale_reps, warmup=False,
+                                    env={"PROMPTLINT_JOBS": "1"})
         rows["f_full"] = bench.time(bench.promptlint(), big, before=big_clean, reps=scale_reps, warmup=False,
                                     env={"PROMPTLINT_FULL_ENCODE": "1"})
-    rows["f0"] = bench.time([py, str(floor), tok, str(work / "bases_scale.json")], big, reps=scale_reps)
+    if variants:
+        rows["f0"] = bench.time([py, str(floor), tok, str(work / "bases_scale.json")], big, reps=scale_reps)
     return rows
 
 
@@ -719,8 +729,10 @@ def print_table(rows, quick, apps, chats, scale, tver, tpy, chat_renders, models
             t, m = rows[key]
             ts = f"{t:>9.3f}" if t == t else f"{'-':>9}"
             print(f"{label:<54} {ts} {m:>9.0f}" if m == m else f"{label:<54} {ts} {'-':>9}")
-        else:
+        elif key == "e":
             print(f"{label:<54} {'skipped':>9} {'':>9}  (transformers not importable by {tpy})")
+        else:
+            print(f"{label:<54} {'skipped':>9} {'':>9}  (--quick: a variant of a row above)")
 
     def ratio(a, b):
         return rows[a][0] / rows[b][0] if a in rows and b in rows and rows[b][0] > 0 else None

@@ -6,7 +6,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Dict
+from typing import Dict, Optional
 
 DATA = Path(__file__).parent / "data"
 TEMPLATES = DATA / "chat_templates"
@@ -42,6 +42,9 @@ def special_tokens(template: str) -> Dict[str, str]:
 
 
 _FILES: Dict[str, Path] = {}
+# Where the derived tokenizer files go: the session's directory shared by the xdist workers (set by
+# tests/conftest.py), so each is built once per test run, not once per worker; else the caller's workdir.
+SHARED_DIR: Optional[Path] = None
 
 
 def stand_in_bos(template: str) -> str:
@@ -64,6 +67,11 @@ def tokenizer_file(template: str, workdir: Path) -> Path:
     if key in _FILES:
         return _FILES[key]
     original = TOKENIZERS / name / "tokenizer.json"
+    directory = (SHARED_DIR or workdir) / "tokenizers" / key.replace("|", "_").replace("<", "").replace(">", "")
+    built, as_is = directory / "tokenizer.json", directory / "original"
+    if built.is_file() or as_is.is_file():  # made by another test process of this run (each is written whole)
+        _FILES[key] = built if built.is_file() else original
+        return _FILES[key]
     users = [t for t in META if tokenizer_name(t) == name]
     wanted = {v for t in users for v in special_tokens(t).values()}
     for t in users:
@@ -72,16 +80,20 @@ def tokenizer_file(template: str, workdir: Path) -> Path:
     tok = Tokenizer.from_file(str(original))
     missing = sorted(s for s in wanted if tok.token_to_id(s) is None)
     target = original
+    directory.mkdir(parents=True, exist_ok=True)
     if missing or bos:
-        target = workdir / "tokenizers" / key.replace("|", "_").replace("<", "").replace(">", "") / "tokenizer.json"
-        target.parent.mkdir(parents=True, exist_ok=True)
+        target = built
         tok.add_special_tokens([AddedToken(s, special=True, normalized=False) for s in missing])
         if bos:
             template_processing = processors.TemplateProcessing(
                 single=f"{bos} $A", pair=f"{bos} $A {bos} $B", special_tokens=[(bos, tok.token_to_id(bos))]
             )
             tok.post_processor = processors.Sequence([processors.ByteLevel(trim_offsets=False), template_processing])
-        tok.save(str(target))
+        partial = directory / f"tokenizer.json.{os.getpid()}.part"
+        tok.save(str(partial))
+        os.replace(partial, target)  # whole or absent for another process
+    else:
+        as_is.touch()
     _FILES[key] = target
     return target
 

@@ -39,6 +39,23 @@ def _fast_tokenizer_forms(tmp_path_factory):
     return tmp_path_factory.mktemp("fast-tokenizers")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _shared_chat_tokenizers(tmp_path_factory):
+    """The stand-in tokenizer files tests/chat_helpers.py derives (special tokens added, a BOS
+    post-processor: a parse and a save of a 150k vocabulary each, 0.3-2.8 s) made once per test run
+    in a directory the xdist workers share, as the compact forms above; the same bytes either way."""
+    import chat_helpers
+
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = tmp_path_factory.getbasetemp().parent / "chat-tokenizers"
+        shared.mkdir(exist_ok=True)
+    else:
+        shared = tmp_path_factory.mktemp("chat-tokenizers")
+    chat_helpers.SHARED_DIR = shared
+    yield
+    chat_helpers.SHARED_DIR = None
+
+
 class _SessionParses:
     """Each tokenizer content parsed once per test process, not once per test: wraps
     ``tokens._parse`` (the one place a tokenizer is loaded) with a memo by content sha256, so the
@@ -152,6 +169,18 @@ class Result:
 
     def json(self):
         return json.loads(self.out)
+
+
+@pytest.fixture
+def small_template_caps(monkeypatch):
+    """The Jinja-token and generated-Python caps at a hundredth of the product's (2,000 tokens,
+    30,000 characters) for the whole in-process run: a cap test refuses a hundredth of the input
+    through the same paths (a Limits and an environment read ``promptlint.render.caps`` when made).
+    tests/test_hostile.py proves the real caps on real-size input."""
+    from promptlint.render import caps
+
+    monkeypatch.setattr(caps, "MAX_TEMPLATE_TOKENS", 2_000)
+    monkeypatch.setattr(caps, "MAX_COMPILED_CHARS", 30_000)
 
 
 @pytest.fixture

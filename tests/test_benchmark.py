@@ -16,6 +16,7 @@ ROWS = [
     "bare `python -c pass`",
     "tokenizer load only",
     "(a) cold:",
+    "(a) its whole process tree",  # the tree-peak path (--quick leaves out the (f) and (g) trees)
     "(b) warm: nothing changed",
     "(c) one application template changed",
     "(c) in a process holding the tokenizer",

@@ -471,6 +471,31 @@ def test_generated_code_is_bounded_below_the_token_cap(tmp_path, cli):
     assert "3,000,000 characters of Python" in r.out, r.out
 
 
+def test_the_parse_and_compile_caps_default_to_200000_tokens_and_3000000_characters():
+    # what the two tests above prove on real-size input, read cheaply (other cap tests run at a hundredth)
+    from promptlint.render import Limits
+    from promptlint.render.environments import make_environment
+
+    assert (Limits().max_template_tokens, Limits().max_compiled_chars) == (200_000, 3_000_000)
+    env = make_environment("transformers")  # a chat template's parse outside load_template
+    assert (env.max_template_tokens, env.max_compiled_chars) == (200_000, 3_000_000)
+
+
+def test_a_render_limits_caps_are_the_ones_that_refuse(tmp_path):
+    from promptlint.render import Limits, RenderError, load_template
+
+    # 40 x `{{x}}`: 120 Jinja tokens (begin, name, end); 80 fit under 100, all of them under 200
+    text = "{{x}}" * 40
+    with pytest.raises(RenderError) as e:
+        load_template(tmp_path / "t.j2", source=text, limits=Limits(max_template_tokens=100))
+    assert e.value.code == "E006" and "more than 100 Jinja tokens" in e.value.message, e.value.message
+    assert load_template(tmp_path / "t.j2", source=text, limits=Limits(max_template_tokens=120)).env.tokens_used == 120
+    # `{{x~y}}` compiles to over 100 characters of Python each: 40 of them are over 2,000
+    with pytest.raises(RenderError) as e:
+        load_template(tmp_path / "c.j2", source="{{x~y}}" * 40, limits=Limits(max_compiled_chars=2_000))
+    assert e.value.code == "E006" and "more than 2,000 characters of Python" in e.value.message, e.value.message
+
+
 def test_a_runaway_chat_template_stops_at_its_first_limit(tmp_path, cli, monkeypatch):
     # every built-in scenario used to be rendered into the time limit in turn (about 7 x the limit)
     from promptlint.render import limits as limits_module

@@ -268,10 +268,16 @@ def test_a_parquet_row_larger_than_the_line_cap_is_skipped_and_counted(tmp_path)
 
 
 def test_a_render_under_max_output_tokenized_for_every_variant_is_one_e006(tmp_path):
+    # at a hundredth of the defaults (max-output 1,000,000 characters, max-encoded-tokens 2,000,000,
+    # read below) and of the input: the same refusal without tokenizing millions of characters
+    from promptlint.project.config import Settings
+
+    assert (Settings().max_output, Settings().max_encoded_tokens) == (1_000_000, 2_000_000)
     root = tmp_path / "p"
     root.mkdir()
-    # 800,000 characters of text cl100k takes about a token per character, rendered before every message
-    template = ('{{ "\\u00a4\\u0416\\u4e00\\U0001F600" * 200000 }}{% for m in messages %}<|im_start|>{{ m.role }}\n'
+    (root / "promptlint.toml").write_text("max-output = 10000\nmax-encoded-tokens = 20000\n", encoding="utf-8")
+    # 8,000 characters of text cl100k takes about a token per character, rendered before every message
+    template = ('{{ "\\u00a4\\u0416\\u4e00\\U0001F600" * 2000 }}{% for m in messages %}<|im_start|>{{ m.role }}\n'
                 "{{ m.content }}<|im_end|>\n{% endfor %}")
     (root / "tokenizer_config.json").write_text(json.dumps({"chat_template": template, "eos_token": "<|im_end|>"}),
                                                 encoding="utf-8")
@@ -280,7 +286,7 @@ def test_a_render_under_max_output_tokenized_for_every_variant_is_one_e006(tmp_p
     assert r.returncode == 1, r.stderr
     doc = json.loads(r.stdout)
     [e006] = [f for f in doc["errors"] if f["path"] == "tokenizer_config.json"]
-    assert e006["code"] == "E006" and "max-encoded-tokens" in e006["message"] and "2,000,000" in e006["message"]
+    assert e006["code"] == "E006" and "max-encoded-tokens" in e006["message"] and "20,000" in e006["message"], e006
     assert _by_path(doc)["prompts/support.j2"] == ["M101"]
 
 

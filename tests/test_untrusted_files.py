@@ -248,12 +248,12 @@ def test_an_include_over_the_size_cap_alone_is_refused(proj, cli):
     assert ("t.j2", 2, "E005") in codes(r), r.out
 
 
-def test_included_files_count_toward_the_token_cap_together(proj, cli):
-    # about 100,000 Jinja tokens each (a constant list of 50,000 items: two tokens per item), so
-    # each alone is far under the 200,000 cap and together they are over it
-    part = "{% set a = [" + "1," * 50_000 + "] %}\n"
+def test_included_files_count_toward_the_token_cap_together(proj, cli, small_template_caps):
+    # about 1,000 Jinja tokens each (a constant list of 500 items: two tokens per item), so each
+    # alone is far under the cap (2,000 here, a hundredth of the product's) and together they are over it
+    part = "{% set a = [" + "1," * 500 + "] %}\n"
     (proj / "part.j2").write_text(part, encoding="utf-8")
     (proj / "t.j2").write_text(part.replace("set a", "set b") + "Hello\n{% include 'part.j2' %}\n", encoding="utf-8")
     (proj / "promptlint.toml").write_text("render-timeout = 300\n", encoding="utf-8")  # only the cap may stop it
     r = check(cli, "t.j2")
-    assert ("t.j2", 3, "E006") in codes(r) and "200,000 Jinja tokens together" in r.out, r.out
+    assert ("t.j2", 3, "E006") in codes(r) and "more than 2,000 Jinja tokens together" in r.out, r.out

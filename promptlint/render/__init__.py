@@ -14,17 +14,21 @@ from datetime import datetime
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
+from promptlint.render import caps
 from promptlint.render.shown import clip  # noqa: F401 - re-exported: messages quote template text through it
 from promptlint.render.sourcemap import SourceMap, SourceText
 
 
 @dataclass(frozen=True)
 class Limits:
-    """What one render may take: time, output bytes and nesting."""
+    """What one render may take: time, output bytes and nesting; what a template with its includes
+    may take to parse and compile: Jinja tokens and characters of generated Python."""
 
     timeout_s: float = 2.0
     max_output_bytes: int = 1_000_000
     max_recursion: int = 200  # template nesting levels a render may add (macros calling themselves)
+    max_template_tokens: int = field(default_factory=lambda: caps.MAX_TEMPLATE_TOKENS)  # see render/caps.py
+    max_compiled_chars: int = field(default_factory=lambda: caps.MAX_COMPILED_CHARS)
 
 
 PARSE_TIMEOUT_FLOOR_S = 10.0  # parse + compile time limit is max(render-timeout, this)
@@ -192,6 +196,7 @@ def load_template(
     env.promptlint_resolved = {}
     env.code_generator_class = _recording_generator(env.code_generator_class)
     limits = limits or Limits()
+    env.max_template_tokens, env.max_compiled_chars = limits.max_template_tokens, limits.max_compiled_chars
     # Parsing is linear in the (size-capped) file, its constant folding is size-guarded and the
     # uninterruptible compile() is bounded by the template's size (sandbox.CompileBudget);
     # a generous floor keeps a large real template on a loaded CI machine from an E006.

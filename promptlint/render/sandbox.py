@@ -26,6 +26,8 @@ from jinja2 import Undefined, pass_environment
 from jinja2.compiler import CodeGenerator
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError, SandboxedFormatter
 
+from promptlint.render import caps
+
 # Integers may not grow beyond this many bits in one operation (a 10**300000-sized
 # power takes seconds of uninterruptible C time; chat templates never need one).
 MAX_INT_BITS = 100_000
@@ -35,18 +37,13 @@ _PRINTF_SPEC = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[a-zA
 _NUMBER = re.compile(r"\d+")
 
 
-# A template and the files it pulls in, together: Jinja lexer tokens (the largest real chat template
-# in tests/data has about 1,600) and characters of generated Python handed to compile(), the one step
-# no time limit can interrupt (measured in docs/security.md: about 1 s and 150 MB per million).
-MAX_TEMPLATE_TOKENS = 200_000
-MAX_COMPILED_CHARS = 3_000_000
+# E006 messages name the cap that refused (render/caps.py, or a Limits' own)
+def _tokens_message(cap: int) -> str:
+    return f"the template and the files it pulls in have more than {cap:,} Jinja tokens together; split it"
 
 
-_TOKENS_MESSAGE = f"the template and the files it pulls in have more than {MAX_TEMPLATE_TOKENS:,} Jinja tokens together; split it"
-_COMPILE_MESSAGE = (
-    f"the template and the files it pulls in compile to more than {MAX_COMPILED_CHARS:,} characters of Python "
-    "together; split it"
-)
+def _compile_message(cap: int) -> str:
+    return f"the template and the files it pulls in compile to more than {cap:,} characters of Python together; split it"
 
 
 class TemplateTooLarge(Exception):
@@ -94,8 +91,9 @@ class GuardedCodeGenerator(CodeGenerator):
 
     def write(self, x: str) -> None:
         self._written += len(x)
-        if self._written + getattr(self.environment, "compiled_chars", 0) > MAX_COMPILED_CHARS:
-            raise TemplateTooLarge(_COMPILE_MESSAGE, self.name)
+        env = self.environment
+        if self._written + getattr(env, "compiled_chars", 0) > env.max_compiled_chars:
+            raise TemplateTooLarge(_compile_message(env.max_compiled_chars), self.name)
         super().write(x)
 
     def visit_Concat(self, node, frame) -> None:
@@ -133,9 +131,13 @@ class HardenedSandbox(ImmutableSandboxedEnvironment):
     max_value_size: int = 1_000_000
     #: time.monotonic() deadline of the current render, or None
     deadline: Optional[float] = None
+    #: the parse and compile caps (render/caps.py's when made; load_template sets its Limits')
+    max_template_tokens: int
+    max_compiled_chars: int
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self.max_template_tokens, self.max_compiled_chars = caps.MAX_TEMPLATE_TOKENS, caps.MAX_COMPILED_CHARS
         self.filters["attr"] = _attr_filter
         self.tokens_used = 0
         self.compiled_chars = 0
@@ -151,19 +153,19 @@ class HardenedSandbox(ImmutableSandboxedEnvironment):
         from jinja2.lexer import TokenStream
 
         if source in self._oversized_sources:  # did not fit before; the budget only shrinks
-            raise TemplateTooLarge(_TOKENS_MESSAGE, name)
+            raise TemplateTooLarge(_tokens_message(self.max_template_tokens), name)
         stream = super()._tokenize(source, name, filename, state)
         if source in self._counted_sources:
             return stream
         return TokenStream(self._counting(stream, source, name), name, filename)
 
     def _counting(self, stream, source, name):
-        n, left = 0, MAX_TEMPLATE_TOKENS - self.tokens_used
+        n, left = 0, self.max_template_tokens - self.tokens_used
         for token in stream:
             n += 1
             if n > left:
                 self._oversized_sources.add(source)
-                raise TemplateTooLarge(_TOKENS_MESSAGE, name)
+                raise TemplateTooLarge(_tokens_message(self.max_template_tokens), name)
             yield token
         self.tokens_used += n
         self._counted_sources[source] = n
@@ -176,19 +178,19 @@ class HardenedSandbox(ImmutableSandboxedEnvironment):
         """Count the ``n`` tokens of ``source`` as lexing it here would have (its tree was parsed by an
         environment with the same parser settings): the same budget, the same refusal."""
         if source in self._oversized_sources:
-            raise TemplateTooLarge(_TOKENS_MESSAGE, name)
+            raise TemplateTooLarge(_tokens_message(self.max_template_tokens), name)
         if source in self._counted_sources:
             return
-        if n > MAX_TEMPLATE_TOKENS - self.tokens_used:
+        if n > self.max_template_tokens - self.tokens_used:
             self._oversized_sources.add(source)
-            raise TemplateTooLarge(_TOKENS_MESSAGE, name)
+            raise TemplateTooLarge(_tokens_message(self.max_template_tokens), name)
         self.tokens_used += n
         self._counted_sources[source] = n
 
     def _compile(self, source: str, filename: str):
         self.compiled_chars += len(source)
-        if self.compiled_chars > MAX_COMPILED_CHARS:
-            raise TemplateTooLarge(_COMPILE_MESSAGE)
+        if self.compiled_chars > self.max_compiled_chars:
+            raise TemplateTooLarge(_compile_message(self.max_compiled_chars))
         return super()._compile(source, filename)
 
     # ------------------------------------------------------------ attributes
