@@ -533,3 +533,18 @@ def test_control_characters_in_file_names_never_reach_ci_logs_or_comments_raw(tm
     assert r.out.startswith("::warning file=esc\\x1b[31mred.j2,line=1,col=9,"), r.out
     r = cli("check", "--tokenizer", QWEN, "--output-format", "markdown", ".", cwd=tmp_path)
     assert r.code == 1 and "\x1b" not in r.out and "esc\\x1b[31mred.j2:1:9" in r.out, r.out
+
+
+def test_a_runaway_prompt_file_stops_at_the_configured_render_timeout(tmp_path, cli):
+    # A prompt file split into role turns is rendered once more to see which inputs print only in user
+    # turns; that render must obey the run's render-timeout too, or a slow prompt file gets the 2 s
+    # default's E006 (cached on the template) whatever the configuration says.
+    (tmp_path / "spin.prompty").write_text(
+        "---\nname: Spin\nsample:\n  question: hi\n---\nsystem:\nYou answer questions.\n"
+        "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}\n\nuser:\n{{question}}\n",
+        encoding="utf-8",
+    )
+    _config(tmp_path, **{"render-timeout": 0.5})
+    r = _check(cli, tmp_path, cwd=tmp_path)
+    assert ("spin.prompty", 8, "E006") in _concise(r), r.out
+    assert "time limit of 0.5 s" in r.out and "time limit of 2 s" not in r.out, r.out

@@ -112,7 +112,7 @@ def prepare(path: Path, text: str, ctx: Context):
         if sp is not None:
             ctx.depend(sp)
         try:
-            scenario = template_scenario(loaded, text, sp)  # the samples file's inputs, the rest inferred
+            scenario = template_scenario(loaded, text, sp, limits)  # the samples file's inputs, the rest inferred
         except SamplesError as e:
             return [file_error(ctx.display(e.path), "E003", e.message)]
         shared = (loaded, scenario, {})

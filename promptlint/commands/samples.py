@@ -68,7 +68,7 @@ def inferred_samples(path, settings, text=None) -> str:
         raise UsageError(f"{where}: {e.code} {e.message}; fix the template first") from None
     sp = samples_path_for(path)
     try:
-        scenario = template_scenario(loaded, text, sp)
+        scenario = template_scenario(loaded, text, sp, limits)
         return samples_text(scenario, shown, display_path(sp, settings.base) if sp is not None else None)
     except SamplesError as e:
         raise UsageError(f"{display_path(e.path, settings.base)}: E003 {e.message}") from None

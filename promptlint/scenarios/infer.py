@@ -138,9 +138,11 @@ def infer_variable(name: str, shape, patterns: NamePatterns) -> Variable:
     return Variable(name, value, kind, sub, variant, why=(why, f"shape: {describe(shape)}"))
 
 
-def template_scenario(loaded, text: str, samples=None) -> Scenario:
+def template_scenario(loaded, text: str, samples=None, limits=None) -> Scenario:
     """The scenario an application template is checked with: what its samples file (``samples``,
-    a path or None) declares, every other input inferred. Raises SamplesError for a bad file."""
+    a path or None) declares, every other input inferred. Raises SamplesError for a bad file.
+    ``limits``: the run's render limits (the configured render-timeout), for the one render a prompt
+    file's roles need."""
     from promptlint.scenarios.files import load_samples, scenario_from_samples
     from promptlint.scenarios.names import name_patterns
 
@@ -154,7 +156,7 @@ def template_scenario(loaded, text: str, samples=None) -> Scenario:
     if prompt_file is not None:
         given_samples(scenario, prompt_file)
         if prompt_file.style is not None:
-            user_turn_inputs(loaded, scenario)
+            user_turn_inputs(loaded, scenario, limits)
     from promptlint.scenarios.includes import resolve
 
     scenario.unresolved_includes = resolve(scenario, asts, loaded.path, dict(scenario.include_choices))
@@ -175,7 +177,7 @@ def given_samples(scenario: Scenario, prompt_file) -> None:
         var.why = tuple(var.why) + (f"value from the front matter's `{prompt_file.sample_keys.get(name, name)}`",)
 
 
-def user_turn_inputs(loaded, scenario: Scenario) -> None:
+def user_turn_inputs(loaded, scenario: Scenario, limits=None) -> None:
     """Kind by role: in a prompt file split into messages, a text input printed only inside user
     turns is what the user sends on each request (per-request input), whatever its words say,
     unless a samples file declares it. One render of the base scenario shows where each prints."""
@@ -184,7 +186,7 @@ def user_turn_inputs(loaded, scenario: Scenario) -> None:
     from promptlint.render import Limits, RenderError, render
 
     try:
-        rendered = render(loaded, scenario.values(), Limits())
+        rendered = render(loaded, scenario.values(), limits or Limits())
     except RenderError:
         return
     text, sources = rendered.text, rendered.sourcemap.sources
