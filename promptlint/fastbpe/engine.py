@@ -102,7 +102,8 @@ class FastTokenizer:
         self._added: Optional[Dict[int, str]] = None
         self._added_ids: Optional[Dict[str, int]] = None
         self._real = None
-        self._encoded = 0  # characters encoded so far (see switch_chars)
+        self._base: Optional[FastTokenizer] = None  # a copy's original (with_special_tokens): its volume and model
+        self._encoded = 0  # characters encoded so far by it and its copies (see switch_chars)
         self._bytes: Optional[Dict[str, int]] = None
         self._texts: Dict[int, str] = {}  # id -> its decoded text (a pure function of the id, memoised)
         self._extra: Tuple[str, ...] = ()  # special texts added to this copy (with_special_tokens)
@@ -122,6 +123,7 @@ class FastTokenizer:
         copy = FastTokenizer(self._parts, tiny)
         copy._memo, copy._pairs = self._memo, self._pairs  # pure functions of the tables: shared
         copy._extra = extra
+        copy._base = self._base or self  # one volume and one Rust model for the original and every copy
         return copy
 
     # -- encoding
@@ -141,13 +143,15 @@ class FastTokenizer:
         the switch volume the model is built now, once, and the workers forked after share its memory
         instead of each merging that volume in Python and then building a copy of its own."""
         if chars > self.switch_chars():
-            self.real()
+            (self._base or self).real()
 
     def _volume(self, chars: int) -> bool:
-        """Whether to encode with the real model (proven identical): once it exists, or once this
-        process has merged ``switch_chars()`` characters in Python."""
-        self._encoded += chars
-        return self._real is not None or self._encoded > self.switch_chars()
+        """Whether to encode with the real model (proven identical): once it (or the original's, for a
+        copy: a chat template's special tokens) exists, or once this process has merged
+        ``switch_chars()`` characters in Python through the original and its copies."""
+        base = self._base or self
+        base._encoded += chars
+        return self._real is not None or base._real is not None or base._encoded > self.switch_chars()
 
     def switch_chars(self) -> int:
         """Characters merged in Python after which building the real model pays: proportional to
@@ -351,7 +355,8 @@ class FastTokenizer:
         """The `tokenizers.Tokenizer` built from the form (proven identical when it was written),
         for what this engine does not provide; built once, on first use."""
         if self._real is None:
-            real = form.build(self._parts)
+            # a copy wraps the original's BPE model (its costly part, shared: tokenizers' models are reference-counted)
+            real = form.build(self._parts) if self._base is None else form.build(self._parts, self._base.real().model)
             if self._extra:  # a copy: the texts added as the parsed copy adds them
                 from promptlint.fastbpe.special_copy import added_tokens
 

@@ -238,19 +238,14 @@ def _native(view: memoryview, code: str):
     return values
 
 
-def build(parts: Parts):
-    """A `tokenizers.Tokenizer` from the parts: the BPE model from the tables, every other
-    component from the shell, the added tokens in id order (tokenizers numbers a new one after
-    the largest id it holds). Raises on anything tokenizers refuses (an old version without an
-    option, a merge of an unknown id)."""
+def build(parts: Parts, model=None):
+    """A `tokenizers.Tokenizer` from the parts: the BPE model from the tables (or ``model``, one
+    built from these parts before: shared, not copied), every other component from the shell, the
+    added tokens in id order (tokenizers numbers a new one after the largest id it holds). Raises on
+    anything tokenizers refuses (an old version without an option, a merge of an unknown id)."""
     from tokenizers import AddedToken, Tokenizer
-    from tokenizers.models import BPE
 
-    vocab_list = parts.vocab
-    merges = [(vocab_list[a], vocab_list[b]) for a, b in parts.merges()]
-    m = parts.shell["model"]
-    options = {k: m[k] for k in MODEL_OPTIONS if m.get(k) is not None}
-    tok = Tokenizer(BPE(dict(zip(vocab_list, range(len(vocab_list)))), merges, **options))
+    tok = Tokenizer(model if model is not None else _model(parts))
     skeleton = Tokenizer.from_str(json.dumps(dict(parts.shell, added_tokens=[])))
     for name in ("normalizer", "pre_tokenizer", "post_processor", "decoder"):
         component = getattr(skeleton, name)
@@ -266,6 +261,16 @@ def build(parts: Parts):
         run.append(added)
     _add(tok, run)
     return tok
+
+
+def _model(parts: Parts):
+    from tokenizers.models import BPE
+
+    vocab_list = parts.vocab
+    merges = [(vocab_list[a], vocab_list[b]) for a, b in parts.merges()]
+    m = parts.shell["model"]
+    options = {k: m[k] for k in MODEL_OPTIONS if m.get(k) is not None}
+    return BPE(dict(zip(vocab_list, range(len(vocab_list)))), merges, **options)
 
 
 def _add(tok, run: List) -> None:
