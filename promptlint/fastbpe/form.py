@@ -165,9 +165,11 @@ def _little(values: array) -> bytes:
     return values.tobytes()
 
 
-def encode(data: Dict, source_sha256: str, source_bytes: int, engine: Optional[Dict] = None) -> bytes:
+def encode(data: Dict, source_sha256: str, source_bytes: int, engine: Optional[Dict] = None,
+           extra: Optional[Dict] = None) -> bytes:
     """The compact form of an eligible parsed tokenizer.json (``ineligible(data)`` is None), with
-    the engine's verdict (``engine``: what promptlint.fastbpe.engine was proven with, None: not)."""
+    the engine's verdict (``engine``: what promptlint.fastbpe.engine was proven with, None: not)
+    and what its maker records about it (``extra``: plain JSON, under the same checksum)."""
     vocab = data["model"]["vocab"]
     tokens = [""] * len(vocab)
     for token, i in vocab.items():
@@ -193,6 +195,8 @@ def encode(data: Dict, source_sha256: str, source_bytes: int, engine: Optional[D
     }
     header = {"source_sha256": source_sha256, "source_bytes": source_bytes, "tokenizers": tokenizers_version(),
               "vetting": vetting_list(), "sizes": [len(body[p]) for p in PARTS], "engine": engine}
+    if extra is not None:
+        header["extra"] = extra
     rest = json.dumps(header).encode("utf-8") + b"\n" + b"".join(body[p] for p in PARTS)
     return MAGIC + zlib.crc32(rest).to_bytes(4, "little") + rest
 
