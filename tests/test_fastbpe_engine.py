@@ -253,3 +253,39 @@ def test_a_cold_run_workers_share_of_characters_builds_no_model():
     want = original.encode(text, add_special_tokens=False)
     assert (got.ids, got.offsets) == (want.ids, want.offsets)
     assert fast.switch_chars() == 4 * merges
+
+
+def test_a_special_token_copy_counts_its_volume_with_the_original_and_wraps_its_model(monkeypatch):
+    """A chat template's copy with its turn markers as special tokens (with_special_tokens) merges
+    in the same process as the original: its characters count toward the one switch volume, and
+    once the original has the Rust model (built before the fork, or past the switch) the copy
+    encodes with that model, wrapped with its own added tokens, instead of merging in Python or
+    building a second model. Ids, offsets and tokens are the parsed tokenizer's with the same texts added."""
+    from tokenizers import AddedToken
+
+    monkeypatch.setattr(engine, "_SWITCH_CHARS", 2_000)
+    monkeypatch.setattr(engine, "_CHARS_PER_ENTRY", 0)  # the floor alone decides here
+    fast = _engine_of("embedded")
+    copy = fast.with_special_tokens(["<|im_start|>", "<|im_end|>"])
+    assert copy is not None
+    text = "<|im_start|>user\nWhere is my order 10023? It left on 2025-03-14 09:26:53.<|im_end|>\n" * 10  # 840 characters
+    fast.encode(text)  # 840 through the original
+    copy.encode(text)  # 1,680 in this process: both still merge in Python
+    assert fast._real is None and copy._real is None
+    copy.encode(text)  # 2,520 > 2,000: the switch, counted over both
+    assert fast._real is not None and copy._real is not None
+    built = []
+    real_model = form._model
+    monkeypatch.setattr(form, "_model", lambda parts: built.append(1) or real_model(parts))
+    second = fast.with_special_tokens(["<|im_sep|>"])
+    got = second.encode("a<|im_sep|>b " * 300)  # past the switch: the original's model, wrapped
+    assert second._real is not None and built == []
+    parsed = Tokenizer.from_str(_raw("embedded").decode("utf-8"))
+    parsed.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in ("<|im_start|>", "<|im_end|>")])
+    want = parsed.encode(text)
+    again = copy.encode(text)
+    assert (again.ids, again.offsets, again.tokens) == (want.ids, want.offsets, want.tokens)
+    parsed2 = Tokenizer.from_str(_raw("embedded").decode("utf-8"))
+    parsed2.add_special_tokens([AddedToken("<|im_sep|>", special=True, normalized=False)])
+    want2 = parsed2.encode("a<|im_sep|>b " * 300)
+    assert (got.ids, got.offsets, got.tokens) == (want2.ids, want2.offsets, want2.tokens)

@@ -27,6 +27,7 @@ CHAT = (
     "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
     "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
+CHAT_TEMPLATES = Path(__file__).parent / "data" / "chat_templates"
 RULES = "\n".join(f"Rule {i}: answer the customer politely, cite the order number and the carrier." for i in range(40))
 
 
@@ -216,6 +217,51 @@ def test_workers_that_would_each_pass_the_switch_volume_share_one_model_built_be
     one = lint([str(tmp_path)], settings, use_cache=False, jobs=1)
     assert [f.to_dict() for f in parallel_report.findings] == [f.to_dict() for f in one.findings]
     assert len(parallel_report.findings) == 8  # each template's clock before the shared rules
+
+
+@pytest.mark.real_tokenizer_parse  # about the load: not the suite's memo of an earlier test's parse
+def test_chat_templates_small_on_disk_count_their_scenario_renders_in_the_plan_before_the_fork(tmp_path, monkeypatch):
+    """A chat template of a few kB renders every built-in scenario: the driver's plan counts what the
+    workers will encode (parallel.encode_volume), not the files' bytes. Four chat configurations
+    (~25 kB of files in all, ~90,000 characters rendered and encoded) whose renders pass the switch volume in the workers: the model is
+    built once here before the fork, not once in each worker after it merged that much in Python."""
+    import tokenizers.models
+
+    from promptlint.fastbpe import engine
+
+    meta = json.loads((CHAT_TEMPLATES / "meta.json").read_text(encoding="utf-8"))["templates"]
+    monkeypatch.setattr(engine, "_SWITCH_CHARS", 20_000)
+    monkeypatch.setattr(engine, "_CHARS_PER_ENTRY", 0)  # the floor alone decides here
+    names = ("deepseek-ai-DeepSeek-V3.1.jinja", "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja",
+             "Mistral-Small-3.2-24B-Instruct-2506.jinja", "unsloth-mistral-Devstral-Small-2507.jinja")
+    for name in names:  # tokenizer_config.json files as Hugging Face ships them, no tokenizer.json beside them
+        config = {"chat_template": (CHAT_TEMPLATES / name).read_text(encoding="utf-8"),
+                  "bos_token": meta[name]["bos"], "eos_token": meta[name]["eos"]}
+        d = tmp_path / "models" / name[:-len(".jinja")]
+        d.mkdir(parents=True)
+        (d / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "rules.j2").write_text(RULES + "\nQuestion: {{ question }}\n" + RULES + "\n", encoding="utf-8")
+    paths = [str(p) for p in tmp_path.rglob("*") if p.is_file()]
+    assert parallel.volume(paths) // 2 < 20_000  # the files' bytes alone: under the switch in each worker
+    log = tmp_path / "builds.log"
+    real_bpe = tokenizers.models.BPE
+
+    def logged(vocab, merges, **kwargs):  # forked workers inherit the patch: each process that builds the model says so
+        if merges:  # (a special-token copy's tiny byte-level model merges nothing: milliseconds)
+            with open(log, "a", encoding="utf-8") as f:
+                f.write(f"{os.getpid()}\n")
+        return real_bpe(vocab, merges, **kwargs)
+
+    monkeypatch.setattr(tokenizers.models, "BPE", logged)
+    settings = Settings(root=tmp_path)  # the embedded tokenizer, shipped in the compact form
+    active_pool().release(tokens.embedded_sha256())  # this test's own load
+    parallel_report = lint([str(tmp_path)], settings, use_cache=False, jobs=2)
+    assert log.read_text(encoding="utf-8").split() == [str(os.getpid())]  # once, here (on the bytes alone: once in each worker)
+    active_pool().release(tokens.embedded_sha256())
+    one = lint([str(tmp_path)], settings, use_cache=False, jobs=1)
+    assert [f.to_dict() for f in parallel_report.findings] == [f.to_dict() for f in one.findings]
+    assert parallel_report.files == 5 and not parallel_report.errors
 
 
 def test_a_few_small_files_are_analysed_in_one_process(tmp_path, monkeypatch):

@@ -494,8 +494,10 @@ def _analyse(lint_plan: Plan):
     units = [(items, sha, releases.pop(sha, ())) for sha, items in groups.items()] + chunks
     if chunks and mine and run._unvetted(mine[0], None) is None:
         run.ctx.tokenizer.preload()  # before the fork: the workers share its memory (never an unvetted one: a child parses it)
-        # each worker renders at least its share of the files' text: what the tokenizer builds for that, built once here
-        run.ctx.tokenizer.expect(parallel.volume([str(run.files[item.i]) for item in mine]) // workers)
+        # each worker's share of what the run will encode: what the tokenizer builds for that, built once here
+        from promptlint.pools.tokenizers import windowed
+
+        run.ctx.tokenizer.expect(parallel.encode_volume([str(run.files[item.i]) for item in mine], not windowed()) // workers)
     for k, out in parallel.run(units, run.unit, workers):
         _merge(run, out)
         yield from zip(units[k][0], out.results)

@@ -150,6 +150,37 @@ def volume(paths: Sequence[str]) -> int:
     return total
 
 
+# What a file's analysis encodes, in characters, told before anything is rendered: the driver's
+# plan before forking (encode_volume) from which the tokenizer decides once whether the workers
+# share a model built here (promptlint.fastbpe.engine: expect). File bytes alone miss most of it: a
+# chat template renders every built-in scenario (~38 renders), and without windows every variant of a
+# template is encoded whole. Measured on benchmarks/run.py's repository (Qwen2.5; 20 chat templates
+# of 0.6-18 kB, 60 application templates of 3-12 kB), as (in windows, every variant whole):
+CHAT_CHARS = (34_000, 82_000)  # a chat template (1.3k-57k and 2.7k-240k among the 20)
+CHARS_PER_BYTE = (1.1, 3.2)  # any other file, per byte of it
+
+
+def encode_volume(paths: Sequence[str], whole: bool) -> int:
+    """Characters the analysis of ``paths`` will encode (an estimate from names and sizes only:
+    no file is read); ``whole``: variants are encoded whole, not in windows."""
+    import stat
+
+    from promptlint.chat.source import CONFIG_NAME, TEMPLATE_FILE
+
+    total = 0.0
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError:
+            continue
+        name = os.path.basename(p)
+        if stat.S_ISDIR(st.st_mode) or name in (CONFIG_NAME, TEMPLATE_FILE) or name.endswith(".jinja"):
+            total += CHAT_CHARS[whole]
+        elif stat.S_ISREG(st.st_mode):
+            total += st.st_size * CHARS_PER_BYTE[whole]
+    return int(total)
+
+
 def heaviest_first(paths: Sequence[str]) -> List[int]:
     """Indices of ``paths``, the likely slowest to analyse first (directories: chat templates with
     many scenarios; then by size): the last unit to finish is then a small one."""

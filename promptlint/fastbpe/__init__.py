@@ -20,7 +20,7 @@ or PROMPTLINT_FAST_TOKENIZER=0.
 from __future__ import annotations
 
 import os
-from typing import Optional, Tuple
+from typing import Dict, Optional, Tuple
 
 from promptlint.fastbpe import engine, form, store
 
@@ -37,6 +37,12 @@ def load(sha256: str, embedded: bool = False) -> Optional[Tuple[object, int]]:
     """The tokenizer of content ``sha256`` built from a proven compact form, and the size of its
     tokenizer.json; None when there is none to trust (the caller parses the file, then calls
     ``remember``)."""
+    found = load_with_header(sha256, embedded)
+    return (found[0], found[1]["source_bytes"]) if found is not None else None
+
+
+def load_with_header(sha256: str, embedded: bool = False) -> Optional[Tuple[object, Dict]]:
+    """``load``, with the form's header (its ``extra``: what the form's maker recorded with it)."""
     if not enabled():
         return None
     version = form.tokenizers_version()
@@ -49,18 +55,18 @@ def load(sha256: str, embedded: bool = False) -> Optional[Tuple[object, int]]:
             _reraise(e)
             continue
         _LOADS[0] += 1
-        return tok, parts.source_bytes
+        return tok, dict(parts.header, source_bytes=parts.source_bytes)
     return None
 
 
-def remember(sha256: str, text: str, original) -> None:
+def remember(sha256: str, text: str, original, extra: Optional[Dict] = None) -> None:
     """After ``text`` (a tokenizer.json whose content is ``sha256``) was parsed into ``original``:
-    write its compact form to the user cache when it is eligible and proven, else a note that it
-    is not, so no later run pays the attempt again."""
+    write its compact form to the user cache when it is eligible and proven (``extra``: recorded in
+    its header), else a note that it is not, so no later run pays the attempt again."""
     if not enabled() or store.known_unfit(sha256):
         return
     try:
-        blob, reason = proven_form(sha256, text, original)
+        blob, reason = proven_form(sha256, text, original, extra)
         if blob is not None:
             store.save(sha256, blob)
     except BaseException as e:  # whatever goes wrong here costs the next run time, never this run its tokenizer
@@ -72,7 +78,7 @@ def remember(sha256: str, text: str, original) -> None:
         store.mark_unfit(sha256, reason)
 
 
-def proven_form(sha256: str, text: str, original) -> Tuple[Optional[bytes], Optional[str]]:
+def proven_form(sha256: str, text: str, original, extra: Optional[Dict] = None) -> Tuple[Optional[bytes], Optional[str]]:
     """The compact form of ``text`` (a tokenizer.json parsed into ``original``) once proven, with
     the engine's verdict in it; or None and why there is none."""
     import json
@@ -90,7 +96,7 @@ def proven_form(sha256: str, text: str, original) -> Tuple[Optional[bytes], Opti
     refused = engine.refusal(data)
     verdict = None if refused else engine.verdict_for(data)
     try:
-        blob = form.encode(data, sha256, size, verdict)
+        blob = form.encode(data, sha256, size, verdict, extra)
         parts = form.decode(blob)
         fast = form.build(parts)
     except BaseException as e:  # a panic (PanicException) too: the file's own parse stands
@@ -99,7 +105,7 @@ def proven_form(sha256: str, text: str, original) -> Tuple[Optional[bytes], Opti
     if not proof.proven(fast, original):
         return None, "not proven identical"
     if verdict is not None and not _engine_proven(parts, original):
-        blob = form.encode(data, sha256, size, None)  # the form still loads faster than the JSON
+        blob = form.encode(data, sha256, size, None, extra)  # the form still loads faster than the JSON
     return blob, None
 
 

@@ -77,12 +77,17 @@ def _has(component, key: str, test) -> bool:
 
 
 class Encoding:
-    """What `tokenizers.Encoding` gives that promptlint reads."""
+    """What `tokenizers.Encoding` gives that promptlint reads. ``tokens`` (each id's text: only the
+    proof reads them) is made when asked, from the ids."""
 
-    __slots__ = ("ids", "offsets", "tokens")
+    __slots__ = ("ids", "offsets", "_engine")
 
-    def __init__(self, ids: List[int], offsets: List[Tuple[int, int]], tokens: List[str]):
-        self.ids, self.offsets, self.tokens = ids, offsets, tokens
+    def __init__(self, ids: List[int], offsets: List[Tuple[int, int]], engine: "FastTokenizer"):
+        self.ids, self.offsets, self._engine = ids, offsets, engine
+
+    @property
+    def tokens(self) -> List[str]:
+        return [self._engine.id_to_token(i) for i in self.ids]
 
 
 class FastTokenizer:
@@ -102,7 +107,8 @@ class FastTokenizer:
         self._added: Optional[Dict[int, str]] = None
         self._added_ids: Optional[Dict[str, int]] = None
         self._real = None
-        self._encoded = 0  # characters encoded so far (see switch_chars)
+        self._base: Optional[FastTokenizer] = None  # a copy's original (with_special_tokens): its volume and model
+        self._encoded = 0  # characters encoded so far by it and its copies (see switch_chars)
         self._bytes: Optional[Dict[str, int]] = None
         self._texts: Dict[int, str] = {}  # id -> its decoded text (a pure function of the id, memoised)
         self._extra: Tuple[str, ...] = ()  # special texts added to this copy (with_special_tokens)
@@ -122,6 +128,7 @@ class FastTokenizer:
         copy = FastTokenizer(self._parts, tiny)
         copy._memo, copy._pairs = self._memo, self._pairs  # pure functions of the tables: shared
         copy._extra = extra
+        copy._base = self._base or self  # one volume and one Rust model for the original and every copy
         return copy
 
     # -- encoding
@@ -141,13 +148,15 @@ class FastTokenizer:
         the switch volume the model is built now, once, and the workers forked after share its memory
         instead of each merging that volume in Python and then building a copy of its own."""
         if chars > self.switch_chars():
-            self.real()
+            (self._base or self).real()
 
     def _volume(self, chars: int) -> bool:
-        """Whether to encode with the real model (proven identical): once it exists, or once this
-        process has merged ``switch_chars()`` characters in Python."""
-        self._encoded += chars
-        return self._real is not None or self._encoded > self.switch_chars()
+        """Whether to encode with the real model (proven identical): once it (or the original's, for a
+        copy: a chat template's special tokens) exists, or once this process has merged
+        ``switch_chars()`` characters in Python through the original and its copies."""
+        base = self._base or self
+        base._encoded += chars
+        return self._real is not None or base._real is not None or base._encoded > self.switch_chars()
 
     def switch_chars(self) -> int:
         """Characters merged in Python after which building the real model pays: proportional to
@@ -155,41 +164,47 @@ class FastTokenizer:
         return max(_SWITCH_CHARS, _CHARS_PER_ENTRY * self._n)
 
     def _merged(self, enc) -> Encoding:
-        ids, offsets, words, chars = enc.ids, enc.offsets, enc.word_ids, enc.tokens
+        # Only ids, offsets and word ids are read from the tiny encoding (each a list made per byte
+        # token; its token texts are not needed): a pre-token is memoised by its byte tokens' ids.
+        ids, offsets, words = tuple(enc.ids), enc.offsets, enc.word_ids
         n = len(ids)
         cuts = [k for k in range(1, n) if words[k] is None or words[k] != words[k - 1]]
+        cuts.append(n)
         out_ids: List[int] = []
         out_offsets: List[Tuple[int, int]] = []
-        out_tokens: List[str] = []
         memo = self._memo
         start = 0
-        for end in cuts + [n]:
+        for end in cuts:
             if end - start == 1:
                 out_ids.append(ids[start])
                 out_offsets.append(offsets[start])
-                out_tokens.append(chars[start])
             elif end > start:
-                piece = "".join(chars[start:end])
+                piece = ids[start:end]
                 known = memo.get(piece)
                 if known is None:
-                    known = self._word(piece, ids[start:end])
+                    known = self._word(piece)
                     if len(memo) >= _MEMO_MAX:
                         memo.clear()
                     memo[piece] = known
-                at = start
-                for tid, length in zip(*known):
-                    out_ids.append(tid)
-                    out_offsets.append((offsets[at][0], offsets[at + length - 1][1]))
-                    out_tokens.append(piece[at - start:at - start + length])
-                    at += length
+                merged, lengths = known
+                if len(merged) == 1:  # the whole pre-token one token (most words)
+                    out_ids.append(merged[0])
+                    out_offsets.append((offsets[start][0], offsets[end - 1][1]))
+                else:
+                    at = start
+                    for tid, length in zip(merged, lengths):
+                        out_ids.append(tid)
+                        out_offsets.append((offsets[at][0], offsets[at + length - 1][1]))
+                        at += length
             start = end
-        return Encoding(out_ids, out_offsets, out_tokens)
+        return Encoding(out_ids, out_offsets, self)
 
-    def _word(self, piece: str, ids: List[int]) -> Tuple[Tuple[int, ...], Tuple[int, ...]]:
+    def _word(self, ids: Tuple[int, ...]) -> Tuple[Tuple[int, ...], Tuple[int, ...]]:
+        """A pre-token's merged ids and how many byte tokens each covers, from its byte tokens' ids."""
         if self._ignore_merges:
-            whole = self._vocab_id(piece)
+            whole = self._vocab_id("".join(map(self._token, ids)))
             if whole is not None:
-                return (whole,), (len(piece),)
+                return (whole,), (len(ids),)
         if len(ids) > _HEAP_FROM:
             return self._merge_heap(ids)
         return self._merge_scan(ids)
@@ -351,7 +366,8 @@ class FastTokenizer:
         """The `tokenizers.Tokenizer` built from the form (proven identical when it was written),
         for what this engine does not provide; built once, on first use."""
         if self._real is None:
-            real = form.build(self._parts)
+            # a copy wraps the original's BPE model (its costly part, shared: tokenizers' models are reference-counted)
+            real = form.build(self._parts) if self._base is None else form.build(self._parts, self._base.real().model)
             if self._extra:  # a copy: the texts added as the parsed copy adds them
                 from promptlint.fastbpe.special_copy import added_tokens
 

@@ -165,9 +165,11 @@ def _little(values: array) -> bytes:
     return values.tobytes()
 
 
-def encode(data: Dict, source_sha256: str, source_bytes: int, engine: Optional[Dict] = None) -> bytes:
+def encode(data: Dict, source_sha256: str, source_bytes: int, engine: Optional[Dict] = None,
+           extra: Optional[Dict] = None) -> bytes:
     """The compact form of an eligible parsed tokenizer.json (``ineligible(data)`` is None), with
-    the engine's verdict (``engine``: what promptlint.fastbpe.engine was proven with, None: not)."""
+    the engine's verdict (``engine``: what promptlint.fastbpe.engine was proven with, None: not)
+    and what its maker records about it (``extra``: plain JSON, under the same checksum)."""
     vocab = data["model"]["vocab"]
     tokens = [""] * len(vocab)
     for token, i in vocab.items():
@@ -193,6 +195,8 @@ def encode(data: Dict, source_sha256: str, source_bytes: int, engine: Optional[D
     }
     header = {"source_sha256": source_sha256, "source_bytes": source_bytes, "tokenizers": tokenizers_version(),
               "vetting": vetting_list(), "sizes": [len(body[p]) for p in PARTS], "engine": engine}
+    if extra is not None:
+        header["extra"] = extra
     rest = json.dumps(header).encode("utf-8") + b"\n" + b"".join(body[p] for p in PARTS)
     return MAGIC + zlib.crc32(rest).to_bytes(4, "little") + rest
 
@@ -238,19 +242,14 @@ def _native(view: memoryview, code: str):
     return values
 
 
-def build(parts: Parts):
-    """A `tokenizers.Tokenizer` from the parts: the BPE model from the tables, every other
-    component from the shell, the added tokens in id order (tokenizers numbers a new one after
-    the largest id it holds). Raises on anything tokenizers refuses (an old version without an
-    option, a merge of an unknown id)."""
+def build(parts: Parts, model=None):
+    """A `tokenizers.Tokenizer` from the parts: the BPE model from the tables (or ``model``, one
+    built from these parts before: shared, not copied), every other component from the shell, the
+    added tokens in id order (tokenizers numbers a new one after the largest id it holds). Raises on
+    anything tokenizers refuses (an old version without an option, a merge of an unknown id)."""
     from tokenizers import AddedToken, Tokenizer
-    from tokenizers.models import BPE
 
-    vocab_list = parts.vocab
-    merges = [(vocab_list[a], vocab_list[b]) for a, b in parts.merges()]
-    m = parts.shell["model"]
-    options = {k: m[k] for k in MODEL_OPTIONS if m.get(k) is not None}
-    tok = Tokenizer(BPE(dict(zip(vocab_list, range(len(vocab_list)))), merges, **options))
+    tok = Tokenizer(model if model is not None else _model(parts))
     skeleton = Tokenizer.from_str(json.dumps(dict(parts.shell, added_tokens=[])))
     for name in ("normalizer", "pre_tokenizer", "post_processor", "decoder"):
         component = getattr(skeleton, name)
@@ -266,6 +265,16 @@ def build(parts: Parts):
         run.append(added)
     _add(tok, run)
     return tok
+
+
+def _model(parts: Parts):
+    from tokenizers.models import BPE
+
+    vocab_list = parts.vocab
+    merges = [(vocab_list[a], vocab_list[b]) for a, b in parts.merges()]
+    m = parts.shell["model"]
+    options = {k: m[k] for k in MODEL_OPTIONS if m.get(k) is not None}
+    return BPE(dict(zip(vocab_list, range(len(vocab_list)))), merges, **options)
 
 
 def _add(tok, run: List) -> None:

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
-from typing import Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 from promptlint.tokenization.tokens import Encoding, LoadedTokenizer, TokenizerError
 
@@ -413,24 +413,87 @@ def token_bytes(tokenizer, token_id: int) -> Optional[bytes]:
         return None
 
 
+# The rewritten tokenizer of a byte-level BPE whose pre-tokenizer llama.cpp knows (the common case:
+# Qwen, Llama 3, DeepSeek) is kept in the user cache as a compact form of its own (promptlint.fastbpe:
+# proven identical to its parse when written, checksummed, its `tokenizers` version checked), keyed by
+# the pinned tokenizer's content, this rewrite's version and llama.cpp's tables: a later run loads it in
+# milliseconds instead of serializing the pinned tokenizer, rewriting the JSON and parsing it again
+# (1-2 s for a 151k vocabulary). Anything that does not match: rebuilt as below, silently.
+REWRITE_VERSION = 1
+_FACTS = "llamacpp"  # the form header's ``extra`` entry: what the rewrite found beside the tokenizer
+
+
 def _build_llamacpp(pinned: LoadedTokenizer) -> LlamaCppEncoder:
     from tokenizers import Tokenizer  # lazy; already imported by the pinned tokenizer
 
+    key = _rewrite_key(pinned)
+    kept = _kept_build(pinned, key)
+    if kept is not None:
+        return kept
     data = json.loads(pinned.serialized())
     model = data.get("model") or {}
     notes: List[str] = []
     byte_level, pre, merges_differ = _as_llamacpp_loads_it(pinned, data, notes)
+    text = json.dumps(data)
     try:
-        tok = Tokenizer.from_str(json.dumps(data))
+        tok = Tokenizer.from_str(text)
     except Exception as e:  # pragma: no cover - the pinned tokenizer loaded from the same JSON
         raise TokenizerError(f"{pinned.spec.display}: cannot build the llama.cpp tokenizer ({e})") from None
-    special_list, promoted = _llamacpp_specials(pinned, model, notes)
+    vocab = _vocab_ids(model)
+    special_list, promoted = _llamacpp_specials(pinned, vocab.get, notes)
     prefix_ids, suffix_ids = _added_special_ids(pinned, notes)
     normalizer = pinned.normalizer
     exact = byte_level and pre is not None
+    if exact and key is not None:
+        from promptlint import fastbpe
+
+        facts = {"version": REWRITE_VERSION, "pre": pre.name, "merges_differ": merges_differ}
+        fastbpe.remember(key, text, tok, {_FACTS: facts})
     return LlamaCppEncoder(
         pinned, tok, special_list, promoted, prefix_ids, suffix_ids, exact, notes, normalizer, pre, merges_differ
     )
+
+
+def _rewrite_key(pinned: LoadedTokenizer) -> Optional[str]:
+    """The cache key of ``pinned``'s rewrite (None: a tokenizer without a content hash)."""
+    import hashlib
+
+    sha = getattr(pinned, "sha256", None)
+    if not sha:
+        return None
+    label = f"promptlint llama.cpp rewrite {REWRITE_VERSION} {_commit_short()} {sha}"
+    return hashlib.sha256(label.encode("utf-8")).hexdigest()
+
+
+def _kept_build(pinned: LoadedTokenizer, key: Optional[str]) -> Optional[LlamaCppEncoder]:
+    """The encoder around the rewrite kept in the user cache; None when there is none to trust."""
+    from promptlint import fastbpe
+
+    found = fastbpe.load_with_header(key) if key is not None else None
+    if found is None:
+        return None
+    tok, header = found
+    facts = (header.get("extra") or {}).get(_FACTS)
+    if not isinstance(facts, dict) or facts.get("version") != REWRITE_VERSION:
+        return None
+    pre, _ = _llamacpp_pre_tokenizer(pinned)
+    if pre is None or pre.name != facts.get("pre"):
+        return None
+    notes: List[str] = []
+    special_list, promoted = _llamacpp_specials(pinned, pinned.token_to_id, notes)
+    prefix_ids, suffix_ids = _added_special_ids(pinned, notes)
+    return LlamaCppEncoder(pinned, tok, special_list, promoted, prefix_ids, suffix_ids, True, notes, pinned.normalizer,
+                           pre, bool(facts.get("merges_differ")))
+
+
+def _vocab_ids(model: dict) -> Dict[str, int]:
+    """GGUF token texts of the model vocabulary (as spelled there) -> id."""
+    vocab = model.get("vocab")
+    if isinstance(vocab, dict):
+        return dict(vocab)
+    if isinstance(vocab, list):  # Unigram: [[piece, score], ...]
+        return {p[0]: i for i, p in enumerate(vocab) if isinstance(p, (list, tuple)) and p}
+    return {}
 
 
 def _as_llamacpp_loads_it(pinned: LoadedTokenizer, data: dict, notes: List[str]):
@@ -469,18 +532,18 @@ def _as_llamacpp_loads_it(pinned: LoadedTokenizer, data: dict, notes: List[str])
     return byte_level, pre, merges_differ
 
 
-def _llamacpp_specials(pinned: LoadedTokenizer, model: dict, notes: List[str]):
+def _llamacpp_specials(pinned: LoadedTokenizer, vocab_id: Callable[[str], Optional[int]], notes: List[str]):
     """The texts llama.cpp matches as one control token, longest first (its special-token cache
-    order), and those it promotes beyond what tokenizer.json already marks as added tokens."""
+    order), and those it promotes beyond what tokenizer.json already marks as added tokens.
+    ``vocab_id``: a text's id in the model vocabulary (None: not there)."""
     # GGUF token texts: model vocabulary entries (as spelled there) and added tokens (content)
-    token_to_id: Dict[str, int] = {}
-    vocab = model.get("vocab")
-    if isinstance(vocab, dict):
-        token_to_id.update(vocab)
-    elif isinstance(vocab, list):  # Unigram: [[piece, score], ...]
-        token_to_id.update({p[0]: i for i, p in enumerate(vocab) if isinstance(p, (list, tuple)) and p})
     added = pinned.added_tokens()  # content -> id; every added token is CONTROL or USER_DEFINED in the GGUF
-    token_to_id.update(added)
+    token_to_id: Dict[str, int] = {}
+    for text in {*LLAMACPP_EOG_TEXTS, *(t for texts in LLAMACPP_FIRST_MATCH_GROUPS.values() for t in texts),
+                 "<|tool_response>", "<|plamo:eos|>"}:
+        tid = added[text] if text in added else vocab_id(text)
+        if tid is not None:
+            token_to_id[text] = tid
 
     promoted: Dict[str, int] = {}
     for text in LLAMACPP_EOG_TEXTS:
