@@ -350,3 +350,36 @@ def test_prompt_files_outside_the_repository_are_never_read(tmp_path, cli, how):
     assert ("inside.py", "M101") in found  # the control: the same text inside is read, its clock found
     assert not any(path in ("linked.py", "climbing.py") for path, _ in found), found
     assert SECRET not in r.out + r.err  # the outside text never reaches a report
+
+
+# The same for a template the agent renders that pulls another in (`{% include %}`, `{% extends %}`,
+# followed by the flow since this round): the pulled-in file is read only inside the repository.
+_PULL = {
+    "include": '{{% include {name!r} %}}\n',
+    "extends": '{{% extends {name!r} %}}\n{{% block answer %}}Answer briefly.{{% endblock %}}\n',
+}
+
+
+@pytest.mark.parametrize("how", sorted(_PULL))
+def test_templates_pulled_in_from_outside_the_repository_are_never_read(tmp_path, cli, how):
+    from hostile_repo import SECRET
+
+    root, outside = tmp_path / "repo", tmp_path / "outside"
+    root.mkdir(), outside.mkdir()
+    (root / "promptlint.toml").write_text("", encoding="utf-8")
+    for where, mark in ((outside, SECRET), (root, "inside")):
+        text = "Now: {{ now }} " + mark + "\n" + "Follow the shop policy and answer briefly. " * 40 + "\n"
+        text += "{% block answer %}{% endblock %}\n" if how == "extends" else ""
+        (where / "base.j2").write_text(text, encoding="utf-8")
+    os.symlink(outside / "base.j2", root / "linked.j2")
+    names = {"inside.py": "base.j2", "linked.py": "linked.j2", "climbing.py": "../outside/base.j2"}
+    for module, name in names.items():
+        (root / f"{module[:-3]}_main.j2").write_text(_PULL[how].format(name=name), encoding="utf-8")
+        build = f"env.get_template({module[:-3] + '_main.j2'!r}).render(now=now)"
+        (root / module).write_text(_FILE_AGENT.format(name=f"{module[:-3]}_main.j2", build=build), encoding="utf-8")
+    r = cli("check", "--no-cache", "--output-format", "json", *names, cwd=root)
+    assert "Traceback" not in r.err, r.err
+    found = {(f["path"], f["code"]) for f in json.loads(r.out)["findings"]}
+    assert any(code == "M101" and path in ("inside.py", "base.j2") for path, code in found), found  # the control
+    assert not any(path in ("linked.py", "climbing.py", "linked.j2") for path, _ in found), found
+    assert SECRET not in r.out + r.err  # the outside text never reaches a report
