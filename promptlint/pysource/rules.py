@@ -8,6 +8,7 @@ divergent token and lost blocks exactly as the template check M101 does.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import fnmatch
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -466,14 +467,15 @@ class HazardScan:
             named = _prompt_named(func.name)
             if not named and id(func) not in with_messages:
                 continue
+            params = set(self.index.params(func)) - {"self", "cls"}
             for r in self.index.returns.get(id(func), []):
-                self._returned(self.flow.ev(r, func), named, f"`{func.name}()` returns (line {r.lineno})")
+                self._returned(self.flow.ev(r, func), named, f"`{func.name}()` returns (line {r.lineno})", params)
         for (sid, name), entries in self.index.bindings.items():
             if sid == 0 and _prompt_named(name) and any(e.kind == "assign" for e in entries):
                 self._returned(self.flow.ev(ast.Name(id=name, ctx=ast.Load(), lineno=10**9, col_offset=0), None),
                                True, f"`{name}` holds (line {entries[-1].pos[0]})")
 
-    def _returned(self, val: Val, named: bool, what: str) -> None:
+    def _returned(self, val: Val, named: bool, what: str, params: frozenset = frozenset()) -> None:
         messages = val.items is not None and any(i.mapping is not None and "role" in i.mapping for i in val.items)
         if messages:
             request = layout.build("chat", lambda key: val if key == "messages" else None)
@@ -482,6 +484,12 @@ class HazardScan:
             request.add(val, "system", "system")
         else:
             return
+        if params:  # the function's own inputs, which no call here binds, are what each caller passes per call
+            for b in request.blocks:
+                if b.val.parts and any(_caller_input(p, params) for p in b.val.parts):
+                    b.val = dataclasses.replace(b.val, parts=[
+                        dataclasses.replace(p, kind="per-request") if _caller_input(p, params) else p
+                        for p in b.val.parts])
         if any(isinstance(p, Hole) and p.kind == "volatile" for b in request.blocks for p in b.val.parts or ()):
             before = set(self.candidates)
             self.prompt_hazards(request, f"the prompt {what}; {NOT_SEEN_NOTE}", "returned")
@@ -1069,6 +1077,12 @@ def _calls_by_function(flow) -> Dict[int, list]:
             if scope is not None:
                 table.setdefault(id(scope), []).append(c)
     return table
+
+
+def _caller_input(p, params) -> bool:
+    """A hole that is one of the judged function's parameters, read as is (no caller in the module bound it)."""
+    return isinstance(p, Hole) and p.kind == "static" and isinstance(p.node, ast.Name) and p.node.id in params \
+        and p.label == p.node.id
 
 
 def _text_like(node) -> bool:

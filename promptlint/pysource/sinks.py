@@ -111,11 +111,46 @@ VOLATILE_CALLS: Dict[str, str] = {
     "socket.getfqdn": "process",
     "platform.node": "process",
     "os.uname": "process",
+    "time.monotonic_ns": "number",
+    "time.perf_counter_ns": "number",
+    "time.process_time": "number",
+    "time.asctime": "timestamp",
+    "uuid.uuid6": "id",
+    "uuid.uuid7": "id",
+    "os.urandom": "id",
     "pendulum.now": "timestamp",
+    "pendulum.today": "date",
+    "pendulum.tomorrow": "date",
+    "pendulum.yesterday": "date",
     "arrow.now": "timestamp",
     "arrow.utcnow": "timestamp",
+    # frameworks' clocks: Django's timezone-aware now, pandas timestamps
+    "django.utils.timezone.now": "timestamp",
+    "django.utils.timezone.localtime": "timestamp",
+    "django.utils.timezone.localdate": "date",
+    "pandas.Timestamp.now": "timestamp",
+    "pandas.Timestamp.utcnow": "timestamp",
+    "pandas.Timestamp.today": "timestamp",
+    "pandas.datetime.now": "timestamp",
+    # id libraries: one new id per call
+    "ulid.new": "id",
+    "ulid.ulid": "id",
+    "ulid.ULID": "id",
+    "shortuuid.uuid": "id",
+    "shortuuid.random": "id",
+    "shortuuid.ShortUUID.uuid": "id",
+    "nanoid.generate": "id",
+    "nanoid.non_secure_generate": "id",
+    "cuid.cuid": "id",
+    "cuid2.cuid_wrapper": "id",
+    "ksuid.ksuid": "id",
+    "ksuid.Ksuid": "id",
+    "torch.rand": "number",
+    "torch.randn": "number",
+    "torch.randint": "number",
 }
-VOLATILE_MODULES = {"random": "number", "secrets": "id"}  # any function of the module
+# any function of the module (numpy's generators draw a new value per call too; `np.` maps to `numpy.`)
+VOLATILE_MODULES = {"random": "number", "secrets": "id", "numpy.random": "number"}
 
 # calls whose result is an unordered collection of strings (safe to wrap in sorted())
 UNORDERED_CALLS = {
@@ -211,9 +246,11 @@ def volatile_sub(name: Optional[str]) -> Optional[str]:
         return None
     if name in VOLATILE_CALLS:
         return VOLATILE_CALLS[name]
-    head = name.split(".", 1)[0]
-    if head in VOLATILE_MODULES and "." in name:
-        return VOLATILE_MODULES[head]
+    parts = name.split(".")
+    for n in range(len(parts) - 1, 0, -1):  # `numpy.random.rand`: the longest module prefix listed
+        sub = VOLATILE_MODULES.get(".".join(parts[:n]))
+        if sub:
+            return sub
     return None
 
 

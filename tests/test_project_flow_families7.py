@@ -1,0 +1,107 @@
+"""Families of the seventh round (issue 29; the four hazards the sixth unseen set missed, each closed as a family
+with a multi-module project of its own and a clean counter-example):
+
+1. Clocks and ids beyond the standard library (data in ``pysource.sinks.VOLATILE_CALLS``/``VOLATILE_MODULES``):
+   Django's ``timezone.now()/localtime()/localdate()``, ``pandas.Timestamp.now()``, ``numpy.random.*``,
+   ``pendulum.today()``, ``ulid``, ``shortuuid``, ``nanoid``, ``cuid``, ``ksuid``, ``uuid6/uuid7``, the other
+   ``time`` counters; sent through an SDK client that an observability or structured-output wrapper returns
+   (``wrap_openai(OpenAI())``, ``instructor.from_openai(...)``: the call shape is the SDK's). A prompt module's
+   function parameters that no call in it binds are what its callers pass per call, so a clock after them (in
+   the last user message) loses nothing that could be shared.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from flow_harness import assert_clean, assert_hazard, write
+from test_agent_call_shapes import POLICY
+from test_project_flow_families6 import _m101
+
+# ------------------------------------------------------------- 1. clocks and ids of other libraries, wrapped clients
+
+
+def _clock_project(stamp_import: str, stamp: str, first: bool):
+    system = (f'f"Now: {{{stamp}}}\\n\\n" + POLICY' if first else "POLICY")
+    question = "question" if first else f'f"{{question}}\\n\\nNow: {{{stamp}}}"'
+    return {
+        "prompts/__init__.py": "",
+        "prompts/policy.py": f'''
+            POLICY = {json.dumps(POLICY)}
+            ''',
+        "prompts/system.py": f'''
+            {stamp_import}
+
+            from .policy import POLICY
+
+
+            def system_prompt() -> str:
+                return {system}
+
+
+            def user_turn(question: str) -> str:
+                return {question}
+            ''',
+        "app/__init__.py": "",
+        "app/llm.py": '''
+            from langsmith.wrappers import wrap_openai
+            from openai import OpenAI
+
+            client = wrap_openai(OpenAI())
+            ''',
+        "app/chat.py": '''
+            from app.llm import client
+            from prompts.system import system_prompt, user_turn
+
+
+            def ask(question: str) -> str:
+                response = client.chat.completions.create(
+                    model="gpt-4o-mini",
+                    messages=[
+                        {"role": "system", "content": system_prompt()},
+                        {"role": "user", "content": user_turn(question)},
+                    ],
+                )
+                return response.choices[0].message.content
+            ''',
+    }
+
+
+DJANGO_STAMP = "timezone.localtime().isoformat(sep=' ', timespec='seconds')"
+PANDAS_STAMP = "pd.Timestamp.now().isoformat(sep=' ', timespec='seconds')"  # found before too (a `now` call)
+
+
+def test_django_clock_through_a_wrapped_client_figures(tmp_path, qwen):
+    write(tmp_path, _clock_project("from django.utils import timezone", DJANGO_STAMP, first=True))
+    _m101(tmp_path, qwen, "app/chat.py", "prompts/system.py", "timezone.localtime()", "Now: {}\n\n" + POLICY)
+
+
+OTHER_SOURCES = {
+    "django-localtime": ("from django.utils import timezone", "timezone.localtime():%Y-%m-%d %H:%M"),
+    "django-localdate": ("from django.utils.timezone import localdate", "localdate()"),
+    "pendulum-today": ("import pendulum", "pendulum.today().to_date_string()"),
+    "numpy-random": ("import numpy as np", "np.random.randint(0, 10_000)"),
+    "ulid": ("import ulid", "ulid.new()"),
+    "shortuuid": ("import shortuuid", "shortuuid.uuid()"),
+    "nanoid": ("from nanoid import generate", "generate(size=10)"),
+    "uuid7": ("import uuid", "uuid.uuid7().hex"),
+    "monotonic-ns": ("import time", "time.monotonic_ns()"),
+}
+
+
+@pytest.mark.parametrize("name", list(OTHER_SOURCES), ids=list(OTHER_SOURCES))
+def test_other_libraries_clocks_and_ids_first(tmp_path, name):
+    imp, stamp = OTHER_SOURCES[name]
+    assert_hazard(tmp_path, (_clock_project(imp, stamp, first=True), "app/chat.py",
+                             ("M101", "prompts/system.py", 'return f"Now: {')))
+
+
+CLEAN_SOURCES = {**OTHER_SOURCES, "django-isoformat": ("from django.utils import timezone", DJANGO_STAMP),
+                 "pandas": ("import pandas as pd", PANDAS_STAMP)}
+
+
+@pytest.mark.parametrize("name", list(CLEAN_SOURCES), ids=list(CLEAN_SOURCES))
+def test_other_libraries_clocks_after_the_question_are_clean(tmp_path, name):
+    imp, stamp = CLEAN_SOURCES[name]
+    assert_clean(tmp_path, _clock_project(imp, stamp, first=False))
