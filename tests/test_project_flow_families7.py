@@ -105,3 +105,104 @@ CLEAN_SOURCES = {**OTHER_SOURCES, "django-isoformat": ("from django.utils import
 def test_other_libraries_clocks_after_the_question_are_clean(tmp_path, name):
     imp, stamp = CLEAN_SOURCES[name]
     assert_clean(tmp_path, _clock_project(imp, stamp, first=False))
+
+
+# ------------------------------------------------------------- 2. vLLM offline: SamplingParams made elsewhere (M702)
+
+def _vllm_batch(logprobs: str):
+    """A nightly batch job: module-level offline LLM, params from a settings module, passed positionally."""
+    return {
+        "batch/__init__.py": "",
+        "batch/settings.py": f'''
+            from vllm import SamplingParams
+
+            MODEL = "Qwen/Qwen2.5-7B-Instruct"
+            GRADING_PARAMS = SamplingParams(
+                temperature=0.0,
+                max_tokens=32,
+                {logprobs}
+            )
+            ''',
+        "batch/grade.py": '''
+            from vllm import LLM
+
+            from .settings import GRADING_PARAMS, MODEL
+
+            llm = LLM(model=MODEL, enable_prefix_caching=True)
+            RUBRIC = "Grade the answer below from 1 to 5 for factual accuracy. Reply with the digit only."
+
+
+            def grade(answers: list[str]) -> list[str]:
+                prompts = [f"{RUBRIC}\\n\\n{answer}" for answer in answers]
+                outputs = llm.generate(prompts, GRADING_PARAMS)
+                return [o.outputs[0].text for o in outputs]
+            ''',
+    }
+
+
+def _vllm_service(logprobs: str):
+    """An offline chat service: the params come from a method of a profile object, the LLM from a cached getter."""
+    return {
+        "svc/__init__.py": "",
+        "svc/profiles.py": f'''
+            from dataclasses import dataclass
+
+            from vllm import SamplingParams
+
+
+            @dataclass
+            class Profile:
+                temperature: float = 0.3
+                max_tokens: int = 512
+
+                def sampling(self) -> SamplingParams:
+                    return SamplingParams(
+                        temperature=self.temperature,
+                        max_tokens=self.max_tokens,
+                        {logprobs}
+                    )
+
+
+            DEFAULT = Profile()
+            ''',
+        "svc/engine.py": '''
+            from functools import cache
+
+            from vllm import LLM
+
+
+            @cache
+            def engine() -> LLM:
+                return LLM(model="meta-llama/Llama-3.1-8B-Instruct")
+            ''',
+        "svc/chat.py": '''
+            from .engine import engine
+            from .profiles import DEFAULT, Profile
+
+            SYSTEM = "You answer questions about the Ferrow API. Cite the endpoint you rely on."
+
+
+            def reply(question: str, profile: Profile = DEFAULT) -> str:
+                messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": question}]
+                out = engine().chat(messages, sampling_params=profile.sampling())
+                return out[0].outputs[0].text
+            ''',
+    }
+
+
+VLLM_CASES = {
+    "settings-constant-positional": (_vllm_batch, "batch/grade.py", "batch/settings.py"),
+    "profile-method-keyword": (_vllm_service, "svc/chat.py", "svc/profiles.py"),
+}
+
+
+@pytest.mark.parametrize("name", list(VLLM_CASES), ids=list(VLLM_CASES))
+def test_sampling_params_made_elsewhere_ask_for_prompt_logprobs(tmp_path, name):
+    make, linted, where = VLLM_CASES[name]
+    assert_hazard(tmp_path, (make("prompt_logprobs=2,"), linted, ("M702", where, "prompt_logprobs=2,")))
+
+
+@pytest.mark.parametrize("logprobs", ["prompt_logprobs=None,", "logprobs=2,"], ids=["none", "output-only"])
+@pytest.mark.parametrize("name", list(VLLM_CASES), ids=list(VLLM_CASES))
+def test_sampling_params_without_prompt_logprobs_are_clean(tmp_path, name, logprobs):
+    assert_clean(tmp_path, VLLM_CASES[name][0](logprobs))

@@ -359,6 +359,11 @@ class HazardScan:
         holders += [flow.ev(kw.value, scope, env) for kw in call.keywords if kw.arg is None]
         for holder in holders:
             d = holder.node if holder is not None and holder.mapping is not None else None
+            if isinstance(d, ast.Call):  # `SamplingParams(prompt_logprobs=1)` made by a helper, a default, a module
+                for kw in d.keywords:
+                    if kw.arg == "prompt_logprobs" and not (isinstance(kw.value, ast.Constant) and kw.value.value is None):
+                        self._prompt_logprobs(kw.value)
+                continue
             if not isinstance(d, ast.Dict):
                 continue
             for k, v in zip(d.keys, d.values):

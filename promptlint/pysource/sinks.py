@@ -43,8 +43,8 @@ LLM_CALL_SUFFIXES: Tuple[Tuple[str, Dict[int, str]], ...] = (
     ("litellm.text_completion", {1: "prompt"}),
     ("apply_chat_template", {0: "conversation"}),
     ("from_messages", {0: "messages"}),
-    ("generate", {0: "prompts"}),  # vLLM LLM.generate / AsyncLLMEngine.generate
-    ("chat", {0: "messages"}),  # vLLM LLM.chat, LlamaIndex llm.chat([ChatMessage(...)])
+    ("generate", {0: "prompts", 1: "sampling_params"}),  # vLLM LLM.generate / AsyncLLMEngine.generate
+    ("chat", {0: "messages", 1: "sampling_params"}),  # vLLM LLM.chat, LlamaIndex llm.chat([ChatMessage(...)])
     ("achat", {0: "messages"}),  # LlamaIndex async / streaming chat
     ("stream_chat", {0: "messages"}),
     ("astream_chat", {0: "messages"}),
