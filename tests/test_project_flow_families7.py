@@ -206,3 +206,91 @@ def test_sampling_params_made_elsewhere_ask_for_prompt_logprobs(tmp_path, name):
 @pytest.mark.parametrize("name", list(VLLM_CASES), ids=list(VLLM_CASES))
 def test_sampling_params_without_prompt_logprobs_are_clean(tmp_path, name, logprobs):
     assert_clean(tmp_path, VLLM_CASES[name][0](logprobs))
+
+
+# ------------------------------------------------------------- 3. a merged mapping iterated into the system text (M201)
+
+MERGES = {
+    "pipe": ("def __init__(self, labels: dict[str, str] | None = None) -> None:",
+             "self.labels = DEFAULT_LABELS | (labels or {})"),
+    "dict-kwargs": ("def __init__(self, **labels: str) -> None:",
+                    "self.labels = dict(DEFAULT_LABELS, **labels)"),
+    "update": ("def __init__(self, labels: dict[str, str]) -> None:",
+               "self.labels = dict(DEFAULT_LABELS); self.labels.update(labels)"),
+}
+ITERATIONS = {
+    "loop-items": ("for name, meaning in {it}:\n                        lines.append(f\"- {{name}}: {{meaning}}\")",
+                   "self.labels.items()"),
+    "comprehension-keys": ("lines += [f\"- {{name}}\" for name in {it}]", "self.labels.keys()"),
+}
+
+
+def _labels(merge: str, iteration: str, sort: bool):
+    init, assign = MERGES[merge]
+    body, it = ITERATIONS[iteration]
+    assign = assign.replace("; ", "\n                    ")
+    loop = body.format(it=f"sorted({it})" if sort else it)
+    labels_arg = '{"spam": "unsolicited bulk mail", "billing": "invoices and refunds"}'
+    call = f"Labeler(**{labels_arg})" if merge == "dict-kwargs" else f"Labeler({labels_arg})"
+    return {
+        "triage/__init__.py": "",
+        "triage/labels.py": f'''
+            DEFAULT_LABELS = {{
+                "bug": "something in the product does not work as documented",
+                "question": "the customer asks how to do something",
+                "outage": "a service is down for several customers",
+            }}
+
+
+            class Labeler:
+                {init}
+                    {assign}
+
+                def system(self) -> str:
+                    lines = ["Label the ticket with exactly one of these labels:"]
+                    {loop}
+                    return "\\n".join(lines)
+            ''',
+        "triage/run.py": f'''
+            import anthropic
+
+            from .labels import Labeler
+
+            client = anthropic.Anthropic()
+            LABELER = {call}
+
+
+            def label(ticket: str) -> str:
+                msg = client.messages.create(
+                    model="claude-haiku-4-5",
+                    max_tokens=16,
+                    system=LABELER.system(),
+                    messages=[{{"role": "user", "content": ticket}}],
+                )
+                return msg.content[0].text
+            ''',
+    }
+
+
+LABEL_CASES = [(m, i) for m in MERGES for i in ITERATIONS]
+LABEL_IDS = [f"{m}-{i}" for m, i in LABEL_CASES]
+
+
+@pytest.mark.parametrize("merge,iteration", LABEL_CASES, ids=LABEL_IDS)
+def test_merged_mapping_iterated_into_the_system_text(tmp_path, merge, iteration):
+    needle = ITERATIONS[iteration][1]
+    assert_hazard(tmp_path, (_labels(merge, iteration, sort=False), "triage/run.py",
+                             ("M201", "triage/labels.py", needle)))
+
+
+@pytest.mark.parametrize("merge,iteration", LABEL_CASES, ids=LABEL_IDS)
+def test_merged_mapping_iterated_sorted_is_clean(tmp_path, merge, iteration):
+    assert_clean(tmp_path, _labels(merge, iteration, sort=True))
+
+
+def test_literal_mappings_merged_keep_their_written_order(tmp_path):
+    """Both parts written in the module: the insertion order is the source's, the same in every process."""
+    files = _labels("pipe", "loop-items", sort=False)
+    files["triage/labels.py"] = files["triage/labels.py"].replace("DEFAULT_LABELS | (labels or {})",
+                                                                  'DEFAULT_LABELS | {"spam": "bulk mail"}')
+    assert_clean(tmp_path, files)

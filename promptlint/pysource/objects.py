@@ -366,7 +366,7 @@ def attribute(obj, attr: str, depth: int, scope=None):
         out = merge(vals)
         out = type(out)(out.parts, list(out.hazards), list(out.items) if out.items is not None else None,
                         dict(out.mapping) if out.mapping is not None else None, out.unordered, out.names, out.node,
-                        out.instance)
+                        out.instance, merged=out.merged)
         first = bases[0].pos
         called = _outside_calls(obj, [e.scope for e in entries if e.kind != "assign" and e.pos > first], depth,
                                 inst.reader if inst.reader is not None else scope)
@@ -481,7 +481,7 @@ def read_from(obj, scope):
     from dataclasses import replace
 
     out = obj.__class__(obj.parts, list(obj.hazards), obj.items, obj.mapping, obj.unordered, obj.names, obj.node,
-                        replace(obj.instance, reader=scope))
+                        replace(obj.instance, reader=scope), merged=obj.merged)
     return out
 
 
