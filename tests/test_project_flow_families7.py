@@ -294,3 +294,82 @@ def test_literal_mappings_merged_keep_their_written_order(tmp_path):
     files["triage/labels.py"] = files["triage/labels.py"].replace("DEFAULT_LABELS | (labels or {})",
                                                                   'DEFAULT_LABELS | {"spam": "bulk mail"}')
     assert_clean(tmp_path, files)
+
+
+# ------------------------------------------------------------- 4. a salt from an object's generated field (M401)
+
+FIELD_STYLES = {
+    "dataclass-factory-function": ('''
+        from dataclasses import dataclass, field
+        from uuid import uuid4
+
+
+        @dataclass
+        class Turn:
+            user: str
+            marker: str = field(default_factory=uuid4)
+        ''', "marker"),
+    "pydantic-field-lambda": ('''
+        import secrets
+
+        from pydantic import BaseModel, Field
+
+
+        class Turn(BaseModel):
+            user: str
+            marker: str = Field(default_factory=lambda: secrets.token_hex(8))
+        ''', "marker"),
+    "post-init": ('''
+        import time
+        from dataclasses import dataclass, field
+
+
+        @dataclass
+        class Turn:
+            user: str
+            started: int = field(init=False)
+
+            def __post_init__(self) -> None:
+                self.started = time.time_ns()
+        ''', "started"),
+}
+
+
+def _turns(style: str, per_request: bool):
+    source, attr = FIELD_STYLES[style]
+    salt = f'f"{{self.user}}:{{self.{attr}}}"' if per_request else "self.user"
+    return {
+        "chatsvc/__init__.py": "",
+        "chatsvc/turns.py": source.rstrip() + f'''
+
+            def vllm_extras(self) -> dict:
+                return {{"cache_salt": {salt}, "top_k": 20}}
+        ''',
+        "chatsvc/answer.py": '''
+            from openai import AsyncOpenAI
+
+            from .turns import Turn
+
+            llm = AsyncOpenAI(base_url="http://vllm:8000/v1", api_key="none")
+            SYSTEM = "You are the assistant of the Tallow knowledge base. Answer from the articles you are given."
+
+
+            async def answer(turn: Turn, question: str) -> str:
+                response = await llm.chat.completions.create(
+                    model="Qwen/Qwen2.5-7B-Instruct",
+                    messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": question}],
+                    extra_body=turn.vllm_extras(),
+                )
+                return response.choices[0].message.content
+            ''',
+    }
+
+
+@pytest.mark.parametrize("style", list(FIELD_STYLES), ids=list(FIELD_STYLES))
+def test_salt_from_a_generated_field_of_an_annotated_parameter(tmp_path, style):
+    assert_hazard(tmp_path, (_turns(style, True), "chatsvc/answer.py", ("M401", "chatsvc/turns.py", '"cache_salt": f"')))
+
+
+@pytest.mark.parametrize("style", list(FIELD_STYLES), ids=list(FIELD_STYLES))
+def test_salt_per_user_of_an_annotated_parameter_is_clean(tmp_path, style):
+    assert_clean(tmp_path, _turns(style, False))

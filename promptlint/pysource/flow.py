@@ -1107,6 +1107,11 @@ class Flow:
             if default is not None:
                 vals.append(self.ev(default, None, None, depth + 1))
         typed = self._set_typed(func, name, node)
+        if not vals and typed is None:  # `ctx: RequestContext`: an object of that class, its fields' defaults
+            made = objects.annotated(self, _annotation_of(func, name), node)
+            if made is not None:
+                made.names = frozenset([name])
+                return made
         if not vals:
             return typed or self.opaque(node, name, name)
         out = merge(vals)
