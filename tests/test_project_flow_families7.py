@@ -5,7 +5,8 @@ with a multi-module project of its own and a clean counter-example):
    Django's ``timezone.now()/localtime()/localdate()``, ``pandas.Timestamp.now()``, ``numpy.random.*``,
    ``pendulum.today()``, ``ulid``, ``shortuuid``, ``nanoid``, ``cuid``, ``ksuid``, ``uuid6/uuid7``, the other
    ``time`` counters; sent through an SDK client that an observability or structured-output wrapper returns
-   (``wrap_openai(OpenAI())``, ``instructor.from_openai(...)``: the call shape is the SDK's). A prompt module's
+   (``wrap_openai(OpenAI())``: the call shape is the SDK's), and instructor's own ``client.create(...)`` on a
+   client that ``instructor.from_openai/patch/from_anthropic(...)`` made in another module. A prompt module's
    function parameters that no call in it binds are what its callers pass per call, so a clock after them (in
    the last user message) loses nothing that could be shared.
 """
@@ -105,6 +106,55 @@ CLEAN_SOURCES = {**OTHER_SOURCES, "django-isoformat": ("from django.utils import
 def test_other_libraries_clocks_after_the_question_are_clean(tmp_path, name):
     imp, stamp = CLEAN_SOURCES[name]
     assert_clean(tmp_path, _clock_project(imp, stamp, first=False))
+
+
+def _instructor_project(wrapper: str, client: str, first: bool):
+    """instructor's own ``client.create(response_model=..., messages=...)`` on a wrapped client of another module."""
+    files = _clock_project("import shortuuid", "shortuuid.uuid()", first)
+    files["app/llm.py"] = f'''
+        import instructor
+        import {client.split(".")[0]}
+
+        client = instructor.{wrapper}({client}())
+        '''
+    files["app/chat.py"] = '''
+        from pydantic import BaseModel
+
+        from app.llm import client
+        from prompts.system import system_prompt, user_turn
+
+
+        class Answer(BaseModel):
+            text: str
+            sources: list[str]
+
+
+        def ask(question: str) -> Answer:
+            return client.create(
+                model="gpt-4o-mini",
+                response_model=Answer,
+                messages=[
+                    {"role": "system", "content": system_prompt()},
+                    {"role": "user", "content": user_turn(question)},
+                ],
+            )
+        '''
+    return files
+
+
+WRAPPERS = {"from-openai": ("from_openai", "openai.OpenAI"), "patch": ("patch", "openai.AsyncOpenAI"),
+            "from-anthropic": ("from_anthropic", "anthropic.Anthropic")}
+
+
+@pytest.mark.parametrize("name", list(WRAPPERS), ids=list(WRAPPERS))
+def test_instructor_create_on_a_wrapped_client_sends_the_prompt(tmp_path, name):
+    assert_hazard(tmp_path, (_instructor_project(*WRAPPERS[name], first=True), "app/chat.py",
+                             ("M101", "prompts/system.py", 'return f"Now: {')))
+
+
+@pytest.mark.parametrize("name", list(WRAPPERS), ids=list(WRAPPERS))
+def test_instructor_create_with_the_id_last_is_clean(tmp_path, name):
+    assert_clean(tmp_path, _instructor_project(*WRAPPERS[name], first=False))
 
 
 # ------------------------------------------------------------- 2. vLLM offline: SamplingParams made elsewhere (M702)

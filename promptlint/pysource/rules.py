@@ -234,7 +234,10 @@ class HazardScan:
                 m = sinks.llm_call(name)
                 self.llm_call(forwarded, scope, name, m[0], m[1])
                 m = None
-            http = http_request(self.flow, call, scope) if m is None and forwarded is None else None
+            wrapped = _wrapped_client_call(self.flow, call, scope) if m is None and forwarded is None else None
+            if wrapped is not None:  # instructor's `client.create(...)` on `instructor.from_openai(OpenAI())`
+                self.llm_call(call, scope, name, wrapped, {})
+            http = http_request(self.flow, call, scope) if m is None and forwarded is None and wrapped is None else None
             if http is not None:  # `httpx.post("https://api.anthropic.com/v1/messages", json=payload)`
                 self.llm_call(http[0], scope, name, http[1], {})
             if m is not None and m[0] == "crew":
@@ -1019,6 +1022,38 @@ def http_request(flow: Flow, call: ast.Call, scope) -> Optional[Tuple[ast.Call, 
     out = ast.copy_location(ast.Call(func=f, args=[], keywords=[ast.keyword(arg=None, value=body)]), call)
     out.end_lineno, out.end_col_offset = call.end_lineno, call.end_col_offset
     return out, suffix
+
+
+def _wrapped_client_call(flow: Flow, call: ast.Call, scope) -> Optional[str]:
+    """The SDK call (``sinks.CLIENT_WRAPPERS``) that ``client.create(...)`` stands for when ``client`` is a name
+    bound, in this function or module or the module it is imported from, to a structured-output wrapper's
+    call; None for any other ``create``."""
+    f = call.func
+    if not (isinstance(f, ast.Attribute) and f.attr in sinks.WRAPPED_CREATE_METHODS and isinstance(f.value, ast.Name)):
+        return None
+    name = f.value.id
+    values = [e.value for e in flow.index.bindings.get((Index.sid(scope), name)) or () if e.kind == "assign"] \
+        if scope is not None else []
+    owner = flow
+    values += _module_values(flow, name)
+    if not values:
+        r = objects.resolve(flow, name)
+        if r is not None and r[1] is not None:
+            owner, values = r[0], _module_values(r[0], r[1])
+    for v in values:
+        if isinstance(v, ast.Await):
+            v = v.value
+        if not isinstance(v, ast.Call):
+            continue
+        wrapper = owner.name_of(v.func)
+        suffix = sinks.CLIENT_WRAPPERS.get(wrapper or "")
+        if suffix is None:
+            continue
+        model = v.args[0] if v.args else None
+        if isinstance(model, ast.Constant) and isinstance(model.value, str) and model.value.startswith("anthropic/"):
+            return "messages.create"
+        return suffix
+    return None
 
 
 def _module_values(flow: Flow, name: str) -> List[ast.AST]:

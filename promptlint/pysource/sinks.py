@@ -56,6 +56,21 @@ BARE_LLM_FUNCTIONS = {"completion": {1: "messages"}, "acompletion": {1: "message
 # `client.with_options(timeout=5).messages.create`. Dropped before the suffix match.
 PASS_THROUGH_PREFIX = "with_"
 
+# Structured-output wrappers that return a client whose own `create(...)` sends the wrapped SDK's request
+# (instructor: `client = instructor.from_openai(OpenAI()); client.create(response_model=..., messages=...)`):
+# wrapper -> the SDK call it stands for. Their `client.chat.completions.create`/`client.messages.create`
+# match the suffixes above like the SDK's own, as do observability wrappers (`wrap_openai(OpenAI())`).
+CLIENT_WRAPPERS = {
+    "instructor.from_openai": "chat.completions.create",
+    "instructor.patch": "chat.completions.create",
+    "instructor.apatch": "chat.completions.create",
+    "instructor.from_litellm": "chat.completions.create",
+    "instructor.from_mistral": "chat.completions.create",
+    "instructor.from_anthropic": "messages.create",
+    "instructor.from_provider": "chat.completions.create",  # "anthropic/..." models: messages.create
+}
+WRAPPED_CREATE_METHODS = {"create", "acreate", "create_with_completion", "create_partial", "create_iterable"}
+
 # LangChain runnables: a chat model's invoke/stream takes the messages as its first argument.
 # The receiver must be a chat model (see is_chat_model); `.bind_tools(tools)` and friends keep it one.
 RUNNABLE_METHODS = {"invoke", "ainvoke", "stream", "astream"}
