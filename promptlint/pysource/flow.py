@@ -87,6 +87,9 @@ class Val:
     # a function value made in a function (a nested def or a lambda): (its node, the names it closes over, the
     # Flow of its module); calling it gives its return value with those names bound
     closure: Any = None
+    # a mapping whose key order is made by merging parts, one of them of keys not known here (``{**DEFAULTS,
+    # **overrides}``, ``dict(a, **b)``, ``a | b``, ``.update(b)``): its order is the caller's (the merge node)
+    merged: Optional[ast.AST] = None
 
     def add(self, *others: Optional["Val"]) -> "Val":
         ids = None
@@ -116,6 +119,7 @@ def merge(vals: List[Val]) -> Val:
     out = Val(first.parts, [], first.items, first.mapping, first.unordered, frozenset(), first.node, first.instance,
               first.closure)
     out.add(*vals)
+    out.merged = next((v.merged for v in vals if v.merged is not None), None)
     for v in vals[1:]:
         out.unordered = out.unordered or v.unordered
     if len(vals) > 1:
@@ -643,6 +647,11 @@ class Flow:
             unordered = left.unordered or (right.unordered if not isinstance(node.op, ast.Sub) else None)
             if unordered or view is not None:
                 return Val(unordered=unordered or (node, "a set operation on a dict view")).add(left, right)
+            if isinstance(node.op, ast.BitOr) and (left.mapping is not None or right.mapping is not None):
+                both = left.mapping is not None and right.mapping is not None  # `defaults | overrides` of dicts
+                caller = self._caller_keys(left, node.left, scope) or self._caller_keys(right, node.right, scope)
+                return Val(mapping={**left.mapping, **right.mapping} if both else None, node=node,
+                           merged=left.merged or right.merged or (node if caller else None)).add(left, right)
         out = self.opaque(node)
         return out.add(left, right)
 
@@ -678,6 +687,8 @@ class Flow:
             out.add(v)
             if k is None:  # {**base, "k": v}: the spread mapping's keys, in its order
                 out.unordered = out.unordered or v.unordered
+                out.merged = out.merged or v.merged or (
+                    node if len(node.keys) > 1 and self._caller_keys(v, v_node, scope) else None)
                 out.mapping = {**out.mapping, **v.mapping} if out.mapping is not None and v.mapping is not None else None
             elif out.mapping is not None and isinstance(k, ast.Constant) and isinstance(k.value, str):
                 out.mapping[k.value] = v
@@ -793,7 +804,7 @@ class Flow:
         if name in v.names:
             return v
         return Val(v.parts, list(v.hazards), v.items, v.mapping, v.unordered, v.names | {name}, v.node, v.instance,
-                   v.closure)
+                   v.closure, v.merged)
 
     def _binding(self, scope, name, pos, depth, env) -> Optional[Val]:
         entries = self.index.bindings.get((Index.sid(scope), name))
@@ -836,7 +847,8 @@ class Flow:
         if v is None:
             return None
         out = Val(v.parts, list(v.hazards), list(v.items) if v.items is not None else None,
-                  dict(v.mapping) if v.mapping is not None else None, v.unordered, v.names, v.node, v.instance, v.closure)
+                  dict(v.mapping) if v.mapping is not None else None, v.unordered, v.names, v.node, v.instance, v.closure,
+                  v.merged)
         self._apply(out, before, 0, scope, env, depth)
         return out
 
@@ -867,7 +879,7 @@ class Flow:
             if picked and all(p is not None for p in picked):  # `for part in [a, b]`: one of the items
                 elem = merge(picked)
                 elem = Val(elem.parts, list(elem.hazards), elem.items, elem.mapping, elem.unordered,
-                           elem.names | {name}, elem.node, elem.instance).add(Val(hazards=v.hazards))
+                           elem.names | {name}, elem.node, elem.instance, merged=elem.merged).add(Val(hazards=v.hazards))
             else:
                 elem = self.opaque(base.value, self.text_of(base.value), name)
                 elem.add(Val(hazards=v.hazards, names=v.names))
@@ -875,7 +887,8 @@ class Flow:
         elif base.kind == "unpack":
             v = self.opaque(base.value, name, name).add(v)
         out = Val(v.parts, list(v.hazards), list(v.items) if v.items is not None else None,
-                  dict(v.mapping) if v.mapping is not None else None, v.unordered, v.names, v.node, v.instance, v.closure)
+                  dict(v.mapping) if v.mapping is not None else None, v.unordered, v.names, v.node, v.instance, v.closure,
+                  v.merged)
         self._apply(out, rest, 0, scope, sub_env, depth)
         return out
 
@@ -894,6 +907,7 @@ class Flow:
                 for item_env in each[1] if each is not None else ():
                     self._apply(out, group, level + 1, scope, item_env, depth)
                 if each is not None:
+                    self._iterate(each[0], loop.iter, out)  # a merged mapping's order (M201)
                     k += len(group)
                     continue
             else:
@@ -967,7 +981,7 @@ class Flow:
             return
         call = e.value if e.kind in ("insert", "update") and isinstance(e.value, ast.Call) else None
         if call is not None and e.kind == "update":
-            v = self._mapping_call(call, lambda n: self.ev(n, scope, env, depth + 1))
+            v = self._mapping_call(call, lambda n: self.ev(n, scope, env, depth + 1), scope)
         elif call is not None:
             v = self.ev(call.args[-1], scope, env, depth + 1) if call.args else Val()
         else:
@@ -1003,6 +1017,8 @@ class Flow:
                 out.items = out.items + more if more is not None else None
         elif e.kind == "update":
             out.unordered = out.unordered or v.unordered
+            if out.mapping and self._caller_keys(v, e.value, scope):
+                out.merged = out.merged or e.value  # the caller's keys merged into a known dict
             if out.mapping is not None and v.mapping is not None and not e.loops:
                 out.mapping = {**out.mapping, **v.mapping}
             elif out.mapping is not None:
@@ -1036,7 +1052,19 @@ class Flow:
         ids = frozenset(id(h.node) for h in loop_hazards.hazards)
         return Hole("static", self.text_of(e.value), e.value, order=("", ids))
 
-    def _mapping_call(self, call: ast.Call, ev) -> Val:
+    def _caller_keys(self, v: Val, node: ast.AST, scope) -> bool:
+        """Whether the keys of ``v`` (written ``node``) are not known here or are given by the caller of the
+        function ``scope`` (a parameter, ``**kwargs``): then a mapping merged from it has the caller's order."""
+        if v.mapping is None:
+            return True
+        if not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return False
+        names = set(self.index.params(scope)) - {"self", "cls"}
+        if scope.args.kwarg is not None:
+            names.add(scope.args.kwarg.arg)
+        return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(node))
+
+    def _mapping_call(self, call: ast.Call, ev, scope=None) -> Val:
         """The mapping ``dict(a, k=v)`` / ``x.update(a, k=v)`` builds from its arguments."""
         out = Val(mapping={})
         for a in call.args[:1]:
@@ -1044,10 +1072,14 @@ class Flow:
             out.add(x)
             out.unordered = x.unordered
             out.mapping = dict(x.mapping) if x.mapping is not None else None
+            out.merged = x.merged
+        parts = call.args[:1] + call.keywords
         for k in call.keywords:
             x = ev(k.value)
             out.add(x)
             if k.arg is None:  # dict(a, **b)
+                if len(parts) > 1 and (self._caller_keys(x, k.value, scope) or out.mapping is None):
+                    out.merged = out.merged or x.merged or call
                 out.mapping = {**out.mapping, **x.mapping} if out.mapping is not None and x.mapping is not None else None
             elif out.mapping is not None:
                 out.mapping[k.arg] = x
@@ -1075,6 +1107,11 @@ class Flow:
             if default is not None:
                 vals.append(self.ev(default, None, None, depth + 1))
         typed = self._set_typed(func, name, node)
+        if not vals and typed is None:  # `ctx: RequestContext`: an object of that class, its fields' defaults
+            made = objects.annotated(self, _annotation_of(func, name), node)
+            if made is not None:
+                made.names = frozenset([name])
+                return made
         if not vals:
             return typed or self.opaque(node, name, name)
         out = merge(vals)
@@ -1116,7 +1153,11 @@ class Flow:
 
     # -- iteration and comprehensions
     def _iterate(self, v: Val, node: ast.AST, out: Val, in_text: bool = False) -> None:
-        """``v`` is iterated in order at ``node``: an unordered ``v`` makes the result's order unstable."""
+        """``v`` is iterated in order at ``node``: an unordered ``v`` makes the result's order unstable; a
+        merged mapping's (``Val.merged``) keys come in the order its unknown part gives them (M201 there)."""
+        if v is not None and v.merged is not None and node is not None and v.unordered is None \
+                and not any(h.kind == "json" and h.node is node for h in out.hazards):
+            out.hazards.append(Hazard("json", node, self.text_of(node)))
         if v is None or v.unordered is None or node is None:
             return
         origin, what = v.unordered[:2]
@@ -1163,6 +1204,7 @@ class Flow:
         if each is None:
             return None
         out = Val(items=[]).add(each[0])
+        self._iterate(each[0], gen.iter, out)  # a merged mapping's order (M201)
         for inner in each[1]:
             for cond in gen.ifs:
                 out.add(self.ev(cond, scope, inner, depth + 1))
@@ -1254,7 +1296,7 @@ class Flow:
             if len(receiver.mapping) <= MAX_UNROLL:  # `PROMPTS.get(mode, DEFAULT)`: any of them
                 return merge(list(receiver.mapping.values()) + [default]).add(ev(node.args[0]))
         if name in ("list", "tuple", "enumerate", "reversed", "iter", "dict.fromkeys", "collections.OrderedDict", "OrderedDict", "dict"):
-            return self._collection(node, name, ev)
+            return self._collection(node, name, ev, scope)
         if name in sinks.UNORDERED_CALLS:
             x = ev(node.args[0]) if node.args else Val()
             out = Val(unordered=(node, sinks.UNORDERED_CALLS[name]))
@@ -1267,7 +1309,7 @@ class Flow:
                 out.add(ev(a))
             return out
         if method in ("keys", "values", "items") and receiver is not None:
-            out = Val(unordered=receiver.unordered).add(receiver)
+            out = Val(unordered=receiver.unordered, merged=receiver.merged).add(receiver)
             if receiver.mapping is not None and receiver.unordered is None and not node.args:  # insertion order
                 m = receiver.mapping
                 out.items = ([Val(parts=[k]) for k in m] if method == "keys" else list(m.values()) if method == "values"
@@ -1488,10 +1530,10 @@ class Flow:
             out.parts = [Hole("static", label, node, order=(glue, unordered) if unordered else None)]
         return out
 
-    def _collection(self, node: ast.Call, name: str, ev) -> Val:
+    def _collection(self, node: ast.Call, name: str, ev, scope=None) -> Val:
         """list(...), tuple(...), dict(...) and friends: same items, order hazards carried over."""
         if name == "dict":
-            return self._mapping_call(node, ev)
+            return self._mapping_call(node, ev, scope)
         if not node.args:
             return Val(items=[] if name in ("list", "tuple") else None)
         x = ev(node.args[0])
@@ -1918,7 +1960,8 @@ def _set_path(base: Val, keys: list, value: Val) -> Optional[Val]:
             return None
         items = list(base.items)
         items[key] = inner
-        return Val(base.parts, list(base.hazards), items, base.mapping, base.unordered, base.names, base.node, base.instance)
+        return Val(base.parts, list(base.hazards), items, base.mapping, base.unordered, base.names, base.node, base.instance,
+                   merged=base.merged)
     if base.mapping is None:
         return None
     if len(keys) == 1:
@@ -1930,7 +1973,7 @@ def _set_path(base: Val, keys: list, value: Val) -> Optional[Val]:
         if inner is None:
             return None
     return Val(base.parts, list(base.hazards), base.items, {**base.mapping, key: inner}, base.unordered, base.names,
-               base.node, base.instance)
+               base.node, base.instance, merged=base.merged)
 
 
 # a record's fields as a dict (pydantic v2/v1, attrs/dataclass helpers, namedtuples)

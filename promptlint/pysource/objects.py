@@ -198,6 +198,28 @@ def instantiate(caller, node: ast.Call, cflow, cls: ast.ClassDef, scope, env, de
     return out
 
 
+def annotated(flow, ann: Optional[ast.AST], node: ast.AST):
+    """A parameter annotated with a class of the linted files (``ctx: RequestContext``, ``Optional[...]``,
+    ``X | None``, ``"X"``) that no call binds: an object of that class whose constructor arguments are not known
+    (its fields hold their defaults: a ``default_factory``'s value, what ``__post_init__`` writes)."""
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        try:
+            ann = ast.parse(ann.value, mode="eval").body
+        except SyntaxError:
+            return None
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        sides = [s for s in (ann.left, ann.right) if not (isinstance(s, ast.Constant) and s.value is None)]
+        ann = sides[0] if len(sides) == 1 else None
+    elif isinstance(ann, ast.Subscript) and (flow.name_of(ann.value) or "").rsplit(".", 1)[-1] == "Optional":
+        ann = ann.slice
+    found = find_class(flow, ann) if ann is not None else None
+    if found is None:
+        return None
+    out = flow.opaque(node)
+    out.instance = Instance(found[0], found[1], {}, ann)
+    return out
+
+
 def c_fields(flow, cls: ast.ClassDef) -> List[str]:
     return flow.index.fields.get(cls.name, [])
 
@@ -366,7 +388,7 @@ def attribute(obj, attr: str, depth: int, scope=None):
         out = merge(vals)
         out = type(out)(out.parts, list(out.hazards), list(out.items) if out.items is not None else None,
                         dict(out.mapping) if out.mapping is not None else None, out.unordered, out.names, out.node,
-                        out.instance)
+                        out.instance, merged=out.merged)
         first = bases[0].pos
         called = _outside_calls(obj, [e.scope for e in entries if e.kind != "assign" and e.pos > first], depth,
                                 inst.reader if inst.reader is not None else scope)
@@ -481,7 +503,7 @@ def read_from(obj, scope):
     from dataclasses import replace
 
     out = obj.__class__(obj.parts, list(obj.hazards), obj.items, obj.mapping, obj.unordered, obj.names, obj.node,
-                        replace(obj.instance, reader=scope))
+                        replace(obj.instance, reader=scope), merged=obj.merged)
     return out
 
 

@@ -8,6 +8,7 @@ divergent token and lost blocks exactly as the template check M101 does.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import fnmatch
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -233,7 +234,10 @@ class HazardScan:
                 m = sinks.llm_call(name)
                 self.llm_call(forwarded, scope, name, m[0], m[1])
                 m = None
-            http = http_request(self.flow, call, scope) if m is None and forwarded is None else None
+            wrapped = _wrapped_client_call(self.flow, call, scope) if m is None and forwarded is None else None
+            if wrapped is not None:  # instructor's `client.create(...)` on `instructor.from_openai(OpenAI())`
+                self.llm_call(call, scope, name, wrapped, {})
+            http = http_request(self.flow, call, scope) if m is None and forwarded is None and wrapped is None else None
             if http is not None:  # `httpx.post("https://api.anthropic.com/v1/messages", json=payload)`
                 self.llm_call(http[0], scope, name, http[1], {})
             if m is not None and m[0] == "crew":
@@ -358,6 +362,11 @@ class HazardScan:
         holders += [flow.ev(kw.value, scope, env) for kw in call.keywords if kw.arg is None]
         for holder in holders:
             d = holder.node if holder is not None and holder.mapping is not None else None
+            if isinstance(d, ast.Call):  # `SamplingParams(prompt_logprobs=1)` made by a helper, a default, a module
+                for kw in d.keywords:
+                    if kw.arg == "prompt_logprobs" and not (isinstance(kw.value, ast.Constant) and kw.value.value is None):
+                        self._prompt_logprobs(kw.value)
+                continue
             if not isinstance(d, ast.Dict):
                 continue
             for k, v in zip(d.keys, d.values):
@@ -466,14 +475,15 @@ class HazardScan:
             named = _prompt_named(func.name)
             if not named and id(func) not in with_messages:
                 continue
+            params = set(self.index.params(func)) - {"self", "cls"}
             for r in self.index.returns.get(id(func), []):
-                self._returned(self.flow.ev(r, func), named, f"`{func.name}()` returns (line {r.lineno})")
+                self._returned(self.flow.ev(r, func), named, f"`{func.name}()` returns (line {r.lineno})", params)
         for (sid, name), entries in self.index.bindings.items():
             if sid == 0 and _prompt_named(name) and any(e.kind == "assign" for e in entries):
                 self._returned(self.flow.ev(ast.Name(id=name, ctx=ast.Load(), lineno=10**9, col_offset=0), None),
                                True, f"`{name}` holds (line {entries[-1].pos[0]})")
 
-    def _returned(self, val: Val, named: bool, what: str) -> None:
+    def _returned(self, val: Val, named: bool, what: str, params: frozenset = frozenset()) -> None:
         messages = val.items is not None and any(i.mapping is not None and "role" in i.mapping for i in val.items)
         if messages:
             request = layout.build("chat", lambda key: val if key == "messages" else None)
@@ -482,6 +492,12 @@ class HazardScan:
             request.add(val, "system", "system")
         else:
             return
+        if params:  # the function's own inputs, which no call here binds, are what each caller passes per call
+            for b in request.blocks:
+                if b.val.parts and any(_caller_input(p, params) for p in b.val.parts):
+                    b.val = dataclasses.replace(b.val, parts=[
+                        dataclasses.replace(p, kind="per-request") if _caller_input(p, params) else p
+                        for p in b.val.parts])
         if any(isinstance(p, Hole) and p.kind == "volatile" for b in request.blocks for p in b.val.parts or ()):
             before = set(self.candidates)
             self.prompt_hazards(request, f"the prompt {what}; {NOT_SEEN_NOTE}", "returned")
@@ -1008,6 +1024,38 @@ def http_request(flow: Flow, call: ast.Call, scope) -> Optional[Tuple[ast.Call, 
     return out, suffix
 
 
+def _wrapped_client_call(flow: Flow, call: ast.Call, scope) -> Optional[str]:
+    """The SDK call (``sinks.CLIENT_WRAPPERS``) that ``client.create(...)`` stands for when ``client`` is a name
+    bound, in this function or module or the module it is imported from, to a structured-output wrapper's
+    call; None for any other ``create``."""
+    f = call.func
+    if not (isinstance(f, ast.Attribute) and f.attr in sinks.WRAPPED_CREATE_METHODS and isinstance(f.value, ast.Name)):
+        return None
+    name = f.value.id
+    values = [e.value for e in flow.index.bindings.get((Index.sid(scope), name)) or () if e.kind == "assign"] \
+        if scope is not None else []
+    owner = flow
+    values += _module_values(flow, name)
+    if not values:
+        r = objects.resolve(flow, name)
+        if r is not None and r[1] is not None:
+            owner, values = r[0], _module_values(r[0], r[1])
+    for v in values:
+        if isinstance(v, ast.Await):
+            v = v.value
+        if not isinstance(v, ast.Call):
+            continue
+        wrapper = owner.name_of(v.func)
+        suffix = sinks.CLIENT_WRAPPERS.get(wrapper or "")
+        if suffix is None:
+            continue
+        model = v.args[0] if v.args else None
+        if isinstance(model, ast.Constant) and isinstance(model.value, str) and model.value.startswith("anthropic/"):
+            return "messages.create"
+        return suffix
+    return None
+
+
 def _module_values(flow: Flow, name: str) -> List[ast.AST]:
     """The values a module assigns to a module-level name, in order."""
     return [e.value for e in flow.index.bindings.get((0, name)) or () if e.kind == "assign"]
@@ -1069,6 +1117,12 @@ def _calls_by_function(flow) -> Dict[int, list]:
             if scope is not None:
                 table.setdefault(id(scope), []).append(c)
     return table
+
+
+def _caller_input(p, params) -> bool:
+    """A hole that is one of the judged function's parameters, read as is (no caller in the module bound it)."""
+    return isinstance(p, Hole) and p.kind == "static" and isinstance(p.node, ast.Name) and p.node.id in params \
+        and p.label == p.node.id
 
 
 def _text_like(node) -> bool:

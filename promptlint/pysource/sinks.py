@@ -43,8 +43,8 @@ LLM_CALL_SUFFIXES: Tuple[Tuple[str, Dict[int, str]], ...] = (
     ("litellm.text_completion", {1: "prompt"}),
     ("apply_chat_template", {0: "conversation"}),
     ("from_messages", {0: "messages"}),
-    ("generate", {0: "prompts"}),  # vLLM LLM.generate / AsyncLLMEngine.generate
-    ("chat", {0: "messages"}),  # vLLM LLM.chat, LlamaIndex llm.chat([ChatMessage(...)])
+    ("generate", {0: "prompts", 1: "sampling_params"}),  # vLLM LLM.generate / AsyncLLMEngine.generate
+    ("chat", {0: "messages", 1: "sampling_params"}),  # vLLM LLM.chat, LlamaIndex llm.chat([ChatMessage(...)])
     ("achat", {0: "messages"}),  # LlamaIndex async / streaming chat
     ("stream_chat", {0: "messages"}),
     ("astream_chat", {0: "messages"}),
@@ -55,6 +55,21 @@ BARE_LLM_FUNCTIONS = {"completion": {1: "messages"}, "acompletion": {1: "message
 # `client.messages.with_raw_response.create`, `client.chat.completions.with_streaming_response.create`,
 # `client.with_options(timeout=5).messages.create`. Dropped before the suffix match.
 PASS_THROUGH_PREFIX = "with_"
+
+# Structured-output wrappers that return a client whose own `create(...)` sends the wrapped SDK's request
+# (instructor: `client = instructor.from_openai(OpenAI()); client.create(response_model=..., messages=...)`):
+# wrapper -> the SDK call it stands for. Their `client.chat.completions.create`/`client.messages.create`
+# match the suffixes above like the SDK's own, as do observability wrappers (`wrap_openai(OpenAI())`).
+CLIENT_WRAPPERS = {
+    "instructor.from_openai": "chat.completions.create",
+    "instructor.patch": "chat.completions.create",
+    "instructor.apatch": "chat.completions.create",
+    "instructor.from_litellm": "chat.completions.create",
+    "instructor.from_mistral": "chat.completions.create",
+    "instructor.from_anthropic": "messages.create",
+    "instructor.from_provider": "chat.completions.create",  # "anthropic/..." models: messages.create
+}
+WRAPPED_CREATE_METHODS = {"create", "acreate", "create_with_completion", "create_partial", "create_iterable"}
 
 # LangChain runnables: a chat model's invoke/stream takes the messages as its first argument.
 # The receiver must be a chat model (see is_chat_model); `.bind_tools(tools)` and friends keep it one.
@@ -111,11 +126,46 @@ VOLATILE_CALLS: Dict[str, str] = {
     "socket.getfqdn": "process",
     "platform.node": "process",
     "os.uname": "process",
+    "time.monotonic_ns": "number",
+    "time.perf_counter_ns": "number",
+    "time.process_time": "number",
+    "time.asctime": "timestamp",
+    "uuid.uuid6": "id",
+    "uuid.uuid7": "id",
+    "os.urandom": "id",
     "pendulum.now": "timestamp",
+    "pendulum.today": "date",
+    "pendulum.tomorrow": "date",
+    "pendulum.yesterday": "date",
     "arrow.now": "timestamp",
     "arrow.utcnow": "timestamp",
+    # frameworks' clocks: Django's timezone-aware now, pandas timestamps
+    "django.utils.timezone.now": "timestamp",
+    "django.utils.timezone.localtime": "timestamp",
+    "django.utils.timezone.localdate": "date",
+    "pandas.Timestamp.now": "timestamp",
+    "pandas.Timestamp.utcnow": "timestamp",
+    "pandas.Timestamp.today": "timestamp",
+    "pandas.datetime.now": "timestamp",
+    # id libraries: one new id per call
+    "ulid.new": "id",
+    "ulid.ulid": "id",
+    "ulid.ULID": "id",
+    "shortuuid.uuid": "id",
+    "shortuuid.random": "id",
+    "shortuuid.ShortUUID.uuid": "id",
+    "nanoid.generate": "id",
+    "nanoid.non_secure_generate": "id",
+    "cuid.cuid": "id",
+    "cuid2.cuid_wrapper": "id",
+    "ksuid.ksuid": "id",
+    "ksuid.Ksuid": "id",
+    "torch.rand": "number",
+    "torch.randn": "number",
+    "torch.randint": "number",
 }
-VOLATILE_MODULES = {"random": "number", "secrets": "id"}  # any function of the module
+# any function of the module (numpy's generators draw a new value per call too; `np.` maps to `numpy.`)
+VOLATILE_MODULES = {"random": "number", "secrets": "id", "numpy.random": "number"}
 
 # calls whose result is an unordered collection of strings (safe to wrap in sorted())
 UNORDERED_CALLS = {
@@ -211,9 +261,11 @@ def volatile_sub(name: Optional[str]) -> Optional[str]:
         return None
     if name in VOLATILE_CALLS:
         return VOLATILE_CALLS[name]
-    head = name.split(".", 1)[0]
-    if head in VOLATILE_MODULES and "." in name:
-        return VOLATILE_MODULES[head]
+    parts = name.split(".")
+    for n in range(len(parts) - 1, 0, -1):  # `numpy.random.rand`: the longest module prefix listed
+        sub = VOLATILE_MODULES.get(".".join(parts[:n]))
+        if sub:
+            return sub
     return None
 
 
