@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 
-from flow_harness import findings, write
+from flow_harness import assert_clean, assert_hazard, findings, write
 from promptlint.driver.lint import lint
 from promptlint.project.config import Settings
 from test_agent_call_shapes import POLICY, QUESTION, TOKENIZER, TS, enc, m101_figures
@@ -669,3 +669,43 @@ def test_list_grown_by_helpers_with_the_clock_last_is_clean(tmp_path):
     write(tmp_path, _helpers("policy first"))
     for name in ("client.py", "prompt_parts.py"):
         assert findings(tmp_path, name) == []
+
+
+# A helper that grows a list, called inside a loop nested in an unrolled one, keeps the argument it was
+# passed (the entry rebuilt for the inner level once dropped it: an internal error on this repository's own
+# commands/diff.py); a call with more arguments than the helper names is not followed, never a crash.
+_NESTED_HELPER = {
+    "desk/agent.py": '''
+        import datetime
+
+        from openai import OpenAI
+
+        client = OpenAI()
+        POLICY = "Follow the shop policy, cite the handbook and answer briefly. " * 40
+
+
+        def add(parts, text):
+            parts.append(text)
+
+
+        def ask(question):
+            parts = []
+            for group in (["Support desk"], [POLICY]):
+                for name in group:
+                    add(parts, datetime.datetime.now().isoformat())
+                    add(parts, name)
+            system = "\\n".join(parts)
+            return client.chat.completions.create(model="gpt-4o", messages=[
+                {"role": "system", "content": system}, {"role": "user", "content": question}])
+    ''',
+}
+
+
+def test_a_helper_growing_a_list_inside_nested_loops_keeps_its_argument(tmp_path):
+    assert_hazard(tmp_path, (_NESTED_HELPER, "desk/agent.py", ("M101", "desk/agent.py", "add(parts, datetime")))
+
+
+def test_a_call_passing_more_arguments_than_the_helper_names_is_no_internal_error(tmp_path):
+    source = _NESTED_HELPER["desk/agent.py"].replace("add(parts, name)", "add(parts, name, 1, 2)")
+    source = source.replace("add(parts, datetime.datetime.now().isoformat())", "add(parts, 'Desk')")
+    assert_clean(tmp_path, {"desk/agent.py": source})

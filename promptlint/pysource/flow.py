@@ -27,6 +27,7 @@ this precisely.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import itertools
 import re
 import string
@@ -916,7 +917,7 @@ class Flow:
                 if g.home is not None:  # `global HISTORY` then `HISTORY.append(...)` in a function: in that function
                     self._mutate(out, g, g.home, {}, depth)
                     continue
-                self._mutate(out, g if not level else Entry(g.pos, g.kind, g.value, g.loops[level:], g.keys, g.scope, g.arms),
+                self._mutate(out, g if not level else dataclasses.replace(g, loops=g.loops[level:]),
                              scope, env, depth)
             k += len(group)
 
@@ -968,7 +969,10 @@ class Flow:
         if e.kind == "passed":  # `add_header(parts)`: the function's changes of its parameter, in order
             call = e.value
             func = self.index.functions.get(call.func.id)
-            changes = [x for x in self.index.bindings.get((id(func), self.index.params(func)[e.path[0]]), ())
+            positional = [p.arg for p in func.args.posonlyargs + func.args.args] if func is not None else []
+            if e.path[0] >= len(positional):  # an argument beyond the named parameters (*args, or a wrong call)
+                return
+            changes = [x for x in self.index.bindings.get((id(func), positional[e.path[0]]), ())
                        if x.kind in _CHANGES]
             if depth <= MAX_DEPTH and changes:
                 self._apply(out, changes, 0, func, self.bind_arguments(call, func, scope, env, depth + 1, self), depth + 1)
