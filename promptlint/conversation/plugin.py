@@ -158,6 +158,20 @@ class _Recorder:
     # ----------------------------------------------------------------- the analysis, once
 
     def analyse(self, config) -> None:
+        """The report, once. The parsed bodies all live until it is made, and hold no cycles: the
+        collector is paused meanwhile (as ``readers.read`` does), else each full collection of the
+        analysis traverses every one of them again."""
+        import gc
+
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            self._analyse(config)
+        finally:
+            if paused:
+                gc.enable()
+
+    def _analyse(self, config) -> None:
         import json
 
         from promptlint.conversation.capture import Request
