@@ -7,7 +7,8 @@
 Rows, each a fresh subprocess (wall and CPU time of the process and its children, median of the
 repetitions). Plugin off and on run as interleaved pairs (off, on, off, on, ...), so a change of
 the machine's load hits both sides of a pair alike; the plugin's cost is the MEDIAN OF THE PER-PAIR
-RATIOS on/off (wall, and CPU), with each pair's ratio printed so the spread shows:
+RATIOS on/off (wall, and CPU), with each pair's ratio printed so the spread shows (one untimed
+"plugin on" run first writes the bytecode, under the temporary directory, as an install has it):
 
   plugin off   a generated suite: 10 tests, each a conversation of N/10 turns through the real
                openai SDK over httpx2.MockTransport (pytest, the plugin loaded but not asked for)
@@ -76,10 +77,17 @@ def main() -> int:
            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
+        # bytecode as an installed package has it (pip compiles it): written once, by an untimed
+        # warm-up run, under the temporary directory (the repository is left as it is). Otherwise,
+        # under PYTHONDONTWRITEBYTECODE, every "plugin on" run would compile the analysis' modules
+        # (some 0.1-0.3 s) that the "plugin off" run never imports.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(work / "bytecode")
         (work / "test_suite.py").write_text(SUITE.replace("TURNS", str(requests // 10)), encoding="utf-8")
         pytest = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "promptlint.conversation.plugin"]
         load_before = os.getloadavg()
         if args.rows in ("all", "plugin"):
+            timed(pytest + ["--promptlint-conversations", "test_suite.py"], work, env)  # the warm-up: not counted
             # interleaved pairs (off, on, off, on, ...): on a shared machine a load change hits both rows alike
             pairs = [(timed(pytest + ["test_suite.py"], work, env),
                       timed(pytest + ["--promptlint-conversations", "test_suite.py"], work, env)) for _ in range(args.reps)]

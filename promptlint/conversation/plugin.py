@@ -7,10 +7,11 @@ Inert unless asked for: registered through the ``pytest11`` entry point, it adds
 does nothing else. When on, ``Client.send``/``AsyncClient.send`` are wrapped: each request to a
 known provider endpoint (``readers.ENDPOINTS``) keeps its body bytes, the URL's path (no query:
 Gemini keys travel there), no header, the test id and the file:line of the first frame outside
-the SDKs and httpx, and the time it was sent (cache lifetimes); its response is kept to read the
-reply at the end, and a streamed response gets a tee that keeps the bytes the SDK reads (the
-reply is assembled from the events: ``streams``). Nothing is parsed or
-tokenized during the run: the analysis (`promptlint conversation`'s) runs once, at session end.
+the SDKs and httpx, and the time it was sent (cache lifetimes); of its response, the body's bytes
+when ``send`` has read them, else the response with a tee that keeps the bytes the SDK reads (the
+reply is assembled from the events: ``streams``). Nothing is parsed, tokenized or formatted
+during the run (not even the file name relative to the root): the analysis (`promptlint
+conversation`'s) runs once, at session end.
 Ini options ``promptlint_tokenizer``, ``promptlint_tokenizer_sha256``, ``promptlint_provider``
 choose the tokenizer and the reuse rule as the command's options do. Standard library only at
 module level.
@@ -49,7 +50,7 @@ class _Recorder:
         self.mode = mode
         self.root = root
         self.test_id: Optional[str] = None
-        self.sent: List[tuple] = []  # (test id, file, line, url path, body bytes, time sent, response)
+        self.sent: List[tuple] = []  # (test id, file name, line, url path, body bytes, time sent, reply: _kept)
         self.patched: List[tuple] = []
         self.tees: dict = {}  # httpx module -> its (sync, async) tee stream classes, made once
         self.finder: Any = None
@@ -93,7 +94,7 @@ class _Recorder:
             entry = recorder._entry(request)
             response = original(client, request, *args, **kwargs)
             if entry is not None:
-                recorder.sent.append(entry + (_tee(response, recorder.tees),))
+                recorder.sent.append(entry + (_kept(response, recorder.tees),))
             return response
 
         send.__wrapped__ = original
@@ -106,7 +107,7 @@ class _Recorder:
             entry = recorder._entry(request)
             response = await original(client, request, *args, **kwargs)
             if entry is not None:
-                recorder.sent.append(entry + (_tee(response, recorder.tees),))
+                recorder.sent.append(entry + (_kept(response, recorder.tees),))
             return response
 
         send.__wrapped__ = original
@@ -120,10 +121,12 @@ class _Recorder:
             body = request.content  # bytes: the SDKs build the body before sending
         except Exception:  # a streamed upload or another client's request object: not an LLM request body
             return None
-        where, line = self._caller()
-        return (self.test_id, where, line, path, bytes(body), time.time())
+        filename, line = self._caller()
+        return (self.test_id, filename, line, path, bytes(body), time.time())
 
     def _caller(self) -> tuple:
+        """The sending code's file name as its code object holds it, and its line: shown relative
+        to the root at the end (``_shown``), not per request."""
         frame = sys._getframe(2)
         known = self.machinery
         while frame is not None:
@@ -132,25 +135,51 @@ class _Recorder:
             if machinery is None:  # decided once per module: a request walks some 50-90 frames
                 machinery = known[name] = any(name == m or name.startswith(m + ".") for m in _MACHINERY)
             if not machinery:
-                filename = frame.f_code.co_filename
-                try:
-                    shown = os.path.relpath(filename, self.root)
-                except ValueError:
-                    shown = filename
-                return (shown if not shown.startswith("..") else filename), frame.f_lineno
+                return frame.f_code.co_filename, frame.f_lineno
             frame = frame.f_back
         return "<unknown>", 1
+
+    def _shown(self, filename: str, shown: dict) -> str:
+        """``filename`` relative to the root when it lies under it, else as it is (once per file)."""
+        found = shown.get(filename)
+        if found is None:
+            if filename == "<unknown>":
+                found = filename
+            else:
+                try:
+                    found = os.path.relpath(filename, self.root)
+                except ValueError:
+                    found = filename
+                if found.startswith(".."):
+                    found = filename
+            shown[filename] = found
+        return found
 
     # ----------------------------------------------------------------- the analysis, once
 
     def analyse(self, config) -> None:
+        """The report, once. The parsed bodies all live until it is made, and hold no cycles: the
+        collector is paused meanwhile (as ``readers.read`` does), else each full collection of the
+        analysis traverses every one of them again."""
+        import gc
+
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            self._analyse(config)
+        finally:
+            if paused:
+                gc.enable()
+
+    def _analyse(self, config) -> None:
         import json
 
         from promptlint.conversation.capture import Request
         from promptlint.conversation.readers import endpoint_provider, with_url_model
 
-        requests, bad = [], []
-        for n, (test_id, where, line, path, body, sent_at, response) in enumerate(self.sent, 1):
+        requests, bad, shown = [], [], {}
+        for n, (test_id, filename, line, path, body, sent_at, response) in enumerate(self.sent, 1):
+            where = self._shown(filename, shown)
             try:
                 parsed = json.loads(body.decode("utf-8"))
             except (UnicodeDecodeError, ValueError, RecursionError):
@@ -230,15 +259,27 @@ def _hint(provider: Optional[str]) -> Optional[str]:
     return "openai" if provider == "openai-responses" else provider
 
 
-def _reply(response) -> Optional[dict]:
-    """The reply: the response's JSON body when it was read, or the event stream the SDK read
-    through the tee, assembled (``streams``)."""
+def _reply(kept) -> Optional[dict]:
+    """The reply: the response's body when ``send`` had read it (kept as bytes), else the
+    response, whose body was read later or whose event stream the SDK read through the tee,
+    assembled (``streams``)."""
     from promptlint.conversation.streams import reply_from_bytes
 
-    content = getattr(response, "_content", None)
+    content = kept if isinstance(kept, bytes) else getattr(kept, "_content", None)
     if not isinstance(content, (bytes, bytearray)):
-        content = b"".join(getattr(response.stream, "promptlint_seen", None) or ())
+        content = b"".join(getattr(kept.stream, "promptlint_seen", None) or ())
     return reply_from_bytes(bytes(content)) if content else None
+
+
+def _kept(response, tees: dict):
+    """What is kept of a response until the end: its body's bytes when ``send`` read it (the
+    response itself, its request and headers are left to the collector: a suite of many
+    requests would otherwise keep them all alive, and every collection would walk them), else
+    the response with its stream teed."""
+    content = getattr(response, "_content", None)
+    if isinstance(content, bytes):
+        return content
+    return _tee(response, tees)
 
 
 def _tee(response, tees: dict):
