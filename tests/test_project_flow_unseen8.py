@@ -36,7 +36,14 @@ analyzer's source, not another set's cases, not a run of it), in styles no earli
 Token counts (pinned Qwen2.5 tokenizer): the house rules are 396 tokens and the helpdesk guide 274, so a volatile value before
 either costs many 16-token blocks; the M703 text is 23 tokens.
 
-First run: (not yet run)
+First run (18:38 UTC, main at 63b29dd — the merge of this file after this stop's families and the seventh set; the
+set merged unchanged and run once): 10 of 10 hazards found at the expected line; one false alarm on the 10 clean
+projects: "telegram_concierge_clock_last" gives M101 at persona_base.py:9 ("1 of 27 eligible KV blocks lost") for
+the clock that ends the system message. The arithmetic is right — the next turn's framing (`<|im_end|>`, the
+user header) is shared and sits in the clock's block — but the set's author, reading the rule docs, took a clock at
+the end of the system message, followed only by the user's turn, as cache-safe. Whether M101 should report a loss
+confined to the value's own block when only turn framing follows is left to the rule's owners; until then this
+clean case is marked xfail (strict) and the expectation is kept as written.
 """
 
 from __future__ import annotations
@@ -962,6 +969,15 @@ def test_hazard_found_at_its_line(tmp_path, case):
     assert_hazard(tmp_path, case)
 
 
-@pytest.mark.parametrize("files", list(CLEAN.values()), ids=list(CLEAN))
+# The first run's false alarm (see the docstring): kept red-but-known until the rule's owners decide.
+_FIRST_RUN_FALSE_ALARMS = {"telegram_concierge_clock_last": "M101 for a clock ending the system message (1 block)"}
+
+
+@pytest.mark.parametrize(
+    "files",
+    [pytest.param(files, marks=pytest.mark.xfail(strict=True, reason=_FIRST_RUN_FALSE_ALARMS[name]))
+     if name in _FIRST_RUN_FALSE_ALARMS else files for name, files in CLEAN.items()],
+    ids=list(CLEAN),
+)
 def test_clean_project_gives_nothing(tmp_path, files):
     assert_clean(tmp_path, files)
