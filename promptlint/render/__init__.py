@@ -8,7 +8,6 @@ Importing this package loads no Jinja (discovery uses ``promptlint.render.files`
 from __future__ import annotations
 
 import os
-import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -323,7 +322,7 @@ def render(loaded: LoadedTemplate, variables: dict, limits: Limits = Limits(), c
                     raise RenderError(
                         "E006", f"render exceeded the output limit of {limits.max_output_bytes:,} characters", tname, line
                     )
-                if time.monotonic() > deadline:
+                if deadline.passed():
                     raise DeadlineExceeded()
     except BaseException as e:  # noqa: B036 - DeadlineExceeded is a BaseException on purpose
         error = _as_render_error(e, tuple(last), limits, loaded.env)

@@ -1,16 +1,22 @@
-"""Per-render limits that hold even against a hostile template: wall time and recursion.
+"""Per-render limits that hold even against a hostile template: time and recursion.
 
-Wall time, in order of preference:
+Time is the CPU time of the rendering thread (``render-timeout`` seconds): a template that
+loops forever burns CPU, while a loaded machine (a busy CI runner, a laptop compiling) only
+delays a render and must not turn it into an E006. A render stalled without using the CPU
+still ends at ``WALL_BACKSTOP_FACTOR`` times the limit in wall time. Enforced, in order of
+preference:
 
-1. main thread with no SIGALRM handler installed: ``setitimer`` + ``SIGALRM`` raise
-   ``DeadlineExceeded`` inside whatever Python code is running (a tight
-   ``{% for %}`` loop with no output, a macro that buffers its body);
-2. any other thread (promptlint used as a library from a worker thread, a server):
-   a watchdog timer injects ``DeadlineExceeded`` into the rendering thread with
+1. main thread with no SIGPROF/SIGALRM handler installed: ``setitimer(ITIMER_PROF)`` (the
+   process's CPU time) + ``SIGPROF`` raise ``DeadlineExceeded`` inside whatever Python code is
+   running (a tight ``{% for %}`` loop with no output, a macro that buffers its body); when the
+   process's CPU ran out but the rendering thread's did not (another thread was busy), the
+   timer is armed again for the rest; ``ITIMER_REAL`` + ``SIGALRM`` enforce the wall backstop;
+2. any other thread (promptlint used as a library from a worker thread, a server): a watchdog
+   thread reads the rendering thread's CPU clock and injects ``DeadlineExceeded`` with
    ``PyThreadState_SetAsyncExc`` -- the same effect as the signal, no subprocess, no
-   ``sys.settrace``; it costs one short-lived timer thread per render (~0.1 ms);
+   ``sys.settrace``; it costs one short-lived thread per render (~0.1 ms);
 3. other Python implementations: cooperative checks only (between output chunks
-   and on every sandboxed call).
+   and on every sandboxed call: ``Deadline.passed``).
 
 Neither 1 nor 2 can interrupt a single long C call; the sandbox's size guards
 (``promptlint.render.sandbox``) refuse the operations that could make one.
@@ -35,6 +41,32 @@ from promptlint.render.sandbox import DeadlineExceeded
 FRAMES_PER_LEVEL = 6  # Python frames one Jinja macro call adds (measured on CPython 3.11)
 FRAME_SLACK = 150  # frames for the render machinery itself (tracing, filters, Jinja internals)
 MAX_RECURSION_CAP = 500  # template levels; more risks the C stack on CPython
+WALL_BACKSTOP_FACTOR = 10  # a render stalled without using the CPU ends at this many times its limit
+TIMER_SLACK_S = 0.05  # the timers fire this much after the limit: the cooperative checks speak first
+
+
+class Deadline:
+    """One render's limit: ``seconds`` of the rendering thread's CPU time, and the wall backstop.
+
+    ``passed()`` reads the CPU clock (a system call) only once the wall time is past the limit:
+    a thread cannot have used more CPU than the wall time that went by.
+    """
+
+    __slots__ = ("seconds", "wall", "backstop", "cpu")
+
+    def __init__(self, seconds: float):
+        now = time.monotonic()
+        self.seconds = seconds
+        self.wall = now + seconds
+        self.backstop = now + seconds * WALL_BACKSTOP_FACTOR
+        self.cpu = time.thread_time() + seconds
+
+    def passed(self) -> bool:
+        """In the rendering thread: has the render used its time?"""
+        now = time.monotonic()
+        if now <= self.wall:
+            return False
+        return now > self.backstop or time.thread_time() > self.cpu
 
 
 @lru_cache(maxsize=None)
@@ -78,18 +110,19 @@ class RenderGuard:
         self.max_recursion = max_recursion
         self.max_value_size = max_value_size
         self.mechanism = "cooperative"
-        self._timer: Optional[threading.Timer] = None
+        self._watchdog: Optional[threading.Thread] = None
+        self._stop = threading.Event()
         self._lock = threading.Lock()
         self._done = False
         self._fired = False
         self._old_limit: Optional[int] = None
 
     @property
-    def deadline(self) -> float:
+    def deadline(self) -> Deadline:
         return self._deadline
 
     def __enter__(self):
-        self._deadline = time.monotonic() + self.timeout_s
+        self._deadline = Deadline(self.timeout_s)
         self._saved = (getattr(self.env, "deadline", None), getattr(self.env, "max_value_size", None))
         self.env.deadline = self._deadline
         if self.max_value_size is not None:
@@ -99,29 +132,53 @@ class RenderGuard:
             levels = max(1, min(self.max_recursion, MAX_RECURSION_CAP))
             self._old_limit = sys.getrecursionlimit()
             sys.setrecursionlimit(_current_depth() + levels * FRAMES_PER_LEVEL + FRAME_SLACK)
-        if main and hasattr(signal, "setitimer") and signal.getsignal(signal.SIGALRM) in (signal.SIG_DFL, None):
-            self._previous = signal.signal(signal.SIGALRM, _fire_alarm)
-            signal.setitimer(signal.ITIMER_REAL, self.timeout_s + 0.05)
+        if main and _signals_free():
+            self._previous = (signal.signal(signal.SIGPROF, self._on_cpu_timer), signal.signal(signal.SIGALRM, _fire_alarm))
+            signal.setitimer(signal.ITIMER_PROF, self.timeout_s + TIMER_SLACK_S)
+            signal.setitimer(signal.ITIMER_REAL, self.timeout_s * WALL_BACKSTOP_FACTOR + TIMER_SLACK_S)
             self.mechanism = "signal"
         elif _set_async_exc() is not None:
             self._thread_id = threading.get_ident()
-            self._timer = threading.Timer(self.timeout_s + 0.05, self._fire_watchdog)
-            self._timer.daemon = True
-            self._timer.start()
+            self._cpu_clock = _own_cpu_clock()
+            self._watchdog = threading.Thread(target=self._watch, name="promptlint-render-watchdog", daemon=True)
+            self._watchdog.start()
             self.mechanism = "watchdog"
         return self
 
-    def _fire_watchdog(self) -> None:
-        with self._lock:
-            if self._done:
+    def _on_cpu_timer(self, signum, frame):
+        """SIGPROF: the process used the limit's CPU time; raise if the rendering (main) thread did."""
+        d = self._deadline
+        left = d.cpu - time.thread_time()
+        if left > 0 and time.monotonic() < d.backstop:  # other threads' CPU: wait for the rest
+            signal.setitimer(signal.ITIMER_PROF, left + TIMER_SLACK_S)
+            return
+        raise DeadlineExceeded()
+
+    def _watch(self) -> None:
+        """The watchdog thread: inject ``DeadlineExceeded`` once the rendering thread's CPU time (or
+        the wall backstop) is used. The thread's clock is read under the lock, while ``_done`` is
+        unset: the rendering thread is alive then (it sets ``_done`` before it can leave)."""
+        d = self._deadline
+        wait = self.timeout_s + TIMER_SLACK_S
+        while not self._stop.wait(wait):
+            with self._lock:
+                if self._done:
+                    return
+                now = time.monotonic()
+                used = _cpu_time(self._cpu_clock)
+                if used is not None and used < d.cpu and now < d.backstop:
+                    wait = min(d.cpu - used, d.backstop - now) + TIMER_SLACK_S
+                    continue
+                _set_async_exc()(self._thread_id, DeadlineExceeded)
+                self._fired = True
                 return
-            _set_async_exc()(self._thread_id, DeadlineExceeded)
-            self._fired = True
 
     def __exit__(self, *exc) -> bool:
         if self.mechanism == "signal":
+            signal.setitimer(signal.ITIMER_PROF, 0)
             signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, self._previous)
+            signal.signal(signal.SIGPROF, self._previous[0])
+            signal.signal(signal.SIGALRM, self._previous[1])
         elif self.mechanism == "watchdog":
             self._stop_watchdog()
         if self._old_limit is not None:
@@ -132,7 +189,7 @@ class RenderGuard:
         return False
 
     def _stop_watchdog(self) -> None:
-        """Disarm the watchdog; clear an injected exception not delivered yet.
+        """Stop the watchdog; clear an injected exception not delivered yet.
 
         An injection that lands while this very method runs (the render finished at the
         deadline) is caught here, once: after ``_done`` is set under the lock nothing can be
@@ -147,7 +204,31 @@ class RenderGuard:
                 break
             except DeadlineExceeded:
                 continue
-        self._timer.cancel()
+        self._stop.set()
+
+
+def _signals_free() -> bool:
+    """Both timer signals free for this guard (no profiler or host program handling them)."""
+    if not hasattr(signal, "setitimer") or not hasattr(signal, "SIGPROF"):
+        return False
+    return all(signal.getsignal(s) in (signal.SIG_DFL, None) for s in (signal.SIGPROF, signal.SIGALRM))
+
+
+def _own_cpu_clock():
+    """The calling thread's CPU clock id (read later from the watchdog), None where there is none."""
+    try:
+        return time.pthread_getcpuclockid(threading.get_ident())
+    except (AttributeError, OSError):
+        return None
+
+
+def _cpu_time(clock) -> Optional[float]:
+    if clock is None:
+        return None  # no per-thread CPU clock: the limit is wall time
+    try:
+        return time.clock_gettime(clock)
+    except OSError:
+        return None
 
 
 def _fire_alarm(signum, frame):

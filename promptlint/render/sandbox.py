@@ -17,7 +17,6 @@ no mutation of lists/dicts/sets, ``str.format`` routed through the sandbox):
 from __future__ import annotations
 
 import re
-import time
 import types
 from functools import update_wrapper
 from typing import Any, Callable, Dict, Optional
@@ -64,7 +63,7 @@ class ValueTooLarge(Exception):
 
 
 class DeadlineExceeded(BaseException):
-    """The render ran out of wall time (E006).
+    """The render ran out of time (E006): its CPU time, or the wall backstop.
 
     A ``BaseException`` so that no ``except Exception`` inside Jinja, a filter or the
     template's own data objects can swallow it.
@@ -129,8 +128,8 @@ class HardenedSandbox(ImmutableSandboxedEnvironment):
 
     #: the largest string/list a template may build; render() sets it from the output limit
     max_value_size: int = 1_000_000
-    #: time.monotonic() deadline of the current render, or None
-    deadline: Optional[float] = None
+    #: the current render's limit (render.limits.Deadline), or None
+    deadline: Optional[Any] = None
     #: the parse and compile caps (render/caps.py's when made; load_template sets its Limits')
     max_template_tokens: int
     max_compiled_chars: int
@@ -232,7 +231,7 @@ class HardenedSandbox(ImmutableSandboxedEnvironment):
 
     def call(__self, __context, __obj, *args, **kwargs):  # noqa: N805 - Jinja's signature
         deadline = __self.deadline
-        if deadline is not None and time.monotonic() > deadline:
+        if deadline is not None and deadline.passed():
             raise DeadlineExceeded()
         if args and _is_strftime(__obj):  # a date or time the samples (or inference) passed in
             args = (check_strftime_format(args[0]),) + args[1:]
