@@ -47,8 +47,9 @@ def test_a_plain_check_in_process_builds_no_rust_model_and_starts_no_machinery(t
     env.update(PYTHONPATH=str(Path(registry.__file__).parents[2]), PROMPTLINT_DAEMON="0", XDG_CACHE_HOME=str(tmp_path / "cache"),
                XDG_CONFIG_HOME=str(tmp_path / "config"))
     for edit in ("first", "second"):
-        template.write_text(f"Current time: {{{{ now }}}}\nYou are the Acme assistant ({edit}).\n{{{{ question }}}}\n",
-                            encoding="utf-8")
+        template.write_text(f"Current time: {{{{ now }}}}\nYou are the Acme assistant ({edit}).\n"
+                            "Answer questions about orders, shipping and returns in a few friendly sentences, and cite the policy.\n"
+                            "{{ question }}\n", encoding="utf-8")  # over a block of shared text after the clock: an M101
         r = subprocess.run([sys.executable, "-c", PROBE, "one.j2"], cwd=tmp_path, env=env, capture_output=True, text=True,
                            timeout=300)
         assert "M101" in r.stdout

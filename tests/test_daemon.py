@@ -87,7 +87,11 @@ def gone(pid):
     return False
 
 
-TEMPLATE = b"{{ now }} You are a support agent for Acme. Answer politely.\n{{ question }}\n"
+TEMPLATE = (  # a real M101: more than one block of shared instructions follows `now`
+    b"{{ now }} You are a support agent for Acme. Answer politely.\n"
+    b"Keep every answer short and friendly, point to the help-centre article that covers the question, "
+    b"and never promise a refund or a delivery date on the company's behalf.\n{{ question }}\n"
+)
 CASES = [
     (),
     ("--output-format", "json"),

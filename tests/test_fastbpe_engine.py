@@ -180,8 +180,9 @@ def test_a_tokenizer_the_engine_cannot_stand_for_is_tokenized_by_tokenizers(tmp_
 def test_a_cold_run_on_the_embedded_tokenizer_builds_no_rust_model(cli, tmp_path):
     """A one-template check on the embedded tokenizer: loaded, encoded (windows too), a finding's
     figures and token texts worded, without the Rust BPE model ever being built."""
-    (tmp_path / "p.j2").write_text("Current time: {{ now }}\nYou are the Acme assistant. " * 3 + "\n{{ question }}\n",
-                                   encoding="utf-8")
+    policy = "Answer questions about orders, returns and invoices in two or three sentences, and cite the help article."
+    (tmp_path / "p.j2").write_text("Current time: {{ now }}\nYou are the Acme assistant. " * 3 + policy + "\n{{ question }}\n",
+                                   encoding="utf-8")  # the policy: over a block of shared text after the last `now`
     sha = tokens.embedded_sha256()
     active_pool().release(sha)
     r = cli("check", "--no-cache", "--output-format", "json", str(tmp_path / "p.j2"))

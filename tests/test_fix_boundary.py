@@ -3,7 +3,7 @@
 A trace id on line 1 (`Trace: {{ trace_id }}`) moved to the end of the template lands after
 static text, where the Llama-3 pre-tokenizer (shared by Qwen2.5 and cl100k_base, the vocabulary
 Llama 3 extends) glues the static space to a value that starts with a letter (` c1…`). In this
-template that token sits on a block edge (index 63, block size 16), so the plain move trades the
+template that token sits on a block edge (index 79, block size 16), so the plain move trades the
 M101 for an M104 and was refused. The fix now moves the line with a line break before the value,
 and the prover checks it as before (renders, no new finding, the blocks won back).
 """
@@ -17,9 +17,13 @@ import pytest
 
 from conftest import DATA
 
-RULES = "Answer the customer politely and cite the policy section exactly as written." + " Please" * 11
+RULES = "Answer the customer politely and cite the policy section exactly as written." + " Please" * 13
+# The question's line opens with more than a block of static text: a trace id moved to just before
+# that line is still followed by a block of shared text (M101 keeps firing), so the move that clears
+# it is the one to the end of the template.
 BODY = (RULES + "\nKeep answers short and friendly and never promise refunds that the policy does not allow.\n"
-        "Escalate legal questions to a human agent right away.\nQuestion: {{ question }}\n")
+        "Escalate legal questions to a human agent right away.\n"
+        "The customer's question, quoted exactly as they wrote it in the support form: {{ question }}\n")
 TEMPLATE = "Trace: {{ trace_id }}\n" + BODY
 FIXED = BODY + "Trace:\n{{ trace_id }}\n"
 SAMPLES = {"variables": {
@@ -67,12 +71,12 @@ def _shared(a, b) -> int:
 def test_the_plain_move_merges_on_a_block_edge(name):
     """Independent of promptlint: render the plain move with str.replace, encode with the tokenizer.
     The values part at character len(prefix) (the `7`/`c`), but the shared tokens stop one earlier:
-    the static space and `c` are one token, at index 63 = 4*16 - 1, so block 4 is lost."""
+    the static space and `c` are one token, at index 79 = 5*16 - 1, so block 5 is lost."""
     plain = BODY + "Trace: {{ trace_id }}\n"
     render = lambda v: plain.replace("{{ question }}", "Can I return a gift?").replace("{{ trace_id }}", v)
     a, b = _ids(_encode(name, render("7f3c9a2e-4b1d-4e8a"))), _ids(_encode(name, render("c1a9e4d2-8f3b-4a7c")))
     clean = _ids(_encode(name, render("7f3c9a2e-4b1d-4e8a")[: render("x").index("Trace: x") + len("Trace: ")]))
-    assert _shared(a, b) == 63 and len(clean) == 64  # 63 // 16 = 3 blocks shared, 64 // 16 = 4 when split
+    assert _shared(a, b) == 79 and len(clean) == 80  # 79 // 16 = 4 blocks shared, 80 // 16 = 5 when split
 
 
 @pytest.mark.parametrize("name", sorted(TOKENIZERS))

@@ -69,6 +69,7 @@ You are a financial-documents assistant for Northwind Capital. Answer the questi
 passages; quote figures exactly as they appear and name the report each figure comes from. If the passages do
 not contain the answer, reply "I could not find this in the reports." Do not give investment advice.
 Request received at {{ request_time }}.
+Answer in the language of the question, keep each answer under 200 words, and list the reports you used at the end.
 
 {% for item in chat_history %}
 # user:
@@ -188,7 +189,8 @@ def test_promptflow_role_lines(tmp_path, cli, qwen):
     # the render, re-split independently, is promptflow's messages framed: role lines gone, contents stripped
     assert "# system:" not in base and "# user:" not in base
     assert base.startswith("<|im_start|>system\nYou are a financial-documents assistant")
-    assert ".\n\n<|im_end|>" not in base and "Request received at 2025-03-14 09:26:53.<|im_end|>\n" in base
+    assert ".\n\n<|im_end|>" not in base and "Request received at 2025-03-14 09:26:53.\nAnswer in the" in base
+    assert "list the reports you used at the end.<|im_end|>\n" in base
     assert base.endswith("<|im_end|>\n<|im_start|>assistant\n")
     later = base.replace("09:26:53", "09:27:00")
     assert f["evidence"]["variant_render"] == later

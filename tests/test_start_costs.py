@@ -59,8 +59,9 @@ def _env(tmp_path: Path) -> dict:
 
 
 def _probe(tmp_path: Path, template: Path, edit: str) -> dict:
-    template.write_text(f"Current time: {{{{ now }}}}\nYou are the Acme assistant ({edit}).\n{{{{ question }}}}\n",
-                        encoding="utf-8")
+    template.write_text(f"Current time: {{{{ now }}}}\nYou are the Acme assistant ({edit}).\n"
+                        "Answer questions about orders, shipping and returns in a few friendly sentences, and cite the policy.\n"
+                        "{{ question }}\n", encoding="utf-8")  # over a block of shared text after the clock
     r = subprocess.run([sys.executable, "-c", PROBE, template.name], cwd=tmp_path, env=_env(tmp_path), capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 1 and "M101" in r.stdout, r.stderr  # the clock before the prompt: one finding

@@ -40,6 +40,9 @@ import pytest
 from test_typescript import POLICY, as_js, as_ts, check_figures, run
 
 SUFFIX = {"ts": ".ts", "js": ".js", "cjs": ".cjs"}
+# A closing instruction of more than a block (B = 16) of tokens: after the last stamp of a loop, so
+# the stamps precede shared text and M101 is a real hazard (docs/rules/M101.md, the threshold).
+CLOSING = "Be brief, quote the order number and the policy section you rely on, and offer a human agent when unsure."
 ALONE = "not in the linted files"
 
 
@@ -114,17 +117,18 @@ FAMILIES = {
         "src/agent": (
             AGENT_OPENAI + 'import { PromptBuilder } from "./builder";\n'
             f'const POLICY = "{POLICY}";\n'
-            + sends('new PromptBuilder([POLICY, "Be brief."]).build()')),
-    }, ("ts", "js"), ("src/builder", "new Date()"), "[", "] Be brief.\n\n{Q}"),
+            + sends(f'new PromptBuilder([POLICY, "{CLOSING}"]).build()')),
+    }, ("ts", "js"), ("src/builder", "new Date()"), "[", f"] {CLOSING}\n\n{{Q}}"),
     "for-of-pushes-over-a-known-array": ({
         "src/agent": (
             AGENT_OPENAI + f'const SECTIONS = ["{POLICY}", "Cite sources.", "Be brief."];\n'
             "function build()⟨: string⟩ {\n"
             "  const parts⟨: string[]⟩ = [];\n"
             "  for (const s of SECTIONS) parts.push(`${s} (${Date.now()})`);\n"
+            f'  parts.push("{CLOSING}");\n'
             '  return parts.join("\\n");\n'
             "}\n" + sends("build()")),
-    }, ("ts", "js"), ("src/agent", "Date.now()"), f"{POLICY} (", ")\n\n{Q}"),
+    }, ("ts", "js"), ("src/agent", "Date.now()"), f"{POLICY} (", f")\n{CLOSING}\n\n{{Q}}"),
     "factory-returns-an-object-of-prompt-methods": ({
         "src/prompts": (
             f'const POLICY = "{POLICY}";\n'

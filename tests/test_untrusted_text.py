@@ -11,7 +11,10 @@ import pytest
 
 from conftest import QWEN
 
-TEMPLATE = "Hello {{ name }} at {{ now }}\n"  # M101 with the embedded tokenizer (`now` before the rest)
+# Shared instructions after the clock (more than a block of tokens): M101 with the embedded tokenizer.
+POLICY = ("You are the Acme support assistant. Answer questions about orders, shipping and returns in a few "
+          "friendly sentences, and cite the policy section you rely on.\n")
+TEMPLATE = "Hello {{ name }} at {{ now }}\n" + POLICY
 
 
 def _project(tmp_path, monkeypatch):
@@ -99,7 +102,7 @@ def test_every_message_is_one_bounded_line_whatever_it_quotes(tmp_path, monkeypa
     (model / "tokenizer_config.json").write_text(
         json.dumps({"chat_template": [{"name": n, "template": "{{ messages }}"} for n in names]}), encoding="utf-8")
     long_name = "now_" + "x" * 200_000
-    (p / "long.j2").write_text("Hello {{ name }} at {{ %s }}\n" % long_name, encoding="utf-8")
+    (p / "long.j2").write_text("Hello {{ name }} at {{ %s }}\n" % long_name + POLICY, encoding="utf-8")
     found, data = _json(cli, "--no-cache", "model", "long.j2", "ok.j2")
     assert found == [("long.j2", "M101"), ("model/tokenizer_config.json", "E002"), ("ok.j2", "M101")], found
     for f in data["findings"] + data["errors"]:

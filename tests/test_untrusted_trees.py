@@ -10,7 +10,10 @@ import os
 
 import pytest
 
-TEMPLATE = b"Hello {{ name }} at {{ now }}\n"  # M101 with the embedded tokenizer
+TEMPLATE = (  # M101 with the embedded tokenizer: more than a block of shared instructions after `now`
+    b"Hello {{ name }} at {{ now }}\nYou are the Acme support assistant. Answer questions about orders, shipping "
+    b"and returns in a few friendly sentences, and cite the policy section you rely on.\n"
+)
 
 
 def _nest(top, name: str, depth: int) -> str:

@@ -141,7 +141,9 @@ def test_a_samples_file_linked_inside_the_project_is_used(tmp_path, cli, monkeyp
     (p / "shared").mkdir(parents=True)
     (p / "promptlint.toml").write_text("", encoding="utf-8")
     (p / "shared" / "common.samples.toml").write_text('[variables]\nname = "Zorblax"\n', encoding="utf-8")
-    (p / "t.j2").write_text("{{ now }} Hello {{ name }}, a long shared instruction follows here.\n" * 3, encoding="utf-8")
+    (p / "t.j2").write_text("{{ now }} Hello {{ name }}, a long shared instruction follows here.\n" * 3
+                            + "Answer questions about orders, shipping and returns in a few friendly sentences, "
+                            "and cite the policy section you rely on.\n", encoding="utf-8")  # a block of it after the last `now`
     os.symlink("shared/common.samples.toml", p / "t.samples.toml")
     monkeypatch.chdir(p)
     r = _run(cli, "--output-format", "json", "--evidence", "t.j2")

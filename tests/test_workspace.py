@@ -8,7 +8,9 @@ from __future__ import annotations
 from conftest import QWEN
 from promptlint.project.config import Settings
 
-TEMPLATE = "{{ now }} You are a support agent for Acme. Answer politely.\n{{ question }}\n"
+TEMPLATE = ("{{ now }} You are a support agent for Acme. Answer politely.\n"  # a block of shared text after `now`
+            "Keep every answer short and friendly, point to the help-centre article that covers the question, "
+            "and never promise a refund or a delivery date on the company's behalf.\n{{ question }}\n")
 
 
 def _own_tokenizer(tmp_path):

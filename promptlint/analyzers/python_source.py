@@ -222,7 +222,7 @@ def _measured(c, ctx: Context, display: str, lines: Sequence[str], encodings: di
     per_request = encode(per_request_text, base_text).ids if per_request_text != base_text else None
     cmp = figures.measure(base.ids, variant.ids, figures.ideal_shared(base.ids, per_request, len(variant.ids)), profile.block_size)
     label, sub = c.hole.label, c.hole.sub
-    if cmp.lost_blocks <= 0:
+    if not m101.precedes_shared(base.ids, variant.ids, cmp):
         unknown = unresolved_after(c.prompt, c.hole)
         if unknown is None or c.measured_only:
             return None

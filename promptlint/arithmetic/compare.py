@@ -239,6 +239,15 @@ class Comparison:
         return self.lost_blocks * self.block_size
 
 
+def changed_end(base: Sequence[int], variant: Sequence[int], shared: int) -> int:
+    """Index in ``base`` just past the span that differs from ``variant``: the tokens after it
+    are the variant's last tokens (``shared`` is where the span starts; the two never overlap)."""
+    n, limit = 0, min(len(base), len(variant)) - shared
+    while n < limit and base[-1 - n] == variant[-1 - n]:
+        n += 1
+    return len(base) - n
+
+
 def compare(base: Sequence[int], variant: Sequence[int], ideal_shared: int, block_size: int) -> Comparison:
     """Compare two token-id sequences; ``ideal_shared`` is S without the hazard."""
     return Comparison(shared_prefix(base, variant), len(variant), ideal_shared, block_size)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, List, Optional, Tuple
 
 from promptlint.base import registry
 from promptlint.checks.variants import short
+from promptlint.arithmetic.compare import changed_end
 from promptlint.arithmetic.figures import blocks
 
 if TYPE_CHECKING:
@@ -56,6 +57,19 @@ def eligible_note(variable: str, cmp: "Comparison", engine: str) -> str:
     )
 
 
+def precedes_shared(base_ids, variant_ids, cmp: "Comparison") -> bool:
+    """Whether blocks are lost and at least one full block of shared text follows the value before
+    the ideal divergence (the first per-request input, or the end of the prompt).
+
+    With less, the value already sits where the rule's fix would put it: the loss is at most the
+    block it shares with the text around it, and whether that block is lost depends only on where
+    block boundaries fall (docs/rules/M101.md, "What it does").
+    """
+    if cmp.lost_blocks <= 0:
+        return False
+    return cmp.ideal_shared - changed_end(base_ids, variant_ids, cmp.shared) >= cmp.block_size
+
+
 # ---------------------------------------------------------------------------- the template check
 
 
@@ -72,14 +86,17 @@ def measure(run: "Run", var) -> Tuple[Any, "Comparison"]:
 
 def reports(run: "Run", var) -> bool:
     """Whether M101 reports ``var`` in this run (other checks leave that hazard to it)."""
-    return run.enabled("M101") and measure(run, var)[1].lost_blocks > 0
+    if not run.enabled("M101"):
+        return False
+    variant, cmp = measure(run, var)
+    return precedes_shared(run.base().ids, variant.ids, cmp)
 
 
 def check(run: "Run") -> List["Finding"]:
     findings = []
     for var in run.scenario.of_kind("volatile"):
         variant, cmp = measure(run, var)
-        if cmp.lost_blocks <= 0:
+        if not precedes_shared(run.base().ids, variant.ids, cmp):
             continue
         when = "the next day" if var.sub_kind == "date" else "on the next request"
         f = run.finding(
