@@ -217,3 +217,20 @@ def test_typescript_a_clock_ending_the_system_message_is_not_m101_and_before_the
     assert f.evidence["base_render"] == FIRST.replace("{CLOCK}", NOW) + SEP + SAMPLE[0]
     assert f.first_divergent_token.index == first["s"]
     assert (f.arithmetic.lost_blocks, f.arithmetic.ideal_eligible_blocks) == (first["lost"], first["ideal"])
+
+
+def test_the_tail_is_counted_in_the_bases_positions_when_nothing_is_per_request():
+    """No per-request input: the ideal is the whole prompt. A value of 1 token in the base and 3 in
+    the variant, then 15 shared tokens: 15 < 16 follow it, whatever the variant's length says."""
+    from promptlint.arithmetic.compare import compare
+    from promptlint.checks.volatile_before_shared_prefix import precedes_shared
+
+    head, tail = list(range(100, 132)), list(range(200, 215))  # 32 shared tokens, then the value, then 15
+    base, variant = head + [1] + tail, head + [2, 3, 4] + tail
+    cmp = compare(base, variant, len(variant), 16)  # ideal_shared: the variant's whole length
+    assert cmp.lost_blocks == 1  # floor(49/16) - floor(32/16) = 3 - 2
+    assert not precedes_shared(base, variant, cmp)
+    longer = tail + [215]  # 16 follow it: reported
+    base, variant = head + [1] + longer, head + [2, 3, 4] + longer
+    cmp = compare(base, variant, len(variant), 16)
+    assert cmp.lost_blocks == 1 and precedes_shared(base, variant, cmp)

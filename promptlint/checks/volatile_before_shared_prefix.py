@@ -67,7 +67,10 @@ def precedes_shared(base_ids, variant_ids, cmp: "Comparison") -> bool:
     """
     if cmp.lost_blocks <= 0:
         return False
-    return cmp.ideal_shared - changed_end(base_ids, variant_ids, cmp.shared) >= cmp.block_size
+    # with no per-request input the ideal is the whole prompt: the base's end, in the base's
+    # positions like the value's end (the variant's length differs by the value's)
+    ideal = len(base_ids) if cmp.ideal_shared >= cmp.prompt_len else cmp.ideal_shared
+    return ideal - changed_end(base_ids, variant_ids, cmp.shared) >= cmp.block_size
 
 
 # ---------------------------------------------------------------------------- the template check
