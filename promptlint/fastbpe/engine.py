@@ -36,6 +36,8 @@ from __future__ import annotations
 import heapq
 import zlib
 from bisect import bisect_left
+from itertools import compress, islice
+from operator import eq
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from promptlint.fastbpe import form
@@ -210,41 +212,48 @@ class FastTokenizer:
         return max(_SWITCH_CHARS, _CHARS_PER_ENTRY * self._n)
 
     def _merged(self, enc) -> Encoding:
-        # Only ids, offsets and word ids are read from the tiny encoding (each a list made per byte
-        # token; its token texts are not needed): a pre-token is memoised by its byte tokens' ids.
-        ids, offsets, words = tuple(enc.ids), enc.offsets, enc.word_ids
-        n = len(ids)
-        cuts = [k for k in range(1, n) if words[k] is None or words[k] != words[k - 1]]
-        cuts.append(n)
+        # Only ids, offsets and word ids are read from the tiny encoding (its token texts are not
+        # needed); a pre-token is memoised by its byte tokens' ids. The positions where a token
+        # continues the pre-token before it (the same word id) are found in C: once words are learnt
+        # they are few, and every other token is copied as it came, in slices.
+        ids, offsets, words = enc.ids, enc.offsets, enc.word_ids
+        joins = [k for k in compress(range(1, len(words)), map(eq, islice(words, 1, None), words)) if words[k] is not None]
+        if not joins:
+            return Encoding(ids, offsets, self)
         out_ids: List[int] = []
         out_offsets: List[Tuple[int, int]] = []
         memo = self._memo
-        start = 0
-        for end in cuts:
-            if end - start == 1:
-                out_ids.append(ids[start])
-                out_offsets.append(offsets[start])
-            elif end > start:
-                piece = ids[start:end]
-                known = memo.get(piece)
-                if known is None:
-                    known = self._word(piece)
-                    if len(memo) >= _MEMO_MAX:
-                        memo.clear()
-                    memo[piece] = known
-                    if len(known[0]) == 1 and self._learning and len(self._learnt) < _LEARN_MAX:
-                        self._learnt["".join(map(self._token, piece))] = known[0][0]
-                merged, lengths = known
-                if len(merged) == 1:  # the whole pre-token one token (most words)
-                    out_ids.append(merged[0])
-                    out_offsets.append((offsets[start][0], offsets[end - 1][1]))
-                else:
-                    at = start
-                    for tid, length in zip(merged, lengths):
-                        out_ids.append(tid)
-                        out_offsets.append((offsets[at][0], offsets[at + length - 1][1]))
-                        at += length
-            start = end
+        done, i, m = 0, 0, len(joins)
+        while i < m:
+            start, end = joins[i] - 1, joins[i] + 1  # the pre-token [start, end): a run of joins
+            i += 1
+            while i < m and joins[i] == end:
+                end += 1
+                i += 1
+            out_ids += ids[done:start]
+            out_offsets += offsets[done:start]
+            done = end
+            piece = tuple(ids[start:end])
+            known = memo.get(piece)
+            if known is None:
+                known = self._word(piece)
+                if len(memo) >= _MEMO_MAX:
+                    memo.clear()
+                memo[piece] = known
+                if len(known[0]) == 1 and self._learning and len(self._learnt) < _LEARN_MAX:
+                    self._learnt["".join(map(self._token, piece))] = known[0][0]
+            merged, lengths = known
+            if len(merged) == 1:  # the whole pre-token one token (most words)
+                out_ids.append(merged[0])
+                out_offsets.append((offsets[start][0], offsets[end - 1][1]))
+            else:
+                at = start
+                for tid, length in zip(merged, lengths):
+                    out_ids.append(tid)
+                    out_offsets.append((offsets[at][0], offsets[at + length - 1][1]))
+                    at += length
+        out_ids += ids[done:]
+        out_offsets += offsets[done:]
         return Encoding(out_ids, out_offsets, self)
 
     def _word(self, ids: Tuple[int, ...]) -> Tuple[Tuple[int, ...], Tuple[int, ...]]:
