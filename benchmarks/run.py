@@ -442,8 +442,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--chats", type=int, help="chat templates in the repository (default 20, --quick 2)")
     ap.add_argument("--scale", type=int, help="application templates for (f) (default 1000, --quick 10)")
     ap.add_argument("--models", type=int, help="model directories for (g) (default 22: every corpus template, --quick 2)")
-    ap.add_argument("--only", choices=("models", "newcomer", "python", "scale"),
-                    help="run only these rows: models = (g), newcomer = (n) and (p) (benchmarks/newcomer.py), "
+    ap.add_argument("--only", choices=("cold", "models", "newcomer", "python", "scale"),
+                    help="run only these rows: cold = the bare yardstick, the tokenizer load, (a), (a1), (d), (d0); "
+                         "models = (g), newcomer = (n) and (p) (benchmarks/newcomer.py), "
                          "python = (py) and the bare yardstick, scale = (f), its tree, (f0)")
     ap.add_argument("--transformers-python", default=os.environ.get("PROMPTLINT_BENCH_TRANSFORMERS_PYTHON"),
                     help="interpreter with transformers for (e) (env PROMPTLINT_BENCH_TRANSFORMERS_PYTHON; default this one)")
@@ -475,6 +476,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         if args.only == "newcomer":
             _newcomer(py, bench, work, reps, quick)
+            return 0
+        if args.only == "cold":
+            rows = _cold(bench, work, quick, reps, apps, chats, py)
+            if rows is None:
+                return 2
+            print_table(rows, quick, apps, chats, scale, None, tpy, 0, models)
             return 0
         if args.only == "models":
             rows = _models(bench, work, models, py, reps if quick else min(reps, 3))
@@ -575,6 +582,45 @@ def _models(bench: Bench, work: Path, n: int, py: str, reps: int) -> Dict:
         rows["g1"] = bench.time(bench.promptlint("models"), folder, reps=reps, before=clean, env={"PROMPTLINT_JOBS": "1"})
     rows["g_floor"] = bench.time([py, str(load), *map(str, distinct)], folder, reps=reps)
     rows["g_counts"] = (n, len(distinct))
+    return rows
+
+
+def _prepare(bench: Bench, work: Path, apps: int, chats: int, py: str):
+    """The repository and what its cold run encodes (all.json, bases.json, the floor script)."""
+    repo = work / "repo"
+    make_repo(repo, apps, chats)
+    data = _capture(bench, py, repo, work / "capture.json")
+    if data is None:
+        return None
+    all_texts = list(dict.fromkeys(t for ts in data["texts"].values() for t in ts))
+    (work / "all.json").write_text(json.dumps(all_texts), encoding="utf-8")
+    (work / "bases.json").write_text(json.dumps(_bases(data)), encoding="utf-8")
+    for name, text in (("floor.py", FLOOR), ("load.py", LOAD_ONLY)):
+        (work / name).write_text(text, encoding="utf-8")
+    print(f"repository: {data['files']} files ({apps} application templates, {chats} chat templates); "
+          f"{len(all_texts)} distinct renders encoded, {len(data['requests'])} chat renders; "
+          f"{data['findings']} findings, {data['errors']} errors", flush=True)
+    return repo, data
+
+
+def _cold(bench: Bench, work: Path, quick: bool, reps: int, apps: int, chats: int, py: str) -> Optional[Dict]:
+    """Only the cold rows and their floors: (a), (a1), (d), (d0), with the yardstick and the load."""
+    prepared = _prepare(bench, work, apps, chats, py)
+    if prepared is None:
+        return None
+    repo, _ = prepared
+    tok = str(repo / "tok" / "tokenizer.json")
+
+    def clean():
+        shutil.rmtree(repo / ".promptlint_cache", ignore_errors=True)
+
+    rows = {"bare": bench.time([py, "-c", "pass"], repo),
+            "load": bench.time([py, str(work / "load.py"), tok], repo),
+            "a": bench.time(bench.promptlint(), repo, before=clean)}
+    if not quick:
+        rows["a1"] = bench.time(bench.promptlint(), repo, before=clean, env={"PROMPTLINT_JOBS": "1"})
+    rows["d"] = bench.time([py, str(work / "floor.py"), tok, str(work / "all.json")], repo)
+    rows["d0"] = bench.time([py, str(work / "floor.py"), tok, str(work / "bases.json")], repo)
     return rows
 
 
@@ -718,7 +764,7 @@ def print_table(rows, quick, apps, chats, scale, tver, tpy, chat_renders, models
         "py": "(py) Python agent project: one prompt module changed",
         "py_daemon": "(py) the same, daemon running",
     }
-    partial = "a" not in rows  # --only: the rows asked for
+    partial = "b" not in rows  # --only: the rows asked for (every full or --quick run has (b))
     if partial:
         labels = {k: v for k, v in labels.items() if k in rows}
     print()

@@ -290,3 +290,39 @@ def test_a_special_token_copy_counts_its_volume_with_the_original_and_wraps_its_
     parsed2.add_special_tokens([AddedToken("<|im_sep|>", special=True, normalized=False)])
     want2 = parsed2.encode("a<|im_sep|>b " * 300)
     assert (got.ids, got.offsets, got.tokens) == (want2.ids, want2.offsets, want2.tokens)
+
+
+@pytest.mark.parametrize("name", ["embedded"] + BYTE_LEVEL)
+def test_words_learnt_come_back_whole_from_tokenizers_and_change_nothing(name, monkeypatch):
+    """Once the tiny model has learnt the one-token words merged so far, a text made of them comes
+    back from `tokenizers` already merged (as many tokens as the real model gives, not one per
+    byte), and every encoding is still the original's."""
+    monkeypatch.setattr(engine, "_LEARN_FIRST", 8)
+    original = Tokenizer.from_str(_raw(name).decode("utf-8"))
+    fast = _engine_of(name)
+    prose = "The customer asked where the parcel is. The parcel is with the carrier, and the order is late.\n"
+    specials = [t.content for t in original.get_added_tokens_decoder().values()][:40]
+    texts = [prose] + HARD + specials + [f"a {s}{s}b\n" for s in specials] + [prose * 3]
+    before = len(fast._tiny.encode(prose, add_special_tokens=False).ids)
+    assert before == len(prose.encode("utf-8"))  # nothing learnt yet: one token per byte
+    for special in (False, True):
+        mine = fast.encode_batch(texts, add_special_tokens=special) + [fast.encode(t, special) for t in texts]
+        for text, a in zip(texts + texts, mine):
+            b = original.encode(text, add_special_tokens=special)
+            assert (a.ids, a.offsets, a.tokens) == (b.ids, b.offsets, b.tokens), (name, text[:40])
+    assert fast._learning and fast._taught > 0
+    assert len(fast._tiny.encode(prose, add_special_tokens=False).ids) == len(original.encode(prose, add_special_tokens=False).ids)
+    assert fast._real is None
+
+
+def test_a_learnt_model_that_encodes_differently_is_dropped(monkeypatch):
+    """A word taught with the wrong token (a broken table, say) changes the text just encoded: the
+    rebuilt model is not adopted and the engine learns nothing more."""
+    fast = _engine_of("qwen2.5")
+    text = "The parcel is with the carrier.\n"
+    right = fast.encode(text, add_special_tokens=False)
+    fast._learnt["Ġparcel"] = 0  # not what the merges give
+    assert fast._learn(text, False, right) is False
+    assert not fast._learning and fast._taught == 0
+    assert fast.encode(text, add_special_tokens=False).ids == right.ids
+    assert len(fast._tiny.encode(text, add_special_tokens=False).ids) == len(text)  # the byte model again

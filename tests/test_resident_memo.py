@@ -141,17 +141,24 @@ def test_a_resident_tokenizer_encodes_a_text_once_and_answers_as_tokenizers_does
     assert tok.encode(texts[0]).ids == direct.encode(texts[0], add_special_tokens=False).ids
 
 
-def test_a_transient_tokenizer_remembers_nothing():
+def test_a_transient_tokenizer_remembers_only_the_runs_recent_texts(monkeypatch):
+    """A one-shot run's tokenizer (no resident pool) remembers what it encoded, within RUN_CHARS
+    characters, least recently used going first: a repeat is not encoded again, an old text is."""
     from promptlint.pools.tokenizers import TokenizerPool, installed
-    from promptlint.tokenization import tokens
+    from promptlint.tokenization import encode_memo, tokens
 
+    text = "You are the support agent of Nordwind Outdoor. " * 4
+    other = "Answer in the customer's language, briefly and politely. " * 4
+    monkeypatch.setattr(encode_memo, "RUN_CHARS", len(text) + len(other) - 1)  # room for one of them
     with installed(TokenizerPool()):
         tok = tokens.load(tokens.resolve(str(QWEN)))
         counting = tok._tok = _Counting(tok._tok)
-        text = "You are the support agent of Nordwind Outdoor. " * 4
+        first = tok.encode(text)
+        again = tok.encode(text)
+        tok.encode(other)  # pushes ``text`` out
         tok.encode(text)
-        tok.encode(text)
-    assert counting.texts == [text, text]
+    assert counting.texts == [text, other, text]
+    assert (first.ids, first.offsets) == (again.ids, again.offsets) and first.ids is not again.ids
 
 
 def test_a_resident_process_walks_the_cache_for_its_size_only_when_its_writes_could_matter(tmp_path, monkeypatch):

@@ -431,3 +431,20 @@ def test_a_tokens_text_is_decoded_once_per_id(text):
         assert [tok.token_text(i) for i in ids] == texts and decoded == []
     finally:
         del engine._decoded
+
+
+def test_the_rules_directory_is_resolved_once_per_process(monkeypatch):
+    """Each finding's rule is looked up through rules_dir(): resolving it (realpath of the package
+    and of promptlint._rules) on every lookup was 4% of a cold run. A second lookup resolves nothing."""
+    import os.path
+
+    from promptlint.base import code_files
+
+    registry.get("M101"), registry.get("M102")  # the first: resolved and parsed (or already, earlier in this process)
+    calls = []
+    real = os.path.realpath
+    monkeypatch.setattr(os.path, "realpath", lambda *a, **k: calls.append(a) or real(*a, **k))
+    for code in ("M101", "M102", "M101"):
+        assert registry.get(code).code == code
+    assert code_files.rules_dir() == registry.rules_dir() and code_files.rules_dir().name in ("rules", "_rules")
+    assert calls == []

@@ -148,6 +148,8 @@ class Context:
     buffers: Dict[str, str] = field(default_factory=dict)
     # a resident process (daemon, language server): an analyzer may keep what it parsed for the next request
     resident: bool = False
+    # path -> how findings name it: resolved once per run (a file is named per scenario and finding)
+    _shown: Dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     def depend(self, path: Path) -> None:
         """Record a file (include, samples file) whose change must invalidate the cached result."""
@@ -155,7 +157,11 @@ class Context:
 
     def display(self, path: Path) -> str:
         """How findings name ``path``: relative to the run's base directory (the caller's)."""
-        return display_path(path, self.settings.base)
+        key = str(path)
+        shown = self._shown.get(key)
+        if shown is None:
+            shown = self._shown[key] = display_path(path, self.settings.base)
+        return shown
 
 
 # ------------------------------------------------------------------------------ findings

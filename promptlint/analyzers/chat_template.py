@@ -27,6 +27,9 @@ from promptlint.base.records import Finding, SourceLine, StoredAt
 
 # PL102 skipped-scenario: a built-in conversation the template refuses (_refusals)
 NOTE_CODES = registry.implements(__name__, "PL102")
+# what lint_file imports on first use: a cold run's driver imports them before forking (analyzers.preimport)
+WORKER_IMPORTS = ("promptlint.checks", "promptlint.chat.run", "promptlint.chat.special", "promptlint.chat.scenarios",
+                  "promptlint.analysis.per_request", "promptlint.render.environments", "promptlint.render.loader")
 
 CONFIG_NAME = "tokenizer_config.json"
 TEMPLATE_FILE = "chat_template.jinja"

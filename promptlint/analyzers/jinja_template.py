@@ -19,6 +19,9 @@ NOTE_CODES = registry.implements(__name__, "PL101")
 
 SUFFIXES = (".j2", ".jinja", ".jinja2", ".prompt", ".prompty")
 FILES = Files(suffixes=SUFFIXES, never_infix=".samples.")
+# what lint_file imports on first use: a cold run's driver imports them before forking (analyzers.preimport)
+WORKER_IMPORTS = ("promptlint.checks", "promptlint.analysis.template_run", "promptlint.render.environments",
+                  "promptlint.render.loader", "promptlint.scenarios.infer", "promptlint.scenarios.names")
 
 
 def handles(path: Path) -> bool:

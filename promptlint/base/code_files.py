@@ -5,15 +5,18 @@ importing the registry or the cache."""
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 
 from promptlint.base.digest import sha256
 
 
+@lru_cache(maxsize=None)
 def rules_dir() -> Path:
     """The rule files: ``promptlint/_rules`` in a wheel, else the checkout's ``rules/`` beside the
     package (an editable install elsewhere maps ``promptlint._rules`` to its own checkout, which
-    must not shadow the rules of the code that is running)."""
+    must not shadow the rules of the code that is running). A constant of the process, resolved
+    once: each finding's rule is looked up through it (two realpaths a call: 4% of a cold run)."""
     here = Path(__file__).resolve().parent.parent
     try:
         import promptlint._rules as packaged

@@ -27,6 +27,36 @@ HF_PARAMETERS = frozenset(
 )
 
 
+_ATOMIC = frozenset((str, int, float, bool, type(None), bytes))
+
+
+def plain_copy(value: Any, memo: Optional[Dict[int, Any]] = None) -> Any:
+    """``copy.deepcopy`` of a request's data, faster where it is plain (dicts, lists, strings,
+    numbers: what messages, tools and documents are): the same structure, shared and cyclic parts
+    included (one memo); anything else is deepcopy's own (with that memo). deepcopy's dispatch was
+    4% of a cold run (a request copied for every variant rendered)."""
+    if memo is None:
+        memo = {}
+    kind = type(value)
+    if kind in _ATOMIC:
+        return value
+    known = memo.get(id(value))
+    if known is not None:
+        return known
+    if kind is dict:
+        out: Any = {}
+        memo[id(value)] = out
+        for k, v in value.items():
+            out[k if type(k) in _ATOMIC else plain_copy(k, memo)] = v if type(v) in _ATOMIC else plain_copy(v, memo)
+        return out
+    if kind is list:
+        out = []
+        memo[id(value)] = out
+        out.extend(v if type(v) in _ATOMIC else plain_copy(v, memo) for v in value)
+        return out
+    return copy.deepcopy(value, memo)
+
+
 class RequestError(Exception):
     """The caller's request is invalid for this engine (transformers/vLLM would raise ValueError)."""
 
@@ -62,7 +92,9 @@ class ChatRequest:
     kwargs: Dict[str, Any] = field(default_factory=dict)
 
     def copy(self) -> "ChatRequest":
-        return copy.deepcopy(self)
+        new = object.__new__(type(self))
+        new.__dict__.update(plain_copy(self.__dict__))  # what deepcopy does with a dataclass: its state deep-copied
+        return new
 
 
 @dataclass
@@ -157,13 +189,13 @@ def transformers_variables(request: ChatRequest, source, template_text: str, ver
                 "add a header that will prompt it to start a new assistant message instead."
             )
     else:
-        messages = copy.deepcopy(request.messages)
+        messages = plain_copy(request.messages)
     for doc in request.documents or []:
         if not isinstance(doc, dict):
             raise RequestError("Documents should be a list of dicts with 'title' and 'text' keys!")
-    tools = copy.deepcopy(request.tools) if request.tools is not None else None
-    documents = copy.deepcopy(request.documents)
-    kwargs = {**_special_token_kwargs(source, version), **copy.deepcopy(request.kwargs)}
+    tools = plain_copy(request.tools) if request.tools is not None else None
+    documents = plain_copy(request.documents)
+    kwargs = {**_special_token_kwargs(source, version), **plain_copy(request.kwargs)}
     if version >= 5:
         tools, documents, kwargs = plain_template_data(tools), plain_template_data(documents), plain_template_data(kwargs)
         messages = alias_reasoning_fields(plain_template_data(messages))
@@ -304,7 +336,7 @@ def _vllm_message(m: Dict[str, Any], content_format: str) -> Dict[str, Any]:
         reasoning = m.get("reasoning_content")  # deprecated request field, mapped to `reasoning`
     if role == "assistant":
         if m.get("tool_calls") is not None:
-            out["tool_calls"] = copy.deepcopy(list(m["tool_calls"]))
+            out["tool_calls"] = plain_copy(list(m["tool_calls"]))
         if reasoning is not None:
             out["reasoning"] = reasoning
             out["reasoning_content"] = reasoning
@@ -377,7 +409,7 @@ def vllm_request(request: ChatRequest, template_text: str, undeclared: frozenset
     if request.continue_final_message and add_gen:
         raise RequestError("Cannot set both `continue_final_message` and `add_generation_prompt` to True.")
     tools = [_vllm_tool(t) for t in request.tools] if request.tools else None
-    out = ChatRequest(messages, tools, copy.deepcopy(request.documents), add_gen, request.continue_final_message, kwargs)
+    out = ChatRequest(messages, tools, plain_copy(request.documents), add_gen, request.continue_final_message, kwargs)
     return out, notes
 
 

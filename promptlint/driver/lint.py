@@ -498,6 +498,7 @@ def _analyse(lint_plan: Plan):
         from promptlint.pools.tokenizers import windowed
 
         run.ctx.tokenizer.expect(parallel.encode_volume([str(run.files[item.i]) for item in mine], not windowed()) // workers)
+    analyzers.preimport([str(run.files[item.i]) for item in todo])  # once here, not again in each worker
     for k, out in parallel.run(units, run.unit, workers):
         _merge(run, out)
         yield from zip(units[k][0], out.results)

@@ -15,6 +15,12 @@ merges are converted one by one), and a one-template run needs a few thousand to
   ``ignore_merges`` a pre-token that is a vocabulary entry is that entry. A merged token's
   offsets are its first character's start and its last one's end, as `tokenizers` converts a
   token's span through the same alignments. Results are memoised per pre-token.
+- Words learnt: once a process has merged a few hundred pre-tokens, those that merged into one
+  token are put into the tiny tokenizer's model as vocabulary words, with ``ignore_merges`` (which
+  makes `tokenizers` give a pre-token that is a vocabulary word as that one token). Such a word
+  then comes back from `tokenizers` already merged, with the span a merge gives it: fewer tokens to
+  convert and group, no merge to look up. The model only ever holds what the merges above gave,
+  and a rebuilt model is adopted only if it encodes the text just encoded exactly as before.
 - ``decode`` of the ByteLevel decoder: the token's characters back to bytes (a token with a
   character outside the alphabet: its UTF-8 as is), decoded with U+FFFD for invalid bytes.
 
@@ -30,6 +36,8 @@ from __future__ import annotations
 import heapq
 import zlib
 from bisect import bisect_left
+from itertools import compress, islice
+from operator import eq
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from promptlint.fastbpe import form
@@ -38,6 +46,8 @@ _MASK = 0xFFFFFFFF
 _HEAP_FROM = 24  # pre-tokens longer than this merge through a heap (a 1,000-space run stays linear-log)
 _MEMO_MAX = 1 << 16  # pre-tokens remembered (then forgotten at once: a resident process stays bounded)
 _PAIRS_MAX = 1 << 20  # pair lookups remembered
+_LEARN_FIRST = 512  # one-token words merged before the tiny model first learns them (then at each doubling)
+_LEARN_MAX = 1 << 16  # words learnt at most (a resident process stays bounded)
 # Merging in Python costs ~3x what tokenizers' Rust model costs per character, and building that
 # model from the form costs what merging ~2 characters per merge-table entry costs (measured: 1.3 s
 # for cl100k's 233k entries, 1.8 s for Qwen2.5's 294k, against 2.9 us a character merged; the model
@@ -112,6 +122,10 @@ class FastTokenizer:
         self._bytes: Optional[Dict[str, int]] = None
         self._texts: Dict[int, str] = {}  # id -> its decoded text (a pure function of the id, memoised)
         self._extra: Tuple[str, ...] = ()  # special texts added to this copy (with_special_tokens)
+        self._learnt: Dict[str, int] = {}  # byte-level word -> the one token its merges give (shared by copies)
+        self._taught = 0  # words of _learnt this copy's tiny model holds
+        self._learning = True  # False once a rebuilt model did not encode as before (never again)
+        self._tiny_vocab: Optional[Dict[str, int]] = None  # the tiny model's own vocabulary (the byte characters)
 
     def with_special_tokens(self, texts: Sequence[str]) -> "Optional[FastTokenizer]":
         """A copy that also matches each of ``texts`` as one special token, as the real tokenizer
@@ -126,7 +140,7 @@ class FastTokenizer:
         if tiny is None:
             return None
         copy = FastTokenizer(self._parts, tiny)
-        copy._memo, copy._pairs = self._memo, self._pairs  # pure functions of the tables: shared
+        copy._memo, copy._pairs, copy._learnt = self._memo, self._pairs, self._learnt  # pure functions of the tables: shared
         copy._extra = extra
         copy._base = self._base or self  # one volume and one Rust model for the original and every copy
         return copy
@@ -136,12 +150,46 @@ class FastTokenizer:
     def encode(self, text: str, add_special_tokens: bool = True) -> Encoding:
         if self._volume(len(text)):
             return self.real().encode(text, add_special_tokens=add_special_tokens)
-        return self._merged(self._tiny.encode(text, add_special_tokens=add_special_tokens))
+        out = self._merged(self._tiny.encode(text, add_special_tokens=add_special_tokens))
+        if self._learning and len(self._learnt) >= max(_LEARN_FIRST, 2 * self._taught):
+            self._learn(text, add_special_tokens, out)
+        return out
 
     def encode_batch(self, texts: Sequence[str], add_special_tokens: bool = True) -> List[Encoding]:
         if self._volume(sum(len(t) for t in texts)):
             return self.real().encode_batch(list(texts), add_special_tokens=add_special_tokens)
-        return [self._merged(e) for e in self._tiny.encode_batch(list(texts), add_special_tokens=add_special_tokens)]
+        out = [self._merged(e) for e in self._tiny.encode_batch(list(texts), add_special_tokens=add_special_tokens)]
+        if out and self._learning and len(self._learnt) >= max(_LEARN_FIRST, 2 * self._taught):
+            self._learn(texts[-1], add_special_tokens, out[-1])
+        return out
+
+    def learn(self) -> bool:
+        """Teach the tiny model every one-token word merged so far, now (the proof calls it; a run
+        learns as it goes). Whether the model now holds them."""
+        probe = "Hello, world! It's 2025.\n  You are a helpful assistant."
+        return self._learn(probe, False, self._merged(self._tiny.encode(probe, add_special_tokens=False)))
+
+    def _learn(self, text: str, add_special_tokens: bool, expected: Encoding) -> bool:
+        """A tiny model that also holds the words learnt (``ignore_merges``: a pre-token that is one of
+        them comes back as that token), adopted if it encodes ``text`` as ``expected``, else dropped
+        together with any further learning."""
+        from tokenizers.models import BPE
+
+        if self._tiny_vocab is None:
+            import json
+
+            self._tiny_vocab = json.loads(self._tiny.to_str())["model"]["vocab"]
+        vocab = dict(self._learnt)
+        vocab.update(self._tiny_vocab)
+        before = self._tiny.model
+        self._tiny.model = BPE(vocab, [], ignore_merges=True)
+        again = self._merged(self._tiny.encode(text, add_special_tokens=add_special_tokens))
+        if again.ids != expected.ids or again.offsets != expected.offsets:
+            self._tiny.model = before
+            self._learning = False
+            return False
+        self._taught = len(self._learnt)
+        return True
 
     def expect(self, chars: int) -> None:
         """At least ``chars`` characters are coming (the driver's plan, before it forks workers): past
@@ -164,39 +212,48 @@ class FastTokenizer:
         return max(_SWITCH_CHARS, _CHARS_PER_ENTRY * self._n)
 
     def _merged(self, enc) -> Encoding:
-        # Only ids, offsets and word ids are read from the tiny encoding (each a list made per byte
-        # token; its token texts are not needed): a pre-token is memoised by its byte tokens' ids.
-        ids, offsets, words = tuple(enc.ids), enc.offsets, enc.word_ids
-        n = len(ids)
-        cuts = [k for k in range(1, n) if words[k] is None or words[k] != words[k - 1]]
-        cuts.append(n)
+        # Only ids, offsets and word ids are read from the tiny encoding (its token texts are not
+        # needed); a pre-token is memoised by its byte tokens' ids. The positions where a token
+        # continues the pre-token before it (the same word id) are found in C: once words are learnt
+        # they are few, and every other token is copied as it came, in slices.
+        ids, offsets, words = enc.ids, enc.offsets, enc.word_ids
+        joins = [k for k in compress(range(1, len(words)), map(eq, islice(words, 1, None), words)) if words[k] is not None]
+        if not joins:
+            return Encoding(ids, offsets, self)
         out_ids: List[int] = []
         out_offsets: List[Tuple[int, int]] = []
         memo = self._memo
-        start = 0
-        for end in cuts:
-            if end - start == 1:
-                out_ids.append(ids[start])
-                out_offsets.append(offsets[start])
-            elif end > start:
-                piece = ids[start:end]
-                known = memo.get(piece)
-                if known is None:
-                    known = self._word(piece)
-                    if len(memo) >= _MEMO_MAX:
-                        memo.clear()
-                    memo[piece] = known
-                merged, lengths = known
-                if len(merged) == 1:  # the whole pre-token one token (most words)
-                    out_ids.append(merged[0])
-                    out_offsets.append((offsets[start][0], offsets[end - 1][1]))
-                else:
-                    at = start
-                    for tid, length in zip(merged, lengths):
-                        out_ids.append(tid)
-                        out_offsets.append((offsets[at][0], offsets[at + length - 1][1]))
-                        at += length
-            start = end
+        done, i, m = 0, 0, len(joins)
+        while i < m:
+            start, end = joins[i] - 1, joins[i] + 1  # the pre-token [start, end): a run of joins
+            i += 1
+            while i < m and joins[i] == end:
+                end += 1
+                i += 1
+            out_ids += ids[done:start]
+            out_offsets += offsets[done:start]
+            done = end
+            piece = tuple(ids[start:end])
+            known = memo.get(piece)
+            if known is None:
+                known = self._word(piece)
+                if len(memo) >= _MEMO_MAX:
+                    memo.clear()
+                memo[piece] = known
+                if len(known[0]) == 1 and self._learning and len(self._learnt) < _LEARN_MAX:
+                    self._learnt["".join(map(self._token, piece))] = known[0][0]
+            merged, lengths = known
+            if len(merged) == 1:  # the whole pre-token one token (most words)
+                out_ids.append(merged[0])
+                out_offsets.append((offsets[start][0], offsets[end - 1][1]))
+            else:
+                at = start
+                for tid, length in zip(merged, lengths):
+                    out_ids.append(tid)
+                    out_offsets.append((offsets[at][0], offsets[at + length - 1][1]))
+                    at += length
+        out_ids += ids[done:]
+        out_offsets += offsets[done:]
         return Encoding(out_ids, out_offsets, self)
 
     def _word(self, ids: Tuple[int, ...]) -> Tuple[Tuple[int, ...], Tuple[int, ...]]:

@@ -17,7 +17,11 @@ def schema(name: str) -> dict:
 
 def validate(name: str, data: Any, where: str = "") -> Optional[str]:
     """None when ``data`` is valid, else a one-line description of the first problem."""
-    import jsonschema  # lazy: ~0.1 s, only when a config or samples file is read
+    from promptlint.schemas import quick
+
+    if quick.check(schema(name), data) is True:
+        return None  # surely valid: no jsonschema import (~0.1 s before a cold run's workers fork)
+    import jsonschema  # lazy: ~0.1 s, only for a document the quick check cannot vouch for
 
     validator = jsonschema.Draft202012Validator(schema(name))
     errors = sorted(validator.iter_errors(data), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from array import array
 from collections import OrderedDict
+from itertools import chain
 from typing import List, Optional, Tuple
 
 MAX_CHARS = 2_000_000  # characters of text remembered per tokenizer (about 500k tokens: ~10 MB)
+RUN_CHARS = 400_000  # the same within one run (each worker): the recent texts, where its repeats are (~2 MB)
 MIN_CHARS = 32  # shorter texts cost less to encode than to remember
 
 
@@ -44,11 +46,7 @@ class EncodeMemo:
         key = (text, add_special_tokens)
         if key in self._kept:
             return
-        flat = array("q")
-        for start, end in offsets:
-            flat.append(start)
-            flat.append(end)
-        self._kept[key] = (array("q", ids), flat)
+        self._kept[key] = (array("q", ids), array("q", chain.from_iterable(offsets)))
         self.chars += len(text)
         while self.chars > self.max_chars:
             (old, _), _ = self._kept.popitem(last=False)
