@@ -61,3 +61,23 @@ def test_a_text_json_loads_refuses_is_refused_alike(text):
     with pytest.raises(ValueError) as ours:
         parser.parse(text, "t")
     assert str(ours.value) == str(theirs.value)
+
+
+def test_grouping_makes_a_shared_openings_text_once(monkeypatch):
+    from promptlint.conversation import grouping, shapes
+    from promptlint.conversation.capture import Request
+
+    history = [{"role": "system", "content": "Be kind."}, {"role": "user", "content": "hi"}]
+    parser, requests = Parser(), []
+    for turn in range(4):  # the same conversation growing: 2, 4, 6, 8 messages
+        body, _ = parser.parse(json.dumps({"messages": history, "model": "m"}), "t")
+        requests.append(Request(turn + 1, body, "test_app.py", 3, test_id="t"))
+        history = history + [{"role": "assistant", "content": "ok"}, {"role": "user", "content": f"q{turn}"}]
+    other = {"messages": [{"role": "user", "content": "hi"}], "model": "m"}  # the same opening, its own object
+    requests.append(Request(5, json.loads(json.dumps(other)), "test_app.py", 3, test_id="t"))
+    made = []
+    real = shapes.message_canon
+    monkeypatch.setattr(shapes, "message_canon", lambda m, kind: made.append(m) or real(m, kind))
+    [(name, grouped)] = grouping.group(requests)
+    assert name == "t #1" and [r.index for r in grouped] == [1, 2, 3, 4, 5]  # one conversation, as before
+    assert len(made) == 2  # the opening shared by requests 1-4 once, request 5's own once
