@@ -8,5 +8,6 @@ model, tools, system, messages, the parameters that reach the prompt), ``fields`
 field that broke the prefix, and its family), ``render`` (a body's prompt text, tokens and
 breakpoint positions), ``reuse`` (each provider's or engine's own rule for what it reuses),
 ``analysis`` (figures and findings per request), ``report`` (the summary and JSON), ``plugin``
-(the pytest plugin that records requests sent through httpx).
+(the pytest plugin that records requests sent through httpx), ``bodies`` (its recorded bodies parsed,
+a conversation's repeated history once).
 """

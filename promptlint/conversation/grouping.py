@@ -13,8 +13,9 @@ from promptlint.conversation.capture import Request
 def group(requests: List[Request]) -> List[Tuple[str, List[Request]]]:
     """``(name, requests in order)`` per conversation, in order of their first request."""
     keyed: Dict[tuple, List[Request]] = {}  # a dict keeps its keys in order of first insertion
+    seen: Dict[tuple, tuple] = {}  # (id of an opening message, kind) -> (it, kept alive, its canonical text)
     for r in requests:
-        key = ("key", r.path, r.test_id or "", r.conversation) if r.conversation is not None else ("open", r.path, r.test_id or "", _opening(r))
+        key = ("key", r.path, r.test_id or "", r.conversation) if r.conversation is not None else ("open", r.path, r.test_id or "", _opening(r, seen))
         found = keyed.get(key)
         if found is None:
             keyed[key] = [r]
@@ -30,7 +31,12 @@ def group(requests: List[Request]) -> List[Tuple[str, List[Request]]]:
     return out
 
 
-def _opening(r: Request) -> str:
+def _opening(r: Request, seen: Dict[tuple, tuple]) -> str:
+    """The canonical text of the first non-system message. Bodies parsed with their history shared
+    (the plugin's: ``bodies``) hold the same message object turn after turn: its text is made once."""
     s = shapes.of(r)
     first = next((m for m in s.messages if not (isinstance(m, dict) and m.get("role") in ("system", "developer"))), None)
-    return shapes.message_canon(first, s.kind)
+    known = seen.get((id(first), s.kind))
+    if known is None:
+        known = seen[(id(first), s.kind)] = (first, shapes.message_canon(first, s.kind))
+    return known[1]

@@ -172,16 +172,25 @@ class _Recorder:
                 gc.enable()
 
     def _analyse(self, config) -> None:
-        import json
+        requests, bad = self._requests()
+        lines = [f"promptlint: {b}" for b in bad]
+        if requests:
+            lines.append(self._report(config, requests))
+        self.text = "\n".join(lines)
 
+    def _requests(self) -> tuple:
+        """The recorded requests, parsed (each body's history shared with the previous body of its
+        test and endpoint where it repeats it: ``bodies``), and one line per body that is not a
+        JSON object."""
+        from promptlint.conversation import bodies, shapes
         from promptlint.conversation.capture import Request
         from promptlint.conversation.readers import endpoint_provider, with_url_model
 
-        requests, bad, shown = [], [], {}
+        requests, bad, shown, parser = [], [], {}, bodies.Parser()
         for n, (test_id, filename, line, path, body, sent_at, response) in enumerate(self.sent, 1):
             where = self._shown(filename, shown)
             try:
-                parsed = json.loads(body.decode("utf-8"))
+                parsed, raws = parser.parse(body.decode("utf-8"), (test_id, path))
             except (UnicodeDecodeError, ValueError, RecursionError):
                 bad.append(f"{where}:{line}: request {n} ({test_id}): not a JSON body")
                 continue
@@ -189,12 +198,13 @@ class _Recorder:
                 bad.append(f"{where}:{line}: request {n} ({test_id}): not a JSON object")
                 continue
             provider = endpoint_provider(path)
-            requests.append(Request(n, with_url_model(parsed, path, provider), where, line, None, _reply(response),
-                                    _hint(provider), test_id, where=f"request {n} of the run", time=sent_at))
-        lines = [f"promptlint: {b}" for b in bad]
-        if requests:
-            lines.append(self._report(config, requests))
-        self.text = "\n".join(lines)
+            request = Request(n, with_url_model(parsed, path, provider), where, line, None, _reply(response),
+                              _hint(provider), test_id, where=f"request {n} of the run", time=sent_at)
+            shape = shapes.of(request)
+            if shape.message_key in raws:  # the messages as sent: the text the next request is compared with
+                shape.wire = raws[shape.message_key]
+            requests.append(request)
+        return requests, bad
 
     def _report(self, config, requests) -> str:
         import io
