@@ -1536,8 +1536,10 @@ class Flow:
 
     def _collection(self, node: ast.Call, name: str, ev, scope=None) -> Val:
         """list(...), tuple(...), dict(...) and friends: same items, order hazards carried over."""
-        if name == "dict":
-            return self._mapping_call(node, ev, scope)
+        if name == "dict":  # the call is where its keyword entries are written (findings point at them)
+            out = self._mapping_call(node, ev, scope)
+            out.node = out.node or node
+            return out
         if not node.args:
             return Val(items=[] if name in ("list", "tuple") else None)
         x = ev(node.args[0])
@@ -1566,9 +1568,16 @@ class Flow:
         out = self.opaque(node)
         out.mapping = {k: ev(v) for k, v in record.items()}
         out.node = node
+        for kw in node.keywords:
+            if kw.arg is None:  # `Params(**settings)`: the spread mapping's fields, when known
+                x = ev(kw.value)
+                out.add(x)
+                out.mapping = {**x.mapping, **out.mapping} if out.mapping is not None and x.mapping is not None else None
+                if out.mapping is None:
+                    break
         for a in node.args:
             out.add(ev(a))
-        return out.add(*out.mapping.values())
+        return out.add(*(out.mapping or {}).values())
 
     def dumped(self, node: ast.AST, scope) -> Optional[Val]:
         """The data a ``json.dumps(...)`` call serializes, when ``node`` is that call or a local name
@@ -1896,7 +1905,7 @@ def _record_fields(node: ast.Call, name: Optional[str], method: Optional[str]) -
         fields = {k.arg: k.value for k in node.keywords if k.arg}
         fields.setdefault("content", node.args[0])
         return fields
-    if not last[:1].isupper() or not any(k.arg for k in node.keywords):
+    if not last[:1].isupper() or not node.keywords:  # `SamplingParams(**DECODING)` too: fields from the spread
         return None
     return {k.arg: k.value for k in node.keywords if k.arg}
 
