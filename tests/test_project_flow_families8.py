@@ -9,6 +9,10 @@ tests/test_project_flow_unseen9.py, each closed as a family with projects of its
    (inline, bound to a name, read through a module attribute), ``SamplingParams(**{...})``, and a request dict
    ``{**DEFAULTS, ...}`` posted over HTTP, the spread dict written in another module; the finding is at the
    spread dict's ``"prompt_logprobs"`` key (docs/rules/M702.md). Clean twin: that entry is ``None``.
+4. M202 once: a set of tool names grown in a helper of another module (``|=``, ``-=``/``^=``, ``|=`` of a
+   frozenset; ``.add``/``.update`` too, which main already reported once: kept as guards) and iterated into
+   Mistral's ``tools=`` in the agent module is reported at that iteration only (where the Python fix puts
+   ``sorted``), not again where the set is grown. Clean twin: the names are iterated through ``sorted(...)``.
 """
 
 from __future__ import annotations
@@ -214,3 +218,81 @@ def test_prompt_logprobs_in_spread_request_defaults(tmp_path):
 
 def test_prompt_logprobs_none_in_spread_request_defaults_is_clean(tmp_path):
     assert_clean(tmp_path, _posted_defaults_project("None"))
+
+
+# ------------------------------------------------------------- 4. M202: a set grown in a helper, iterated elsewhere
+
+GROWTH = {
+    "union_assign": ('enabled |= {"create_ticket", "escalate"}', 'enabled |= {"runbook_search"}'),
+    "difference_assign": ('enabled |= {"create_ticket", "escalate", "runbook_search"}\n                    enabled -= {"runbook_search"}',
+                          'enabled ^= {"runbook_search"}'),
+    "union_of_a_frozenset": ("enabled |= ONCALL_TOOLS", "enabled |= frozenset(SCHEMAS) - ONCALL_TOOLS"),
+    "add": ('enabled.add("create_ticket")\n                    enabled.add("escalate")', 'enabled.add("runbook_search")'),
+    "update_list": ('enabled.update(["create_ticket", "escalate"])', 'enabled.update(("runbook_search",))'),
+    "update_set": ('enabled.update({"create_ticket", "escalate"})', 'enabled.update({"runbook_search"})'),
+}
+
+
+def _toolbox_project(growth: str, ordered: bool):
+    """Mistral's SDK; the enabled tool names collected in a registry module, iterated in the agent module."""
+    on_call, default = GROWTH[growth]
+    names = "sorted(enabled_tools(role))" if ordered else "enabled_tools(role)"
+    return {
+        "toolbox/__init__.py": "",
+        "toolbox/registry.py": f'''
+            ONCALL_TOOLS = frozenset({{"create_ticket", "escalate"}})
+            SCHEMAS = {{
+                "lookup_host": {{"description": "Return the owner, rack and status of a host.",
+                                 "parameters": {{"type": "object", "properties": {{"host": {{"type": "string"}}}}}}}},
+                "create_ticket": {{"description": "Open a ticket in the on-call queue.",
+                                   "parameters": {{"type": "object", "properties": {{"title": {{"type": "string"}}}}}}}},
+                "escalate": {{"description": "Page the secondary on-call engineer.",
+                              "parameters": {{"type": "object", "properties": {{"reason": {{"type": "string"}}}}}}}},
+                "runbook_search": {{"description": "Search the runbooks by keyword.",
+                                    "parameters": {{"type": "object", "properties": {{"q": {{"type": "string"}}}}}}}},
+            }}
+
+
+            def enabled_tools(role):
+                enabled = set()
+                enabled.add("lookup_host")
+                if role == "oncall":
+                    {on_call}
+                else:
+                    {default}
+                return enabled
+            ''',
+        "toolbox/agent.py": f'''
+            import os
+
+            from mistralai import Mistral
+
+            from toolbox.registry import SCHEMAS, enabled_tools
+
+            SYSTEM = "You are the infrastructure assistant. Use a tool whenever a question is about a host or an incident."
+            mistral = Mistral(api_key=os.environ["MISTRAL_API_KEY"])
+
+
+            def ask(role, messages):
+                tools = []
+                for name in {names}:
+                    tools.append({{"type": "function", "function": {{"name": name, **SCHEMAS[name]}}}})
+                res = mistral.chat.complete(
+                    model="mistral-large-latest",
+                    messages=[{{"role": "system", "content": SYSTEM}}, *messages],
+                    tools=tools,
+                )
+                return res.choices[0].message
+            ''',
+    }
+
+
+@pytest.mark.parametrize("growth", list(GROWTH))
+def test_set_grown_in_a_helper_is_reported_once_where_iterated(tmp_path, growth):
+    assert_hazard(tmp_path, (_toolbox_project(growth, False), "toolbox/agent.py",
+                             ("M202", "toolbox/agent.py", "for name in enabled_tools(role)")))
+
+
+@pytest.mark.parametrize("growth", list(GROWTH))
+def test_set_grown_in_a_helper_iterated_sorted_is_clean(tmp_path, growth):
+    assert_clean(tmp_path, _toolbox_project(growth, True))

@@ -910,7 +910,6 @@ CLEAN = {
 
 _FIRST_RUN_MISSES = {
     "m101_sanic_groq_format_map": "a clock in a str.format_map mapping made by a walrus in the call: nothing",
-    "m202_quart_bedrock_match_set": "M202 at the iteration and twice more where the set is grown",
 }
 
 

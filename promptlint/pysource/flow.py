@@ -1001,7 +1001,8 @@ class Flow:
                 out.parts = out.parts + v.parts
             else:
                 out.parts = out.parts if v.parts is None else None
-            self._iterate(v, e.value, out)
+            if out.unordered is None:  # a set grown by `|=`/`-=` stays a set: its order is judged where it is iterated
+                self._iterate(v, e.value, out)
         elif e.kind in ("append", "insert", "insert0"):
             at = _const_int(call.args[0]) if call is not None and len(call.args) == 2 else (0 if e.kind == "insert0" else None)
             # in a loop (not unrolled): its item once, standing for its repeats, so what follows keeps its place
