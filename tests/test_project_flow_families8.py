@@ -1,6 +1,13 @@
 """Families of the eighth round (the four cases the ninth unseen set missed or over-reported on its first run,
 tests/test_project_flow_unseen9.py, each closed as a family with projects of its own and a clean twin each):
 
+1. M101, a clock in the mapping that fills a ``str.format_map(mapping)``/``str.format(**mapping)`` template (the
+   mapping a dict literal or ``dict(...)``, made by a walrus inside the call or bound earlier), the prompts
+   returned as a tuple ``(system, user)`` that the sending module unpacks (``system, user = render(q)``: each
+   name takes its element, text and all, so the clock's place is measured); figures by hand (families6's
+   ``_m101``: eligible = floor(min(ideal, P - 1) / B)). Clean twin: the clock follows the question in the user
+   template.
+
 2. M401, a per-request salt drawn from ``random``/``secrets`` (any function of the module, ``SystemRandom()``'s
    methods, a name imported from the module) in a ``cache_salt`` written as a keyword of ``dict(...)`` (also
    ``dict(BASE, cache_salt=...)``) in a body builder of another module, sent as ``extra_body=`` or posted as
@@ -17,8 +24,69 @@ tests/test_project_flow_unseen9.py, each closed as a family with projects of its
 
 from __future__ import annotations
 
+import json
+
 import pytest
-from flow_harness import assert_clean, assert_hazard
+from flow_harness import assert_clean, assert_hazard, write
+from test_agent_call_shapes import POLICY
+from test_project_flow_families6 import STAMP, _m101
+
+# ------------------------------------------------------------- 1. M101: a clock in a format_map/format(**) mapping
+
+FILLS = {
+    "walrus_literal": ("system = SYSTEM.format_map(slots := {{'now': {stamp}, 'question': question}})", ""),
+    "dict_call": ("system = SYSTEM.format_map(slots := dict(now={stamp}, question=question))", ""),
+    "bound_earlier": ("system = SYSTEM.format_map(slots)", "slots = {{'question': question, 'now': {stamp}}}"),
+    "format_spread": ("system = SYSTEM.format(**slots)", "slots = dict(question=question, now={stamp})"),
+    "format_spread_literal": ("system = SYSTEM.format(**(slots := {{'now': {stamp}, 'question': question}}))", ""),
+}
+
+
+def _desk_project(fill: str, clock_first: bool):
+    """Anthropic; a renderer in a package module returns (system, user), unpacked by the sending module."""
+    line, before = FILLS[fill]
+    system = ("Clock: {now}\n\n" + POLICY) if clock_first else POLICY
+    user = "{question}" if clock_first else "{question}\n\nClock: {now}"
+    return {
+        "desk/__init__.py": "",
+        "desk/policy.py": f"""
+            from datetime import datetime
+
+            SYSTEM = {json.dumps(system)}
+            USER = {json.dumps(user)}
+
+
+            def render(question):
+                {before.format(stamp=STAMP)}
+                {line.format(stamp=STAMP)}
+                return system, USER.format_map(slots)
+            """,
+        "desk/bot.py": """
+            import anthropic
+
+            from desk.policy import render
+
+            claude = anthropic.Anthropic()
+
+
+            def answer(question):
+                system, user = render(question)
+                msg = claude.messages.create(model="claude-sonnet-4-5", max_tokens=256, system=system,
+                                             messages=[{"role": "user", "content": user}])
+                return msg.content[0].text
+            """,
+    }
+
+
+@pytest.mark.parametrize("fill", list(FILLS))
+def test_clock_in_a_format_mapping_of_a_tuple_returned_prompt(tmp_path, qwen, fill):
+    write(tmp_path, _desk_project(fill, True))
+    _m101(tmp_path, qwen, "desk/bot.py", "desk/policy.py", "datetime.now()", "Clock: {}\n\n" + POLICY)
+
+
+@pytest.mark.parametrize("fill", list(FILLS))
+def test_clock_after_the_question_in_a_format_mapping_is_clean(tmp_path, fill):
+    assert_clean(tmp_path, _desk_project(fill, False))
 
 # ------------------------------------------------------------- 2. M401: random/secrets salts in dict(cache_salt=...)
 

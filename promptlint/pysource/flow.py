@@ -416,8 +416,11 @@ class Index:
                     if entry.kind == "for":  # `for name, body in pairs`: element i of each item
                         self._bind(scope, elt.id, Entry(entry.pos, "for", entry.value, entry.loops,
                                                         path=entry.path + (target.elts.index(elt),)))
-                    else:
-                        self._bind(scope, elt.id, Entry(entry.pos, "unpack", entry.value, entry.loops))
+                    else:  # `system, user = render(q)`: element i of the value (unknown after a starred one)
+                        at = target.elts.index(elt)
+                        starred = any(isinstance(x, ast.Starred) for x in target.elts[:at + 1])
+                        self._bind(scope, elt.id, Entry(entry.pos, "unpack", entry.value, entry.loops,
+                                                        path=() if starred else (at,)))
         elif isinstance(target, ast.Subscript):
             keys = []
             while isinstance(target, ast.Subscript):
@@ -886,7 +889,12 @@ class Flow:
                 elem.add(Val(hazards=v.hazards, names=v.names))
             v = elem
         elif base.kind == "unpack":
-            v = self.opaque(base.value, name, name).add(v)
+            picked = _pick(v, base.path) if base.path and v.items is not None and v.unordered is None else None
+            if picked is not None:  # the tuple's own element: its text, so the finding can measure where it sits
+                v = Val(picked.parts, list(picked.hazards), picked.items, picked.mapping, picked.unordered,
+                        picked.names | {name}, picked.node, picked.instance, picked.closure, picked.merged)
+            else:
+                v = self.opaque(base.value, name, name).add(v)
         out = Val(v.parts, list(v.hazards), list(v.items) if v.items is not None else None,
                   dict(v.mapping) if v.mapping is not None else None, v.unordered, v.names, v.node, v.instance, v.closure,
                   v.merged)
