@@ -9,7 +9,9 @@ tests/test_project_flow_unseen9.py, each closed as a family with projects of its
    template.
 
 2. M401, a per-request salt drawn from ``random``/``secrets`` (any function of the module, ``SystemRandom()``'s
-   methods, a name imported from the module) in a ``cache_salt`` written as a keyword of ``dict(...)`` (also
+   methods, a name imported from the module; and the standard library's other random bytes and clocks, added to
+   ``pysource.sinks.VOLATILE_CALLS``: ``os.getrandom``, ``ssl.RAND_bytes``, ``time.clock_gettime(_ns)``,
+   ``time.thread_time(_ns)``, ``time.process_time_ns``) in a ``cache_salt`` written as a keyword of ``dict(...)`` (also
    ``dict(BASE, cache_salt=...)``) in a body builder of another module, sent as ``extra_body=`` or posted as
    ``json=``; the finding is at the ``cache_salt=`` keyword (docs/rules/M401.md). Clean twin: a hash of the tenant.
 3. M702, ``prompt_logprobs`` in a mapping spread with ``**`` into the request: ``SamplingParams(**settings)``
@@ -97,6 +99,9 @@ SALTS = {
     "system_random": ("import random", 'format(random.SystemRandom().getrandbits(48), "x")'),
     "getrandbits_imported": ("from random import getrandbits", 'f"{org}/{getrandbits(32):08x}"'),
     "secrets_token": ("import secrets", "secrets.token_urlsafe(12)"),
+    "os_getrandom": ("import os", "os.getrandom(8).hex()"),
+    "ssl_rand_bytes": ("from ssl import RAND_bytes", "RAND_bytes(8).hex()"),
+    "clock_gettime_ns": ("import time", "f\"{org}-{time.clock_gettime_ns(time.CLOCK_REALTIME)}\""),
 }
 STABLE = 'hashlib.blake2b(org.encode(), digest_size=8).hexdigest()'
 
