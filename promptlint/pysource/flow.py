@@ -1581,12 +1581,10 @@ class Flow:
             if kw.arg is None:  # `Params(**settings)`: the spread mapping's fields, when known
                 x = ev(kw.value)
                 out.add(x)
-                out.mapping = {**x.mapping, **out.mapping} if out.mapping is not None and x.mapping is not None else None
-                if out.mapping is None:
-                    break
+                out.mapping = {**(x.mapping or {}), **out.mapping}
         for a in node.args:
             out.add(ev(a))
-        return out.add(*(out.mapping or {}).values())
+        return out.add(*out.mapping.values())
 
     def dumped(self, node: ast.AST, scope) -> Optional[Val]:
         """The data a ``json.dumps(...)`` call serializes, when ``node`` is that call or a local name
