@@ -416,8 +416,11 @@ class Index:
                     if entry.kind == "for":  # `for name, body in pairs`: element i of each item
                         self._bind(scope, elt.id, Entry(entry.pos, "for", entry.value, entry.loops,
                                                         path=entry.path + (target.elts.index(elt),)))
-                    else:
-                        self._bind(scope, elt.id, Entry(entry.pos, "unpack", entry.value, entry.loops))
+                    else:  # `system, user = render(q)`: element i of the value (unknown after a starred one)
+                        at = target.elts.index(elt)
+                        starred = any(isinstance(x, ast.Starred) for x in target.elts[:at + 1])
+                        self._bind(scope, elt.id, Entry(entry.pos, "unpack", entry.value, entry.loops,
+                                                        path=() if starred else (at,)))
         elif isinstance(target, ast.Subscript):
             keys = []
             while isinstance(target, ast.Subscript):
@@ -886,7 +889,12 @@ class Flow:
                 elem.add(Val(hazards=v.hazards, names=v.names))
             v = elem
         elif base.kind == "unpack":
-            v = self.opaque(base.value, name, name).add(v)
+            picked = _pick(v, base.path) if base.path and v.items is not None and v.unordered is None else None
+            if picked is not None:  # the tuple's own element: its text, so the finding can measure where it sits
+                v = Val(picked.parts, list(picked.hazards), picked.items, picked.mapping, picked.unordered,
+                        picked.names | {name}, picked.node, picked.instance, picked.closure, picked.merged)
+            else:
+                v = self.opaque(base.value, name, name).add(v)
         out = Val(v.parts, list(v.hazards), list(v.items) if v.items is not None else None,
                   dict(v.mapping) if v.mapping is not None else None, v.unordered, v.names, v.node, v.instance, v.closure,
                   v.merged)
@@ -1001,7 +1009,8 @@ class Flow:
                 out.parts = out.parts + v.parts
             else:
                 out.parts = out.parts if v.parts is None else None
-            self._iterate(v, e.value, out)
+            if out.unordered is None:  # a set grown by `|=`/`-=` stays a set: its order is judged where it is iterated
+                self._iterate(v, e.value, out)
         elif e.kind in ("append", "insert", "insert0"):
             at = _const_int(call.args[0]) if call is not None and len(call.args) == 2 else (0 if e.kind == "insert0" else None)
             # in a loop (not unrolled): its item once, standing for its repeats, so what follows keeps its place
@@ -1536,8 +1545,10 @@ class Flow:
 
     def _collection(self, node: ast.Call, name: str, ev, scope=None) -> Val:
         """list(...), tuple(...), dict(...) and friends: same items, order hazards carried over."""
-        if name == "dict":
-            return self._mapping_call(node, ev, scope)
+        if name == "dict":  # the call is where its keyword entries are written (findings point at them)
+            out = self._mapping_call(node, ev, scope)
+            out.node = out.node or node
+            return out
         if not node.args:
             return Val(items=[] if name in ("list", "tuple") else None)
         x = ev(node.args[0])
@@ -1566,6 +1577,11 @@ class Flow:
         out = self.opaque(node)
         out.mapping = {k: ev(v) for k, v in record.items()}
         out.node = node
+        for kw in node.keywords:
+            if kw.arg is None:  # `Params(**settings)`: the spread mapping's fields, when known
+                x = ev(kw.value)
+                out.add(x)
+                out.mapping = {**(x.mapping or {}), **out.mapping}
         for a in node.args:
             out.add(ev(a))
         return out.add(*out.mapping.values())
@@ -1896,7 +1912,7 @@ def _record_fields(node: ast.Call, name: Optional[str], method: Optional[str]) -
         fields = {k.arg: k.value for k in node.keywords if k.arg}
         fields.setdefault("content", node.args[0])
         return fields
-    if not last[:1].isupper() or not any(k.arg for k in node.keywords):
+    if not last[:1].isupper() or not node.keywords:  # `SamplingParams(**DECODING)` too: fields from the spread
         return None
     return {k.arg: k.value for k in node.keywords if k.arg}
 

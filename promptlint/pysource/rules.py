@@ -32,6 +32,17 @@ REQUEST_KWARGS = {"extra_body", "json", "body", "data", "sampling_params", "para
 REQUEST_KEYS = {"model", "prompt", "messages", "max_tokens", "temperature", "top_p", "n", "logprobs", "stream"}
 
 
+def _scope_of(flow, node: ast.AST):
+    """The function (None: the module) a dict or call of ``flow``'s module is written in."""
+    for n, scope in flow.index.dicts:
+        if n is node:
+            return scope
+    for n, scope in flow.index.calls:
+        if n is node:
+            return scope
+    return None
+
+
 def _is_launch_text(text: str, m) -> bool:
     """The flag as a command-line argument (an argv element, or a command line), not prose or a pattern."""
     if text.strip() == m.group(0) or text.strip().startswith(m.group(0) + "="):
@@ -266,6 +277,8 @@ class HazardScan:
                     if k.value == "prompt_logprobs" and not requestlike:
                         continue
                     self.keyword(k.value, v, d, scope, salt_names)
+                elif k is None and requestlike:  # `{**DEFAULTS, "model": m}`: the spread settings' own keys
+                    self._spread_flags(v, d)
             if id(d) not in self.seen_dicts and _is_message_dict(d):
                 val = self.flow.ev(d, scope)
                 content = (val.mapping or {}).get("content")
@@ -366,6 +379,10 @@ class HazardScan:
                 for kw in d.keywords:
                     if kw.arg == "prompt_logprobs" and not (isinstance(kw.value, ast.Constant) and kw.value.value is None):
                         self._prompt_logprobs(kw.value)
+                    elif kw.arg == "cache_salt" and not isinstance(kw.value, ast.Constant) and "cache_salt" in holder.mapping:
+                        self._salt(kw.value, holder.mapping["cache_salt"])  # `dict(cache_salt=..., top_k=40)`
+                    elif kw.arg is None:  # `SamplingParams(**DECODING)`: the spread dict's own entries
+                        self._spread_flags(kw.value, d)
                 continue
             if not isinstance(d, ast.Dict):
                 continue
@@ -375,6 +392,27 @@ class HazardScan:
                     self._salt(v, holder.mapping[key])
                 elif key == "prompt_logprobs" and not (isinstance(v, ast.Constant) and v.value is None):
                     self._prompt_logprobs(v)
+
+    def _spread_flags(self, value: ast.AST, at: ast.AST, depth: int = 0) -> None:
+        """``cache_salt``/``prompt_logprobs`` in a mapping spread with ``**`` into a request (``SamplingParams(
+        **DECODING)``, ``{**DEFAULTS, "model": m}``): the dict it names, in this module or an imported one,
+        judged at that dict's own key."""
+        owner = self.flow._flow_of(at)
+        d = owner.ev(value, _scope_of(owner, at)).node
+        if depth > 3 or not isinstance(d, (ast.Dict, ast.Call)):
+            return
+        owner = self.flow._flow_of(d)
+        scope = _scope_of(owner, d)
+        entries = (zip(d.keys, d.values) if isinstance(d, ast.Dict)
+                   else ((ast.Constant(kw.arg) if kw.arg else None, kw.value) for kw in d.keywords))
+        for k, v in entries:
+            key = k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None
+            if k is None:
+                self._spread_flags(v, d, depth + 1)
+            elif key == "cache_salt" and not isinstance(v, ast.Constant):
+                self._salt(v, owner.ev(v, scope))
+            elif key == "prompt_logprobs" and not (isinstance(v, ast.Constant) and v.value is None):
+                self._prompt_logprobs(v)
 
     def template_chains(self) -> None:
         """LangChain ``(prompt | llm).invoke(variables)`` (also through a name bound to the chain): the prompt

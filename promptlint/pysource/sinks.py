@@ -133,6 +133,15 @@ VOLATILE_CALLS: Dict[str, str] = {
     "uuid.uuid6": "id",
     "uuid.uuid7": "id",
     "os.urandom": "id",
+    # the other random-byte sources and clocks of the standard library (any function of `random`/`secrets` is
+    # listed below, in VOLATILE_MODULES)
+    "os.getrandom": "id",
+    "ssl.RAND_bytes": "id",
+    "time.process_time_ns": "number",
+    "time.thread_time": "number",
+    "time.thread_time_ns": "number",
+    "time.clock_gettime": "number",
+    "time.clock_gettime_ns": "number",
     "pendulum.now": "timestamp",
     "pendulum.today": "date",
     "pendulum.tomorrow": "date",
