@@ -77,7 +77,14 @@ defaults alone 42; the travel-desk system prompt 129 and its three enabled tools
 tokenizer once and counted them all (run again after the runbook and the schema description were lengthened so both
 clear 1,024 alone).
 
-First run: (to be filled by the lead after the single run)"""
+First run (06:01 UTC, main 57b338d — the merge of this file, unchanged; run once): all 10 hazards pass the
+harness's exact check (the one expected finding at the expected line, nothing else); **one false alarm** among the
+10 clean projects: the ``cmd.Cmd`` shell's clean twin gave M101 "not measured" at the line that stores the user's
+message ``f"[{datetime.now():%H:%M}]\n{line}"`` in the history: the clock counted as preceding ``line`` (the
+method's parameter, a name the word lists do not know), taken for shared text of unknown length.
+Closed after the first run by the family "a value promptlint cannot evaluate in a user turn is the person's input"
+(OpenAI history, Anthropic content blocks, Responses input, Gemini contents, LangChain ``("human", ...)``, a message
+dict judged alone), tests/test_project_flow_user_turn.py; the twin now passes with its expectation as written."""
 
 from __future__ import annotations
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import json
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
@@ -34,6 +35,7 @@ POINT = "cachePoint"  # Bedrock: a block of its own that closes the prefix befor
 # where a block's text lives, in order of preference (Bedrock wraps blocks in a one-key object)
 TEXT_KEYS = ("text", "thinking", "content", "output", "parts", "toolResult", "guardContent", "source", "data")
 PROMPT_KEYS = ("prompt", "prompts", "input", "contents", "text")
+USER_ROLES = ("user", "human")  # a turn whose text is the person's own (LangChain says "human")
 
 
 @dataclass
@@ -134,7 +136,7 @@ def _responses(out: Layout, get) -> Layout:
         out.add(items, "input", "prompt")
     for i, item in enumerate(_items(items)):
         if _has(item, "content"):
-            _content(out, _field(item, "content"), f"input[{i}].content", "messages")
+            _content(out, _field(item, "content"), f"input[{i}].content", "messages", _user(item))
         else:  # function_call_output, function_call, a bare string
             out.add(block_text(item), f"input[{i}]", "messages", carrier=item)
     return out
@@ -156,7 +158,7 @@ def _gemini(out: Layout, get, receiver: Optional[Val]) -> Layout:
         out.add(block_text(contents), "contents", "messages")  # a string, or unknown
     for i, c in enumerate(_items(contents)):
         if _has(c, "parts"):
-            _content(out, _field(c, "parts"), f"contents[{i}].parts", "messages")
+            _content(out, _field(c, "parts"), f"contents[{i}].parts", "messages", _user(c))
         else:
             out.add(block_text(c), f"contents[{i}]", "messages", carrier=c)
     return out
@@ -190,7 +192,7 @@ def _conversation(out: Layout, val: Optional[Val]) -> None:
     for i, msg in enumerate(_items(val)):
         if _unknown_item(msg):  # `[*history, question]`: the history's messages, not known, where they go
             out.add(msg, f"messages[{i}]", "messages")
-        _content(out, _field(msg, "content"), f"messages[{i}].content", "messages")
+        _content(out, _field(msg, "content"), f"messages[{i}].content", "messages", _user(msg))
 
 
 def _messages(out: Layout, val: Optional[Val], key: str) -> None:
@@ -202,25 +204,55 @@ def _messages(out: Layout, val: Optional[Val], key: str) -> None:
         return
     for i, item in enumerate(val.items):
         if item.mapping is not None:
-            _content(out, item.mapping.get("content"), f"{key}[{i}].content", "messages")
+            _content(out, item.mapping.get("content"), f"{key}[{i}].content", "messages", _user(item))
         elif item.items is not None and len(item.items) == 2:  # LangChain ("system", "...") tuples
-            out.add(item.items[1], f"{key}[{i}].content", "messages")
+            text = item.items[1]
+            out.add(_as_input(text) if literal(item.items[0]) in USER_ROLES else text, f"{key}[{i}].content", "messages")
         elif _unknown_item(item):
             out.add(item, f"{key}[{i}]", "messages")
 
 
-def _content(out: Layout, val: Optional[Val], where: str, section: str) -> None:
-    """A string, or a list of content blocks each of which may carry a breakpoint."""
+def _content(out: Layout, val: Optional[Val], where: str, section: str, user: bool = False) -> None:
+    """A string, or a list of content blocks each of which may carry a breakpoint; ``user``: a user
+    turn's content, whose text promptlint cannot evaluate is the person's input (``_as_input``)."""
     if val is None:
         return
+    text = _as_input if user else (lambda v: v)
     if val.items is None:
-        out.add(block_text(val), where, section, carrier=val)
+        out.add(text(block_text(val)), where, section, carrier=val)
         return
     for j, block in enumerate(val.items):
         if _has(block, POINT):
             out.point(block, f"{where}[{j}]")
         else:
-            out.add(block_text(block), f"{where}[{j}]", section, carrier=block)
+            out.add(text(block_text(block)), f"{where}[{j}]", section, carrier=block)
+
+
+def turn_text(message: Val) -> Optional[Val]:
+    """A message dict's content as one block of text (a message not seen in a sent list, judged alone)."""
+    content = _field(message, "content")
+    if content is None:
+        return None
+    return _as_input(block_text(content)) if _user(message) else block_text(content)
+
+
+def _user(message: Optional[Val]) -> bool:
+    """Whether a message says it is a user turn (``"role": "user"``)."""
+    return literal(_field(message, "role")) in USER_ROLES
+
+
+def _as_input(val: Val) -> Val:
+    """A user turn's text as the request sends it: a value in it that promptlint cannot evaluate (a
+    parameter, a call's result) is what the person typed, per-request like a named question, not shared
+    text of unknown length. Chat templates and prompt files read a user turn's inputs the same way
+    (an input printed only in user turns is per-request)."""
+    if val.parts is None or not any(_unknown(p) for p in val.parts):
+        return val
+    return dataclasses.replace(val, parts=[dataclasses.replace(p, kind="per-request") if _unknown(p) else p for p in val.parts])
+
+
+def _unknown(p: Part) -> bool:
+    return isinstance(p, Hole) and p.kind == "static" and p.order is None
 
 
 # ----------------------------------------------------------------------------- block text
@@ -292,6 +324,13 @@ def _unknown_item(v: Val) -> bool:
     """An item of a message list that stands for items not known (pysource.flow ``_unknown_items``)."""
     return v.mapping is None and v.items is None and v.parts is not None and len(v.parts) == 1 and \
         isinstance(v.parts[0], Hole) and v.parts[0].label.startswith("the items of ")
+
+
+def literal(v: Optional[Val]) -> Optional[str]:
+    """The text of a value that is a plain literal (a role, a `model=` name), else None."""
+    if v is None or v.parts is None or not all(isinstance(p, str) for p in v.parts):
+        return None
+    return "".join(v.parts)
 
 
 def _items(v: Optional[Val]) -> List[Val]:

@@ -17,6 +17,7 @@ from promptlint.base import registry
 from promptlint.checks import prefix_caching_disabled as m701
 from promptlint.pysource import breakpoints, layout, objects, orders, sinks
 from promptlint.pysource.flow import DUMPS, Flow, Hazard, Hole, Index, Part, Val, merge
+from promptlint.pysource.layout import literal as _literal
 from promptlint.pysource.project import NOT_SEEN_NOTE, SENT_NOTE
 
 # The codes only Python code can show; the others found here (M101, M102, M201-M203, M701) are
@@ -280,11 +281,10 @@ class HazardScan:
                 elif k is None and requestlike:  # `{**DEFAULTS, "model": m}`: the spread settings' own keys
                     self._spread_flags(v, d)
             if id(d) not in self.seen_dicts and _is_message_dict(d):
-                val = self.flow.ev(d, scope)
-                content = (val.mapping or {}).get("content")
-                if content is not None:
+                text = layout.turn_text(self.flow.ev(d, scope))
+                if text is not None:
                     request = layout.Layout("chat")
-                    request.add(layout.block_text(content), "message content", "messages")
+                    request.add(text, "message content", "messages")
                     self.sent.append(SentPrompt(scope, "message", d, request))
                     self.prompt_hazards(request, f"the message at line {d.lineno}", "messages")
         for s in self.index.strings:
@@ -1204,13 +1204,6 @@ def _model_name(name: Optional[str]) -> Optional[str]:
         if head.isidentifier() and rest and not rest[0].isdigit():
             return f"{head}/{rest}"
     return name
-
-
-def _literal(v: Optional[Val]) -> Optional[str]:
-    """The text of a value that is a plain literal (a `model=` name), else None."""
-    if v is None or v.parts is None or not all(isinstance(p, str) for p in v.parts):
-        return None
-    return "".join(v.parts)
 
 
 def _kw(call: ast.Call, name: str) -> Optional[ast.AST]:
