@@ -74,7 +74,10 @@ Where each finding is expected:
   unchanged, with nothing computed from them before them (docs/rules/M204.md); no static text of 48 tokens or more
   follows the question (docs/rules/M107.md); one breakpoint per request at most (docs/rules/M704.md).
 
-First run: (to be filled by the lead after the single run)
+First run (06:17 UTC, main 5d3ff69 — the merge of this file, unchanged, on the code with the tenth set's closure;
+run once): 20 of 20 — all 10 hazards pass the harness's exact check (the one expected finding at the expected line,
+nothing else) and the 10 clean projects give nothing: 10 of 10 found, no false alarm. (Its author's one over-read:
+a grep of the tenth set for its helper also showed that file's import lines, not its cases.)
 """
 
 from __future__ import annotations
