@@ -5,6 +5,10 @@
                                                  # variant rows (a1) (d0) (f1) (f0) (g1), the (f) and (g) trees
     python benchmarks/run.py --transformers-python /path/to/venv/bin/python
 
+Run it with an interpreter where promptlint is installed as users have it (`pip install .`), not an
+editable install: setuptools' editable finder runs at every interpreter start (a note says so).
+The subprocesses import this checkout (PYTHONPATH).
+
 Generates a repository of application templates (.j2, some with samples files and
 includes) and chat templates (tokenizer_config.json files holding the corpus templates
 from tests/data/chat_templates), configured with the 151k-vocabulary Qwen2.5 tokenizer,
@@ -624,6 +628,16 @@ def _cold(bench: Bench, work: Path, quick: bool, reps: int, apps: int, chats: in
     return rows
 
 
+def editable_install() -> bool:
+    """Whether an editable install's finder runs at every start of this interpreter (setuptools'
+    ``__editable__*.pth``): its import hook imports pathlib and re before anything else runs."""
+    import site
+
+    dirs = list(site.getsitepackages()) + [site.getusersitepackages()]
+    return any(name.startswith("__editable__") and name.endswith(".pth")
+               for d in dirs if os.path.isdir(d) for name in os.listdir(d))
+
+
 def _run(bench: Bench, work: Path, quick: bool, reps: int, apps: int, chats: int, scale: int, models: int, py: str, tpy: str) -> int:
     repo = work / "repo"
     make_repo(repo, apps, chats)
@@ -787,7 +801,8 @@ def print_table(rows, quick, apps, chats, scale, tver, tpy, chat_renders, models
         ("warm / bare python", ratio("b", "bare"), "<=", 8.0),
         ("one changed / its floor (d1)", ratio("c", "d1"), "<=", 1.3),
         ("cold / floor (d)", ratio("a", "d"), "<=", 1.5),
-        ("cold / base-render floor (d0)", ratio("a", "d0"), "<=", 2.0),
+        # issue 33: "cold, many templates: <= 1.5 x the floor (tokenizer load + one encode of each base render)"
+        ("cold / base-render floor (d0)", ratio("a", "d0"), "<=", 1.5),
         ("cold, one process / base-render floor (d0)", ratio("a1", "d0"), None, None),
         ("transformers (e) / promptlint cold, chat only (a')", ratio("e", "a_chat"), ">=", 1.0),
         ("transformers (e) / promptlint warm, chat only (b')", ratio("e", "b_chat"), ">=", 20.0),
@@ -827,6 +842,10 @@ def print_table(rows, quick, apps, chats, scale, tver, tpy, chat_renders, models
     if quick:
         print("\n(--quick: small sizes, one repetition; the targets are judged on the full run only)")
     print(f"\npython {platform.python_version()} on {platform.machine()}, {os.cpu_count()} CPUs")
+    if editable_install():
+        print("note: this interpreter's site-packages holds an editable install's import hook (a __editable__ .pth):"
+              " every interpreter start pays it, which no user's install does; run the benchmark with an"
+              " interpreter where promptlint is installed with `pip install .`")
 
 
 if __name__ == "__main__":

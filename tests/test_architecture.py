@@ -537,6 +537,8 @@ MODULE_STATE = {
     "promptlint.render:_RECORDING": "memo: the recording code-generator subclass made for a Jinja code-generator class",
     "promptlint.render.lexer:_FAST": "memo: the faster lexer for a Jinja lexer object (bounded)",
     "promptlint.render.environments:PARSED": "memo: parse trees keyed by template text and parser settings (bounded)",
+    "promptlint.render.code_cache:_SECRETS": "memo: the user cache's secret file, read once per cache directory",
+    "promptlint.render.code_cache:_STAMP": "memo: promptlint's own code stamp (constant for the process's life)",
     "promptlint.project.cache:_CODE_STAMP": "memo: the stamp of the installed promptlint code (a constant of the process)",
     "promptlint.project.cache:_SECRET": "memo: the user's cache secret, read once from the user-level file (not the project's)",
     "promptlint.project.dataclass_code:_TABLE": "memo: a dataclass method's source text -> its compiled code (the same text always compiles to the same code)",
@@ -780,6 +782,7 @@ ENV_EXCEPTIONS = {
     ("promptlint/fastbpe/store.py", "XDG_CACHE_HOME"): "the user-level store of proven compact tokenizer forms",
     ("promptlint/base/toml_io.py", "XDG_CACHE_HOME"): "the user-level JSON copies of the TOML files promptlint ships",
     ("promptlint/project/dataclass_code.py", "XDG_CACHE_HOME"): "the user-level table of compiled dataclass methods",
+    ("promptlint/render/code_cache.py", "XDG_CACHE_HOME"): "the user-level entries of templates' generated code",
     ("promptlint/fastbpe/store.py", "PROMPTLINT_FAST_TOKENIZER_DIR"): "another directory for that store (the test suite's)",
     ("promptlint/fastbpe/__init__.py", "PROMPTLINT_FAST_TOKENIZER"): "compact forms off: the same tokenizer, parsed from JSON",
     # not a check run: `audit --ray` hands Ray the address Ray itself reads

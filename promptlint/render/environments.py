@@ -24,6 +24,7 @@ from jinja2.ext import Extension
 from jinja2.sandbox import SecurityError
 from jinja2.utils import Namespace, internalcode
 
+from promptlint.render import code_cache
 from promptlint.render.sandbox import HardenedSandbox, check_strftime_format
 
 from promptlint.render.trace import TracedTemplate
@@ -142,13 +143,37 @@ class LintEnvironment(HardenedSandbox):
         if not isinstance(source, str):
             return super().compile(source, name, filename, raw, defer_init)
         try:  # as Jinja's compile does for a text
-            tree = copy_tree(self._parse(source, name, filename))
-            code = self._generate(tree, name, filename, defer_init=defer_init)
+            parsed = self._parse(source, name, filename)  # always: its stand-ins and token charge are part of the run
+            where = "<template>" if filename is None else filename
+            kept = None if raw else code_cache.key(self, parser_settings(self), source, name, filename, defer_init)
+            hit = code_cache.get(kept) if kept is not None else None
+            if hit is not None:  # the code this environment generated for this text before (render/code_cache.py)
+                return self._kept(hit, name, where)
+            code = self._generate(copy_tree(parsed), name, filename, defer_init=defer_init)
             if raw:
                 return code
-            return self._compile(code, "<template>" if filename is None else filename)
+            compiled = self._compile(code, where)
+            resolved = getattr(self, "promptlint_resolved", {}).get(name)
+            code_cache.put(kept, code, compiled, None if resolved is None else sorted(resolved))
+            return compiled
         except TemplateSyntaxError:
             self.handle_exception(source=source)
+
+
+    def _kept(self, hit, name, where):
+        """What generating and compiling would have done, from a kept entry: the same generated-code
+        budget (sandbox.GuardedCodeGenerator stops at it), the Python source the tracer reads, the
+        names the recording generator collects (render.LoadedTemplate.undeclared)."""
+        from promptlint.render.sandbox import TemplateTooLarge, _compile_message
+
+        python, code, resolved = hit
+        if self.compiled_chars + len(python) > self.max_compiled_chars:
+            raise TemplateTooLarge(_compile_message(self.max_compiled_chars), name)
+        self.compiled_chars += len(python)
+        self.python_sources[where] = python.splitlines()
+        if resolved is not None and hasattr(self, "promptlint_resolved"):
+            self.promptlint_resolved.setdefault(name, set()).update(resolved)
+        return code
 
 
 def copy_tree(node, environment=None):
