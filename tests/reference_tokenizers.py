@@ -29,3 +29,10 @@ def raw(name: str) -> bytes:
 def reference(name: str) -> Tokenizer:
     """The tokenizer.json of ``name`` parsed by `tokenizers` itself: read it, never change it."""
     return Tokenizer.from_str(raw(name).decode("utf-8"))
+
+
+def of_file(path) -> Tokenizer:
+    """``reference`` of a tests/data/tokenizers/NAME/tokenizer.json path (conftest's QWEN, MISTRAL)."""
+    path = Path(path)
+    assert path.name == "tokenizer.json" and path.parent.parent == DATA / "tokenizers", path
+    return reference(path.parent.name)
