@@ -13,6 +13,7 @@ DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).parent.parent
 QWEN = DATA / "tokenizers" / "qwen2.5" / "tokenizer.json"
 MISTRAL = DATA / "tokenizers" / "mistral-v3-spm" / "tokenizer.json"
+OUTER_FORMS_ENV = "TESTS_OUTER_FAST_TOKENIZER_DIR"  # set by a test that runs the suite's own tests in a subprocess
 
 
 @pytest.fixture(scope="session")
@@ -31,6 +32,9 @@ def _fast_tokenizer_forms(tmp_path_factory):
     tokenizer is proven and formed once, not once per test's fresh user cache. Under xdist the
     workers share it (the session's common temp root): a form is written whole by one rename,
     so a worker reads a form another proved, or proves it itself if it comes first."""
+    outer = os.environ.get(OUTER_FORMS_ENV)
+    if outer:  # a test run a test started (tests/test_new_rule.py): the outer run's proven forms
+        return Path(outer)
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if worker:
         shared = tmp_path_factory.getbasetemp().parent / "fast-tokenizers"

@@ -14,6 +14,7 @@ import pytest
 from tokenizers import Tokenizer, models, pre_tokenizers
 
 from conftest import DATA
+from reference_tokenizers import reference
 from small_tokenizers import mini_qwen
 from promptlint import fastbpe
 from promptlint.tokenization import tokens
@@ -49,7 +50,7 @@ def _fast(raw: bytes):
 @pytest.mark.parametrize("name", ["embedded"] + CORPUS_TOKENIZERS)
 def test_the_fast_form_gives_the_ids_tokenizers_gives(name):
     raw = _json(name)
-    original = Tokenizer.from_str(raw.decode("utf-8"))
+    original = reference(name)
     fast = _fast(raw)
     specials = [t.content for t in original.get_added_tokens_decoder().values()][:50]
     texts = HARD + specials + [f"x {s}{s} y" for s in specials]
@@ -208,7 +209,7 @@ def test_the_shipped_form_is_the_embedded_tokenizer():
     assert parts.source_bytes == len(raw)
     if parts.header["tokenizers"] != form.tokenizers_version():
         pytest.skip("the shipped form was proven with another tokenizers version: scripts/build_fast_tokenizer.py")
-    original = Tokenizer.from_str(raw.decode("utf-8"))
+    original = reference("embedded")
     assert proof.proven(form.build(parts), original)
     assert parts.header["engine"] == {"ignore_merges": True, "decoder": "ByteLevel"}  # cold runs build no Rust model
     assert proof.engine_proven(engine.build(parts), original)

@@ -15,6 +15,7 @@ import pytest
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors
 
 from conftest import DATA
+from reference_tokenizers import reference
 from small_tokenizers import mini_qwen
 from promptlint import fastbpe
 from promptlint.fastbpe import engine, form, proof, store
@@ -60,7 +61,7 @@ def _engine_of(name: str):
 
 @pytest.mark.parametrize("name", ["embedded"] + BYTE_LEVEL)
 def test_the_engine_gives_what_tokenizers_gives(name):
-    original = Tokenizer.from_str(_raw(name).decode("utf-8"))
+    original = reference(name)
     fast = _engine_of(name)
     specials = [t.content for t in original.get_added_tokens_decoder().values()][:40]
     texts = HARD + specials + [f"a {s}{s}b\n" for s in specials]
@@ -199,7 +200,7 @@ def test_a_cold_run_on_the_embedded_tokenizer_builds_no_rust_model(cli, tmp_path
 
 def test_what_the_engine_lacks_comes_from_the_real_tokenizer_built_from_the_form():
     fast = _engine_of("embedded")
-    original = Tokenizer.from_str(_raw("embedded").decode("utf-8"))
+    original = reference("embedded")
     assert json.loads(fast.to_str()) == json.loads(original.to_str())
     assert fast._real is not None
 
@@ -219,7 +220,7 @@ def test_past_the_switch_volume_the_real_model_encodes_the_same(monkeypatch):
     monkeypatch.setattr(engine, "_SWITCH_CHARS", 2_000)
     monkeypatch.setattr(engine, "_CHARS_PER_ENTRY", 0)  # the floor alone decides here
     fast = _engine_of("embedded")
-    original = Tokenizer.from_str(_raw("embedded").decode("utf-8"))
+    original = reference("embedded")
     text = "Current time: 2025-03-14 09:26:53\nYou are the Acme assistant. Be brief. " * 10  # 740 characters
     before = fast.encode(text)  # 740 merged in Python
     assert fast._real is None
@@ -245,7 +246,7 @@ def test_a_cold_run_workers_share_of_characters_builds_no_model():
     fast.expect(600_000)  # what the driver plans for each worker, before forking
     assert fast._real is None
     text = "You are the Acme shop's assistant. Answer in the customer's language, briefly and politely. " * 60
-    original = Tokenizer.from_str(_raw("qwen2.5").decode("utf-8"))
+    original = reference("qwen2.5")
     n = 0
     while n < 600_000:
         got = fast.encode(text, add_special_tokens=False)
@@ -298,7 +299,7 @@ def test_words_learnt_come_back_whole_from_tokenizers_and_change_nothing(name, m
     back from `tokenizers` already merged (as many tokens as the real model gives, not one per
     byte), and every encoding is still the original's."""
     monkeypatch.setattr(engine, "_LEARN_FIRST", 8)
-    original = Tokenizer.from_str(_raw(name).decode("utf-8"))
+    original = reference(name)
     fast = _engine_of(name)
     prose = "The customer asked where the parcel is. The parcel is with the carrier, and the order is late.\n"
     specials = [t.content for t in original.get_added_tokens_decoder().values()][:40]

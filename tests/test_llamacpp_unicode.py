@@ -164,7 +164,7 @@ def test_unrecognized_pre_tokenizer_is_flagged(tmp_path):
     assert any("does not recognize" in n for n in enc.notes)
 
 
-def test_ignore_merges_follows_llamacpp(tmp_path):
+def test_ignore_merges_follows_llamacpp(tmp_path, monkeypatch):
     """llama.cpp's qwen2 type does not ignore merges; Qwen's tokenizer.json does. A vocabulary word
     that merges cannot build is then one token for `tokenizers` and several for llama.cpp, also in
     ASCII text (no fast path)."""
@@ -178,7 +178,12 @@ def test_ignore_merges_follows_llamacpp(tmp_path):
     assert data["model"]["ignore_merges"] is True
     path = tmp_path / "tokenizer.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    tok = tokens.load(tokens.resolve(str(path)))
+    tok = tokens.load(tokens.resolve(str(path)))  # its compact form proven and used, as a run's first load
+    # A first build encodes with the rewrite it has just parsed, and only then proves and keeps that
+    # rewrite's compact form for a later run (tests/test_llamacpp_kept_rewrite.py). This one-off
+    # tokenizer has no later run: the keeping (a second proof of a 151k vocabulary, ~5 s) is left out;
+    # the encoder below is the same object either way.
+    monkeypatch.setenv("PROMPTLINT_FAST_TOKENIZER", "0")
     enc = engine_encoder(tok, "llamacpp")
     assert enc.pre.name == "qwen2" and enc.pre.ignore_merges is False
     assert tok.encode("to Harbour Road").ids[1] == wid  # the whole word, as tokenizers does

@@ -8,9 +8,9 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from tokenizers import Tokenizer
 
 from conftest import DATA, MISTRAL, QWEN, shared_prefix
+from reference_tokenizers import of_file
 from test_baseline import HEAD, QUESTION, SAMPLES, STAMP, git
 
 MODELS = {"qwen": QWEN, "mistral": MISTRAL}
@@ -33,7 +33,7 @@ def project(tmp_path, tokenizers: str):
 def expected(path, block: int):
     """(first divergent token index, eligible blocks) of M101 on the timestamp: the test's own
     two renders, differing only in the timestamp, encoded directly."""
-    tok = Tokenizer.from_file(str(path))
+    tok = of_file(path)  # parsed once per test process, only read
 
     def ids(template: str, stamp: int):
         text = template.replace("{{ timestamp }}", STAMP[stamp]).replace("{{ question }}", QUESTION[0])
@@ -133,7 +133,7 @@ def test_the_render_is_shared_by_the_models_and_the_findings_are_those_of_separa
 
 def blocks_per_request(path, template: str, block: int):
     """(S, P, eligible blocks) of two consecutive requests: the test's own renders, encoded directly."""
-    tok = Tokenizer.from_file(str(path))
+    tok = of_file(path)  # parsed once per test process, only read
 
     def ids(i: int):
         text = template.replace("{{ timestamp }}", STAMP[i]).replace("{{ question }}", QUESTION[i])

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 
-from tokenizers import Tokenizer
 
 from conftest import MISTRAL, QWEN, shared_prefix
+from reference_tokenizers import of_file
 from test_baseline import QUESTION, STAMP
 from test_models import MODELS, TEMPLATE, TWO, expected, project
 
@@ -18,7 +18,7 @@ PRICED = TWO.replace("[tokenizers]", f"[cost]\nrequests-per-day = {R}\nprice-per
 
 
 def encode(path, text: str):
-    return Tokenizer.from_file(str(path)).encode(text, add_special_tokens=False).ids
+    return of_file(path).encode(text, add_special_tokens=False).ids  # parsed once per test process
 
 
 def test_the_language_server_merges_every_models_diagnostics(tmp_path):

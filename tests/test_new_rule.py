@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import QWEN
+from conftest import OUTER_FORMS_ENV, QWEN
 
 import promptlint
 
@@ -83,6 +83,9 @@ def _copy(dest: Path) -> Path:
 def _run(checkout: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PROMPTLINT_", "PYTEST_"))}
     env["PROMPTLINT_FAST_TOKENIZER_DIR"] = os.environ["PROMPTLINT_FAST_TOKENIZER_DIR"]  # the session's proven forms (conftest)
+    # and the nested pytest's too (its conftest would make an empty forms directory and prove
+    # qwen2.5's 151k vocabulary again, ~10 s, for a rule case about a rule, not about loading)
+    env[OUTER_FORMS_ENV] = os.environ["PROMPTLINT_FAST_TOKENIZER_DIR"]
     env.update(PYTHONPATH=str(checkout), NO_COLOR="1", PROMPTLINT_NO_PROGRESS="1")
     return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
 

@@ -14,7 +14,7 @@ import json
 import time
 from pathlib import Path
 
-from tokenizers import Tokenizer
+from reference_tokenizers import of_file
 
 from test_changed_file_path import QWEN, change, make_project
 
@@ -121,7 +121,7 @@ def test_a_resident_tokenizer_encodes_a_text_once_and_answers_as_tokenizers_does
     from promptlint.tokenization import tokens
 
     spec = tokens.resolve(str(QWEN))
-    direct = Tokenizer.from_file(str(QWEN))  # the independent answer
+    direct = of_file(QWEN)  # the independent answer (`tokenizers`' own parse, once per test process)
     texts = ["You are the support agent of Nordwind Outdoor. Never invent order numbers. " * 5,
              "Time: 2026-12-02 10:00\n" + "Answer in German, politely, and cite the order number. " * 3,
              "short"]

@@ -5,7 +5,7 @@ tests/test_daemon.py.)"""
 
 from __future__ import annotations
 
-from conftest import QWEN
+from small_tokenizers import mini_qwen
 from promptlint.project.config import Settings
 
 TEMPLATE = ("{{ now }} You are a support agent for Acme. Answer politely.\n"  # a block of shared text after `now`
@@ -14,10 +14,13 @@ TEMPLATE = ("{{ now }} You are a support agent for Acme. Answer politely.\n"  # 
 
 
 def _own_tokenizer(tmp_path):
-    """A tokenizer.json no other test parses: Qwen2.5's with a trailing newline (another sha256, same tokenizer)."""
+    """A tokenizer.json no other test parses: Qwen2.5's cut to 4,000 ids (tests/small_tokenizers.py)
+    with a trailing newline (another sha256 than the cut other tests use). These tests are about which
+    pool holds a parse, not about the vocabulary: the cut one still puts `now` before the shared
+    instructions (M101), and its first load proves its form in milliseconds, not Qwen2.5's ~5 s."""
     path = tmp_path / "tok" / "tokenizer.json"
     path.parent.mkdir()
-    path.write_bytes(QWEN.read_bytes() + b"\n")
+    path.write_text(mini_qwen() + "\n", encoding="utf-8")
     return path
 
 
@@ -66,7 +69,7 @@ def test_a_resident_workspace_parses_once_across_checks_and_a_transient_one_each
 
 def test_a_resident_pool_keeps_the_model_tokenizers_within_its_budget(tmp_path, monkeypatch):
     """Two configured models (`tokenizers`): a transient workspace lets each model's tokenizer go after
-    its run; a resident one keeps both (2 tokenizers, ~8 MB: within 4 and 24 MiB)."""
+    its run; a resident one keeps both (2 tokenizers, ~1.6 MB: within 4 and 24 MiB)."""
     from conftest import MISTRAL
     from promptlint.driver.workspace import Workspace
 

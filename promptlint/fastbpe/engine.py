@@ -34,6 +34,7 @@ engine around a rebuilt tiny tokenizer (promptlint.fastbpe.special_copy).
 from __future__ import annotations
 
 import heapq
+import re
 import zlib
 from bisect import bisect_left
 from itertools import compress, islice
@@ -59,6 +60,17 @@ _LEARN_MAX = 1 << 16  # words learnt at most (a resident process stays bounded)
 # stays far below.
 _SWITCH_CHARS = 400_000
 _CHARS_PER_ENTRY = 4
+
+
+_FEW = 8  # texts: fewer are encoded one by one (tokenizers' parallel batch costs ~25 us to dispatch, a short text ~4 us)
+
+
+def encode_few(tok, texts: Sequence[str], add_special_tokens: bool) -> list:
+    """``tok.encode_batch(texts)`` (a `tokenizers.Tokenizer`'s: the same encodings, in order), one
+    ``encode`` each for a few texts (a llama.cpp fragment's two or three words) and in a batch else."""
+    if len(texts) < _FEW:
+        return [tok.encode(t, add_special_tokens=add_special_tokens) for t in texts]
+    return tok.encode_batch(list(texts), add_special_tokens=add_special_tokens)
 
 
 def refusal(data: Dict) -> Optional[str]:
@@ -119,7 +131,7 @@ class FastTokenizer:
         self._real = None
         self._base: Optional[FastTokenizer] = None  # a copy's original (with_special_tokens): its volume and model
         self._encoded = 0  # characters encoded so far by it and its copies (see switch_chars)
-        self._bytes: Optional[Dict[str, int]] = None
+        self._bytes: Optional[Tuple[Dict[int, int], object]] = None  # _decoded's byte table and its outside-the-alphabet finder
         self._texts: Dict[int, str] = {}  # id -> its decoded text (a pure function of the id, memoised)
         self._extra: Tuple[str, ...] = ()  # special texts added to this copy (with_special_tokens)
         self._learnt: Dict[str, int] = {}  # byte-level word -> the one token its merges give (shared by copies)
@@ -158,7 +170,7 @@ class FastTokenizer:
     def encode_batch(self, texts: Sequence[str], add_special_tokens: bool = True) -> List[Encoding]:
         if self._volume(sum(len(t) for t in texts)):
             return self.real().encode_batch(list(texts), add_special_tokens=add_special_tokens)
-        out = [self._merged(e) for e in self._tiny.encode_batch(list(texts), add_special_tokens=add_special_tokens)]
+        out = [self._merged(e) for e in encode_few(self._tiny, texts, add_special_tokens)]
         if out and self._learning and len(self._learnt) >= max(_LEARN_FIRST, 2 * self._taught):
             self._learn(texts[-1], add_special_tokens, out[-1])
         return out
@@ -339,7 +351,7 @@ class FastTokenizer:
     # -- the vocabulary
 
     def _token(self, token_id: int) -> str:
-        return bytes(self._table[self._starts[token_id]:self._starts[token_id + 1] - 1]).decode("utf-8")
+        return str(self._table[self._starts[token_id]:self._starts[token_id + 1] - 1], "utf-8")  # no bytes copy
 
     def _vocab_id(self, text: str) -> Optional[int]:
         """The model vocabulary's id of ``text`` (what ``model.token_to_id`` answers)."""
@@ -365,11 +377,12 @@ class FastTokenizer:
         return found if found is not None else self._vocab_id(text)
 
     def id_to_token(self, token_id: int) -> Optional[str]:
-        added = self._added_by_id().get(token_id)
+        added = (self._added if self._added is not None else self._added_by_id()).get(token_id)
         if added is not None:
             return added
-        if 0 <= token_id < len(self._starts) - 1:
-            return self._token(token_id)
+        starts = self._starts
+        if 0 <= token_id < len(starts) - 1:
+            return str(self._table[starts[token_id]:starts[token_id + 1] - 1], "utf-8")  # _token, inlined (the proof asks every id)
         return None
 
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
@@ -386,16 +399,21 @@ class FastTokenizer:
 
     def _decoded(self, ids: Sequence[int], skip_special_tokens: bool) -> str:
         if self._bytes is None:
-            self._bytes = {c: b for b, c in enumerate(form.byte_alphabet())}
+            # each alphabet character to the byte it stands for, as a str.translate table (to Latin-1
+            # characters, then encoded: one C pass per token), and what finds a character outside it
+            alphabet = form.byte_alphabet()
+            self._bytes = ({ord(c): b for b, c in enumerate(alphabet)},
+                           re.compile("[^" + "".join(re.escape(c) for c in alphabet) + "]").search)
+        table, outside = self._bytes
         specials = {i for i, t in self._tiny.get_added_tokens_decoder().items() if t.special} if skip_special_tokens else set()
         raw = bytearray()
         for i in ids:
             token = None if i in specials else self.id_to_token(i)
             if token is None:
                 continue
-            try:
-                raw += bytes(self._bytes[c] for c in token)
-            except KeyError:  # a character outside the alphabet: tokenizers keeps the token's UTF-8
+            if outside(token) is None:
+                raw += token.translate(table).encode("latin-1")
+            else:  # a character outside the alphabet: tokenizers keeps the token's UTF-8
                 raw += token.encode("utf-8")
         return raw.decode("utf-8", "replace")
 

@@ -29,6 +29,7 @@ import json
 import sys
 import zlib
 from array import array
+from itertools import accumulate
 from typing import Dict, List, Optional, Tuple
 
 MAGIC = b"promptlint-bpe 2\n"
@@ -175,19 +176,18 @@ def encode(data: Dict, source_sha256: str, source_bytes: int, engine: Optional[D
     for token, i in vocab.items():
         tokens[i] = token
     table = "\0".join(tokens).encode("utf-8")
-    starts, at = array("I"), 0
-    for token in tokens:
-        starts.append(at)
-        at += len(token.encode("utf-8")) + 1
-    starts.append(at)
-    merge_map: Dict[int, int] = {}
-    for rank, (a, b) in enumerate(_pairs(data["model"]["merges"])):
-        # KeyError: a merge of an unknown token, which tokenizers refuses too; a repeated pair
-        # keeps its last rank, as tokenizers' map does (and the rebuilt model is then refused)
-        merge_map[vocab[a] << 32 | vocab[b]] = rank << 32 | vocab[a + b]
+    encoded = [t.encode("utf-8") for t in tokens]
+    starts = array("I", [0])
+    starts.extend(accumulate(len(t) + 1 for t in encoded))
+    pairs = _pairs(data["model"]["merges"])
+    # KeyError: a merge of an unknown token, which tokenizers refuses too; a repeated pair keeps
+    # its last rank, as tokenizers' map does (and the rebuilt model is then refused)
+    merge_map: Dict[int, int] = dict(zip([vocab[a] << 32 | vocab[b] for a, b in pairs],
+                                         [rank << 32 | vocab[a + b] for rank, (a, b) in enumerate(pairs)]))
     keys = array("Q", sorted(merge_map))
-    vals = array("Q", [merge_map[k] for k in keys])
-    vhash = array("Q", sorted(zlib.crc32(t.encode("utf-8")) << 32 | i for i, t in enumerate(tokens)))
+    vals = array("Q", map(merge_map.__getitem__, keys))
+    crcs = list(map(zlib.crc32, encoded))
+    vhash = array("Q", sorted([crc << 32 | i for i, crc in enumerate(crcs)]))
     body = {
         "shell": json.dumps(_shell(data), ensure_ascii=False).encode("utf-8"),
         "tiny": json.dumps(_tiny(data), ensure_ascii=False).encode("utf-8"),

@@ -274,6 +274,7 @@ class LlamaCppEncoder:
         """Encodings of raw-text fragments, and each fragment's word start offsets (None: not split here)."""
         if self.pre is None:
             return self._tok.encode_batch(texts, add_special_tokens=False), [None] * len(texts)
+        from promptlint.fastbpe.engine import encode_few
         from promptlint.llamacpp.split import words_and_starts
 
         split = [words_and_starts(t, self.pre.regexes) for t in texts]
@@ -281,7 +282,7 @@ class LlamaCppEncoder:
         # (tokenizers normalizes, pre-tokenizes and models each word of a pre-tokenized sequence on its
         # own), without it: tokenizers >= 0.23 reads pre-tokenized input through numpy, which is not a
         # dependency (a plain install panicked there).
-        flat = self._tok.encode_batch([w for words, _ in split for w in words], add_special_tokens=False)
+        flat = encode_few(self._tok, [w for words, _ in split for w in words], False)
         encs, k = [], 0
         for words, _ in split:
             encs.append(_Words(flat[k:k + len(words)]))
