@@ -34,9 +34,23 @@ def _findings(template, workdir, code, **settings):
     return d, [f for f in report.findings if f.code == code]
 
 
+# Each tokenizer file parsed once per test process (a 150k vocabulary parses in 0.5-2 s), not once
+# per encode: neither a `tokenizers` Tokenizer nor a transformers tokenizer is changed by encoding or
+# rendering, so a later test gets the object a fresh parse of the same file would give.
+_PARSED = {}
+
+
+def _parsed(key, make):
+    if key not in _PARSED:
+        _PARSED[key] = make()
+    return _PARSED[key]
+
+
 def _hf(template, d):
     """transformers' tokenizer over the same tokenizer.json, with the template as its chat template."""
-    tok = transformers.PreTrainedTokenizerFast(tokenizer_file=str(d / "tokenizer.json"), **special_tokens(template))
+    path = (d / "tokenizer.json").resolve()
+    tok = _parsed(("hf", template, path), lambda: transformers.PreTrainedTokenizerFast(
+        tokenizer_file=str(path), **special_tokens(template)))
     tok.chat_template = (TEMPLATES / template).read_text(encoding="utf-8")
     return tok
 
@@ -47,7 +61,8 @@ def _render(hf, messages, tools=None, add_generation_prompt=True):
 
 
 def _ids(d, text):
-    return Tokenizer.from_file(str(d / "tokenizer.json")).encode(text, add_special_tokens=False)
+    path = (d / "tokenizer.json").resolve()
+    return _parsed(("tokenizers", path), lambda: Tokenizer.from_file(str(path))).encode(text, add_special_tokens=False)
 
 
 def _shared(a, b):
@@ -285,7 +300,7 @@ def test_m204_think_style_reasoning_the_client_drops_is_modelled(tmp_path):
     emitted = f"<think>\n{REASONING}\n</think>\n\n{REPLY}"
     kept = _render(hf, req.messages + [{"role": "assistant", "content": emitted}, {"role": "user", "content": NEXT_USER}])
     dropped = _render(hf, req.messages + [{"role": "assistant", "content": REPLY}, {"role": "user", "content": NEXT_USER}])
-    tok = Tokenizer.from_file(str(QWEN))
+    tok = _parsed(("tokenizers", QWEN.resolve()), lambda: Tokenizer.from_file(str(QWEN)))
     p = tok.encode(prompt, add_special_tokens=False).ids
     generated = tok.encode(prompt + emitted, add_special_tokens=False).ids  # the model's tokens in context
     assert generated[: len(p)] == p
