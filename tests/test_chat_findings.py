@@ -13,7 +13,8 @@ import re
 import pytest
 from tokenizers import Tokenizer
 
-from chat_helpers import TEMPLATES, model_dir, special_tokens
+from chat_helpers import TEMPLATES, model_dir
+from hf_tokenizers import hf_tokenizer
 from promptlint.chat.scenarios import TOOLS, builtin_requests
 from promptlint.checks.history_not_prefix_stable import NEXT_USER, REASONING, REPLY
 from promptlint.project.config import Settings
@@ -35,8 +36,8 @@ def _findings(template, workdir, code, **settings):
 
 
 # Each tokenizer file parsed once per test process (a 150k vocabulary parses in 0.5-2 s), not once
-# per encode: neither a `tokenizers` Tokenizer nor a transformers tokenizer is changed by encoding or
-# rendering, so a later test gets the object a fresh parse of the same file would give.
+# per encode: a `tokenizers` Tokenizer is not changed by encoding, so a later test gets the object a
+# fresh parse of the same file would give.
 _PARSED = {}
 
 
@@ -47,12 +48,9 @@ def _parsed(key, make):
 
 
 def _hf(template, d):
-    """transformers' tokenizer over the same tokenizer.json, with the template as its chat template."""
-    path = (d / "tokenizer.json").resolve()
-    tok = _parsed(("hf", template, path), lambda: transformers.PreTrainedTokenizerFast(
-        tokenizer_file=str(path), **special_tokens(template)))
-    tok.chat_template = (TEMPLATES / template).read_text(encoding="utf-8")
-    return tok
+    """transformers' tokenizer over the same tokenizer.json, with the template's special tokens and the
+    template as its chat template (one parse per file and test process: tests/hf_tokenizers.py)."""
+    return hf_tokenizer(d / "tokenizer.json", template, (TEMPLATES / template).read_text(encoding="utf-8"))
 
 
 def _render(hf, messages, tools=None, add_generation_prompt=True):
