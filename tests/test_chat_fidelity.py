@@ -14,7 +14,8 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never the hub: tokenizers are built from local files
 transformers = pytest.importorskip("transformers")
 
-from chat_helpers import model_dir, special_tokens, template_names  # noqa: E402
+from chat_helpers import model_dir, template_names  # noqa: E402
+from hf_tokenizers import hf_tokenizer as shared_hf_tokenizer  # noqa: E402
 from promptlint.chat.request import ChatProfile  # noqa: E402
 from promptlint.chat.run import ChatTemplate  # noqa: E402
 from promptlint.chat.scenarios import builtin_requests  # noqa: E402
@@ -46,23 +47,13 @@ def frozen_clock(monkeypatch):
     monkeypatch.setattr(chat_template_utils, "datetime", _FrozenDatetime)
 
 
-_HF = {}
 _PL = {}
 
 
 def hf_tokenizer(template, directory):
-    """One transformers tokenizer per tokenizer file; the template's special tokens set on it."""
-    from transformers import PreTrainedTokenizerFast
-
-    path = (directory / "tokenizer.json").resolve()
-    if path not in _HF:
-        _HF[path] = PreTrainedTokenizerFast(tokenizer_file=str(path))
-    tok = _HF[path]
-    specials = special_tokens(template)
-    for key in ("bos_token", "eos_token", "pad_token"):
-        setattr(tok, key, specials.get(key))
-    tok.chat_template = load_source(directory).templates["default"]
-    return tok
+    """One transformers tokenizer per tokenizer file (per test process, shared with the other chat
+    tests: tests/hf_tokenizers.py); the template's special tokens set on it."""
+    return shared_hf_tokenizer(directory / "tokenizer.json", template, load_source(directory).templates["default"])
 
 
 def promptlint_chat(template, directory):

@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import textwrap
 
+import pytest
+
 from test_conversation_plugin import _line, _pytest
 
 AGENT = textwrap.dedent('''\
@@ -138,15 +140,23 @@ def _project(tmp_path):
     return tmp_path
 
 
-def _run(tmp_path):
-    root = _project(tmp_path)
+@pytest.fixture(scope="module")
+def run_output(tmp_path_factory):
+    """One run of the project's pytest with the plugin, for the tests below: each asserts its own part
+    of the same output (the same project, options and fake clock as a run of its own would have)."""
+    root = _project(tmp_path_factory.mktemp("streams"))
     done = _pytest(root, "--promptlint-conversations", "test_streams.py")
-    assert "5 passed" in done.stdout, done.stdout + done.stderr
-    return done.stdout
+    return done.stdout, done.stderr
 
 
-def test_streamed_replies_are_assembled_and_a_reply_sent_back_changed_is_found(tmp_path):
-    out = _run(tmp_path)
+def _run(run_output):
+    out, err = run_output
+    assert "5 passed" in out, out + err
+    return out
+
+
+def test_streamed_replies_are_assembled_and_a_reply_sent_back_changed_is_found(run_output):
+    out = _run(run_output)
     assert "sent_back_as_received #1: 2 requests" in out and " 0 reused" not in out, out
     findings = [l for l in out.splitlines() if ": M" in l and l.startswith("agent.py:")]
     chat_line, claude_line = _line(AGENT, "client.chat.completions.create"), _line(AGENT, "client.messages.stream")
@@ -164,8 +174,8 @@ def test_streamed_replies_are_assembled_and_a_reply_sent_back_changed_is_found(t
     assert "sk-stream-secret" not in out and "sk-ant-stream-secret" not in out
 
 
-def test_a_request_after_the_lifetime_is_expiry_and_the_next_one_reads_again(tmp_path):
-    out = _run(tmp_path)
+def test_a_request_after_the_lifetime_is_expiry_and_the_next_one_reads_again(run_output):
+    out = _run(run_output)
     [summary] = [l for l in out.splitlines() if "test_anthropic_after_a_pause #1: 3 requests" in l]
     # request 2 came 301 s after request 1: past 5 minutes, nothing read, nothing lost to a hazard;
     # request 3 came 299 s after request 2 and reads what request 2 wrote again

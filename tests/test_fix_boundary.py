@@ -11,6 +11,7 @@ and the prover checks it as before (renders, no new finding, the blocks won back
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -42,18 +43,23 @@ def _write(tmp_path: Path) -> Path:
     return tmp_path / "support.j2"
 
 
-def _encode(name: str, text: str):
-    """The tokenizer's ids by `tokenizers` itself (the embedded default: promptlint's shipped file)."""
+@lru_cache(maxsize=None)
+def _tokenizer(name: str):
+    """`tokenizers` itself over the file (the embedded default: promptlint's shipped file), parsed
+    once per test process, not once per encode: encoding changes nothing in a Tokenizer."""
     import gzip
 
     from tokenizers import Tokenizer
 
     if TOKENIZERS[name] is not None:
-        tok = Tokenizer.from_file(str(TOKENIZERS[name]))
-    else:
-        packed = Path(__file__).parent.parent / "promptlint" / "data" / "cl100k_base.tokenizer.json.gz"
-        tok = Tokenizer.from_str(gzip.decompress(packed.read_bytes()).decode("utf-8"))
-    return tok.encode(text, add_special_tokens=False).ids
+        return Tokenizer.from_file(str(TOKENIZERS[name]))
+    packed = Path(__file__).parent.parent / "promptlint" / "data" / "cl100k_base.tokenizer.json.gz"
+    return Tokenizer.from_str(gzip.decompress(packed.read_bytes()).decode("utf-8"))
+
+
+def _encode(name: str, text: str):
+    """The tokenizer's ids by `tokenizers` itself."""
+    return _tokenizer(name).encode(text, add_special_tokens=False).ids
 
 
 def _ids(ids):

@@ -31,7 +31,6 @@ from promptlint.render import RenderError
 
 DATA = Path(__file__).resolve().parent / "data"
 TEMPLATES = DATA / "chat_templates"
-QWEN = DATA / "tokenizers" / "qwen2.5" / "tokenizer.json"
 NOW = datetime(2026, 3, 4, 12, 0)
 
 QWEN_HEAD = (
@@ -63,6 +62,26 @@ def _render(template: str, request: ChatRequest, frontend: str = "llamacpp") -> 
 
 def _tool_line(name, description, parameters):
     return json.dumps({"type": "function", "function": {"name": name, "description": description, "parameters": parameters}})
+
+
+def _small_qwen_model(tmp_path: Path):
+    """A model directory with Qwen2.5's chat template over Qwen2.5's tokenizer cut to its first 4,000
+    ids (tests/small_tokenizers.py: the same pre-tokenizer, added tokens and flags), and that tokenizer
+    parsed by `tokenizers` for the expected ids. The commands' llama.cpp path (frontend render, the
+    rewritten tokenizer, the encoder) is the one a 151k vocabulary takes, and the ids are compared with
+    a direct encode of the hand-written render as before: only the seconds of rewriting and proving a
+    151k vocabulary go."""
+    from tokenizers import Tokenizer
+
+    from small_tokenizers import mini_qwen
+
+    d = tmp_path / "qwen-small"
+    d.mkdir()
+    (d / "tokenizer.json").write_text(mini_qwen(), encoding="utf-8")
+    config = {"chat_template": (TEMPLATES / "Qwen-Qwen2.5-7B-Instruct.jinja").read_text(encoding="utf-8"),
+              "eos_token": "<|im_end|>", "pad_token": "<|endoftext|>", "tokenizer_class": "PreTrainedTokenizerFast"}
+    (d / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    return d, Tokenizer.from_str(mini_qwen())
 
 
 # ----------------------------------------------------------------- tools
@@ -207,12 +226,9 @@ def test_unknown_message_keys_are_dropped_and_dates_are_the_servers():
 def test_diff_under_engine_llamacpp_renders_bodies_as_llama_server(tmp_path, capsys):
     """The issue's case: tools without a description. Under --engine llamacpp `diff` uses the
     llama.cpp frontend by default; P is the length of the hand-written server render."""
-    from chat_helpers import model_dir
-    from tokenizers import Tokenizer
-
     from promptlint.cli import main
 
-    d = model_dir("Qwen-Qwen2.5-7B-Instruct.jinja", tmp_path)
+    d, tok = _small_qwen_model(tmp_path)
     tools = [{"type": "function", "function": {"name": "track_order", "parameters": PARAMS}}]
     body = {"model": "m", "messages": [SYSTEM, USER], "tools": tools}
     a, b = tmp_path / "a.json", tmp_path / "b.json"
@@ -221,7 +237,6 @@ def test_diff_under_engine_llamacpp_renders_bodies_as_llama_server(tmp_path, cap
     expected = (QWEN_HEAD + _tool_line("track_order", "", PARAMS) + QWEN_TOOLS_TAIL
                 + "<|im_start|>user\nWhere is order 8?<|im_end|>\n<|im_start|>assistant\n")
     assert expected.isascii()  # ASCII: llama.cpp's ids are tokenizers' ids here (tests/test_llamacpp_unicode.py)
-    tok = Tokenizer.from_file(str(QWEN))
     want = tok.encode(expected, add_special_tokens=False).ids
     results = {}
     for extra in ([], ["--frontend", "vllm"]):
@@ -330,17 +345,14 @@ def test_template_capabilities_as_llama_cpp_derives_them(template):
 
 def test_audit_derivation_under_llamacpp(tmp_path):
     """`audit` re-renders captured requests: under --engine llamacpp as llama-server does."""
-    from chat_helpers import model_dir
-    from tokenizers import Tokenizer
-
     from promptlint.audit.derive import make_deriver
 
-    d = model_dir("Qwen-Qwen2.5-7B-Instruct.jinja", tmp_path)
+    d, tok = _small_qwen_model(tmp_path)
     tools = [{"type": "function", "function": {"name": "track_order", "parameters": PARAMS}}]
     expected = QWEN_HEAD + _tool_line("track_order", "", PARAMS) + QWEN_TOOLS_TAIL + (
         "<|im_start|>user\nWhere is order 7?<|im_end|>\n<|im_start|>assistant\n"
     )
-    want = Tokenizer.from_file(str(QWEN)).encode(expected, add_special_tokens=False).ids
+    want = tok.encode(expected, add_special_tokens=False).ids
     derive = make_deriver(str(d / "tokenizer.json"), str(d), engine="llamacpp")
     assert derive({"messages": [SYSTEM, USER], "tools": tools}) == want
     vllm = make_deriver(str(d / "tokenizer.json"), str(d))({"messages": [SYSTEM, USER], "tools": tools})

@@ -125,6 +125,9 @@ class HazardScan:
         self.claimed: set = set()  # volatile values already judged in the LLM request that sends them
         self.sent: List[SentPrompt] = []  # every prompt found, in source order of its sink
         self._self_attrs: Optional[Dict[str, List[ast.AST]]] = None  # self.<attr> -> assigned values
+        # wrapped_sinks' memos for this scan: (flow, function, level) -> sends; (flow, call, scope) -> callees
+        self._sends_memo: Dict[Tuple[int, int, int], bool] = {}
+        self._callees_memo: Dict[Tuple[int, int, int], list] = {}
 
     def add(self, c: Candidate) -> None:
         owner = self.project.owner(c.node) if self.project is not None else None
@@ -477,7 +480,7 @@ class HazardScan:
             self._wrapper(self.flow, call, scope, {}, 0)
 
     def _wrapper(self, flow: Flow, call: ast.Call, scope, env: Dict[str, Val], level: int) -> None:
-        found = objects.callees(flow, call, scope)
+        found = self._callees(flow, call, scope)
         if not found and level:
             func = flow._local_function(call, scope)  # inside a wrapper: its module's own functions too
             found = [(flow, func, None)] if func is not None else []
@@ -486,6 +489,8 @@ class HazardScan:
 
     def _wrapped(self, flow: Flow, call: ast.Call, scope, env: Dict[str, Val], level: int, found) -> None:
         cflow, func, bound = found
+        if not self._sends(cflow, func, level):
+            return  # no LLM call within reach: binding this call's arguments would judge nothing
         inner = _llm_calls_by_function(cflow).get(id(func))
         deeper = level + 1 < MAX_WRAPPERS and not self.installed
         calls = _calls_by_function(cflow).get(id(func)) if not inner and deeper else None
@@ -502,6 +507,35 @@ class HazardScan:
                 self.llm_call(c, func, cflow.name_of(c.func), suffix, positional)
         finally:
             self._in = (self.flow, {})
+
+    def _sends(self, flow: Flow, func, level: int) -> bool:
+        """Whether ``_wrapped`` at ``level`` judges an LLM call under ``func``: one in its body, or one
+        reached through its calls in the levels left (the callees ``_wrapper`` finds, which depend on the
+        call and its scope, never on the arguments bound). Once per function and level, so a call chain
+        that sends nothing is not bound again for every call site (most calls of a module)."""
+        memo = self._sends_memo
+        key = (id(flow), id(func), level)
+        if key not in memo:
+            sends = bool(_llm_calls_by_function(flow).get(id(func)))
+            if not sends and level + 1 < MAX_WRAPPERS and not self.installed:
+                for c in _calls_by_function(flow).get(id(func)) or ():
+                    found = self._callees(flow, c, func)
+                    if not found:
+                        local = flow._local_function(c, func)
+                        found = [(flow, local, None)] if local is not None else []
+                    if any(self._sends(cflow, f, level + 1) for cflow, f, _ in found):
+                        sends = True
+                        break
+            memo[key] = sends
+        return memo[key]
+
+    def _callees(self, flow: Flow, call: ast.Call, scope) -> list:
+        """``objects.callees`` once per call and scope in this scan (it reads no bound arguments)."""
+        memo = self._callees_memo
+        key = (id(flow), id(call), id(scope))
+        if key not in memo:
+            memo[key] = objects.callees(flow, call, scope)
+        return memo[key]
 
     def returned_prompts(self) -> None:
         """Prompts this module builds for callers it does not contain (a library's prompt module): what a
