@@ -20,7 +20,8 @@ and times, each as a fresh subprocess (median of several repetitions):
   (c)      one application template changed
   (d)      the floor: a script that only loads the tokenizer and encodes each render
            promptlint encodes (captured from a run with every render encoded whole) once
-  (d0)     the issue-17 floor: the same for each file's base render only ((f0): at scale)
+  (d0)     the issue-17 floor: the same for each file's base render only ((f0): at scale); (a)
+           against it also as the median of interleaved pairs (issue 33's target)
   (e)      the way people do it today: transformers (PreTrainedTokenizerFast +
            apply_chat_template + encode) over the same chat requests and variants,
            compared with promptlint cold/warm on the chat templates alone
@@ -625,7 +626,21 @@ def _cold(bench: Bench, work: Path, quick: bool, reps: int, apps: int, chats: in
         rows["a1"] = bench.time(bench.promptlint(), repo, before=clean, env={"PROMPTLINT_JOBS": "1"})
     rows["d"] = bench.time([py, str(work / "floor.py"), tok, str(work / "all.json")], repo)
     rows["d0"] = bench.time([py, str(work / "floor.py"), tok, str(work / "bases.json")], repo)
+    if not quick:
+        rows["a_d0_pairs"] = _cold_pairs(bench, py, repo, work, reps, clean)
     return rows
+
+
+def _cold_pairs(bench: Bench, py: str, repo: Path, work: Path, reps: int, clean) -> tuple:
+    """(a) against (d0) as issue 33 asks its targets to be reported: the median of per-pair ratios over
+    interleaved pairs (the floor, then a cold check), so that a drift in the machine's speed during
+    the run moves both sides of each ratio alike. (ratio, nan) like the other rows' (seconds, MiB)."""
+    import newcomer
+
+    tok = str(repo / "tok" / "tokenizer.json")
+    pairs = newcomer.Pairs(py, bench.env, reps)
+    out = pairs.run(bench.promptlint(), repo, before=clean, yardstick=[py, str(work / "floor.py"), tok, str(work / "bases.json")])
+    return out["ratio"], float("nan")
 
 
 def editable_install() -> bool:
@@ -693,6 +708,7 @@ def _run(bench: Bench, work: Path, quick: bool, reps: int, apps: int, chats: int
     rows["d1"] = bench.time([py, str(work / "floor.py"), tok, str(work / "one.json")], repo)
     if not quick:
         rows["d0"] = bench.time([py, str(work / "floor.py"), tok, str(work / "bases.json")], repo)
+        rows["a_d0_pairs"] = _cold_pairs(bench, py, repo, work, reps, clean)
     rows["a_chat"] = bench.time(bench.promptlint("models"), repo, before=clean)
     rows["b_chat"] = bench.time(bench.promptlint("models"), repo)
     tver = transformers_ok(tpy)
@@ -801,8 +817,11 @@ def print_table(rows, quick, apps, chats, scale, tver, tpy, chat_renders, models
         ("warm / bare python", ratio("b", "bare"), "<=", 8.0),
         ("one changed / its floor (d1)", ratio("c", "d1"), "<=", 1.3),
         ("cold / floor (d)", ratio("a", "d"), "<=", 1.5),
-        # issue 33: "cold, many templates: <= 1.5 x the floor (tokenizer load + one encode of each base render)"
-        ("cold / base-render floor (d0)", ratio("a", "d0"), "<=", 1.5),
+        ("cold / base-render floor (d0)", ratio("a", "d0"), None, None),
+        # issue 33: "cold, many templates: <= 1.5 x the floor (tokenizer load + one encode of each base
+        # render)", reported as its targets are: the median of interleaved pairs
+        ("cold / base-render floor (d0), interleaved pairs", rows["a_d0_pairs"][0] if "a_d0_pairs" in rows else None,
+         "<=", 1.5),
         ("cold, one process / base-render floor (d0)", ratio("a1", "d0"), None, None),
         ("transformers (e) / promptlint cold, chat only (a')", ratio("e", "a_chat"), ">=", 1.0),
         ("transformers (e) / promptlint warm, chat only (b')", ratio("e", "b_chat"), ">=", 20.0),
