@@ -135,6 +135,23 @@ def _parse_policy(request, _session_parses):
     _session_parses.on = True
 
 
+@pytest.fixture
+def quiet_heap():
+    """The heap earlier tests of this worker left (parsed tokenizers, transformers' vocabularies kept for
+    the session) kept out of the garbage collector for one test: a full collection of it takes a good
+    part of a second, and a render's CPU-time limit counts it when it happens to run during the render.
+    For tests whose subject is a short render limit (a 0.5 s E006 against a recursion error); objects
+    made during the test are collected as usual."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 @pytest.fixture(autouse=True)
 def _hermetic(_sealed_basetemp, _fast_tokenizer_forms, tmp_path_factory, monkeypatch):
     """Every test starts in a directory of its own (never the checkout, so no `.promptlint_cache/`

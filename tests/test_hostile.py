@@ -18,6 +18,8 @@ import pytest
 
 from conftest import DATA, QWEN
 
+pytestmark = pytest.mark.usefixtures("quiet_heap")  # render limits of 0.5 s: see conftest.quiet_heap
+
 SSTI = DATA / "ssti"
 PAYLOADS = sorted(SSTI.glob("*.j2"))
 

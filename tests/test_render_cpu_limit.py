@@ -18,6 +18,8 @@ import pytest
 from promptlint.render import Limits, RenderError, load_template, render
 from promptlint.render.limits import WALL_BACKSTOP_FACTOR
 
+pytestmark = pytest.mark.usefixtures("quiet_heap")  # render limits of 0.5 s: see conftest.quiet_heap
+
 
 class Waits:
     """A value whose text takes ``seconds`` of waiting (no CPU) to make."""
