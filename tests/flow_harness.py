@@ -39,3 +39,15 @@ def assert_clean(tmp_path, files):
     write(tmp_path, files)
     for name in files:
         assert findings(tmp_path, name) == []
+
+
+def twin(files, edits):
+    """The clean twin: the hazard project with only the fix applied (each old text occurs exactly once)."""
+    fixed = dict(files)
+    for name, pairs in edits.items():
+        source = fixed[name]
+        for old, new in pairs:
+            assert source.count(old) == 1, (name, old)
+            source = source.replace(old, new)
+        fixed[name] = source
+    return fixed

@@ -85,18 +85,7 @@ from __future__ import annotations
 import pytest
 
 from flow_harness import assert_clean, assert_hazard
-
-
-def _twin(files, edits):
-    """The clean twin: the hazard project with only the fix applied (each old text occurs exactly once)."""
-    fixed = dict(files)
-    for name, pairs in edits.items():
-        source = fixed[name]
-        for old, new in pairs:
-            assert source.count(old) == 1, (name, old)
-            source = source.replace(old, new)
-        fixed[name] = source
-    return fixed
+from flow_harness import twin as _twin
 
 
 def _fill(source, **texts):

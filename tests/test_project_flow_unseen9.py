@@ -80,18 +80,7 @@ from __future__ import annotations
 import pytest
 
 from flow_harness import assert_clean, assert_hazard
-
-
-def _twin(files, edits):
-    """The clean twin: the hazard project with only the fix applied (each old text occurs exactly once)."""
-    fixed = dict(files)
-    for name, pairs in edits.items():
-        source = fixed[name]
-        for old, new in pairs:
-            assert source.count(old) == 1, (name, old)
-            source = source.replace(old, new)
-        fixed[name] = source
-    return fixed
+from flow_harness import twin as _twin
 
 
 # --- 1. M101: Sanic returns desk on Groq's SDK, str.format_map over a fields dict -------------------

@@ -135,3 +135,32 @@ def test_the_kept_code_counts_against_the_generated_code_budget(tmp_path, cache,
         _load(tmp_path, limits=Limits(max_compiled_chars=size - 1))
     assert generated == []  # refused from the kept entry, as generating it would have been
     assert refused.value.code == "E006" or "compiled" in refused.value.message
+
+
+def test_over_the_cap_the_oldest_half_goes_before_the_first_write(tmp_path, cache, monkeypatch):
+    monkeypatch.setattr(code_cache, "MAX_ENTRIES", 4)
+    monkeypatch.setattr(code_cache, "_PRUNED", set())
+    _load(tmp_path)
+    (entry,) = _entries(cache)
+    directory = entry.parent
+    for i in range(4):  # older than the entry, oldest first
+        old = directory / f"old{i}"
+        old.write_bytes(b"x")
+        os.utime(old, ns=(10**9 * (i + 1), 10**9 * (i + 1)))
+    os.utime(entry, ns=(10**9 * 10, 10**9 * 10))
+    monkeypatch.setattr(code_cache, "_PRUNED", set())
+    _load(tmp_path, TEMPLATE.replace("Question:", "Asked:"))  # a miss: one write, after counting 5 entries
+    names = {p.name for p in _entries(cache)}
+    # 5 counted: the 2 oldest removed, then the new entry written
+    assert "old0" not in names and "old1" not in names and {"old2", "old3", entry.name} <= names and len(names) == 4
+
+
+def test_a_linked_entry_directory_is_not_written_through(tmp_path, cache, monkeypatch):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    top = cache / "promptlint" / "templates"
+    top.mkdir(parents=True)
+    tag_dir = top / code_cache._state()[1].rsplit(os.sep, 1)[1]
+    tag_dir.symlink_to(elsewhere, target_is_directory=True)
+    render(_load(tmp_path), VALUES)  # renders as before; the entry is not kept
+    assert list(elsewhere.iterdir()) == []

@@ -20,7 +20,7 @@ generator collected while generating it) — a file another interpreter,
 a damaged write or anyone without the secret produced is not read, and the template is compiled
 as before. Nothing is written under ``PYTHONDONTWRITEBYTECODE``/``-B``, or when no secret is kept
 yet (the result cache makes it on its first write); at most ``MAX_ENTRIES`` are kept (the oldest
-half removed when a write finds more).
+half removed when a process's first write finds more).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import hmac
 import marshal
 import os
 import sys
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Set, Tuple
 
 from promptlint.doors import bounded_io, safe_write
 
@@ -38,6 +38,7 @@ MAX_ENTRY_BYTES = 8 * 1024 * 1024  # one template's generated code (a 3,000-line
 MAX_ENTRIES = 4096
 _SECRETS: Dict[str, Optional[bytes]] = {}  # memo: the kept secret, by user cache directory (read once per process)
 _STAMP: List[str] = []  # memo: promptlint's code stamp (constant for the process's life)
+_PRUNED: Set[str] = set()  # entry directories this process has counted (a listing costs ~1 ms per 1,000 entries)
 
 
 def key(env, parser: tuple, source: str, name: Optional[str], filename: Optional[str], defer_init: bool) -> str:
@@ -106,6 +107,10 @@ def put(name: str, python: str, code, resolved: Optional[List[str]] = None) -> N
 
 
 def _prune(base: str, directory: str) -> None:
+    """Once per process and directory, before its first write: over ``MAX_ENTRIES``, the oldest half goes."""
+    if directory in _PRUNED:
+        return
+    _PRUNED.add(directory)
     try:
         names = os.listdir(directory)
     except OSError:
