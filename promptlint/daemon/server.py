@@ -213,11 +213,24 @@ class Daemon:
                 protocol.send_json(conn, {"reroute": True})
                 return
             conn.settimeout(None)
+            if self.workspace is not None and self.workspace.memo is not None:
+                self.workspace.memo.hold()  # the run manifest is written after the reply (driver/resident.py)
             rc, out, err = run_check(self.workspace, header, body)
             self.requests += 1
-            protocol.send_json(conn, {"rc": rc, "identity": self.installation}, out, err)
+            try:
+                protocol.send_json(conn, {"rc": rc, "identity": self.installation}, out, err)
+            finally:  # the held writes, once the client has its answer
+                self.flush()
         else:
             protocol.send_json(conn, {"refused": f"unknown op {op!r}"})
+
+    def flush(self) -> None:
+        if self.workspace is None or self.workspace.memo is None:
+            return
+        try:
+            self.workspace.memo.flush()
+        except Exception as e:  # the next request's check flushes again; say why in the daemon's log
+            print(f"promptlint daemon: a deferred write failed: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
 
     def status(self) -> Dict[str, Any]:
         pool = self.workspace.pool if self.workspace is not None else None
