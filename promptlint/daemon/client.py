@@ -75,10 +75,10 @@ def _user_setting() -> Tuple[Optional[bool], str]:
         return None, ""
     path = user_config_path()
     from promptlint.doors import bounded_io
-    from promptlint.base.toml_io import toml_loads
+    from promptlint.base.toml_io import kept_loads
 
     try:
-        value = toml_loads(bounded_io.read_text(path, 1 << 16)).get("daemon")
+        value = kept_loads(bounded_io.read_text(path, 1 << 16)).get("daemon")
     except (OSError, UnicodeDecodeError) as e:
         return None, f"cannot read it ({_printable(getattr(e, 'strerror', None) or type(e).__name__)})"
     except ValueError as e:
