@@ -7,6 +7,7 @@ Real daemons, real subprocesses (the fixtures of test_daemon.py)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -48,6 +49,26 @@ def test_the_guess_is_the_closest_directory_that_could_configure_promptlint(tmp_
     # promptlint.toml always configures it, whatever it holds
     (root / "pkg" / "sub" / "promptlint.toml").write_text("", encoding="utf-8")
     assert client.guess_root(str(root / "pkg" / "sub")) == str(root / "pkg" / "sub")
+
+
+def test_a_pyproject_that_is_a_link_or_not_a_file_is_never_read_by_the_guess(tmp_path):
+    """A repository may commit pyproject.toml as a link to a FIFO (a read would wait for a writer
+    forever), a device or /proc: the guess opens only a regular file that is not a link, without
+    waiting, and counts anything else as a candidate for the daemon's exact rule to decide."""
+    root = tmp_path / "repo"
+    (root / "sub").mkdir(parents=True)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    (root / "sub" / "pyproject.toml").symlink_to(fifo)
+    assert client.guess_root(str(root / "sub")) == str(root / "sub")  # returned, without blocking
+    (root / "sub" / "pyproject.toml").unlink()
+    (root / "sub" / "pyproject.toml").symlink_to("/dev/zero")
+    assert client.guess_root(str(root / "sub")) == str(root / "sub")
+    (root / "sub" / "pyproject.toml").unlink()
+    (root / "sub" / "pyproject.toml").write_bytes(b"#" * (client.GUESS_READ + 1))  # too long to read: a candidate
+    assert client.guess_root(str(root / "sub")) == str(root / "sub")
+    (root / "sub" / "pyproject.toml").write_text("[project]\nname = 'x'\n", encoding="utf-8")
+    assert client.guess_root(str(root / "sub")) != str(root / "sub")  # a regular file never naming promptlint: skipped
 
 
 def test_the_daemon_confirms_only_its_own_root(tmp_path):

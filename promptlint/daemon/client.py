@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import sys
 import time
 TYPE_CHECKING = False  # typing itself is not imported: ~5 ms of a forwarded check (annotations are strings)
@@ -296,21 +297,49 @@ def guess_root(cwd: str) -> str:
     ``cwd``. Only a guess: the daemon that answers checks it with the exact rule (``verify``)."""
     directory = cwd
     while True:
-        if os.path.isfile(os.path.join(directory, "promptlint.toml")):
+        if os.path.lexists(os.path.join(directory, "promptlint.toml")):
             return directory
         pyproject = os.path.join(directory, "pyproject.toml")
-        if os.path.isfile(pyproject):
-            try:
-                with open(pyproject, "rb") as f:
-                    text = f.read(1 << 22)
-            except OSError:
-                text = b"promptlint"  # unreadable: let the exact rule say what it is
-            if b"promptlint" in text or b"\\" in text:
-                return directory
+        if os.path.lexists(pyproject) and _may_configure(pyproject):
+            return directory
         parent = os.path.dirname(directory)
         if parent == directory:
             return cwd
         directory = parent
+
+
+GUESS_READ = 1 << 22  # a pyproject.toml longer than this is a candidate unread
+
+
+def _may_configure(path: str) -> bool:
+    """Whether a pyproject.toml could hold [tool.promptlint]. Read only when it is a regular file
+    that is not a link, without waiting (O_NONBLOCK) and bounded; anything else -- a link (to a
+    FIFO, a device, /proc), an unreadable or oversized file -- is a candidate the exact rule, which
+    reads through promptlint's bounded reader, decides. (bounded_io itself would import pathlib.)"""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return True
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > GUESS_READ:
+            return True
+        chunks, got = [], 0
+        while got <= GUESS_READ:
+            chunk = os.read(fd, GUESS_READ + 1 - got)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+        if got > GUESS_READ:
+            return True
+        text = b"".join(chunks)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return b"promptlint" in text or b"\\" in text
 
 
 def verified(root: Path, cwd: str) -> bool:
