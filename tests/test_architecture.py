@@ -564,6 +564,7 @@ MODULE_STATE = {
     "promptlint.pools.tokenizers:_DEFAULT": "the transient pool a library call outside any Workspace uses",
     "promptlint.doors.bounded_io:_POLICY": "context: untrusted mode's read policy for one command (cli runs each command in its own context)",
     "promptlint.tokenization.tokens:_BUDGET": "context: the per-file analysis budget, installed by `with budget()` and restored",
+    "promptlint.cli:_SERVED": "context: a daemon request's console and terminal columns while its argv is parsed (set, reset)",
     "promptlint.driver.parallel:_WORK": "what forked workers call: set right before the fork, cleared after (never a run's input)",
     "promptlint.audit.parallel:_opts": "a worker process's options, set once by its pool initializer (the process is that run)",
     # constants that are instances

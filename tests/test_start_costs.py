@@ -104,6 +104,23 @@ def test_a_one_template_check_imports_only_the_reporter_it_writes_with(tmp_path)
                             ("concise", "github", "gitlab", "json_format", "json_lines", "markdown", "rdjson", "sarif")}
 
 
+def test_a_format_named_on_the_command_line_is_imported_alone(tmp_path):
+    """`--output-format sarif`: argparse asks whether the value is a choice; a format whose module
+    bears its name answers alone, so the other eight reporters are not imported to accept it."""
+    template = tmp_path / "one.j2"
+    template.write_text("Current time: {{ now }}\nYou are the Acme assistant.\nAnswer questions about orders, "
+                        "shipping and returns in a few friendly sentences, and cite the policy.\n{{ question }}\n",
+                        encoding="utf-8")
+    probe = PROBE.replace('sys.argv = ["promptlint", "check", "--", sys.argv[1]]',
+                          'sys.argv = ["promptlint", "check", "--output-format", "sarif", "--", sys.argv[1]]')
+    r = subprocess.run([sys.executable, "-c", probe, template.name], cwd=tmp_path, env=_env(tmp_path), capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 1 and '"ruleId": "M101"' in r.stdout, r.stderr
+    seen = json.loads(r.stderr.rsplit("PROBE ", 1)[1])
+    assert sorted(m for m in seen["modules"] if m.startswith("promptlint.report.")) == [
+        "promptlint.report.locations", "promptlint.report.sarif", "promptlint.report.style"]  # and its helpers
+
+
 def test_the_output_format_choices_are_still_every_format(tmp_path):
     """What argparse shows and accepts is the package's formats, found on demand."""
     from promptlint import report

@@ -69,6 +69,58 @@ def shipped(path: Union[str, Path]) -> Dict[str, Any]:
     return data
 
 
+KEPT_TEXTS = 64  # parsed configuration texts kept (the oldest copies go past this)
+
+
+def kept_loads(text: str) -> Dict[str, Any]:
+    """``toml_loads(text)`` for a configuration text a run reads every time (pyproject.toml's
+    [tool.promptlint], promptlint.toml, the user's config.toml), through a JSON copy in the user's
+    cache named for the text's sha256 and this Python's version: the parse is a function of those
+    alone, so a copy serves any file with the same bytes. A warm run then never imports tomllib
+    (~8 ms with its regular expressions, most of what a run answered from the manifest parses).
+    A text that does not parse raises every time; one JSON cannot hold (a date) is parsed every
+    time; a copy that is missing or unreadable costs the parse. At most ``KEPT_TEXTS`` copies."""
+    import json
+
+    from promptlint.base.digest import sha256
+    from promptlint.doors import bounded_io
+
+    raw = text.encode("utf-8", "surrogatepass")
+    key = sha256(f"{_COPY_FORMAT}\0{sys.version_info[0]}.{sys.version_info[1]}\0".encode() + raw).hexdigest()[:32]
+    base = _user_cache()
+    folder = os.path.join(base, "promptlint", "toml")
+    copy = os.path.join(folder, f"text-{key}.json")
+    try:
+        data = json.loads(bounded_io.read_bytes(copy))
+        if isinstance(data, dict):
+            return data
+    except (OSError, ValueError, bounded_io.InputRefused):
+        pass
+    data = toml_loads(text)
+    try:
+        dumped = json.dumps(data)
+        if json.loads(dumped) == data:  # every value JSON can hold, as it was
+            from promptlint.doors import safe_write
+
+            safe_write.write_text(copy, dumped, anchor=base, parents=True, private=True)
+            _keep_newest(folder, base, "text-", KEPT_TEXTS)
+    except (OSError, TypeError, ValueError):  # a cache that cannot be written only costs the next run the parse
+        pass
+    return data
+
+
+def _keep_newest(folder: str, base: str, prefix: str, keep: int) -> None:
+    """Remove the oldest ``prefix`` copies in ``folder`` past ``keep`` (only after writing one)."""
+    from promptlint.doors import safe_write
+
+    found = []
+    for entry in os.scandir(folder):
+        if entry.name.startswith(prefix) and entry.is_file(follow_symlinks=False):
+            found.append((entry.stat(follow_symlinks=False).st_mtime_ns, entry.name))
+    for _, name in sorted(found)[:-keep] if len(found) > keep else []:
+        safe_write.remove(os.path.join(folder, name), anchor=base)
+
+
 def _user_cache() -> str:
     base = os.environ.get("XDG_CACHE_HOME", "")
     return base if os.path.isabs(base) else os.path.join(os.path.expanduser("~"), ".cache")

@@ -90,9 +90,9 @@ class _Formats:
     imported) only when argparse asks, for a value given, --help or an error message."""
 
     def __contains__(self, name) -> bool:
-        from promptlint.report import formats
+        from promptlint.report import known
 
-        return name in formats()
+        return known(name)
 
     def __iter__(self):
         from promptlint.report import formats

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import sys
 import time
-from pathlib import Path
 TYPE_CHECKING = False  # typing itself is not imported: ~5 ms of a forwarded check (annotations are strings)
 
 if TYPE_CHECKING:  # _socket is imported where a connection is made: a check run in-process never needs it
+    from pathlib import Path  # and pathlib where a path is built: a forwarded check never needs it
     from typing import Any, Dict, Optional, Tuple, Union
     import _socket
 
@@ -42,8 +43,15 @@ def in_ci() -> bool:
 
 
 def user_config_path() -> Path:
+    from pathlib import Path
+
+    return Path(_user_config_file())
+
+
+def _user_config_file() -> str:
     base = os.environ.get("XDG_CONFIG_HOME", "")
-    return (Path(base) if os.path.isabs(base) else Path.home() / ".config") / "promptlint" / "config.toml"
+    base = base if os.path.isabs(base) else os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "promptlint", "config.toml")
 
 
 def user_wants_daemon() -> bool:
@@ -64,14 +72,14 @@ def user_setting() -> Optional[bool]:
 
 def _user_setting() -> Tuple[Optional[bool], str]:
     """(the user's `daemon` setting, "") or (None, what is wrong with the file)."""
-    path = user_config_path()
-    if not path.exists():
+    if not os.path.exists(_user_config_file()):
         return None, ""
+    path = user_config_path()
     from promptlint.doors import bounded_io
-    from promptlint.base.toml_io import toml_loads
+    from promptlint.base.toml_io import kept_loads
 
     try:
-        value = toml_loads(bounded_io.read_text(path, 1 << 16)).get("daemon")
+        value = kept_loads(bounded_io.read_text(path, 1 << 16)).get("daemon")
     except (OSError, UnicodeDecodeError) as e:
         return None, f"cannot read it ({_printable(getattr(e, 'strerror', None) or type(e).__name__)})"
     except ValueError as e:
@@ -101,6 +109,8 @@ def project(cwd: Optional[Path] = None) -> Tuple[Path, Optional[Path]]:
     """(root, the configuration file when it says `daemon = true`): the closest configuration file's
     directory (else cwd). A configuration that does not parse counts as none: the in-process run
     reports it."""
+    from pathlib import Path
+
     from promptlint.project.config_file import find_config
 
     cwd = (cwd or Path.cwd()).resolve()
@@ -126,8 +136,8 @@ def _printable(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
-def connect(root: Path, timeout: float = 5.0) -> Optional[_socket.socket]:
-    path = protocol.socket_path(root)
+def connect(root: Union[Path, str], timeout: float = 5.0) -> Optional[_socket.socket]:
+    path = protocol.socket_file(str(root))
     if path is None:
         return None
     import _socket  # the C socket the socket module wraps: its import (selectors, enums) is ~5 ms of a forwarded check
@@ -135,7 +145,7 @@ def connect(root: Path, timeout: float = 5.0) -> Optional[_socket.socket]:
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     sock.settimeout(timeout)
     try:
-        sock.connect(str(path))
+        sock.connect(path)
     except OSError:
         sock.close()
         return None
@@ -143,7 +153,7 @@ def connect(root: Path, timeout: float = 5.0) -> Optional[_socket.socket]:
     return sock
 
 
-def request(root: Path, header: Dict[str, Any], body: bytes = b"") -> Optional[Tuple[Dict[str, Any], bytes, bytes]]:
+def request(root: Union[Path, str], header: Dict[str, Any], body: bytes = b"") -> Optional[Tuple[Dict[str, Any], bytes, bytes]]:
     """One round trip; None when no daemon answers it completely."""
     sock = connect(root)
     if sock is None:
@@ -235,6 +245,7 @@ def _read_stdin() -> bytes:
 # itself: an argv naming any of them (or a prefix argparse would expand to one) is parsed first.
 _DECIDING = ("--daemon", "--no-daemon", "--untrusted", "--trusted", "--stdin-filename", "--help", "--version")
 IN_PROCESS = "in-process"  # forward_argv: the daemon was considered, none answers: run here, do not ask again
+REROUTE = "reroute"  # _forward with a guessed root: no daemon there confirmed it; find the root exactly
 
 
 def forward_argv(argv) -> Union[int, str, None]:
@@ -243,7 +254,13 @@ def forward_argv(argv) -> Union[int, str, None]:
     or None when the raw argv cannot decide it alone (an option above, a short option, a project
     configuration's ignored `daemon = true` that needs its note, a user configuration needing its
     warning, CI): then the parsed arguments decide (forward_check), exactly as before.
-    A usage error goes to the daemon, whose parser prints the same lines the in-process one would."""
+    A usage error goes to the daemon, whose parser prints the same lines the in-process one would.
+
+    The project root is first guessed without parsing TOML (``guess_root``) and the request sent to
+    that root's daemon, if one runs, marked ``verify``: the daemon answers only when the exact rule
+    (``project``, which it runs on the request's directory) names its own root and no `daemon = true`;
+    otherwise, and when none runs there, the root is found exactly as before (tomllib's import and
+    a parse are ~10 ms of a forwarded check)."""
     if argv[:1] != ["check"] or os.environ.get("CI") or os.environ.get("GITHUB_ACTIONS"):  # CI: untrusted mode, no daemon
         return None
     for arg in argv[1:]:
@@ -253,12 +270,85 @@ def forward_argv(argv) -> Union[int, str, None]:
             return None
         if arg.startswith("-") and not arg.startswith("--") and arg != "-" and not (arg[:2] == "-j" and (arg[2:].isdigit() or arg == "-j")):
             return None
-    root, configured = project()
     setting, problem = _user_setting()
-    if configured is not None or problem:
+    if problem:
+        return None
+    if os.environ.get("PROMPTLINT_DAEMON", "") != "0":
+        try:
+            guess = guess_root(os.path.realpath(os.getcwd()))
+        except OSError:
+            guess = None
+        path = protocol.socket_file(guess) if guess is not None else None
+        if path is not None and os.path.exists(path):
+            got = _forward(argv, guess, asked=False, setting=False, stdin=False, verify=True)
+            if got != REROUTE:
+                return IN_PROCESS if got is None else got
+    root, configured = project()
+    if configured is not None:
         return None
     got = _forward(argv, root, asked=False, setting=setting, stdin=False)
     return IN_PROCESS if got is None else got
+
+
+def guess_root(cwd: str) -> str:
+    """Where ``project`` would most likely say the root is, without parsing TOML: the closest
+    directory, from the resolved ``cwd`` up, with a promptlint.toml or a pyproject.toml whose text
+    mentions promptlint (or holds an escape, which a quoted TOML key may spell it with); else
+    ``cwd``. Only a guess: the daemon that answers checks it with the exact rule (``verify``)."""
+    directory = cwd
+    while True:
+        if os.path.lexists(os.path.join(directory, "promptlint.toml")):
+            return directory
+        pyproject = os.path.join(directory, "pyproject.toml")
+        if os.path.lexists(pyproject) and _may_configure(pyproject):
+            return directory
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return cwd
+        directory = parent
+
+
+GUESS_READ = 1 << 22  # a pyproject.toml longer than this is a candidate unread
+
+
+def _may_configure(path: str) -> bool:
+    """Whether a pyproject.toml could hold [tool.promptlint]. Read only when it is a regular file
+    that is not a link, without waiting (O_NONBLOCK) and bounded; anything else -- a link (to a
+    FIFO, a device, /proc), an unreadable or oversized file -- is a candidate the exact rule, which
+    reads through promptlint's bounded reader, decides. (bounded_io itself would import pathlib.)"""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return True
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > GUESS_READ:
+            return True
+        chunks, got = [], 0
+        while got <= GUESS_READ:
+            chunk = os.read(fd, GUESS_READ + 1 - got)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            got += len(chunk)
+        if got > GUESS_READ:
+            return True
+        text = b"".join(chunks)
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+    return b"promptlint" in text or b"\\" in text
+
+
+def verified(root: Path, cwd: str) -> bool:
+    """For the daemon of ``root``: whether a request from ``cwd`` sent to a guessed root is its own --
+    ``project`` names ``root`` from there and no `daemon = true` (whose note the client prints)."""
+    from pathlib import Path
+
+    found, configured = project(Path(cwd))
+    return configured is None and found == root
 
 
 def forward_check(argv, args) -> Optional[int]:
@@ -273,22 +363,27 @@ def forward_check(argv, args) -> Optional[int]:
                     stdin=bool(getattr(args, "stdin_filename", None)))
 
 
-def _forward(argv, root: Path, asked: bool, setting: Optional[bool], stdin: bool) -> Optional[int]:
+def _forward(argv, root: Union[Path, str], asked: bool, setting: Optional[bool], stdin: bool,
+             verify: bool = False) -> Union[int, str, None]:
     """The daemon's exit code after printing its reply, or None to run in-process. ``setting``: the
-    user's; False turns the default off (one they start still answers)."""
+    user's; False turns the default off (one they start still answers). ``verify``: ``root`` is a
+    guess the daemon must confirm: REROUTE when it does not (or none answers there), nothing started."""
     env = os.environ.get("PROMPTLINT_DAEMON", "")
     if env == "0":
         return None
-    path = protocol.socket_path(root)
-    autostart = asked or env == "1" or setting is True or (setting is None and for_a_person())
-    if not autostart and (path is None or not path.exists()):
+    path = protocol.socket_file(str(root))
+    autostart = not verify and (asked or env == "1" or setting is True or (setting is None and for_a_person()))
+    if not autostart and (path is None or not os.path.exists(path)):
         return None  # the common case: nothing running, nothing to start
     body = b""
     if stdin:
         body = _read_stdin()
         # If the daemon does not answer after all, the in-process run reads the same bytes.
         sys.stdin = io.TextIOWrapper(io.BytesIO(body), encoding="utf-8")
-    mine = identity.identity()
+    # The installation, not the full identity: the socket's name already holds it, and the daemon
+    # re-takes its own code and dependency stamps per request (answering "stale" when they changed),
+    # so stamping promptlint's files here as well (~4 ms) would prove nothing more.
+    mine = identity.installation()
     header = {
         "op": "check",
         "argv": list(argv),
@@ -299,8 +394,12 @@ def _forward(argv, root: Path, asked: bool, setting: Optional[bool], stdin: bool
         "columns": terminal.columns(),  # the daemon wraps argparse's usage lines to it
         "identity": mine,
     }
+    if verify:
+        header["verify"] = True
     for attempt in range(2):
         got = request(root, header, body)
+        if verify and (got is None or got[0].get("stale") or got[0].get("restart") or got[0].get("reroute")):
+            return REROUTE
         if got is None or got[0].get("stale") or got[0].get("restart"):  # none running, or it exited to reload
             if not autostart or attempt or start(root) is None:
                 return None

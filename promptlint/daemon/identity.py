@@ -16,7 +16,6 @@ loaded module's spec, so both sides describe what they would run.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
@@ -54,6 +53,8 @@ def identity() -> Dict[str, Any]:
 def dependency(name: str) -> Optional[Dict[str, Any]]:
     """Where ``name`` is imported from, its distribution's version, and the size and mtime of its
     files (an upgrade in place rewrites them); None when it is not installed."""
+    import importlib.util  # only the daemon re-takes the full identity; a forwarding client never does
+
     try:
         spec = importlib.util.find_spec(name)
     except (ImportError, ValueError):

@@ -11,13 +11,13 @@ import json
 import os
 import stat
 import struct
-from pathlib import Path
 
 from promptlint.base.digest import sha256  # not hashlib: OpenSSL's load is a forwarded check's cost
 
 TYPE_CHECKING = False  # typing itself is not imported: ~5 ms of a forwarded check (annotations are strings)
 
-if TYPE_CHECKING:  # socket is imported where a connection is made: a check run in-process never needs it
+if TYPE_CHECKING:  # socket and pathlib are imported where used: a forwarded check needs neither
+    from pathlib import Path
     from typing import Any, Dict, Optional
     import socket
 
@@ -70,19 +70,30 @@ def run_dir(create: bool = False) -> Optional[Path]:
     """A directory only this user can enter: $XDG_RUNTIME_DIR/promptlint, else
     $XDG_CACHE_HOME/promptlint/run (~/.cache). None when it cannot be made private, or (unless
     ``create``: only starting a daemon makes it) does not exist yet."""
+    from pathlib import Path
+
+    found = _run_dir(create)
+    return None if found is None else Path(found)
+
+
+def _run_dir(create: bool = False) -> Optional[str]:
+    """``run_dir`` as a string, in os.path terms: the forwarding client never imports pathlib
+    (with urllib.parse and ipaddress, ~5 ms of a forwarded check)."""
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     if runtime and os.path.isabs(runtime) and os.path.isdir(runtime):
-        anchor = Path(runtime)
-        base = anchor / "promptlint"
+        anchor = runtime
+        base = os.path.join(anchor, "promptlint")
     else:
         cache = os.environ.get("XDG_CACHE_HOME")
-        anchor = Path(cache) if cache and os.path.isabs(cache) else Path.home() / ".cache"
-        base = anchor / "promptlint" / "run"
+        anchor = cache if cache and os.path.isabs(cache) else os.path.join(os.path.expanduser("~"), ".cache")
+        base = os.path.join(anchor, "promptlint", "run")
     try:
         if create:
+            from pathlib import Path
+
             from promptlint.doors import safe_write
 
-            safe_write.make_dirs(base, anchor=anchor, mode=0o700)
+            safe_write.make_dirs(Path(base), anchor=Path(anchor), mode=0o700)
         st = os.lstat(base)
     except OSError:
         return None
@@ -95,14 +106,22 @@ def run_dir(create: bool = False) -> Optional[Path]:
 def socket_path(root: Path, create: bool = False) -> Optional[Path]:
     """One socket per project root and installation (identity.installation_key): a client of another
     virtualenv or pre-commit environment never connects to this installation's daemon."""
+    from pathlib import Path
+
+    found = socket_file(str(root), create)
+    return None if found is None else Path(found)
+
+
+def socket_file(root: str, create: bool = False) -> Optional[str]:
+    """``socket_path`` as a string (the forwarding client's)."""
     from promptlint.daemon.identity import installation_key
 
-    base = run_dir(create)
+    base = _run_dir(create)
     if base is None:
         return None
-    name = sha256(os.fsencode(str(root)) + b"\0" + installation_key().encode()).hexdigest()[:24]
-    path = base / f"{name}.sock"
-    return path if len(os.fsencode(str(path))) < 100 else None  # sun_path holds 108 bytes
+    name = sha256(os.fsencode(root) + b"\0" + installation_key().encode()).hexdigest()[:24]
+    path = os.path.join(base, f"{name}.sock")
+    return path if len(os.fsencode(path)) < 100 else None  # sun_path holds 108 bytes
 
 
 def peer_uid(sock: socket.socket) -> Optional[int]:

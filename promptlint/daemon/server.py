@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 from promptlint.doors import safe_write
-from promptlint.daemon import identity, protocol
+from promptlint.daemon import client, identity, protocol
 from promptlint.daemon.protocol import ProtocolError
 
 REQUEST_TIMEOUT = 60.0  # a client that connects must send its request within this
@@ -115,6 +115,7 @@ class Daemon:
         self.requests = 0
         self.stamp = stamp(root)
         self.identity = identity.identity()
+        self.installation = identity.installation()  # what a client sends and gets back (client._forward)
         self.last = time.monotonic()
         self.listener: Optional[socket.socket] = None
         self.workspace = None  # the resident Workspace (made in main, after the bind)
@@ -203,15 +204,33 @@ class Daemon:
                 self.close()
                 protocol.send_json(conn, {"restart": True})
                 return
-            if header.get("identity") != self.identity:
+            if header.get("identity") != self.installation:
                 protocol.send_json(conn, {"refused": "a client of another installation of promptlint"})
                 return
+            if header.get("verify") and not client.verified(self.root, header["cwd"]):
+                # the client guessed this root without parsing TOML; the exact rule names another
+                # root (or a `daemon = true` whose note it prints): it finds the root itself
+                protocol.send_json(conn, {"reroute": True})
+                return
             conn.settimeout(None)
+            if self.workspace is not None and self.workspace.memo is not None:
+                self.workspace.memo.hold()  # the run manifest is written after the reply (driver/resident.py)
             rc, out, err = run_check(self.workspace, header, body)
             self.requests += 1
-            protocol.send_json(conn, {"rc": rc, "identity": self.identity}, out, err)
+            try:
+                protocol.send_json(conn, {"rc": rc, "identity": self.installation}, out, err)
+            finally:  # the held writes, once the client has its answer
+                self.flush()
         else:
             protocol.send_json(conn, {"refused": f"unknown op {op!r}"})
+
+    def flush(self) -> None:
+        if self.workspace is None or self.workspace.memo is None:
+            return
+        try:
+            self.workspace.memo.flush()
+        except Exception as e:  # the next request's check flushes again; say why in the daemon's log
+            print(f"promptlint daemon: a deferred write failed: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
 
     def status(self) -> Dict[str, Any]:
         pool = self.workspace.pool if self.workspace is not None else None

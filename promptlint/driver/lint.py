@@ -13,9 +13,11 @@ What the analyzers stand on (Context, the tokenizer provider, the finding factor
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
@@ -245,7 +247,9 @@ def finish(plan: Plan) -> LintResult:
     notices.extend(ctx.notices)
     sha = provider.loaded.sha256 if provider.loaded is not None else tok_sha
     if plan.manifest is not None:
-        plan.manifest.save()
+        memo = plan.request.memo  # a resident process keeps the records: its caller may write the file after its reply
+        if memo is None or not memo.defer(functools.partial(plan.manifest.save, time.time_ns())):
+            plan.manifest.save()
     cache.prune()
     if cache.warning:
         notices.append(cache.warning)

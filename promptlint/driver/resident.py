@@ -19,6 +19,12 @@ command does that once and exits; a resident process does it per request, for th
   enforce its cap when that could matter (past half the cap) or a minute has passed, not after
   every request that wrote (other processes prune after their own writes).
 
+And one thing it can do later: the run manifest's write. Its records are already kept here for
+the next request, so a caller that has a moment after its answer (the daemon: after the reply is
+sent) ``hold``s writes for the request and ``flush``es them then; the file, for a later process, is
+the same, written a few milliseconds later. A write still held when the next check starts is done
+first. Without a hold (the language server, in-process callers) the manifest is written in the run.
+
 Two more keep themselves where they live: the tokenizer pool's encodings (encode_memo) and the
 linted Python modules' trees (pysource.project.keep_linted, under ``Context.resident``).
 
@@ -30,7 +36,7 @@ from __future__ import annotations
 import os
 import stat
 import time
-from typing import Callable, Dict, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 MAX_FILES = 20_000  # walk verdicts kept (then forgotten at once)
 RACY_NS = 2_000_000_000  # as the manifest's (promptlint.project.manifest.RACY_NS)
@@ -47,6 +53,32 @@ class ResidentMemo:
         self.manifest: Optional[Tuple[str, str, Tuple[int, ...], Dict]] = None  # (path, key, lstat stamp, records)
         self.decoded: Dict[int, Tuple[list, list]] = {}  # id(a record's finding dicts) -> (that list, its Findings)
         self.cache_sizes: Dict[str, Tuple[int, float]] = {}  # cache directory -> (bytes at the last walk + since, when walked)
+        self.later: Optional[List[Callable[[], None]]] = None  # while held: writes to do after the reply
+
+    # ------------------------------------------------------------------ after the reply
+
+    def hold(self) -> None:
+        """Writes the next check would make at its end wait for ``flush`` (the caller's reply first)."""
+        if self.later is None:
+            self.later = []
+
+    def defer(self, write: Callable[[], None]) -> bool:
+        """Queue ``write`` when held (True); False: the caller writes now."""
+        if self.later is None:
+            return False
+        self.later.append(write)
+        return True
+
+    def done_later(self, release: bool = True) -> None:
+        """Do the held writes, in order (their own error handling disables a cache that cannot be
+        written, as during a run); ``release``: stop holding."""
+        later = self.later or []
+        self.later = None if release else []
+        for write in later:
+            write()
+
+    def flush(self) -> None:
+        self.done_later(release=True)
 
     # ------------------------------------------------------------------ the walk
 

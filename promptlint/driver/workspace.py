@@ -76,6 +76,8 @@ class Workspace:
 
         if buffers is not None and not buffers and not targets:
             return empty_result(self.settings)  # an excluded --stdin-filename: nothing to lint
+        if self.memo is not None and self.memo.later:
+            self.memo.done_later(release=False)  # a previous request's held writes first, before anything reads them
         request = Request(list(targets), dict(buffers) if buffers else None, force_exclude, self.use_cache, self.evidence,
                           self.jobs, progress, self.debug, self.memo)
         with self.installed():

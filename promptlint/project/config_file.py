@@ -10,7 +10,7 @@ if TYPE_CHECKING:  # typing itself is not imported: ~5 ms of a forwarded check (
     from typing import Any, Dict, Optional, Tuple
 
 from promptlint.doors import bounded_io
-from promptlint.base.toml_io import toml_loads
+from promptlint.base.toml_io import kept_loads
 
 
 class ConfigError(Exception):
@@ -38,7 +38,7 @@ def read_config_file(path: Path, shown: Optional[Path] = None) -> Optional[Dict[
     ``shown``: how messages name it (as the user typed it)."""
     shown = path if shown is None else shown
     try:
-        data = toml_loads(bounded_io.read_text(path))
+        data = kept_loads(bounded_io.read_text(path))
     except (OSError, UnicodeDecodeError) as e:
         raise ConfigError(f"{shown}: cannot read the configuration file ({e})") from None
     except ValueError as e:

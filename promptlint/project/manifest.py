@@ -150,11 +150,13 @@ class Manifest:
 
         return str(path) if self.base is None else typed(path, self.base)
 
-    def save(self) -> None:
-        """Write the manifest when this run learnt something (never on a warm run with old stamps)."""
+    def save(self, finished: Optional[int] = None) -> None:
+        """Write the manifest when this run learnt something (never on a warm run with old stamps).
+        ``finished``: when the run ended (time.time_ns()), for a write deferred past it: stamps racy
+        then stay distrusted however late the write comes."""
         if not (self.dirty and self.cache.enabled):
             return
-        horizon = time.time_ns() - RACY_NS
+        horizon = (time.time_ns() if finished is None else finished) - RACY_NS
         for rec in self.seen.values():
             _distrust_racy(rec, horizon)
         files = {**self.files, **self.seen}

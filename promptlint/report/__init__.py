@@ -71,6 +71,14 @@ def _named(name: str):
     return module
 
 
+def known(name: str) -> bool:
+    """Whether ``name`` is a format: one whose module bears its name is found alone (``--output-format
+    concise`` need not import the other eight reporters to be accepted)."""
+    if not _FORMATS and isinstance(name, str) and _named(name) is not None:
+        return True
+    return name in formats()
+
+
 def kind(name: str) -> str:
     """The format's KIND: "human", "json" or "text"."""
     return get(name).KIND

@@ -1,0 +1,78 @@
+"""A resident Workspace's run manifest written after the reply (driver/resident.py: hold, flush):
+the daemon holds the write while it answers, then writes the same file a later process reads; a
+held write is done before the next check; and a write done late still distrusts the stamps that
+were racy when the run ended. Real files, real tokenizer, no timing."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from test_changed_file_path import make_project
+
+from promptlint.driver import lint
+from promptlint.driver.workspace import Workspace
+from promptlint.project.config import load_settings
+
+
+def _manifests(root):
+    found = sorted((root / ".promptlint_cache").rglob("manifests/*.json"))
+    return [json.loads(p.read_text(encoding="utf-8").partition("\n")[2]) for p in found]
+
+
+def _analysed(monkeypatch):
+    seen = []
+    real = lint._check_one
+
+    def counting(run, path, *args, **kwargs):
+        seen.append(path.name)
+        return real(run, path, *args, **kwargs)
+
+    monkeypatch.setattr(lint, "_check_one", counting)
+    return seen
+
+
+def test_a_held_manifest_is_written_at_the_flush_and_answers_the_next_process(tmp_path, monkeypatch):
+    make_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    settings = load_settings(start=tmp_path, base=tmp_path)
+    ws = Workspace(settings, resident=True)
+    ws.memo.hold()
+    first = ws.check()
+    assert _manifests(tmp_path) == []  # held: nothing written while the caller answers
+    ws.memo.flush()
+    (written,) = _manifests(tmp_path)
+    # the walk's files (those that build prompts: not __init__ or the static modules), each recorded
+    assert {"app/prompts_0.py", "app/prompts_1.py", "app/agent_0.py", "app/agent_1.py"} <= set(written["files"])
+    assert len(written["files"]) == first.files
+    analysed = _analysed(monkeypatch)
+    again = Workspace(load_settings(start=tmp_path, base=tmp_path)).check()  # another process: a transient workspace
+    assert analysed == []  # every file answered from the manifest the flush wrote ...
+    assert [f.to_dict() for f in again.findings] == [f.to_dict() for f in first.findings] != []  # ... as reported
+
+
+def test_a_write_still_held_is_done_before_the_next_check(tmp_path, monkeypatch):
+    make_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    ws = Workspace(load_settings(start=tmp_path, base=tmp_path), resident=True)
+    ws.memo.hold()
+    ws.check()
+    assert _manifests(tmp_path) == []
+    ws.check()  # its caller never flushed: the next check writes it first
+    assert len(_manifests(tmp_path)) == 1
+
+
+def test_a_late_write_distrusts_the_stamps_racy_when_the_run_ended(tmp_path, monkeypatch):
+    """The project's files were written just now: at the run's end their stamps are within the 2 s
+    racy window and must be recorded as None (re-hashed next time), however late the write comes --
+    a write ten seconds later that took its own time as the horizon would trust them."""
+    make_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    ws = Workspace(load_settings(start=tmp_path, base=tmp_path), resident=True)
+    ws.memo.hold()
+    ws.check()
+    later = time.time_ns() + 10_000_000_000
+    monkeypatch.setattr(time, "time_ns", lambda: later)
+    ws.memo.flush()
+    (written,) = _manifests(tmp_path)
+    assert written["files"] and all(rec["stamp"] is None for rec in written["files"].values())
