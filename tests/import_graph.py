@@ -15,11 +15,34 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 
-@functools.lru_cache(maxsize=None)
 def parse(source: str, filename: str = "<unknown>") -> ast.Module:
-    """One tree per distinct source text per process: the architecture tests walk the same files
-    many times, read-only (each whole-package parse costs about a second of CPU)."""
-    return ast.parse(source, filename)
+    """One tree per distinct source text per process, whatever file name it is asked with: the
+    architecture tests walk the same files many times, read-only (each whole-package parse costs
+    about a second of CPU)."""
+    try:
+        return _tree(source)
+    except SyntaxError:
+        return ast.parse(source, filename)  # the error names the file
+
+
+@functools.lru_cache(maxsize=None)
+def _tree(source: str) -> ast.Module:
+    return ast.parse(source)
+
+
+_WALKS: Dict[int, Tuple[ast.AST, Tuple[ast.AST, ...]]] = {}
+
+
+def walk(tree) -> Tuple[ast.AST, ...]:
+    """``ast.walk(tree)`` as a tuple, made once per tree (a source text is parsed first): a scan of
+    the whole package repeats the walk's ~1 s of generator steps for every test otherwise. The trees
+    are read-only; the memo holds each tree, so its id stays its own."""
+    if isinstance(tree, str):
+        tree = parse(tree)
+    hit = _WALKS.get(id(tree))
+    if hit is None or hit[0] is not tree:
+        hit = _WALKS[id(tree)] = (tree, tuple(ast.walk(tree)))
+    return hit[1]
 
 
 def modules(root: Path, package: str) -> Dict[str, Path]:
@@ -58,7 +81,7 @@ def edges(root: Path, package: str) -> Dict[str, Set[str]]:
     for module, path in known.items():
         is_package = path.name == "__init__.py"
         targets: Set[str] = set()
-        for node in ast.walk(parse(path.read_text(encoding="utf-8"), str(path))):
+        for node in walk(parse(path.read_text(encoding="utf-8"), str(path))):
             names: List[str] = []
             if isinstance(node, ast.Import):
                 names = [a.name for a in node.names]

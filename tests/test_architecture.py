@@ -139,7 +139,7 @@ READERS = {"open", "read_text", "read_bytes", "read_prefix", "sha256_file", "fdo
 
 def test_no_module_under_report_reads_a_file():
     for path in sorted((PACKAGE_DIR / "report").glob("*.py")):
-        for node in ast.walk(import_graph.parse(path.read_text(encoding="utf-8"))):
+        for node in import_graph.walk(path.read_text(encoding="utf-8")):
             if isinstance(node, ast.Call):
                 f = node.func
                 name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else None
@@ -154,7 +154,7 @@ PROCESS_READS = {("os", "environ"), ("os", "getenv"), ("os", "getcwd"), ("os", "
 def process_reads(source: str) -> list:
     """`line: what` for each read of the environment or the working directory in ``source``."""
     out = []
-    for node in ast.walk(import_graph.parse(source)):
+    for node in import_graph.walk(source):
         owner = getattr(node, "value", None)
         owner = getattr(owner, "id", None) or getattr(owner, "attr", None)  # `os`, `Path` (also `pathlib.Path`)
         if isinstance(node, ast.Attribute) and (owner, node.attr) in PROCESS_READS:
@@ -208,7 +208,7 @@ CWD_USERS = {
 def cwd_uses(source: str) -> list:
     """`line: what` for each read or change of the working directory in ``source``."""
     out = []
-    for node in ast.walk(import_graph.parse(source)):
+    for node in import_graph.walk(source):
         owner = getattr(node, "value", None)
         owner = getattr(owner, "id", None) or getattr(owner, "attr", None)
         if isinstance(node, ast.Attribute) and (owner, node.attr) in CWD_CALLS:
@@ -326,7 +326,7 @@ def _implements_calls():
     """code -> modules whose source registers it (a static count: a module imported twice counts once)."""
     out = {}
     for path in sorted(PACKAGE_DIR.rglob("*.py")):
-        for node in ast.walk(import_graph.parse(path.read_text(encoding="utf-8"))):
+        for node in import_graph.walk(path.read_text(encoding="utf-8")):
             if isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", None)) == "implements":
                 for arg in node.args[1:]:
                     if isinstance(arg, ast.Constant):
@@ -400,7 +400,7 @@ def test_checks_use_only_what_the_run_protocol_offers():
     allowed = {"run": members["Run"], "conv": members["Conversation"]}
     used = set()
     for path in sorted((PACKAGE_DIR / "checks").glob("*.py")):
-        for node in ast.walk(import_graph.parse(path.read_text(encoding="utf-8"))):
+        for node in import_graph.walk(path.read_text(encoding="utf-8")):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in allowed:
                 assert node.attr in allowed[node.value.id], f"{path.name}:{node.lineno} uses {node.value.id}.{node.attr}"
                 used.add(node.attr)
@@ -424,7 +424,7 @@ def _instance_attributes(cls) -> set:
     for klass in cls.__mro__:
         if klass.__module__ == "builtins" or "__init__" not in klass.__dict__:
             continue
-        for node in ast.walk(import_graph.parse(inspect.getsource(klass))):
+        for node in import_graph.walk(inspect.getsource(klass)):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
                 names.add(node.attr)
     return names
@@ -459,7 +459,7 @@ def _mode_of(call: ast.Call):
 def write_calls(source: str) -> list:
     """`line: what` for each way to write, rename or delete a file in ``source``."""
     out = []
-    for node in ast.walk(import_graph.parse(source)):
+    for node in import_graph.walk(source):
         if isinstance(node, (ast.Name, ast.Attribute)) and (getattr(node, "id", None) or getattr(node, "attr", None)) in WRITE_FLAGS:
             out.append(f"{node.lineno}: {getattr(node, 'id', None) or node.attr}")
         elif isinstance(node, ast.ImportFrom) and node.module in ("os", "shutil", "tempfile", "pathlib"):
@@ -590,7 +590,7 @@ def module_state(tree: ast.Module, module: str) -> set:
                 value = node.value
                 if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in classes:
                     found.add(t.id)  # an instance of the module's own class: its methods can change it
-    for fn in ast.walk(tree):
+    for fn in import_graph.walk(tree):
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         for node in ast.walk(fn):
@@ -802,7 +802,7 @@ def environment_reads(source: str) -> list:
             for t in node.targets:
                 if isinstance(t, ast.Name):
                     constants[t.id] = node.value.value
-    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    parents = {child: node for node in import_graph.walk(tree) for child in ast.iter_child_nodes(node)}
 
     def named(arg):
         if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
@@ -812,7 +812,7 @@ def environment_reads(source: str) -> list:
         return "?"
 
     found = []
-    for node in ast.walk(tree):
+    for node in import_graph.walk(tree):
         if not (isinstance(node, ast.Attribute) and node.attr in ("environ", "environb", "getenv")) and \
                 not (isinstance(node, ast.Name) and node.id == "getenv"):
             continue
@@ -827,7 +827,7 @@ def environment_reads(source: str) -> list:
         elif isinstance(parent, ast.Attribute) and isinstance(parents.get(parent), ast.Call) and parents[parent].args:
             variable = named(parents[parent].args[0])  # environ.get("X"), environ.setdefault("X", ...)
         found.append((node.lineno, variable))
-    for node in ast.walk(tree):  # `from os import environ, getenv`: a read the attribute scan cannot name
+    for node in import_graph.walk(tree):  # `from os import environ, getenv`: a read the attribute scan cannot name
         if isinstance(node, ast.ImportFrom) and node.module == "os":
             found += [(node.lineno, "?") for a in node.names if a.name in ("environ", "environb", "getenv")]
     return sorted(found)

@@ -13,9 +13,12 @@ from promptlint.project.config import code_enabled
 EARLY = "Time {{ now }}\n" + "Shared rules of the shop. " * 40 + "\nQ: {{ question }}\n"
 
 
-def project(tmp_path, config: str, name="pyproject.toml"):
+def project(tmp_path, config: str, name="pyproject.toml", tokenizer_text=None):
     (tmp_path / "tok").mkdir()
-    shutil.copy(QWEN, tmp_path / "tok" / "tokenizer.json")
+    if tokenizer_text is None:
+        shutil.copy(QWEN, tmp_path / "tok" / "tokenizer.json")
+    else:
+        (tmp_path / "tok" / "tokenizer.json").write_text(tokenizer_text, encoding="utf-8")
     (tmp_path / name).write_text(textwrap.dedent(config), encoding="utf-8")
     (tmp_path / "prompts").mkdir()
     (tmp_path / "prompts" / "early.j2").write_text(EARLY, encoding="utf-8")
@@ -92,7 +95,11 @@ def test_selector_specificity():
 
 
 def test_explicit_config_flag(tmp_path, cli):
-    project(tmp_path, '[tool.promptlint]\ntokenizer = "tok/tokenizer.json"\nengine = "llamacpp"\n')
+    # the flag is the subject, not the vocabulary: a small real tokenizer, so the llama.cpp engine
+    # the config names builds its encoder in milliseconds (Qwen2.5's 151k vocabulary: ~8 s)
+    from small_tokenizers import mini_qwen
+
+    project(tmp_path, '[tool.promptlint]\ntokenizer = "tok/tokenizer.json"\nengine = "llamacpp"\n', tokenizer_text=mini_qwen())
     other = tmp_path / "elsewhere"
     other.mkdir()
     r = cli("check", "--config", tmp_path / "pyproject.toml", "--output-format", "json", tmp_path / "prompts", cwd=other)

@@ -220,6 +220,23 @@ def project(tmp_path):
     return root, tmp_path / "canaries"
 
 
+@pytest.fixture(scope="module")
+def direct(python, tmp_path_factory):
+    """What `check --no-daemon` prints on examples/ (rc, stdout, stderr), the in-process answer the
+    daemon tests compare with: run once for the module, not once per test (a copy of examples/ prints
+    the same wherever it lies, its paths shown relative to it), in an environment like ``daemons``'."""
+    root = tmp_path_factory.mktemp("direct") / "examples"
+    shutil.copytree(REPO / "examples", root)
+    runtime = tempfile.mkdtemp(prefix="plh")
+    os.chmod(runtime, 0o700)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PROMPTLINT_", "PYTHON")) and k not in ("CI", "GITHUB_ACTIONS")}
+    env.update(XDG_RUNTIME_DIR=runtime, XDG_CONFIG_HOME=str(root.parent / "user-config"), XDG_CACHE_HOME=str(root.parent / "user-cache"))
+    try:
+        return lint({"env": env}, python, "check", "--no-daemon", cwd=root)
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)
+
+
 def test_the_daemon_started_by_the_user_imports_nothing_from_the_workspace(daemons, python, project):
     root, canaries = project
     plant(root, canaries)
@@ -240,9 +257,8 @@ def test_the_daemon_started_by_the_user_imports_nothing_from_the_workspace(daemo
     assert Path(f"/proc/{running['pid']}/cwd").resolve() == daemons["runtime"].resolve()  # started outside the project
 
 
-def test_a_repositorys_daemon_setting_starts_nothing(daemons, python, project):
+def test_a_repositorys_daemon_setting_starts_nothing(daemons, python, project, direct):
     root, _ = project
-    direct = lint(daemons, python, "check", "--no-daemon", cwd=root)
     config = root / "pyproject.toml"  # examples/ is configured in [tool.promptlint]
     config.write_text(config.read_text(encoding="utf-8") + "daemon = true\n", encoding="utf-8")
     rc, out, err = lint(daemons, python, "check", cwd=root)
@@ -254,9 +270,8 @@ def test_a_repositorys_daemon_setting_starts_nothing(daemons, python, project):
 
 
 @pytest.mark.parametrize("ci", [{"CI": "true"}, {"CI": "1"}, {"GITHUB_ACTIONS": "true"}])
-def test_no_daemon_in_ci(daemons, python, project, ci):
+def test_no_daemon_in_ci(daemons, python, project, direct, ci):
     root, _ = project
-    direct = lint(daemons, python, "check", "--no-daemon", cwd=root)
 
     def in_ci(*args):  # CI also means untrusted mode, which says once that this tree is not a git work tree
         rc, out, err = lint(daemons, python, *args, cwd=root, extra={**ci, **({"PROMPTLINT_DAEMON": "1"} if "--daemon" not in args else {})})
@@ -373,12 +388,11 @@ def other_installation(tmp_path: Path) -> Path:
     return installation.make(tmp_path / "other-venv", source=source)
 
 
-def test_a_client_is_never_answered_by_another_installations_daemon(daemons, python, project, tmp_path):
+def test_a_client_is_never_answered_by_another_installations_daemon(daemons, python, project, direct, tmp_path):
     root, _ = project
     other = other_installation(tmp_path)
     assert lint(daemons, other, "daemon", "start", cwd=root)[0] == 0
     theirs = status(daemons, other, root)
-    direct = lint(daemons, python, "check", "--no-daemon", cwd=root)
     assert lint(daemons, python, "check", cwd=root) == direct  # runs in-process: their daemon is not ours
     assert status(daemons, other, root)["requests"] == 0
     assert lint(daemons, python, "check", cwd=root, extra={"PROMPTLINT_DAEMON": "1"}) == direct
@@ -388,12 +402,11 @@ def test_a_client_is_never_answered_by_another_installations_daemon(daemons, pyt
     assert ours["identity"]["version"] != theirs["identity"]["version"]
 
 
-def test_a_reply_from_a_daemon_of_another_identity_is_not_printed(daemons, python, project):
+def test_a_reply_from_a_daemon_of_another_identity_is_not_printed(daemons, python, project, direct):
     """Whatever listens on this installation's socket, a reply counts only with this installation's
     identity: a daemon that answers for something else (here, a stand-in that claims another code
     stamp) is ignored and the check runs in-process."""
     root, _ = project
-    direct = lint(daemons, python, "check", "--no-daemon", cwd=root)
     code = ("import sys\nfrom pathlib import Path\nfrom promptlint.daemon import protocol\n"
             "print(protocol.socket_path(Path(sys.argv[1]), create=True))")
     path = subprocess.run([str(python), "-I", "-c", code, str(root.resolve())], capture_output=True, text=True,
@@ -471,9 +484,10 @@ def test_the_daemon_holds_tokenizers_within_its_budget(daemons, python, tmp_path
         (d / "tokenizer.json").write_text(text, encoding="utf-8")
         (d / "tokenizer_config.json").write_text(json.dumps({"chat_template": chat}), encoding="utf-8")
     (root / "promptlint.toml").write_text("# no tokenizer: each model directory has its own\n", encoding="utf-8")
-    # the suite's proven compact forms (conftest): the daemon loads deepseek-v3 and mistral-nemo from
-    # them instead of proving each again (~5 s each); a form load is a parse the pool counts the same
-    forms = {"PROMPTLINT_FAST_TOKENIZER_DIR": os.environ["PROMPTLINT_FAST_TOKENIZER_DIR"]}
+    # the daemon parses the five files (~4 s together) instead of proving a compact form of each
+    # first (5-15 s apiece unless an earlier test of the run proved it; a form load is a parse the
+    # pool counts the same, and the budget, not the forms, is the subject here)
+    forms = {"PROMPTLINT_FAST_TOKENIZER": "0"}
     rc, _, err = lint(daemons, python, "check", "--no-cache", cwd=root, extra={"PROMPTLINT_DAEMON": "1", **forms})
     assert rc in (0, 1), err
     running = status(daemons, python, root)
@@ -481,12 +495,17 @@ def test_the_daemon_holds_tokenizers_within_its_budget(daemons, python, tmp_path
     assert running.get("tokenizers_held") == 4
 
 
-def test_the_resident_byte_budget_drops_the_least_recently_used():
+def test_the_resident_byte_budget_drops_the_least_recently_used(monkeypatch):
     """In a resident pool (the daemon's, the language server's), three large tokenizers (12.1 + 8.0 +
     7.3 MB of JSON) exceed 24 MiB: the least recently used goes, and a tokenizer used again moves to
     the back of the line."""
     from promptlint.tokenization import tokens
     from promptlint.pools.tokenizers import TokenizerPool, installed
+
+    # The budget counts tokenizer.json bytes, whichever way a tokenizer is loaded: parse the files
+    # (~1.5 s each) rather than prove four compact forms first (~10-15 s each, the pool's subject
+    # is not the forms; tests/test_fastbpe*.py prove them)
+    monkeypatch.setenv("PROMPTLINT_FAST_TOKENIZER", "0")
 
     path = {n: DATA / "tokenizers" / n / "tokenizer.json" for n in ("gpt-oss-o200k-harmony", "qwen2.5", "mistral-nemo-tekken", "mistral-v3-spm")}
     sha = {n: tokens.cached_sha256(p) for n, p in path.items()}

@@ -69,12 +69,16 @@ def check(run):
 
 
 def _copy(dest: Path) -> Path:
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache")
+    # bytecode (__pycache__) comes along: copytree keeps modification times, so the checkout's .pyc
+    # files stay valid and the copy's three interpreters do not compile the whole package again
+    ignore = shutil.ignore_patterns(".pytest_cache")
     for part in ("promptlint", "rules", "scripts", "docs"):
         shutil.copytree(CHECKOUT / part, dest / part, ignore=ignore)
     (dest / "tests").mkdir()
     for f in (CHECKOUT / "tests").glob("*.py"):
-        shutil.copy(f, dest / "tests" / f.name)
+        shutil.copy2(f, dest / "tests" / f.name)
+    if (CHECKOUT / "tests" / "__pycache__").is_dir():
+        shutil.copytree(CHECKOUT / "tests" / "__pycache__", dest / "tests" / "__pycache__")
     os.symlink(CHECKOUT / "tests" / "data", dest / "tests" / "data")
     shutil.copy(CHECKOUT / "pyproject.toml", dest / "pyproject.toml")
     return dest

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+import import_graph
 from conftest import REPO
 
 import promptlint
@@ -87,7 +88,7 @@ def test_no_module_reaches_around_the_freeze():
     for path in sorted(PACKAGE_DIR.rglob("*.py")):
         if path.relative_to(PACKAGE_DIR).as_posix() == "base/records.py":
             continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in import_graph.walk(path.read_text(encoding="utf-8")):  # parsed and walked once per process (tests/import_graph.py)
             if (isinstance(node, ast.Attribute) and node.attr == "__setattr__" and isinstance(node.value, ast.Name)
                     and node.value.id == "object"):
                 found.append(f"{path.relative_to(PACKAGE_DIR)}:{node.lineno}")
