@@ -18,6 +18,7 @@ import pytest
 
 import chat_helpers
 from conftest import DATA, REPO
+from reference_tokenizers import reference
 from test_rule_cases import CASES, run_case
 
 from promptlint.tokenization import window_encode
@@ -33,6 +34,7 @@ class Checked:
         self.windowed = 0  # spliced from a window narrower than the variant
         self.fallbacks = 0
         self.mismatches = []
+        self.references = {}  # id(a loaded tokenizer) -> `tokenizers`' parse of its file, to compare with
 
     def summary(self):
         return f"{self.variants} variants, {self.windowed} windowed, {self.fallbacks} fell back"
@@ -47,14 +49,16 @@ def _instrument(mp, rec: Checked, seen=None):
         if seen is not None:
             seen.append((base_text, list(texts), add_special_tokens))
         raw = tokenizer._tok if hasattr(tokenizer, "_tok") and not hasattr(tokenizer, "pinned") else None
-        for text, enc in zip(texts, out):
+        ref = rec.references.get(id(tokenizer))
+        if ref is not None:  # the tokenizers library's own parse of the same tokenizer.json
+            raw = ref
+        if raw is None:
+            fulls = [tokenizer.encode(text, add_special_tokens=add_special_tokens) for text in texts]
+        else:  # the tokenizers library itself (or the engine standing for it): one batch, the same encodings
+            fulls = raw.encode_batch(list(texts), add_special_tokens=add_special_tokens)
+        for text, enc, full in zip(texts, out, fulls):
             rec.variants += 1
-            if raw is None:
-                full = tokenizer.encode(text, add_special_tokens=add_special_tokens)
-                ids, offsets = full.ids, full.offsets
-            else:  # the tokenizers library itself
-                full = raw.encode(text, add_special_tokens=add_special_tokens)
-                ids, offsets = list(full.ids), [tuple(o) for o in full.offsets]
+            ids, offsets = list(full.ids), [tuple(o) for o in full.offsets]
             if enc.ids != ids or enc.offsets != offsets:
                 rec.mismatches.append((base_text, text, add_special_tokens))
         return out
@@ -114,6 +118,7 @@ def test_corpus_chat_variants_with_every_tokenizer(tokenizer, corpus_variants, c
     from promptlint.tokenization import tokens
 
     tok = tokens.load(tokens.resolve(str(DATA / "tokenizers" / tokenizer / "tokenizer.json")))
+    checked.references[id(tok)] = reference(tokenizer)
     for base_text, texts, add in corpus_variants[1]:
         window_encode.encode_variants(tok, base_text, tok.encode(base_text, add_special_tokens=add), texts, add)
     _assert_exact(checked)
@@ -172,6 +177,7 @@ def test_random_edits(name, checked):
     from promptlint.tokenization import tokens
 
     tok = tokens.load(tokens.resolve(None if name is None else str(DATA / "tokenizers" / name / "tokenizer.json")))
+    checked.references[id(tok)] = reference(name or "embedded")
     rnd = random.Random(17)
     for _ in range(60):
         base = "".join(rnd.choice(_ATOMS) for _ in range(rnd.randrange(5, 200)))
