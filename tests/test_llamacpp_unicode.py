@@ -193,12 +193,12 @@ def test_ignore_merges_follows_llamacpp(tmp_path, monkeypatch):
     assert data["model"]["ignore_merges"] is True
     path = tmp_path / "tokenizer.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    tok = tokens.load(tokens.resolve(str(path)))  # its compact form proven and used, as a run's first load
-    # A first build encodes with the rewrite it has just parsed, and only then proves and keeps that
-    # rewrite's compact form for a later run (tests/test_llamacpp_kept_rewrite.py). This one-off
-    # tokenizer has no later run: the keeping (a second proof of a 151k vocabulary, ~5 s) is left out;
-    # the encoder below is the same object either way.
+    # A run's first load and first build use what they have just parsed, and only then prove and keep
+    # compact forms for a later run (tests/test_fastbpe.py, tests/test_llamacpp_kept_rewrite.py). This
+    # one-off tokenizer has no later run: the keeping (two proofs of a 151k vocabulary, 5-10 s) is left
+    # out; the tokenizer and the encoder below are the same objects either way.
     monkeypatch.setenv("PROMPTLINT_FAST_TOKENIZER", "0")
+    tok = tokens.load(tokens.resolve(str(path)))
     enc = engine_encoder(tok, "llamacpp")
     assert enc.pre.name == "qwen2" and enc.pre.ignore_merges is False
     assert tok.encode("to Harbour Road").ids[1] == wid  # the whole word, as tokenizers does
