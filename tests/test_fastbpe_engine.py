@@ -170,10 +170,11 @@ def test_a_tokenizer_the_engine_cannot_stand_for_is_tokenized_by_tokenizers(tmp_
     path = tmp_path / "tokenizer.json"
     path.write_text(text, encoding="utf-8")
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    want = Tokenizer.from_str(text).encode(" ab  ab", add_special_tokens=False).ids  # one parse for both loads
     for _ in range(2):  # the first load writes the form, the second loads from it
         tok = tokens.load(tokens.resolve(str(path), sha))
         assert type(tok._tok).__name__ == "Tokenizer"
-        assert tok.encode(" ab  ab").ids == Tokenizer.from_str(text).encode(" ab  ab", add_special_tokens=False).ids
+        assert tok.encode(" ab  ab").ids == want
         active_pool().release(sha)
     assert store.user_form(sha).header["engine"] is None
 
@@ -193,7 +194,7 @@ def test_a_cold_run_on_the_embedded_tokenizer_builds_no_rust_model(cli, tmp_path
     base = "Current time: 09:26\nYou are the Acme assistant.\n"
     enc = tok.encode(base)
     variants = window_encode.encode_variants(tok, base, enc, [base.replace("26", "27")], False)
-    assert variants[0].ids == Tokenizer.from_str(_raw("embedded").decode("utf-8")).encode(base.replace("26", "27")).ids
+    assert variants[0].ids == reference("embedded").encode(base.replace("26", "27")).ids
     assert tok._tok._real is None
     active_pool().release(sha)
 

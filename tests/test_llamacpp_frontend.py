@@ -261,11 +261,9 @@ def test_config_engine_llamacpp_defaults_the_frontend(tmp_path):
 
 
 def test_render_command_uses_the_llamacpp_frontend(tmp_path, capsys):
-    from chat_helpers import model_dir
-
     from promptlint.cli import main
 
-    d = model_dir("Qwen-Qwen2.5-7B-Instruct.jinja", tmp_path)
+    d, _ = _small_qwen_model(tmp_path)  # the render is the template's: a 151k vocabulary would add only its proofs
     scenario = tmp_path / "s.json"
     tools = [{"type": "function", "function": {"name": "track_order", "strict": True, "parameters": PARAMS}}]
     scenario.write_text(json.dumps({"messages": [SYSTEM, USER], "tools": tools}), encoding="utf-8")

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+from promptlint import fastbpe
 from promptlint.tokenization import tokens
 from promptlint.tokenization.engine_tokenize import CAUSE_SPLIT, engine_encoder, tokenization_differences
 from promptlint.llamacpp import pretype, split, tables
@@ -56,6 +57,17 @@ def _tok(name):
     return _LOADED[name]
 
 
+def _encoder(tok):
+    """The llama.cpp encoder of ``tok`` as a run's first build makes it: the rewrite parsed and used.
+    Keeping that rewrite as a compact form for a later run (a second proof of a 100-200k vocabulary,
+    3-8 s each, and a kept form the other test worker may or may not load first) is
+    tests/test_llamacpp_kept_rewrite.py's subject; here it is left out, so each vector is checked
+    against the same encoder in every run."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(fastbpe.ENV, "0")
+        return engine_encoder(tok, "llamacpp")
+
+
 def test_vectors_are_the_issue_set():
     assert UNICODE16["llama_cpp_commit"] == COMMIT == tables.commit()
     assert UNICODE16["suffixes"] == ["'s", "[x", "<a", "<think>"]
@@ -68,26 +80,29 @@ def test_vectors_are_the_issue_set():
 @pytest.mark.parametrize("name", list(TOKENIZERS))
 def test_unicode16_code_points_tokenize_as_llamacpp(name):
     vec = UNICODE16["tokenizers"][name]
-    enc = engine_encoder(_tok(name), "llamacpp")
+    enc = _encoder(_tok(name))
     assert enc.exact and enc.pre is not None
     texts = [chr(c) + s for c in UNICODE16["codepoints"] for s in UNICODE16["suffixes"]]
     assert len(texts) == len(vec["ids"]) == 5185 * 4
-    got = [enc.encode(t).ids for t in texts]
-    wrong = [(t, g, want) for t, g, want in zip(texts, got, vec["ids"]) if g != want]
-    assert wrong == []
+    got = [e.ids for e in enc.encode_batch(texts)]  # one batch: each text's ids as encode gives them
+    assert len(got) == len(texts)
+    wrong = [(f"U+{ord(t[0]):04X}", t, g, want) for t, g, want in zip(texts, got, vec["ids"]) if g != want]
+    assert not wrong, f"{len(wrong)} of {len(texts)} differ; the first: {wrong[0]}"
+    some = texts[:: len(texts) // 40]  # and encode itself, one text at a time
+    assert [enc.encode(t).ids for t in some] == [got[texts.index(t)] for t in some]
 
 
 @pytest.mark.parametrize("name", list(TOKENIZERS))
 def test_pre_tokenizer_is_the_converters_choice(name):
     """promptlint picks the pre-tokenizer llama.cpp's converter wrote into the GGUF (same hash table)."""
-    enc = engine_encoder(_tok(name), "llamacpp")
+    enc = _encoder(_tok(name))
     assert enc.pre.name == UNICODE16["tokenizers"][name]["gguf_pre"]
     assert enc.notes == []
 
 
 def test_the_issue_example():
     qwen = _tok("qwen2.5")
-    enc = engine_encoder(qwen, "llamacpp")
+    enc = _encoder(qwen)
     assert enc.encode("\u1c89's").ids == [128233, 231, 6, 82]  # llama-server's ids (issue 20)
     a, b = enc.encode("\u1c89's one").ids, enc.encode("\u1c89's two").ids
     shared = next(i for i, (x, y) in enumerate(zip(a, b)) if x != y)
@@ -136,7 +151,7 @@ def _ascii_texts(n, seed):
 def test_ascii_text_needs_no_engine_tokenization(name):
     """The fast path of tokenization_differences: ASCII text encodes alike under both."""
     tok = _tok(name)
-    enc = engine_encoder(tok, "llamacpp")
+    enc = _encoder(tok)
     texts = _ascii_texts(400, seed=len(name))
     for text in texts:
         if enc.control_texts_in(text):
@@ -178,12 +193,12 @@ def test_ignore_merges_follows_llamacpp(tmp_path, monkeypatch):
     assert data["model"]["ignore_merges"] is True
     path = tmp_path / "tokenizer.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    tok = tokens.load(tokens.resolve(str(path)))  # its compact form proven and used, as a run's first load
-    # A first build encodes with the rewrite it has just parsed, and only then proves and keeps that
-    # rewrite's compact form for a later run (tests/test_llamacpp_kept_rewrite.py). This one-off
-    # tokenizer has no later run: the keeping (a second proof of a 151k vocabulary, ~5 s) is left out;
-    # the encoder below is the same object either way.
+    # A run's first load and first build use what they have just parsed, and only then prove and keep
+    # compact forms for a later run (tests/test_fastbpe.py, tests/test_llamacpp_kept_rewrite.py). This
+    # one-off tokenizer has no later run: the keeping (two proofs of a 151k vocabulary, 5-10 s) is left
+    # out; the tokenizer and the encoder below are the same objects either way.
     monkeypatch.setenv("PROMPTLINT_FAST_TOKENIZER", "0")
+    tok = tokens.load(tokens.resolve(str(path)))
     enc = engine_encoder(tok, "llamacpp")
     assert enc.pre.name == "qwen2" and enc.pre.ignore_merges is False
     assert tok.encode("to Harbour Road").ids[1] == wid  # the whole word, as tokenizers does
@@ -213,6 +228,6 @@ def test_padding_entries_are_plain_text():
     """A GGUF padded to 151,936 rows has `[PAD151700]` typed UNUSED: llama.cpp does not match it.
     Ids recorded with the same libllama build and a vocab-only Qwen2.5 GGUF of 151,936 entries
     (scripts/llamacpp_vectors/tokenize.cpp)."""
-    enc = engine_encoder(_tok("qwen2.5"), "llamacpp")
+    enc = _encoder(_tok("qwen2.5"))
     assert enc.encode("[PAD151700]").ids == [42347, 1808, 16, 20, 16, 22, 15, 15, 60]
     assert enc.encode("x [PAD151700] y").ids == [87, 508, 43818, 16, 20, 16, 22, 15, 15, 60, 379]

@@ -247,28 +247,36 @@ class LlamaCppEncoder:
         return out
 
     def encode(self, text: str, add_special_tokens: bool = False) -> Encoding:
-        ids: List[int] = []
-        offsets: List[Tuple[int, int]] = []
-        frags = self.partition(text) if text else []
-        raw = [(s, e) for s, e, sid in frags if sid is None]
-        encs, starts = self._encode_raw([text[s:e] for s, e in raw]) if raw else ([], [])
+        return self.encode_batch([text], add_special_tokens)[0]
+
+    def encode_batch(self, texts: Sequence[str], add_special_tokens: bool = False) -> List[Encoding]:
+        """``encode`` of each text, the raw fragments of all of them tokenized together (one
+        `tokenizers` batch for many short texts instead of a call per word)."""
+        parts = [self.partition(text) if text else [] for text in texts]
+        raw = [text[s:e] for text, frags in zip(texts, parts) for s, e, sid in frags if sid is None]
+        encs, starts = self._encode_raw(raw) if raw else ([], [])
+        out: List[Encoding] = []
         k = 0
-        for start, end, sid in frags:
-            if sid is not None:
-                ids.append(sid)
-                offsets.append((start, end))
-                continue
-            enc, word_starts = encs[k], starts[k]
-            k += 1
-            ids.extend(enc.ids)
-            if word_starts is None:
-                offsets.extend((start + a, start + b) for a, b in enc.offsets)
-            else:  # offsets are relative to each word
-                offsets.extend((start + word_starts[w] + a, start + word_starts[w] + b) for w, (a, b) in zip(enc.word_ids, enc.offsets))
-        if add_special_tokens:
-            ids = self._prefix_ids + ids + self._suffix_ids
-            offsets = [(0, 0)] * len(self._prefix_ids) + offsets + [(len(text), len(text))] * len(self._suffix_ids)
-        return Encoding(ids, offsets)
+        for text, frags in zip(texts, parts):
+            ids: List[int] = []
+            offsets: List[Tuple[int, int]] = []
+            for start, end, sid in frags:
+                if sid is not None:
+                    ids.append(sid)
+                    offsets.append((start, end))
+                    continue
+                enc, word_starts = encs[k], starts[k]
+                k += 1
+                ids.extend(enc.ids)
+                if word_starts is None:
+                    offsets.extend((start + a, start + b) for a, b in enc.offsets)
+                else:  # offsets are relative to each word
+                    offsets.extend((start + word_starts[w] + a, start + word_starts[w] + b) for w, (a, b) in zip(enc.word_ids, enc.offsets))
+            if add_special_tokens:
+                ids = self._prefix_ids + ids + self._suffix_ids
+                offsets = [(0, 0)] * len(self._prefix_ids) + offsets + [(len(text), len(text))] * len(self._suffix_ids)
+            out.append(Encoding(ids, offsets))
+        return out
 
     def _encode_raw(self, texts: List[str]):
         """Encodings of raw-text fragments, and each fragment's word start offsets (None: not split here)."""
