@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections import OrderedDict
 from pathlib import Path
 from typing import Dict, Optional
 
@@ -113,3 +114,30 @@ def model_dir(template: str, workdir: Path, as_config: bool = True) -> Path:
         (d / "chat_template.jinja").write_text(text, encoding="utf-8")
     (d / "tokenizer_config.json").write_text(json.dumps(config, indent=2, ensure_ascii=False), encoding="utf-8")
     return d
+
+
+
+# `tokenizers`' own parse of a test tokenizer file, for the tests that check an index by a plain encode:
+# one parse per file and test process (0.5-2 s for a 150k vocabulary), not one per check. A file of
+# tests/data/tokenizers is tests/reference_tokenizers.py's parse (shared with the other tests); a derived
+# stand-in file is held here, the few most recent only (a parsed 150k vocabulary is ~100 MB).
+_PLAIN: "OrderedDict[Path, object]" = OrderedDict()
+_PLAIN_KEEP = 3
+
+
+def plain_tokenizer(path: Path):
+    """The `tokenizers.Tokenizer` of ``path`` (a tokenizer.json or a symlink to one), for reading only
+    (encode, token_to_id): a test that adds tokens parses its own."""
+    from tokenizers import Tokenizer
+
+    path = Path(path).resolve()
+    if path.name == "tokenizer.json" and path.parent.parent == TOKENIZERS.resolve():
+        from reference_tokenizers import reference
+
+        return reference(path.parent.name)
+    if path not in _PLAIN:
+        _PLAIN[path] = Tokenizer.from_file(str(path))
+        while len(_PLAIN) > _PLAIN_KEEP:
+            _PLAIN.popitem(last=False)
+    _PLAIN.move_to_end(path)
+    return _PLAIN[path]
