@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections import OrderedDict
 from pathlib import Path
 from typing import Dict, Optional
 
@@ -59,31 +60,52 @@ def tokenizer_file(template: str, workdir: Path) -> Path:
     """The template's tokenizer.json. Special tokens that the corpus templates of this tokenizer
     name but its vocabulary lacks (stand-ins) are added once, as transformers would add them; a
     stand-in also gets the control tokens its templates write and the real tokenizer's BOS post-processor."""
+    name = tokenizer_name(template)
+    key = f"{name}+{stand_in_bos(template)}"
+    if key not in _FILES:
+        made = _made(key, workdir)
+        if made is None:
+            _derive(name, workdir)
+            made = _made(key, workdir)
+        _FILES[key] = made
+    return _FILES[key]
+
+
+def _directory(key: str, workdir: Path) -> Path:
+    return (SHARED_DIR or workdir) / "tokenizers" / key.replace("|", "_").replace("<", "").replace(">", "")
+
+
+def _made(key: str, workdir: Path) -> Optional[Path]:
+    """The file of ``key`` when this or another test process of the run made it (each is written whole)."""
+    directory = _directory(key, workdir)
+    if (directory / "tokenizer.json").is_file():
+        return directory / "tokenizer.json"
+    if (directory / "original").is_file():  # nothing to add: the original file itself
+        return TOKENIZERS / key.split("+", 1)[0] / "tokenizer.json"
+    return None
+
+
+def _derive(name: str, workdir: Path) -> None:
+    """Every stand-in file of tokenizer ``name`` (one per BOS its templates' post-processor adds), from
+    one parse of the original (a 150k vocabulary parses in 0.5-2 s): the missing special tokens are
+    the same for all of them; each BOS variant then sets a post-processor of its own, "" first (the
+    original's)."""
     from tokenizers import AddedToken, Tokenizer, processors
 
-    name = tokenizer_name(template)
-    bos = stand_in_bos(template)
-    key = f"{name}+{bos}"
-    if key in _FILES:
-        return _FILES[key]
-    original = TOKENIZERS / name / "tokenizer.json"
-    directory = (SHARED_DIR or workdir) / "tokenizers" / key.replace("|", "_").replace("<", "").replace(">", "")
-    built, as_is = directory / "tokenizer.json", directory / "original"
-    if built.is_file() or as_is.is_file():  # made by another test process of this run (each is written whole)
-        _FILES[key] = built if built.is_file() else original
-        return _FILES[key]
     users = [t for t in META if tokenizer_name(t) == name]
     wanted = {v for t in users for v in special_tokens(t).values()}
     for t in users:
         if not META[t].get("tokenizer_is_exact_fit") or tokenizer_name(t) != META[t]["corpus_tokenizer"]:
             wanted |= set(_CONTROL.findall((TEMPLATES / t).read_text(encoding="utf-8")))
-    tok = Tokenizer.from_file(str(original))
+    tok = Tokenizer.from_file(str(TOKENIZERS / name / "tokenizer.json"))
     missing = sorted(s for s in wanted if tok.token_to_id(s) is None)
-    target = original
-    directory.mkdir(parents=True, exist_ok=True)
-    if missing or bos:
-        target = built
-        tok.add_special_tokens([AddedToken(s, special=True, normalized=False) for s in missing])
+    tok.add_special_tokens([AddedToken(s, special=True, normalized=False) for s in missing])
+    for bos in sorted({stand_in_bos(t) for t in users}):  # "" first: the original post-processor
+        directory = _directory(f"{name}+{bos}", workdir)
+        directory.mkdir(parents=True, exist_ok=True)
+        if not (missing or bos):
+            (directory / "original").touch()
+            continue
         if bos:
             template_processing = processors.TemplateProcessing(
                 single=f"{bos} $A", pair=f"{bos} $A {bos} $B", special_tokens=[(bos, tok.token_to_id(bos))]
@@ -91,11 +113,7 @@ def tokenizer_file(template: str, workdir: Path) -> Path:
             tok.post_processor = processors.Sequence([processors.ByteLevel(trim_offsets=False), template_processing])
         partial = directory / f"tokenizer.json.{os.getpid()}.part"
         tok.save(str(partial))
-        os.replace(partial, target)  # whole or absent for another process
-    else:
-        as_is.touch()
-    _FILES[key] = target
-    return target
+        os.replace(partial, directory / "tokenizer.json")  # whole or absent for another process
 
 
 def model_dir(template: str, workdir: Path, as_config: bool = True) -> Path:
@@ -113,3 +131,30 @@ def model_dir(template: str, workdir: Path, as_config: bool = True) -> Path:
         (d / "chat_template.jinja").write_text(text, encoding="utf-8")
     (d / "tokenizer_config.json").write_text(json.dumps(config, indent=2, ensure_ascii=False), encoding="utf-8")
     return d
+
+
+
+# `tokenizers`' own parse of a test tokenizer file, for the tests that check an index by a plain encode:
+# one parse per file and test process (0.5-2 s for a 150k vocabulary), not one per check. A file of
+# tests/data/tokenizers is tests/reference_tokenizers.py's parse (shared with the other tests); a derived
+# stand-in file is held here, the few most recent only (a parsed 150k vocabulary is ~100 MB).
+_PLAIN: "OrderedDict[Path, object]" = OrderedDict()
+_PLAIN_KEEP = 3
+
+
+def plain_tokenizer(path: Path):
+    """The `tokenizers.Tokenizer` of ``path`` (a tokenizer.json or a symlink to one), for reading only
+    (encode, token_to_id): a test that adds tokens parses its own."""
+    from tokenizers import Tokenizer
+
+    path = Path(path).resolve()
+    if path.name == "tokenizer.json" and path.parent.parent == TOKENIZERS.resolve():
+        from reference_tokenizers import reference
+
+        return reference(path.parent.name)
+    if path not in _PLAIN:
+        _PLAIN[path] = Tokenizer.from_file(str(path))
+        while len(_PLAIN) > _PLAIN_KEEP:
+            _PLAIN.popitem(last=False)
+    _PLAIN.move_to_end(path)
+    return _PLAIN[path]

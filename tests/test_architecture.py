@@ -539,6 +539,7 @@ MODULE_STATE = {
     "promptlint.render.environments:PARSED": "memo: parse trees keyed by template text and parser settings (bounded)",
     "promptlint.render.code_cache:_SECRETS": "memo: the user cache's secret file, read once per cache directory",
     "promptlint.render.code_cache:_STAMP": "memo: promptlint's own code stamp (constant for the process's life)",
+    "promptlint.render.code_cache:_MEMORY": "memo: a template's generated code keyed by everything it depends on (the user cache's key), bounded; where that cache keeps none",
     "promptlint.render.code_cache:_PRUNED": "statistic: the entry directories this process has counted (pruned once each)",
     "promptlint.project.cache:_CODE_STAMP": "memo: the stamp of the installed promptlint code (a constant of the process)",
     "promptlint.project.cache:_SECRET": "memo: the user's cache secret, read once from the user-level file (not the project's)",

@@ -11,9 +11,8 @@ import copy
 import re
 
 import pytest
-from tokenizers import Tokenizer
 
-from chat_helpers import TEMPLATES, model_dir
+from chat_helpers import TEMPLATES, model_dir, plain_tokenizer
 from hf_tokenizers import hf_tokenizer
 from promptlint.chat.scenarios import TOOLS, builtin_requests
 from promptlint.checks.history_not_prefix_stable import NEXT_USER, REASONING, REPLY
@@ -35,18 +34,6 @@ def _findings(template, workdir, code, **settings):
     return d, [f for f in report.findings if f.code == code]
 
 
-# Each tokenizer file parsed once per test process (a 150k vocabulary parses in 0.5-2 s), not once
-# per encode: a `tokenizers` Tokenizer is not changed by encoding, so a later test gets the object a
-# fresh parse of the same file would give.
-_PARSED = {}
-
-
-def _parsed(key, make):
-    if key not in _PARSED:
-        _PARSED[key] = make()
-    return _PARSED[key]
-
-
 def _hf(template, d):
     """transformers' tokenizer over the same tokenizer.json, with the template's special tokens and the
     template as its chat template (one parse per file and test process: tests/hf_tokenizers.py)."""
@@ -59,8 +46,10 @@ def _render(hf, messages, tools=None, add_generation_prompt=True):
 
 
 def _ids(d, text):
-    path = (d / "tokenizer.json").resolve()
-    return _parsed(("tokenizers", path), lambda: Tokenizer.from_file(str(path))).encode(text, add_special_tokens=False)
+    """A plain `tokenizers` encode. Each tokenizer file is parsed once per test process (a 150k
+    vocabulary parses in 0.5-2 s; tests/chat_helpers.py), not once per encode: a `tokenizers`
+    Tokenizer is not changed by encoding, so a later test gets the object a fresh parse would give."""
+    return plain_tokenizer(d / "tokenizer.json").encode(text, add_special_tokens=False)
 
 
 def _shared(a, b):
@@ -298,7 +287,7 @@ def test_m204_think_style_reasoning_the_client_drops_is_modelled(tmp_path):
     emitted = f"<think>\n{REASONING}\n</think>\n\n{REPLY}"
     kept = _render(hf, req.messages + [{"role": "assistant", "content": emitted}, {"role": "user", "content": NEXT_USER}])
     dropped = _render(hf, req.messages + [{"role": "assistant", "content": REPLY}, {"role": "user", "content": NEXT_USER}])
-    tok = _parsed(("tokenizers", QWEN.resolve()), lambda: Tokenizer.from_file(str(QWEN)))
+    tok = plain_tokenizer(QWEN)
     p = tok.encode(prompt, add_special_tokens=False).ids
     generated = tok.encode(prompt + emitted, add_special_tokens=False).ids  # the model's tokens in context
     assert generated[: len(p)] == p

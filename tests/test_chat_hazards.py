@@ -7,9 +7,8 @@ against promptlint's own arithmetic.
 from __future__ import annotations
 
 import pytest
-from tokenizers import Tokenizer
 
-from chat_helpers import model_dir
+from chat_helpers import model_dir, plain_tokenizer
 from promptlint.project.config import Settings
 from promptlint.driver.lint import lint
 
@@ -27,8 +26,9 @@ def _findings(template, workdir, code, **settings):
 
 
 def _direct(d, f):
-    """(first divergent index, token A, token B) from a direct encode of both renders."""
-    tok = Tokenizer.from_file(str(d / "tokenizer.json"))
+    """(first divergent index, token A, token B) from a direct encode of both renders (`tokenizers`' own
+    parse of the file, once per test process: tests/chat_helpers.py)."""
+    tok = plain_tokenizer(d / "tokenizer.json")
     special = f.evidence["add_special_tokens"]
     a = tok.encode(f.evidence["base_render"], add_special_tokens=special)
     b = tok.encode(f.evidence["variant_render"], add_special_tokens=special)
@@ -108,7 +108,7 @@ def test_m202_tool_key_order_with_hf_tojson(template, workdir):
 def test_m102_completions_path_only(template, workdir):
     d, found = _findings(template, workdir, "M102", serving="completions")
     (f,) = found
-    tok = Tokenizer.from_file(str(d / "tokenizer.json"))
+    tok = plain_tokenizer(d / "tokenizer.json")
     text = f.evidence["base_render"]
     bos = tok.token_to_id(f.message.split("`")[1])
     completions = tok.encode(text, add_special_tokens=True).ids

@@ -18,9 +18,9 @@ import json
 import os
 
 import pytest
-from tokenizers import Tokenizer
 
 from conftest import DATA
+from reference_tokenizers import of_file
 
 from promptlint.base import registry
 
@@ -84,8 +84,9 @@ def run_case(case, tmp_path, check):
 
 
 def _direct_divergence(tokenizer_json, evidence) -> int:
-    """First index where the two renders' token ids differ, by a plain `tokenizers` encode."""
-    tok = Tokenizer.from_file(str(tokenizer_json))
+    """First index where the two renders' token ids differ, by a plain `tokenizers` encode (its own parse
+    of the file, once per test process: tests/reference_tokenizers.py)."""
+    tok = of_file(tokenizer_json)
     special = evidence["add_special_tokens"]
     a = tok.encode(evidence["base_render"], add_special_tokens=special).ids
     b = tok.encode(evidence["variant_render"], add_special_tokens=special).ids

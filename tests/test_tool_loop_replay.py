@@ -59,9 +59,8 @@ def test_a_past_call_without_its_arguments_loses_the_call(tmp_path, cli):
     found = _m204(cli, tmp_path, LOOP / "qwen_hermes_history_args.jinja", QWEN)
     assert [(f["line"], f["cause"], f["variant"]) for f in found] == [(19, "loop-last", VARIANT)]
     # independently: the built-in tools request (promptlint's inputs, our own render and encode)
-    from tokenizers import Tokenizer
-
     from promptlint.chat.scenarios import SYSTEM, TOOLS, USER_WEATHER
+    from reference_tokenizers import of_file
 
     template = (LOOP / "qwen_hermes_history_args.jinja").read_text(encoding="utf-8")
     turn = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": USER_WEATHER}]
@@ -72,7 +71,7 @@ def test_a_past_call_without_its_arguments_loses_the_call(tmp_path, cli):
     emitted = _render(template, turn + [call], TOOLS, False)[len(prompt):]
     generated = emitted[: emitted.index("<|im_end|>")]  # the stop token is never cached
     after = _render(template, turn + [call, result], TOOLS, True)
-    tok = Tokenizer.from_file(str(QWEN))
+    tok = of_file(QWEN)  # `tokenizers`' own parse, once per test process
     a = tok.encode(prompt + generated, add_special_tokens=False).ids
     b = tok.encode(after, add_special_tokens=False).ids
     shared = next(i for i in range(min(len(a), len(b))) if a[i] != b[i])

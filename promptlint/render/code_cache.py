@@ -21,6 +21,11 @@ a damaged write or anyone without the secret produced is not read, and the templ
 as before. Nothing is written under ``PYTHONDONTWRITEBYTECODE``/``-B``, or when no secret is kept
 yet (the result cache makes it on its first write); at most ``MAX_ENTRIES`` are kept (the oldest
 half removed when a process's first write finds more).
+
+Where the user cache keeps no code (no secret yet: a first run, a run without the result cache),
+the process keeps it in memory instead, under the same key and so with the same hits, the last
+``MEMORY_ENTRIES`` only: a text compiled by several environments of the run (an include of many
+templates, a chat template analysed again) or by several in-process commands is generated once.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ import hmac
 import marshal
 import os
 import sys
+import threading
+from collections import OrderedDict
 from typing import Dict, List, Optional, Set, Tuple
 
 from promptlint.doors import bounded_io, safe_write
@@ -39,6 +46,10 @@ MAX_ENTRIES = 4096
 _SECRETS: Dict[str, Optional[bytes]] = {}  # memo: the kept secret, by user cache directory (read once per process)
 _STAMP: List[str] = []  # memo: promptlint's code stamp (constant for the process's life)
 _PRUNED: Set[str] = set()  # entry directories this process has counted (a listing costs ~1 ms per 1,000 entries)
+MEMORY_ENTRIES = 64  # a template's generated code is ~10 kB-1 MB of Python with its code object
+# memo: key -> what ``get`` returns, where the user cache keeps none (a pure function of the key, as the files)
+_MEMORY: "OrderedDict[str, Tuple[str, object, Optional[List[str]]]]" = OrderedDict()
+_MEMORY_LOCK = threading.Lock()
 
 
 def key(env, parser: tuple, source: str, name: Optional[str], filename: Optional[str], defer_init: bool) -> str:
@@ -67,7 +78,11 @@ def get(name: str) -> Optional[Tuple[str, object, Optional[List[str]]]]:
     """(generated Python source, code object, the names its code generator recorded) kept under ``name``, or None."""
     state = _state()
     if state is None:
-        return None
+        with _MEMORY_LOCK:
+            hit = _MEMORY.get(name)
+            if hit is not None:
+                _MEMORY.move_to_end(name)
+            return hit
     _, directory, secret = state
     try:
         data = bounded_io.read_bytes(os.path.join(directory, name), MAX_ENTRY_BYTES + 64)
@@ -89,7 +104,13 @@ def put(name: str, python: str, code, resolved: Optional[List[str]] = None) -> N
     """Keep a template's generated code and the names its generator recorded (a cache that cannot be
     written only costs a later compile)."""
     state = _state()
-    if state is None or sys.dont_write_bytecode:
+    if state is None:
+        with _MEMORY_LOCK:
+            _MEMORY[name] = (python, code, None if resolved is None else list(resolved))
+            while len(_MEMORY) > MEMORY_ENTRIES:
+                _MEMORY.popitem(last=False)
+        return
+    if sys.dont_write_bytecode:
         return
     base, directory, secret = state
     try:
