@@ -13,23 +13,11 @@ import sys
 
 from test_daemon import TIMEOUT, env, run, start, status  # noqa: F401 - env is the fixture
 
+from import_probe import imported, probe
+
 from promptlint.daemon import client
 
-# The real entry point; at its exit, the modules the client imported (not those the interpreter's
-# start had: an editable install's path finder imports pathlib from a .pth file).
-PROBE = r"""
-import json, os, sys
-start = set(sys.modules)
-real = os._exit
-def report(code):
-    sys.stderr.write("MODULES " + json.dumps(sorted(set(sys.modules) - start)) + "\n")
-    sys.stderr.flush()
-    real(code)
-os._exit = report
-sys.argv = ["promptlint", "check", "--output-format", "concise", "--", "prompts"]
-from promptlint.__main__ import entry
-entry()
-"""
+PROBE = probe("check", "--output-format", "concise", "--", "prompts")
 
 
 def test_the_guess_is_the_closest_directory_that_could_configure_promptlint(tmp_path):
@@ -87,7 +75,7 @@ def test_a_forwarded_check_at_the_guessed_root_parses_no_toml(env):
     r = subprocess.run([sys.executable, "-c", PROBE], cwd=env["root"], capture_output=True, text=True,
                        env=env["env"], timeout=TIMEOUT)
     assert r.returncode == 1 and "M101" in r.stdout, r.stderr
-    modules = json.loads(r.stderr.rsplit("MODULES ", 1)[1])
+    modules = imported(r.stderr)
     assert [m for m in modules if m in ("tomllib", "pathlib", "promptlint.project.config_file")] == []
     assert status(env)[1] == before + 1  # the daemon answered it
 

@@ -5,7 +5,6 @@ every time; the copies are bounded. Real files, real subprocesses for the end-to
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -13,6 +12,7 @@ import sys
 import pytest
 
 from conftest import REPO
+from import_probe import imported, probe
 
 from promptlint.base import toml_io
 
@@ -56,19 +56,7 @@ def test_the_copies_are_bounded(monkeypatch):
     assert len([n for n in os.listdir(folder) if n.startswith("text-")]) == 3
 
 
-PROBE = r"""
-import json, os, sys
-start = set(sys.modules)
-real = os._exit
-def report(code):
-    sys.stderr.write("MODULES " + json.dumps(sorted(set(sys.modules) - start)) + "\n")
-    sys.stderr.flush()
-    real(code)
-os._exit = report
-sys.argv = ["promptlint", "check", "--no-daemon", "--output-format", "concise"]
-from promptlint.__main__ import entry
-entry()
-"""
+PROBE = probe("check", "--no-daemon", "--output-format", "concise")
 
 
 def test_a_warm_check_imports_no_toml_parser(tmp_path):
@@ -81,5 +69,5 @@ def test_a_warm_check_imports_no_toml_parser(tmp_path):
     runs = [subprocess.run([sys.executable, "-c", PROBE], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
             for _ in range(2)]
     assert runs[0].stdout == runs[1].stdout and "ask.j2:1:" in runs[0].stdout, runs[0].stderr
-    modules = [json.loads(r.stderr.rsplit("MODULES ", 1)[1]) for r in runs]
+    modules = [imported(r.stderr) for r in runs]
     assert "tomllib" in modules[0] and "tomllib" not in modules[1]

@@ -12,7 +12,7 @@ import sys
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # typing itself is not imported: ~5 ms of a forwarded check (annotations are strings)
     from pathlib import Path
-    from typing import Any, Dict, Union
+    from typing import Any, Dict, Optional, Union
 
 _COPY_FORMAT = "1"  # bump when what a copy holds changes
 
@@ -37,36 +37,13 @@ def shipped(path: Union[str, Path]) -> Dict[str, Any]:
     never imports tomllib. A copy that is missing or unreadable costs the parse (and is written
     again); a file JSON cannot hold (a date) is parsed every time. ``OSError`` and ``ValueError``
     as reading and parsing ``path`` raise them."""
-    import json
-
     from promptlint.base.digest import sha256
     from promptlint.doors import bounded_io
 
     st = os.stat(path)
     where = sha256(os.path.realpath(path).encode("utf-8", "surrogateescape")).hexdigest()[:16]
     stamp = sha256(f"{_COPY_FORMAT}\0{st.st_size}\0{st.st_mtime_ns}".encode()).hexdigest()[:16]
-    base = _user_cache()
-    folder = os.path.join(base, "promptlint", "toml")
-    copy = os.path.join(folder, f"{where}-{stamp}.json")
-    try:
-        data = json.loads(bounded_io.read_bytes(copy))
-        if isinstance(data, dict):
-            return data
-    except (OSError, ValueError):
-        pass
-    data = toml_loads(bounded_io.read_text(path))
-    try:
-        text = json.dumps(data)
-        if json.loads(text) == data:  # every value JSON can hold, as it was
-            from promptlint.doors import safe_write
-
-            safe_write.write_text(copy, text, anchor=base, parents=True, private=True)
-            for old in os.listdir(folder):  # this file's copies of earlier versions (a checkout's edits)
-                if old.startswith(where + "-") and old != os.path.basename(copy):
-                    safe_write.remove(os.path.join(folder, old), anchor=base)
-    except (OSError, TypeError, ValueError):  # a cache that cannot be written only costs the next run the parse
-        pass
-    return data
+    return _through_copy(f"{where}-{stamp}.json", lambda: toml_loads(bounded_io.read_text(path)), f"{where}-")
 
 
 KEPT_TEXTS = 64  # parsed configuration texts kept (the oldest copies go past this)
@@ -80,30 +57,43 @@ def kept_loads(text: str) -> Dict[str, Any]:
     (~8 ms with its regular expressions, most of what a run answered from the manifest parses).
     A text that does not parse raises every time; one JSON cannot hold (a date) is parsed every
     time; a copy that is missing or unreadable costs the parse. At most ``KEPT_TEXTS`` copies."""
-    import json
-
     from promptlint.base.digest import sha256
-    from promptlint.doors import bounded_io
 
     raw = text.encode("utf-8", "surrogatepass")
     key = sha256(f"{_COPY_FORMAT}\0{sys.version_info[0]}.{sys.version_info[1]}\0".encode() + raw).hexdigest()[:32]
+    return _through_copy(f"text-{key}.json", lambda: toml_loads(text), None)
+
+
+def _through_copy(name: str, parse, earlier: Optional[str]) -> Dict[str, Any]:
+    """The table the JSON copy ``name`` (in the user cache's toml folder) holds, else ``parse()``'s,
+    written there when JSON holds every value as it was. After a write: ``earlier``, the prefix of
+    this file's older copies to remove; None: keep the newest ``KEPT_TEXTS`` content-named copies."""
+    import json
+
+    from promptlint.doors import bounded_io
+
     base = _user_cache()
     folder = os.path.join(base, "promptlint", "toml")
-    copy = os.path.join(folder, f"text-{key}.json")
+    copy = os.path.join(folder, name)
     try:
         data = json.loads(bounded_io.read_bytes(copy))
         if isinstance(data, dict):
             return data
-    except (OSError, ValueError, bounded_io.InputRefused):
+    except (OSError, ValueError):  # InputRefused is an OSError
         pass
-    data = toml_loads(text)
+    data = parse()
     try:
         dumped = json.dumps(data)
         if json.loads(dumped) == data:  # every value JSON can hold, as it was
             from promptlint.doors import safe_write
 
             safe_write.write_text(copy, dumped, anchor=base, parents=True, private=True)
-            _keep_newest(folder, base, "text-", KEPT_TEXTS)
+            if earlier is not None:  # this file's copies of earlier versions (a checkout's edits)
+                for old in os.listdir(folder):
+                    if old.startswith(earlier) and old != name:
+                        safe_write.remove(os.path.join(folder, old), anchor=base)
+            else:
+                _keep_newest(folder, base, "text-", KEPT_TEXTS)
     except (OSError, TypeError, ValueError):  # a cache that cannot be written only costs the next run the parse
         pass
     return data
