@@ -68,11 +68,65 @@ def test_a_late_write_distrusts_the_stamps_racy_when_the_run_ended(tmp_path, mon
     a write ten seconds later that took its own time as the horizon would trust them."""
     make_project(tmp_path)
     monkeypatch.chdir(tmp_path)
+    made = time.time_ns()  # the run ends "now" for the files just made, however long it really takes
+    monkeypatch.setattr(time, "time_ns", lambda: made)
     ws = Workspace(load_settings(start=tmp_path, base=tmp_path), resident=True)
     ws.memo.hold()
     ws.check()
-    later = time.time_ns() + 10_000_000_000
+    later = made + 10_000_000_000
     monkeypatch.setattr(time, "time_ns", lambda: later)
     ws.memo.flush()
     (written,) = _manifests(tmp_path)
     assert written["files"] and all(rec["stamp"] is None for rec in written["files"].values())
+
+
+def _entries(root):
+    return sorted(p.name for p in (root / ".promptlint_cache").rglob("entries/*/*.json"))
+
+
+def test_held_cache_entries_are_written_at_the_flush_and_answer_a_later_process(tmp_path, monkeypatch):
+    make_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    ws = Workspace(load_settings(start=tmp_path, base=tmp_path), resident=True)
+    ws.memo.hold()
+    first = ws.check()
+    assert _entries(tmp_path) == []  # held: the entries wait for the reply as the manifest does
+    ws.memo.flush()
+    entries = _entries(tmp_path)
+    assert len(entries) == first.files  # one result entry per analysed file
+    for manifest in (tmp_path / ".promptlint_cache").rglob("manifests/*.json"):
+        manifest.unlink()  # a later process without the manifest: answered by the entries alone
+    analysed = []
+    real = lint._within_budget
+
+    def counting(*args, **kwargs):
+        analysed.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(lint, "_within_budget", counting)
+    again = Workspace(load_settings(start=tmp_path, base=tmp_path)).check()
+    assert analysed == []  # every file's result read from the entries the flush wrote
+    assert [f.to_dict() for f in again.findings] == [f.to_dict() for f in first.findings] != []
+
+
+def test_a_held_write_that_fails_is_said_by_the_next_check(tmp_path, monkeypatch):
+    """After the reply nobody reads the run's notices: the cache that cannot be written is said by the
+    next check of the process (once), as a check that wrote in its run says it."""
+    make_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    ws = Workspace(load_settings(start=tmp_path, base=tmp_path), resident=True)
+    ws.memo.hold()
+    first = ws.check()
+    (version_dir,) = [d for d in (tmp_path / ".promptlint_cache").iterdir() if d.is_dir()]
+    elsewhere = tmp_path.parent / (tmp_path.name + "-elsewhere")
+    elsewhere.mkdir()
+    (version_dir / "entries").mkdir(exist_ok=True)
+    (version_dir / "entries").rmdir()
+    (version_dir / "entries").symlink_to(elsewhere, target_is_directory=True)  # a link: the write is refused
+    ws.memo.flush()
+    assert list(elsewhere.iterdir()) == []  # nothing written through the link
+    assert not any("cannot write the cache" in n for n in first.notices)
+    second = ws.check()
+    said = [n for n in second.notices if "cannot write the cache" in n]
+    assert len(said) == 1 and str(tmp_path / ".promptlint_cache") in said[0]
+    assert ws.memo.warnings() == []  # carried once

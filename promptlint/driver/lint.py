@@ -246,13 +246,17 @@ def finish(plan: Plan) -> LintResult:
         notices.extend(said)
     notices.extend(ctx.notices)
     sha = provider.loaded.sha256 if provider.loaded is not None else tok_sha
+    memo = plan.request.memo  # a resident process keeps the records: its caller may write the files after its reply
     if plan.manifest is not None:
-        memo = plan.request.memo  # a resident process keeps the records: its caller may write the file after its reply
         if memo is None or not memo.defer(functools.partial(plan.manifest.save, time.time_ns())):
             plan.manifest.save()
-    cache.prune()
+    if memo is None or not memo.defer(cache.prune):  # held: after the entries the run wrote later
+        cache.prune()
     if cache.warning:
         notices.append(cache.warning)
+    for warning in memo.warnings() if memo is not None else ():  # an earlier reply's held writes
+        if warning not in notices:
+            notices.append(warning)
     if spec.embedded and provider.used:
         notices.append(
             "no tokenizer configured: figures use the embedded cl100k_base tokenizer and are approximate "

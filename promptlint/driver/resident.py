@@ -19,11 +19,13 @@ command does that once and exits; a resident process does it per request, for th
   enforce its cap when that could matter (past half the cap) or a minute has passed, not after
   every request that wrote (other processes prune after their own writes).
 
-And one thing it can do later: the run manifest's write. Its records are already kept here for
-the next request, so a caller that has a moment after its answer (the daemon: after the reply is
-sent) ``hold``s writes for the request and ``flush``es them then; the file, for a later process, is
-the same, written a few milliseconds later. A write still held when the next check starts is done
-first. Without a hold (the language server, in-process callers) the manifest is written in the run.
+And what it can do later: the writes a check makes for later processes -- the result cache's
+entries, the run manifest (its records are already kept here for the next request) and the
+cache's pruning. A caller that has a moment after its answer (the daemon: after the reply is
+sent) ``hold``s writes for the request and ``flush``es them then; the files are the same, written
+a few milliseconds later. A write still held when the next check starts is done first; one that
+fails after its reply (a cache that cannot be written) is said by the next check's notices.
+Without a hold (the language server, in-process callers) everything is written in the run.
 
 Two more keep themselves where they live: the tokenizer pool's encodings (encode_memo) and the
 linted Python modules' trees (pysource.project.keep_linted, under ``Context.resident``).
@@ -54,6 +56,7 @@ class ResidentMemo:
         self.decoded: Dict[int, Tuple[list, list]] = {}  # id(a record's finding dicts) -> (that list, its Findings)
         self.cache_sizes: Dict[str, Tuple[int, float]] = {}  # cache directory -> (bytes at the last walk + since, when walked)
         self.later: Optional[List[Callable[[], None]]] = None  # while held: writes to do after the reply
+        self.warned: List[str] = []  # what a write done after its reply could not say (the next check does)
 
     # ------------------------------------------------------------------ after the reply
 
@@ -79,6 +82,15 @@ class ResidentMemo:
 
     def flush(self) -> None:
         self.done_later(release=True)
+
+    def warn_next(self, warning: str) -> None:
+        if warning not in self.warned:
+            self.warned.append(warning)
+
+    def warnings(self) -> List[str]:
+        """Warnings of writes done after an earlier reply (once each)."""
+        said, self.warned = self.warned, []
+        return said
 
     # ------------------------------------------------------------------ the walk
 

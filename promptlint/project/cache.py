@@ -31,6 +31,7 @@ evicts the least recently written ones beyond the cap.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -177,9 +178,24 @@ class Cache:
         states = {os.path.abspath(d): dep_digest(Path(d), self.root) for d in deps}
         entry = {"findings": findings, "deps": states, **extra}
         # ASCII: a file name with an undecodable byte (a lone surrogate) must round-trip
-        self._write(self.dir / "entries" / key[:2] / f"{key}.json", json.dumps(entry))
+        target, text = self.dir / "entries" / key[:2] / f"{key}.json", json.dumps(entry)
         self.wrote = True
+        # a resident process holding its writes (the daemon: until its reply is sent) writes the entry
+        # then; the run already has its findings, and ``written`` counts it now for prune's estimate
+        if self.kept is not None and self._prepare() and self.kept.defer(functools.partial(self._write_later, target, text)):
+            self.written += len(text)
+            return states
+        self._write(target, text)
         return states
+
+    def _write_later(self, target: Path, text: str) -> None:
+        """A held entry write, after the reply: a failure disables this run's cache as ``_write``
+        does, and the next check of the process says so (its reply is the first one left)."""
+        written = self.written
+        self._write(target, text)
+        self.written = written  # counted when it was held
+        if self.warning is not None:
+            self.kept.warn_next(self.warning)
 
     def prune(self, limit: Optional[int] = None) -> None:
         """Evict the oldest entries until the cache holds at most ``limit`` bytes (only after a run
