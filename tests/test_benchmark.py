@@ -50,6 +50,7 @@ RATIOS = ["warm / bare python", "one changed / its floor (d1)", "cold / floor (d
           "scale (f) seconds", "scale (f) peak MiB", "tokenizer load / one changed (c)",
           "models (g) cold / parse distinct once (g0)", "models (g) peak MiB",
           "one changed, daemon running / bare python", "warm, daemon running / bare python",
+          "  the same, interleaved pairs",  # the daemon rows' targets, judged on pairs
           "cold with windows / cold with full encodes (a)", "cold with windows / cold with full encodes (f)"]
 
 
