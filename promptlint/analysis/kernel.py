@@ -150,6 +150,9 @@ class Context:
     resident: bool = False
     # path -> how findings name it: resolved once per run (a file is named per scenario and finding)
     _shown: Dict[str, str] = field(default_factory=dict, repr=False, compare=False)
+    # the module files analyses of this run looked for (pysource.project): what each candidate path
+    # came to, so that the importers of one module find, resolve and read it once per run
+    module_reads: Dict[tuple, object] = field(default_factory=dict, repr=False, compare=False)
 
     def depend(self, path: Path) -> None:
         """Record a file (include, samples file) whose change must invalidate the cached result."""

@@ -92,7 +92,8 @@ def _hazard_scan(path: Path, text: str, display: str, tree, ctx: Optional[Contex
     from promptlint.scenarios.names import name_patterns
 
     kind_of = name_patterns().kind_of
-    project = Project(ctx.settings.root, path, kind_of, ctx.depend, ctx.display, ctx.buffers) if ctx is not None else None
+    project = Project(ctx.settings.root, path, kind_of, ctx.depend, ctx.display, ctx.buffers,
+                      ctx.module_reads) if ctx is not None else None
     return HazardScan(text, tree, kind_of, project, display, index)
 
 

@@ -110,8 +110,11 @@ class Project:
     """The linted module and the modules it reaches through imports, for one analysis."""
 
     def __init__(self, root: Path, path: Path, kind_of, depend: Optional[Callable[[Path], None]] = None,
-                 display: Callable[[Path], str] = str, buffers: Optional[Dict[str, str]] = None):
-        """``buffers``: unsaved texts by absolute path (an editor's, a fix under proof), read before the disk."""
+                 display: Callable[[Path], str] = str, buffers: Optional[Dict[str, str]] = None,
+                 reads: Optional[Dict[tuple, object]] = None):
+        """``buffers``: unsaved texts by absolute path (an editor's, a fix under proof), read before the disk.
+        ``reads``: the run's memo of what each candidate module path came to (kernel.Context.module_reads):
+        one run's analyses share it as they share the run's buffers and its resolved directories."""
         from promptlint.base.paths import safe_resolve
 
         self.root = safe_resolve(Path(root))
@@ -128,6 +131,8 @@ class Project:
         self._found: Dict[tuple, object] = {}  # (importer's directory, module, level, need) -> Flow or None
         self._bytes: Dict[str, Optional[bytes]] = {}  # candidate path -> its bytes (None: not read)
         self.buffers = buffers or {}
+        self.reads = reads if reads is not None else {}
+        self._within = (str(self.root), str(self.limit))  # what a read's verdict depends on besides the path
 
     def attach(self, flow) -> None:
         """The linted module's own Flow: an import cycle back to it finds it."""
@@ -195,21 +200,18 @@ class Project:
             yield os.path.join(base, rel, "__init__.py")
 
     def _raw(self, candidate: str) -> Optional[bytes]:
-        """The bytes of a module file inside the limit (read once per analysis, a dependency), or None."""
-        from promptlint.analysis import kernel
-        from promptlint.base.paths import not_read, safe_resolve
-
+        """The bytes of a module file inside the limit (read once per run, a dependency of each analysis
+        that reads it), or None."""
         if candidate in self._bytes:
             return self._bytes[candidate]
         self._bytes[candidate] = None
-        if self.loaded >= MAX_MODULES or not os.path.isfile(candidate):
+        if self.loaded >= MAX_MODULES:
             return None
-        real = safe_resolve(Path(candidate))
-        if not (real == self.limit or self.limit in real.parents) or not_read(Path(candidate), self.root):
-            return None
-        buffered = self.buffers.get(os.path.abspath(candidate))
-        raw = buffered.encode("utf-8") if buffered is not None else kernel.read_source_bytes(Path(candidate))
-        if not isinstance(raw, bytes):
+        key = (*self._within, candidate)
+        if key not in self.reads:
+            self.reads[key] = self._read(candidate)
+        raw, real = self.reads[key]
+        if raw is None:
             return None
         self.loaded += 1
         if self.depend is not None:
@@ -217,16 +219,29 @@ class Project:
         self._bytes[candidate] = raw
         return raw
 
+    def _read(self, candidate: str) -> Tuple[Optional[bytes], Optional[Path]]:
+        """(bytes, real path) of a module file inside the limit and not excluded; (None, None) otherwise."""
+        from promptlint.analysis import kernel
+        from promptlint.base.paths import not_read, safe_resolve
+
+        if not os.path.isfile(candidate):
+            return None, None
+        real = safe_resolve(Path(candidate))
+        if not (real == self.limit or self.limit in real.parents) or not_read(Path(candidate), self.root):
+            return None, None
+        buffered = self.buffers.get(os.path.abspath(candidate))
+        raw = buffered.encode("utf-8") if buffered is not None else kernel.read_source_bytes(Path(candidate))
+        return (raw, real) if isinstance(raw, bytes) else (None, None)
+
     def read_file(self, path: str) -> Optional[bytes]:
         """The bytes of another file of the project the analysis reads (a Jinja template a module renders),
         on the same terms as a module's: inside the limit, not excluded, a dependency of the result."""
         return self._raw(os.path.normpath(path))
 
     def _flow(self, candidate: str, raw: bytes):
-        from promptlint.base.paths import safe_resolve
         from promptlint.pysource.flow import Flow
 
-        real = safe_resolve(Path(candidate))
+        real = self.reads[(*self._within, candidate)][1]  # resolved when it was read
         parsed = _parsed(str(real), raw)
         if parsed is None:
             return None
