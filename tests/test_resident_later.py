@@ -42,6 +42,9 @@ def test_a_held_manifest_is_written_at_the_flush_and_answers_the_next_process(tm
     assert _manifests(tmp_path) == []  # held: nothing written while the caller answers
     ws.memo.flush()
     (written,) = _manifests(tmp_path)
+    (path,) = (tmp_path / ".promptlint_cache").rglob("manifests/*.json")
+    body = path.read_text(encoding="utf-8").partition("\n")[2]
+    assert body == json.dumps(written, separators=(",", ":"))  # the records' kept texts joined: json.dumps's bytes
     # the walk's files (those that build prompts: not __init__ or the static modules), each recorded
     assert {"app/prompts_0.py", "app/prompts_1.py", "app/agent_0.py", "app/agent_1.py"} <= set(written["files"])
     assert len(written["files"]) == first.files
@@ -130,3 +133,26 @@ def test_a_held_write_that_fails_is_said_by_the_next_check(tmp_path, monkeypatch
     said = [n for n in second.notices if "cannot write the cache" in n]
     assert len(said) == 1 and str(tmp_path / ".promptlint_cache") in said[0]
     assert ws.memo.warnings() == []  # carried once
+
+
+def test_a_resident_manifest_is_the_bytes_json_gives_after_a_change(tmp_path, monkeypatch):
+    """The records a resident process keeps are joined from their kept texts; after one file changes
+    (one record new, the others the same objects) the file is still exactly json.dumps of its records."""
+    make_project(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    ws = Workspace(load_settings(start=tmp_path, base=tmp_path), resident=True)
+    ws.check()
+    later = time.time_ns() + 10_000_000_000  # the files' stamps are old enough to be trusted from now on
+    monkeypatch.setattr(time, "time_ns", lambda: later)
+    ws.check()
+    (before,) = _manifests(tmp_path)
+    changed = tmp_path / "app" / "prompts_1.py"
+    changed.write_text(changed.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    ws.check()
+    (path,) = (tmp_path / ".promptlint_cache").rglob("manifests/*.json")
+    body = path.read_text(encoding="utf-8").partition("\n")[2]
+    data = json.loads(body)
+    assert body == json.dumps(data, separators=(",", ":"))
+    assert data["files"]["app/prompts_1.py"]["sha"] != before["files"]["app/prompts_1.py"]["sha"]  # re-recorded
+    assert data["files"]["app/agent_0.py"] == before["files"]["app/agent_0.py"]  # the others' texts reused
+    assert data["files"]["app/agent_0.py"]["stamp"] is not None

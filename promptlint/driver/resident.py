@@ -35,6 +35,7 @@ Everything is bounded and only ever answers what recomputing would.
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import time
@@ -54,6 +55,7 @@ class ResidentMemo:
         self.sniffs: Dict[str, Tuple[Tuple[int, ...], bool]] = {}  # path -> (stat stamp, the walk takes it)
         self.manifest: Optional[Tuple[str, str, Tuple[int, ...], Dict]] = None  # (path, key, lstat stamp, records)
         self.decoded: Dict[int, Tuple[list, list]] = {}  # id(a record's finding dicts) -> (that list, its Findings)
+        self.encoded: Dict[int, Tuple[dict, str]] = {}  # id(a manifest record) -> (that record, its JSON text)
         self.cache_sizes: Dict[str, Tuple[int, float]] = {}  # cache directory -> (bytes at the last walk + since, when walked)
         self.later: Optional[List[Callable[[], None]]] = None  # while held: writes to do after the reply
         self.warned: List[str] = []  # what a write done after its reply could not say (the next check does)
@@ -159,6 +161,18 @@ class ResidentMemo:
         self.manifest = (os.fspath(path), key, now, records)
         live = {id(rec.get("findings")) for rec in records.values() if isinstance(rec, dict)}
         self.decoded = {k: v for k, v in self.decoded.items() if k in live}
+        kept = {id(rec) for rec in records.values()}
+        self.encoded = {k: v for k, v in self.encoded.items() if k in kept}
+
+    def encoded_record(self, rec: dict) -> str:
+        """A manifest record's JSON text (``separators=(",", ":")``), encoded once while the record is
+        kept: records are never changed once made (project.manifest), so one object is one text."""
+        hit = self.encoded.get(id(rec))
+        if hit is not None and hit[0] is rec:
+            return hit[1]
+        text = json.dumps(rec, separators=(",", ":"))
+        self.encoded[id(rec)] = (rec, text)
+        return text
 
     @staticmethod
     def stamp(path) -> Optional[Tuple[int, ...]]:

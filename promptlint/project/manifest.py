@@ -123,6 +123,8 @@ class Manifest:
             return None
         if fresh != rec:
             self.dirty = True
+        else:
+            fresh = rec  # the same object: compared by identity and encoded once by a resident process
         self.seen[name] = fresh
         return findings, notices
 
@@ -157,14 +159,13 @@ class Manifest:
         if not (self.dirty and self.cache.enabled):
             return
         horizon = (time.time_ns() if finished is None else finished) - RACY_NS
-        for rec in self.seen.values():
-            _distrust_racy(rec, horizon)
-        files = {**self.files, **self.seen}
+        seen = {name: _distrust_racy(rec, horizon) for name, rec in self.seen.items()}
+        files = {**self.files, **seen}
         if files == self.files:
             return  # only racy stamps were re-verified: nothing new to remember
         body = self._body(files)
         if len(body) > MAX_BYTES:
-            files = self.seen
+            files = seen
             body = self._body(files)
             if len(body) > MAX_BYTES:
                 return
@@ -174,7 +175,13 @@ class Manifest:
             self.kept.remember_manifest(self.path, self.key, files, None)
 
     def _body(self, files: Dict[str, Dict]) -> str:
-        return json.dumps({"key": self.key, "files": files}, separators=(",", ":"))
+        """``json.dumps({"key": ..., "files": files}, separators=(",", ":"))``; a resident process
+        joins each record's text as it last encoded it (records are never changed once made)."""
+        if self.kept is None:
+            return json.dumps({"key": self.key, "files": files}, separators=(",", ":"))
+        encode = self.kept.encoded_record
+        parts = [json.dumps(name) + ":" + encode(rec) for name, rec in files.items()]
+        return '{"key":' + json.dumps(self.key) + ',"files":{' + ",".join(parts) + "}}"
 
 
 def _mac(body) -> str:
@@ -201,15 +208,16 @@ def _content_digest(path: Path, st: os.stat_result) -> Optional[str]:
         return None
 
 
-def _distrust_racy(rec: Dict, horizon: int) -> None:
-    """A stamp whose mtime or ctime is not safely older than this write is replaced by None
-    (re-hash next time): a same-size rewrite in the same clock tick would keep it."""
+def _distrust_racy(rec: Dict, horizon: int) -> Dict:
+    """``rec`` with each stamp whose mtime or ctime is not safely older than this write replaced by
+    None (re-hash next time): a same-size rewrite in the same clock tick would keep it. A copy when
+    anything changes: a record, once made, is never changed (a resident process keeps its text)."""
 
     def racy(s) -> bool:
         return s is not None and (s[1] >= horizon or s[2] >= horizon)
 
-    if racy(rec["stamp"]):
-        rec["stamp"] = None
-    for pair in rec["deps"].values():
-        if racy(pair[0]):
-            pair[0] = None
+    deps = rec["deps"]
+    if not racy(rec["stamp"]) and not any(racy(pair[0]) for pair in deps.values()):
+        return rec
+    return {**rec, "stamp": None if racy(rec["stamp"]) else rec["stamp"],
+            "deps": {dep: [None if racy(pair[0]) else pair[0], pair[1]] for dep, pair in deps.items()}}
