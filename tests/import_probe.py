@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 
 _PROBE = r"""
-import json, os, sys
+import os, sys
 start = set(sys.modules)
 real = os._exit
 def report(code):
-    sys.stderr.write("MODULES " + json.dumps(sorted(set(sys.modules) - start)) + "\n")
+    modules = sorted(set(sys.modules) - start)
+    import json  # after the count: whether the run imported json is a question
+    sys.stderr.write("MODULES " + json.dumps(modules) + "\n")
     sys.stderr.flush()
     real(code)
 os._exit = report

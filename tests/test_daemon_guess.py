@@ -77,6 +77,7 @@ def test_a_forwarded_check_at_the_guessed_root_parses_no_toml(env):
     assert r.returncode == 1 and "M101" in r.stdout, r.stderr
     modules = imported(r.stderr)
     assert [m for m in modules if m in ("tomllib", "pathlib", "promptlint.project.config_file")] == []
+    assert [m for m in modules if m in ("json", "re", "enum")] == []  # the headers through _json (daemon/wire.py)
     assert status(env)[1] == before + 1  # the daemon answered it
 
 

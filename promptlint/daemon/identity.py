@@ -16,7 +16,6 @@ loaded module's spec, so both sides describe what they would run.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 TYPE_CHECKING = False
@@ -26,6 +25,7 @@ if TYPE_CHECKING:  # typing itself is not imported: ~5 ms of a forwarded check (
 import promptlint
 from promptlint import __version__
 from promptlint.base.digest import sha256  # not hashlib: OpenSSL's load is a forwarded check's cost
+from promptlint.daemon import wire  # not json: its import (re, enum) is a forwarded check's cost
 
 DEPENDENCIES = ("jinja2", "tokenizers")
 
@@ -40,7 +40,7 @@ def installation() -> Dict[str, str]:
 
 
 def installation_key() -> str:
-    return sha256(json.dumps(installation(), sort_keys=True).encode("utf-8")).hexdigest()[:16]
+    return sha256(wire.dumps(dict(sorted(installation().items()))).encode("utf-8")).hexdigest()[:16]
 
 
 def identity() -> Dict[str, Any]:

@@ -7,12 +7,12 @@ bytes. Every read is bounded, so a confused peer cannot make either side allocat
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import struct
 
 from promptlint.base.digest import sha256  # not hashlib: OpenSSL's load is a forwarded check's cost
+from promptlint.daemon import wire  # not json: its import (re, enum) is a forwarded check's cost
 
 TYPE_CHECKING = False  # typing itself is not imported: ~5 ms of a forwarded check (annotations are strings)
 
@@ -53,12 +53,12 @@ def recv(sock: socket.socket, limit: int = MAX_BODY) -> bytes:
 
 
 def send_json(sock: socket.socket, header: Dict[str, Any], *frames: bytes) -> None:
-    send(sock, json.dumps(header).encode("utf-8"), *frames)
+    send(sock, wire.dumps(header).encode("utf-8"), *frames)
 
 
 def recv_json(sock: socket.socket) -> Dict[str, Any]:
     try:
-        value = json.loads(recv(sock, MAX_HEADER).decode("utf-8"))
+        value = wire.loads(recv(sock, MAX_HEADER).decode("utf-8"))
     except ValueError as e:
         raise ProtocolError(f"bad header: {e}") from None
     if not isinstance(value, dict):
