@@ -109,3 +109,17 @@ def test_a_wrong_guess_is_rerouted_and_the_check_prints_what_it_printed_before(e
     r = subprocess.run([sys.executable, "-c", ask, str(base.resolve())], capture_output=True, text=True,
                        env=env["env"], timeout=TIMEOUT)
     assert json.loads(r.stdout)["requests"] == 0  # asked (verify) and declined: it answered nothing
+
+
+def test_one_environment_spelled_two_ways_shares_its_daemon(env):
+    """`python -m promptlint` and the `promptlint` script (whose shebang names `python3`) of one
+    environment are one installation: a daemon started by one answers the other."""
+    _, before = start(env)
+    here = os.path.dirname(sys.executable)
+    spelled = [os.path.join(here, n) for n in ("python3", "python") if os.path.join(here, n) != sys.executable]
+    spelled = [p for p in spelled if os.path.exists(p)]
+    assert spelled  # a virtualenv has both names
+    r = subprocess.run([spelled[0], "-m", "promptlint", "check", "--output-format", "concise", "--", "prompts"],
+                       cwd=env["root"], capture_output=True, text=True, env=env["env"], timeout=TIMEOUT)
+    assert r.returncode == 1 and "M101" in r.stdout, r.stderr
+    assert status(env)[1] == before + 1  # answered by the daemon `python -m promptlint` started

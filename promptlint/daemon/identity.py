@@ -1,8 +1,8 @@
 """Which installation a daemon belongs to, so that a client is only ever answered by its own.
 
-- `installation_key()`: promptlint's package directory, its version and the interpreter. It names
-  the socket (protocol.socket_path), so a client of another virtualenv or of pre-commit's pinned
-  environment never finds this daemon: it starts or uses its own.
+- `installation_key()`: promptlint's package directory, its version, the interpreter and its
+  environment. It names the socket (protocol.socket_path), so a client of another virtualenv or of
+  pre-commit's pinned environment never finds this daemon: it starts or uses its own.
 - `identity()`: the installation plus stamps of what the daemon has loaded: promptlint's own files
   (`base.code_files.code_stamp`), and the version, location and files of jinja2 and tokenizers. A client
   sends its identity with every request; the daemon answers only when it equals the identity it
@@ -31,10 +31,14 @@ DEPENDENCIES = ("jinja2", "tokenizers")
 
 
 def installation() -> Dict[str, str]:
+    """The interpreter as what it runs, not as it was spelled: `python -m promptlint` and the
+    `promptlint` script (`#!.../bin/python3`) of one environment share a daemon, and the environment
+    (``sys.prefix``) keeps two virtualenvs of one base interpreter apart."""
     return {
         "promptlint": os.path.dirname(os.path.realpath(promptlint.__file__)),
         "version": __version__,
-        "python": sys.executable,
+        "python": os.path.realpath(sys.executable) if sys.executable else "",
+        "prefix": sys.prefix,
         "python_version": sys.version,
     }
 
