@@ -104,7 +104,11 @@ def _models_and_baseline(work: Path) -> List[Tuple[str, Path, List[str], Sequenc
     shutil.copytree(REPO / "examples", models)
     config = (models / "pyproject.toml").read_text(encoding="utf-8")
     config = "\n".join(line for line in config.splitlines() if not line.startswith(("tokenizer =", "tokenizer-sha256")))
-    config += f'\n[tool.promptlint.tokenizers]\nmistral = "tokenizer/tokenizer.json"\nqwen = {{ path = "{QWEN}", block-size = 32 }}\n'
+    # a copy inside the tree, named relatively: the `models-baseline` target commits this tree, and an
+    # absolute path would make its commit id (which the reports print) depend on where the checkout is
+    (models / "qwen").mkdir()
+    shutil.copyfile(QWEN, models / "qwen" / "tokenizer.json")
+    config += '\n[tool.promptlint.tokenizers]\nmistral = "tokenizer/tokenizer.json"\nqwen = { path = "qwen/tokenizer.json", block-size = 32 }\n'
     (models / "pyproject.toml").write_text(config, encoding="utf-8")
     out = [("models", models, [], ("json",) + OTHER_FORMATS)]
     for name, source in (("baseline", REPO / "examples"), ("models-baseline", models)):
