@@ -52,3 +52,21 @@ def test_dumps_falls_back_to_json_for_what_it_does_not_spell_itself():
     assert wire.dumps({1: float("nan"), None: [float("inf")]}) == json.dumps({1: float("nan"), None: [float("inf")]})
     with pytest.raises(TypeError):
         wire.dumps({"a": object()})
+
+
+def test_a_header_nested_past_the_recursion_limit_is_a_protocol_error_not_a_crash():
+    import socket
+
+    from promptlint.daemon import protocol
+
+    a, b = socket.socketpair()
+    try:
+        protocol.send(a, b"[" * 20_000 + b"]" * 20_000)  # past any recursion limit, within the socket buffer
+        with pytest.raises(protocol.ProtocolError):
+            protocol.recv_json(b)
+        protocol.send(a, b"\xff{}")
+        with pytest.raises(protocol.ProtocolError):
+            protocol.recv_json(b)
+    finally:
+        a.close()
+        b.close()

@@ -59,7 +59,7 @@ def send_json(sock: socket.socket, header: Dict[str, Any], *frames: bytes) -> No
 def recv_json(sock: socket.socket) -> Dict[str, Any]:
     try:
         value = wire.loads(recv(sock, MAX_HEADER).decode("utf-8"))
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:  # UnicodeDecodeError is a ValueError; nesting 500,000 deep fits in a header
         raise ProtocolError(f"bad header: {e}") from None
     if not isinstance(value, dict):
         raise ProtocolError("header is not an object")
