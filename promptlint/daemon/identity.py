@@ -34,10 +34,11 @@ def installation() -> Dict[str, str]:
     """The interpreter as what it runs, not as it was spelled: `python -m promptlint` and the
     `promptlint` script (`#!.../bin/python3`) of one environment share a daemon, and the environment
     (``sys.prefix``) keeps two virtualenvs of one base interpreter apart."""
+    interpreter = sys.executable
     return {
         "promptlint": os.path.dirname(os.path.realpath(promptlint.__file__)),
         "version": __version__,
-        "python": os.path.realpath(sys.executable) if sys.executable else "",
+        "python": os.path.realpath(interpreter) if interpreter else "",
         "prefix": sys.prefix,
         "python_version": sys.version,
     }
