@@ -53,6 +53,7 @@ def _stamp(st: os.stat_result) -> Tuple[int, ...]:
 class ResidentMemo:
     def __init__(self):
         self.sniffs: Dict[str, Tuple[Tuple[int, ...], bool]] = {}  # path -> (stat stamp, the walk takes it)
+        self.reads_by_name: Dict[tuple, bool] = {}  # (a file name, the analyzers) -> whether the walk's verdict reads the file
         self.manifest: Optional[Tuple[str, str, Tuple[int, ...], Dict]] = None  # (path, key, lstat stamp, records)
         self.decoded: Dict[int, Tuple[list, list]] = {}  # id(a record's finding dicts) -> (that list, its Findings)
         self.encoded: Dict[int, Tuple[dict, str]] = {}  # id(a manifest record) -> (that record, its JSON text)
@@ -200,7 +201,14 @@ class _RememberedKinds:
         self.memo, self.inner = memo, kinds
 
     def walk_takes(self, path) -> bool:
-        if not self.inner.walk_reads(path):  # decided by its name: nothing to remember
+        # whether deciding may read the file depends on its name alone, for one set of analyzers (analyzers.walk_reads)
+        key = (path.name, tuple(getattr(self.inner, "ANALYZERS", ())))
+        reads = self.memo.reads_by_name.get(key)
+        if reads is None:
+            if len(self.memo.reads_by_name) >= MAX_FILES:
+                self.memo.reads_by_name.clear()
+            reads = self.memo.reads_by_name[key] = self.inner.walk_reads(path)
+        if not reads:  # decided by its name: nothing to remember
             return self.inner.walk_takes(path)
         return self.memo.walk_takes(path, self.inner.walk_takes)
 

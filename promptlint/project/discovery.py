@@ -72,8 +72,8 @@ def discover(
     for raw in paths:
         p = Path(raw)
         if p.is_dir():
-            for f in _walk(p, kinds, problems, shown):
-                if (f.is_dir() or kinds.walk_takes(f) and readable(f)) and not excluded(f):
+            for f, owned in _walk(p, kinds, problems, shown):
+                if (owned or kinds.walk_takes(f) and readable(f)) and not excluded(f):
                     files.append(f)
         elif p.exists() or p.is_symlink():  # devices and FIFOs too: the reader refuses them by name
             if force_exclude and excluded(p):
@@ -91,7 +91,10 @@ def readable(path: Path) -> bool:
     return allowed(path)
 
 
-def _walk(directory: Path, kinds: FileKinds, problems: List[Tuple[str, str]], shown=str) -> Iterable[Path]:
+def _walk(directory: Path, kinds: FileKinds, problems: List[Tuple[str, str]], shown=str) -> Iterable[Tuple[Path, bool]]:
+    """(path, True) for a directory an analyzer owns (the target itself), (path, False) for each file
+    the listing holds (what it said is not a directory: no stat per file to ask again)."""
+
     def unreadable(e: OSError) -> None:  # else os.walk skips the directory silently
         problems.append((shown(e.filename or directory), f"cannot read the directory: {e.strerror or e}; fix its permissions or exclude it"))
 
@@ -99,12 +102,13 @@ def _walk(directory: Path, kinds: FileKinds, problems: List[Tuple[str, str]], sh
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
         owned = kinds.owned_directory(Path(dirpath))
         if owned is not None:  # the directory is the target; the files it owns are not linted separately
-            yield Path(dirpath)
+            yield Path(dirpath), True
             dirnames[:] = [d for d in dirnames if d not in owned.subdirs]
+        here = Path(dirpath)
         for name in sorted(filenames):
             if owned is not None and name in owned.files:
                 continue
-            yield Path(dirpath) / name
+            yield here / name, False
 
 
 def _glob_files(root: Path, pattern: str, problems: List[Tuple[str, str]]) -> List[Path]:
