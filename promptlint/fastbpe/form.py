@@ -176,8 +176,9 @@ def _little(values: array) -> bytes:
 def _merge_table(vocab: Dict[str, int], pairs: List[Sequence[str]]) -> Tuple[array, array]:
     """keys and vals: ``left << 32 | right`` -> ``rank << 32 | new id``, sorted by key. KeyError: a
     merge of an unknown token, which tokenizers refuses too."""
-    # each entry key << 64 | val in one int, sorted once and split (a dict keyed by the pairs costs
-    # ~3x: its hashes are the pairs' low bits, the right ids, which collide)
+    # each entry key << 64 | val in one int, sorted once and split: 10-20% less than a dict keyed by
+    # the pairs (whose hashes, the keys' low bits, are the right ids: they collide) sorted and looked
+    # up again; most of what is left is the three vocabulary lookups per merge
     entries = sorted([(vocab[a] << 32 | vocab[b]) << 64 | rank << 32 | vocab[a + b] for rank, (a, b) in enumerate(pairs)])
     keys = array("Q", map(rshift, entries, repeat(64)))
     if not any(map(eq, keys, islice(keys, 1, None))):
