@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+from array import array
 from pathlib import Path
 
 import pytest
@@ -150,6 +151,103 @@ def test_the_proof_refuses_an_engine_with_a_wrong_merge_table():
     assert wrong.encode(" thexq").tokens == ["Ġth", "ex", "q"]
     assert not proof.engine_proven(wrong, original)  # the corpus's letter runs meet it
     assert not proof.proven(form.build(parts), original)  # and the table itself, serialized by tokenizers
+
+
+def _mini_parts():
+    raw = mini_qwen()
+    data = json.loads(raw)
+    return Tokenizer.from_str(raw), form.decode(form.encode(data, "0" * 64, len(raw), engine.verdict_for(data)))
+
+
+def _with(parts, **views):
+    """``parts`` with some of the engine's tables replaced: a wrong form that passed its checksum."""
+    return form.Parts(parts.header, dict(parts.views, **views))
+
+
+def _ranks_swapped(parts, vocab, first, second):
+    """The engine's merge table with the ranks of two merges swapped (each keeps its new id)."""
+    keys, vals = list(parts.views["keys"]), array("Q", parts.views["vals"])
+    a, b = (keys.index(vocab[left] << 32 | vocab[right]) for left, right in (first, second))
+    vals[a], vals[b] = (vals[b] >> 32) << 32 | (vals[a] & 0xFFFFFFFF), (vals[a] >> 32) << 32 | (vals[b] & 0xFFFFFFFF)
+    return _with(parts, vals=memoryview(vals))
+
+
+def _added_renamed(parts, old, new):
+    """The engine's tiny tokenizer with one added token's text changed (same length, same id)."""
+    tiny = json.loads(bytes(parts.views["tiny"]))
+    for t in tiny["added_tokens"]:
+        if t["content"] == old:
+            t["content"] = new
+    return _with(parts, tiny=memoryview(json.dumps(tiny, ensure_ascii=False).encode("utf-8")))
+
+
+@pytest.mark.parametrize("wrong", ["ranks of two merges swapped", "an added token changed"])
+def test_the_proof_refuses_a_wrong_engine(wrong):
+    """On Qwen2.5 cut to its first 4,000 ids: the same form proven as it is, refused with the
+    ranks of 'Ġ t' (5) and 'h e' (186) swapped in the engine's merge table, or with <|im_end|>
+    renamed in its tiny tokenizer."""
+    original, parts = _mini_parts()
+    vocab = json.loads(mini_qwen())["model"]["vocab"]
+    assert proof.engine_proven(engine.build(parts), original)
+    if wrong.startswith("ranks"):
+        bad = _ranks_swapped(parts, vocab, ("Ġ", "t"), ("h", "e"))
+    else:
+        bad = _added_renamed(parts, "<|im_end|>", "<|im_fin|>")
+    assert not proof.engine_proven(engine.build(bad), original)
+
+
+def test_the_proof_compares_every_ids_decode_and_token_text():
+    """One vocabulary entry of Qwen2.5 changed in the engine's table (its last letter), for an id
+    the proof's corpus never meets: the corpus encodings still agree, so only the comparison of
+    every id's decode and token text can tell, and it does. The engine's single-id answers come
+    from the same tables (``tokens_of``, ``decode_each``) that the proof compares in one call."""
+    original = reference("qwen2.5")
+    parts = _engine_of("qwen2.5")._parts
+    answers = proof.Answers(original)
+    met = {i for special in (False, True) for ids, _, _ in answers.encodings(special) for i in ids}
+    starts = parts.views["starts"]
+    i = max(i for i in range(len(starts) - 1) if i not in met and original.id_to_token(i)[-1] in "abcdefghijklmnoprstuvwxyz")
+    table = bytearray(parts.views["table"])
+    table[starts[i + 1] - 2] = ord("q")  # the byte before the token's NUL
+    wrong = engine.build(_with(parts, table=memoryview(bytes(table))))
+    assert wrong.id_to_token(i) == wrong.tokens_of([i])[0] == original.id_to_token(i)[:-1] + "q"
+    assert wrong.decode([i], skip_special_tokens=False) == original.decode([i], skip_special_tokens=False)[:-1] + "q"
+    assert proof.same_encodings(wrong, original, answers=answers)  # the corpus does not meet it
+    assert not proof.engine_proven(wrong, original, answers)
+
+
+class _Counted:
+    """A tokenizer that counts the calls made to it (the proof's questions)."""
+
+    def __init__(self, tok):
+        self._tok, self.calls = tok, {}
+
+    def __getattr__(self, name):
+        method = getattr(self._tok, name)
+
+        def counted(*args, **kwargs):
+            self.calls[name] = self.calls.get(name, 0) + 1
+            return method(*args, **kwargs)
+        return counted
+
+
+def test_the_proof_asks_every_id_at_once_and_the_corpus_once(monkeypatch):
+    """Building a proven form asks each side for every id's decode and token text in one call
+    (a single-id call only for a sample: ~1 in 97), and the original for its corpus encodings once
+    for both proofs (the rebuilt tokenizer and the engine, before and after it learns)."""
+    raw = mini_qwen()
+    original = _Counted(Tokenizer.from_str(raw))
+    asked = {"decode": 0, "id_to_token": 0}
+    for name in asked:
+        real = getattr(engine.FastTokenizer, name)
+        monkeypatch.setattr(engine.FastTokenizer, name,
+                            lambda self, *a, _real=real, _name=name, **k: asked.__setitem__(_name, asked[_name] + 1) or _real(self, *a, **k))
+    blob, reason = fastbpe.proven_form("0" * 64, raw, original)
+    assert reason is None and form.decode(blob).header["engine"]
+    ids = max(original.get_vocab_size(with_added_tokens=True), 4000) + 1
+    assert 0 < asked["decode"] <= ids // 97 + 1 and 0 < asked["id_to_token"] <= ids // 97 + 1
+    assert original.calls["decode_batch"] == 1 and original.calls.get("decode", 0) <= ids // 97 + 1
+    assert original.calls["encode_batch"] == 2  # with and without special tokens, once
 
 
 def _trimming() -> str:

@@ -109,7 +109,7 @@ class Encoding:
 
     @property
     def tokens(self) -> List[str]:
-        return [self._engine.id_to_token(i) for i in self.ids]
+        return self._engine.tokens_of(self.ids)
 
 
 class FastTokenizer:
@@ -131,7 +131,7 @@ class FastTokenizer:
         self._real = None
         self._base: Optional[FastTokenizer] = None  # a copy's original (with_special_tokens): its volume and model
         self._encoded = 0  # characters encoded so far by it and its copies (see switch_chars)
-        self._bytes: Optional[Tuple[Dict[int, int], object]] = None  # _decoded's byte table and its outside-the-alphabet finder
+        self._bytes: Optional[Tuple[Dict[int, int], object]] = None  # _bytes_of's byte table and its outside-the-alphabet finder
         self._texts: Dict[int, str] = {}  # id -> its decoded text (a pure function of the id, memoised)
         self._extra: Tuple[str, ...] = ()  # special texts added to this copy (with_special_tokens)
         self._learnt: Dict[str, int] = {}  # byte-level word -> the one token its merges give (shared by copies)
@@ -377,13 +377,17 @@ class FastTokenizer:
         return found if found is not None else self._vocab_id(text)
 
     def id_to_token(self, token_id: int) -> Optional[str]:
-        added = (self._added if self._added is not None else self._added_by_id()).get(token_id)
-        if added is not None:
-            return added
-        starts = self._starts
-        if 0 <= token_id < len(starts) - 1:
-            return str(self._table[starts[token_id]:starts[token_id + 1] - 1], "utf-8")  # _token, inlined (the proof asks every id)
-        return None
+        return self.tokens_of((token_id,))[0]
+
+    def tokens_of(self, ids: Sequence[int]) -> List[Optional[str]]:
+        """``id_to_token`` of each id, in one pass (``id_to_token``, ``decode`` and the proof, which
+        compares every id's at once, all read them here): an added token's text, else the
+        vocabulary's, else None."""
+        added = self._added if self._added is not None else self._added_by_id()
+        table, starts = self._table, self._starts
+        n = len(starts) - 1
+        return [added[i] if i in added else str(table[starts[i]:starts[i + 1] - 1], "utf-8") if 0 <= i < n else None
+                for i in ids]
 
     def decode(self, ids: Sequence[int], skip_special_tokens: bool = True) -> str:
         if self._decoder != "ByteLevel":
@@ -393,11 +397,22 @@ class FastTokenizer:
             if text is None:
                 if len(self._texts) >= _MEMO_MAX:
                     self._texts.clear()
-                text = self._texts[ids[0]] = self._decoded(ids, False)
+                text = self._texts[ids[0]] = self.decode_each(ids)[0]
             return text
-        return self._decoded(ids, skip_special_tokens)
+        if skip_special_tokens:
+            specials = {i for i, t in self._tiny.get_added_tokens_decoder().items() if t.special}
+            ids = [i for i in ids if i not in specials]
+        return b"".join(self._bytes_of(self.tokens_of(ids))).decode("utf-8", "replace")
 
-    def _decoded(self, ids: Sequence[int], skip_special_tokens: bool) -> str:
+    def decode_each(self, ids: Sequence[int]) -> List[str]:
+        """``decode([i], skip_special_tokens=False)`` of each id, in one pass (what that call
+        answers, memo aside; the proof compares every id's at once)."""
+        if self._decoder != "ByteLevel":
+            return self.real().decode_batch([[i] for i in ids], skip_special_tokens=False)
+        return [raw.decode("utf-8", "replace") for raw in self._bytes_of(self.tokens_of(ids))]
+
+    def _bytes_of(self, tokens: Sequence[Optional[str]]) -> List[bytes]:
+        """The ByteLevel decoder's bytes of each token (None: an id without one, nothing)."""
         if self._bytes is None:
             # each alphabet character to the byte it stands for, as a str.translate table (to Latin-1
             # characters, then encoded: one C pass per token), and what finds a character outside it
@@ -405,17 +420,9 @@ class FastTokenizer:
             self._bytes = ({ord(c): b for b, c in enumerate(alphabet)},
                            re.compile("[^" + "".join(re.escape(c) for c in alphabet) + "]").search)
         table, outside = self._bytes
-        specials = {i for i, t in self._tiny.get_added_tokens_decoder().items() if t.special} if skip_special_tokens else set()
-        raw = bytearray()
-        for i in ids:
-            token = None if i in specials else self.id_to_token(i)
-            if token is None:
-                continue
-            if outside(token) is None:
-                raw += token.translate(table).encode("latin-1")
-            else:  # a character outside the alphabet: tokenizers keeps the token's UTF-8
-                raw += token.encode("utf-8")
-        return raw.decode("utf-8", "replace")
+        # a token with a character outside the alphabet: tokenizers keeps the token's UTF-8
+        return [b"" if t is None else t.translate(table).encode("latin-1") if outside(t) is None else t.encode("utf-8")
+                for t in tokens]
 
     # -- what comes from tokenizers itself
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Iterable, List
+from typing import Dict, Iterable, List, Optional
 
 _BASE = [
     "",
@@ -70,43 +70,81 @@ def same_serialization(fast, original) -> bool:
     return a == b or json.loads(a) == json.loads(b)
 
 
-def same_encodings(fast, original, texts: List[str]) -> bool:
-    """Ids, tokens and offsets of every text, with and without special tokens, one by one and in a batch."""
+class Answers:
+    """What ``original`` answers on the corpus, asked once: the proof compares the rebuilt
+    tokenizer and the engine (before and after it learns) with the same answers."""
+
+    def __init__(self, original, texts: Optional[List[str]] = None):
+        self.original = original
+        self.specials = [t.content for t in original.get_added_tokens_decoder().values()]
+        self._texts = list(texts) if texts is not None else None
+        self._encodings: Dict[bool, list] = {}
+        self._single: Optional[list] = None
+
+    @property
+    def texts(self) -> List[str]:
+        if self._texts is None:
+            self._texts = corpus(self.specials)
+        return self._texts
+
+    def encodings(self, special: bool) -> list:
+        if special not in self._encodings:
+            self._encodings[special] = _seen(self.original.encode_batch(self.texts, add_special_tokens=special))
+        return self._encodings[special]
+
+    def single(self) -> list:
+        if self._single is None:
+            self._single = [self.original.encode(text).ids for text in self.texts[:8]]
+        return self._single
+
+
+def _seen(encodings) -> list:
+    return [(e.ids, e.offsets, e.tokens) for e in encodings]
+
+
+def same_encodings(fast, original, texts: Optional[List[str]] = None, answers: Optional[Answers] = None) -> bool:
+    """Ids, tokens and offsets of every text (the corpus when None), with and without special
+    tokens, one by one and in a batch."""
+    if answers is None:
+        answers = Answers(original, texts)
     for special in (False, True):
-        mine = fast.encode_batch(texts, add_special_tokens=special)
-        theirs = original.encode_batch(texts, add_special_tokens=special)
-        for a, b in zip(mine, theirs):
-            if a.ids != b.ids or a.offsets != b.offsets or a.tokens != b.tokens:
-                return False
-    for text in texts[:8]:
-        if fast.encode(text).ids != original.encode(text).ids:
+        if _seen(fast.encode_batch(answers.texts, add_special_tokens=special)) != answers.encodings(special):
             return False
-    return True
+    return [fast.encode(text).ids for text in answers.texts[:8]] == answers.single()
 
 
-def proven(fast, original) -> bool:
-    """Whether ``fast`` is ``original``, by serialization and on the corpus."""
+def proven(fast, original, answers: Optional[Answers] = None) -> bool:
+    """Whether ``fast`` is ``original``, by serialization and on the corpus (``answers``: the
+    original's, when the caller has them)."""
     if not same_serialization(fast, original):
         return False
-    specials = [t.content for t in original.get_added_tokens_decoder().values()]
-    return same_encodings(fast, original, corpus(specials))
+    return same_encodings(fast, original, answers=answers or Answers(original))
 
 
-def engine_proven(engine, original) -> bool:
-    """Whether ``engine`` answers everything promptlint asks of a tokenizer as ``original`` does."""
+def engine_proven(engine, original, answers: Optional[Answers] = None) -> bool:
+    """Whether ``engine`` answers everything promptlint asks of a tokenizer as ``original`` does.
+    Every id's decode and token text are compared as whole lists, each side's asked in one call
+    (the engine's ``decode_each`` and ``tokens_of`` are what its ``decode`` and ``id_to_token``
+    answer through)."""
+    answers = answers or Answers(original)
     if engine.get_added_tokens_decoder() != original.get_added_tokens_decoder():
         return False
-    specials = [t.content for t in original.get_added_tokens_decoder().values()]
-    if not same_encodings(engine, original, corpus(specials)):
+    if not same_encodings(engine, original, answers=answers):
         return False
     # and again once the tiny model has learnt the corpus's one-token words (engine: words learnt)
-    if engine.learn() and not same_encodings(engine, original, corpus(specials)):
+    if engine.learn() and not same_encodings(engine, original, answers=answers):
         return False
     # every id up to the largest, the ids no token has included (both answer None and "")
     ids = list(range(max([original.get_vocab_size(with_added_tokens=False) - 1, *original.get_added_tokens_decoder()]) + 2))
-    theirs = original.decode_batch([[i] for i in ids], skip_special_tokens=False)
-    if any(engine.decode([i], skip_special_tokens=False) != text for i, text in zip(ids, theirs)):
+    if engine.decode_each(ids) != original.decode_batch([[i] for i in ids], skip_special_tokens=False):
         return False
-    if any(engine.id_to_token(i) != original.id_to_token(i) for i in ids):
+    theirs = list(map(original.id_to_token, ids))
+    if engine.tokens_of(ids) != theirs:
         return False
-    return all(engine.token_to_id(original.id_to_token(i)) == original.token_to_id(original.id_to_token(i)) for i in ids[::97])
+    # and the single-id calls themselves, on a sample (the batch is what they answer through)
+    sample = ids[::97]
+    if [engine.decode([i], skip_special_tokens=False) for i in sample] != [original.decode([i], skip_special_tokens=False) for i in sample]:
+        return False
+    if [engine.id_to_token(i) for i in sample] != theirs[::97]:
+        return False
+    return all(engine.token_to_id(theirs[i]) == original.token_to_id(theirs[i]) for i in sample)
