@@ -542,6 +542,8 @@ MODULE_STATE = {
     "promptlint.render.code_cache:_MEMORY": "memo: a template's generated code keyed by everything it depends on (the user cache's key), bounded; where that cache keeps none",
     "promptlint.render.code_cache:_PRUNED": "statistic: the entry directories this process has counted (pruned once each)",
     "promptlint.project.cache:_CODE_STAMP": "memo: the stamp of the installed promptlint code (a constant of the process)",
+    "promptlint.base.code_files:_STAMP": "memo: the code stamp this process last took (the result and template code caches share one pass)",
+    "promptlint.fastbpe.form:_ALPHABET": "memo: GPT-2's byte-level alphabet, a constant table made once",
     "promptlint.project.cache:_SECRET": "memo: the user's cache secret, read once from the user-level file (not the project's)",
     "promptlint.project.dataclass_code:_TABLE": "memo: a dataclass method's source text -> its compiled code (the same text always compiles to the same code)",
     "promptlint.project.dataclass_code:_USED": "statistic: the method texts this process executed (what a table over its bound keeps)",
@@ -560,6 +562,7 @@ MODULE_STATE = {
     "promptlint.report:_FORMATS": "registry: the output format modules of the package, found once",
     "promptlint.checks:_CHECKS": "registry: the template check modules of the package, found once",
     "promptlint.analyzers:_MODULES": "registry: the analyzer modules of the package, imported once",
+    "promptlint.analyzers:_IMPORTED": "registry: each analyzer module, imported and checked once (as far as a lookup needed)",
     # contexts installed for a block and always restored
     "promptlint.pools.tokenizers:_ACTIVE": "context: the Workspace's tokenizer pool and its windowed-encoding choice while it checks (installed, restored)",
     "promptlint.pools.tokenizers:_DEFAULT": "the transient pool a library call outside any Workspace uses",

@@ -35,7 +35,26 @@ class AnalyzerContractError(TypeError):
     """An analyzer module lacks part of the contract above (a programming error, not bad input)."""
 
 
+# The package's analyzers that have no ``tokenizer_dir``: asking for one does not import them (a
+# check of one template never imports the Python, TypeScript, YAML and launch-configuration
+# analyzers; tests/test_cold_check_loads.py holds this to the modules).
+NO_TOKENIZER_DIR = frozenset({"promptlint.analyzers.jinja_template", "promptlint.analyzers.yaml_prompt",
+                              "promptlint.analyzers.python_source", "promptlint.analyzers.ts_source",
+                              "promptlint.analyzers.launch_config"})
+
 _MODULES: Dict[Tuple[str, ...], List] = {}  # the analyzer modules, imported once (a walk asks about every file it meets)
+_IMPORTED: Dict[str, object] = {}  # name -> its module, imported and checked once (as far as a lookup needed)
+
+
+def _module(name: str):
+    module = _IMPORTED.get(name)
+    if module is None:
+        module = importlib.import_module(name)
+        missing = [attr for attr in REQUIRED if not hasattr(module, attr)]
+        if missing:
+            raise AnalyzerContractError(f"{name}: an analyzer must declare {', '.join(missing)} (promptlint/analyzers/__init__.py)")
+        _IMPORTED[name] = module
+    return module
 
 
 def modules() -> List:
@@ -43,13 +62,7 @@ def modules() -> List:
     found = _MODULES.get(key)
     if found is not None:
         return found
-    out = []
-    for name in ANALYZERS:
-        module = importlib.import_module(name)
-        missing = [attr for attr in REQUIRED if not hasattr(module, attr)]
-        if missing:
-            raise AnalyzerContractError(f"{name}: an analyzer must declare {', '.join(missing)} (promptlint/analyzers/__init__.py)")
-        out.append(module)
+    out = [_module(name) for name in ANALYZERS]
     _MODULES.clear()
     _MODULES[key] = out
     return out
@@ -70,8 +83,9 @@ def preimport(paths: List[str]) -> None:
 
 
 def analyzer_for(path: Path) -> Optional[object]:
-    """The analyzer that lints an explicit path, or None."""
-    for module in modules():
+    """The analyzer that lints an explicit path, or None (the analyzers after it are not imported)."""
+    for name in list(ANALYZERS):
+        module = _module(name)
         if module.handles(path):
             return module
     return None
@@ -101,8 +115,10 @@ def tokenizer_dir(path: Path) -> Optional[Path]:
     """The directory whose own tokenizer.json an analyzer loads for ``path`` instead of the run's
     (when none is configured), or None: what the driver plans by. A hint: a file no analyzer lints
     with that tokenizer only changes its place in the order of work."""
-    for module in modules():
-        own = getattr(module, "tokenizer_dir", None)
+    for name in list(ANALYZERS):
+        if name in NO_TOKENIZER_DIR:
+            continue
+        own = getattr(_module(name), "tokenizer_dir", None)
         directory = own(path) if own is not None else None
         if directory is not None:
             return directory

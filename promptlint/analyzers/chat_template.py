@@ -14,13 +14,12 @@ template, they point into that file instead.
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import List, Optional, Tuple
 
 from promptlint.doors import bounded_io
-from promptlint.base import registry
+from promptlint.base import lazy_re, registry
 from promptlint.analyzers.files import Files, OwnedDirectory
 from promptlint.analysis.kernel import Context, TokenizerProvider, file_error, finding
 from promptlint.base.records import Finding, SourceLine, StoredAt
@@ -272,7 +271,7 @@ def _refusals(outcome: Outcome, ctx: Context) -> List[Finding]:
 
 # ---------------------------------------------------------------------------- templates stored in JSON
 
-_KEY_STEP = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+_KEY_STEP = lazy_re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 
 class StoredTemplates:

@@ -7,16 +7,14 @@ with ``message``/``help_text`` (rules/M701.toml ``[data.wording]``).
 
 from __future__ import annotations
 
-import re
-
-from promptlint.base import registry
+from promptlint.base import lazy_re, registry
 
 CODES = registry.implements(__name__, "M701")
 
 # a flag on its own (a command line, an argv element)
-FLAG = re.compile(r"--no-enable-prefix-caching\b|--disable-radix-cache\b|--no-prefix-caching\b")
+FLAG = lazy_re.compile(r"--no-enable-prefix-caching\b|--disable-radix-cache\b|--no-prefix-caching\b")
 # launch configurations: the flags, and YAML/env/JSON settings that turn the cache off
-FLAGS = re.compile(
+FLAGS = lazy_re.compile(
     r"(?P<flag>--no-enable-prefix-caching\b|--disable-radix-cache\b|--no-prefix-caching\b)"
     r"|(?P<key>\b(?:enable[-_]prefix[-_]caching)\b[\"']?\s*[:=]\s*[\"']?(?:false|False|0)\b)"
     r"|(?P<radix>\bdisable[-_]radix[-_]cache\b[\"']?\s*[:=]\s*[\"']?(?:true|True|1)\b)"

@@ -175,6 +175,28 @@ def read_bytes(path: Union[str, Path], limit: int = MAX_FILE_BYTES, dir_fd: Opti
             raise InputRefused(f"file is larger than {limit:,} bytes; exclude it or split it") from None
 
 
+def map_bytes(path: Union[str, Path], limit: int = MAX_TOKENIZER_BYTES):
+    """(the file's bytes mapped read-only, the open descriptor's ``fstat``): an ``mmap``, indexable
+    and sliceable as bytes and a buffer for ``memoryview``, for a large file of promptlint's own
+    that is read in parts (a tokenizer's compact form: copying 5.7 MB into a fresh buffer cost more
+    than everything read from it); refused as ``read_bytes`` refuses. The size is the descriptor's,
+    checked against ``limit`` before mapping: a regular file's size is what it holds. Only for files
+    written whole and replaced, never rewritten in place (the user cache through safe_write, the
+    package's data): a mapping of a file cut short under it would fault."""
+    import mmap
+
+    fd = _open_regular(path)
+    try:
+        st = os.fstat(fd)
+        if st.st_size > limit:
+            raise InputRefused(f"file is larger than {limit:,} bytes; exclude it or split it")
+        if st.st_size == 0:  # mmap refuses an empty file
+            return b"", st
+        return mmap.mmap(fd, st.st_size, access=mmap.ACCESS_READ), st
+    finally:
+        os.close(fd)
+
+
 def open_stream(path: Union[str, Path]) -> BinaryIO:
     """A binary stream over an operator's input that may be any size (a trace, KV events, a
     scrape): a regular file or a pipe (``<(zcat trace.gz)``), never a directory, device or socket,

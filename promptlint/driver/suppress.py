@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
-from promptlint.base import registry
+from promptlint.base import lazy_re, registry
 from promptlint.base.records import Finding
 
 UNUSED = registry.implements(__name__, "PL100")[0]
@@ -29,8 +29,8 @@ VERBS = ("ignore", "disable", "enable")
 
 _BODY = r"promptlint:\s*(?P<verb>[A-Za-z_-]*)\s*(?:\[(?P<codes>[^\]\n]*)\])?"
 JINJA_RE = re.compile(r"\{#[-+]?\s*" + _BODY + r"[^\n]*?[-+]?#\}")
-PYTHON_RE = re.compile(r"(?<!\{)#\s*" + _BODY + r"[^\n]*")
-SCRIPT_RE = re.compile(r"(?://\s*" + _BODY + r"[^\n]*|/\*\s*" + _BODY.replace("?P<verb>", "?P<verb2>").replace("?P<codes>", "?P<codes2>") + r"[^\n]*?\*/)")
+PYTHON_RE = lazy_re.compile(r"(?<!\{)#\s*" + _BODY + r"[^\n]*")
+SCRIPT_RE = lazy_re.compile(r"(?://\s*" + _BODY + r"[^\n]*|/\*\s*" + _BODY.replace("?P<verb>", "?P<verb2>").replace("?P<codes>", "?P<codes2>") + r"[^\n]*?\*/)")
 SCRIPT_SUFFIXES = (".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs")
 
 

@@ -459,9 +459,9 @@ class FastTokenizer:
 
 
 def build(parts: form.Parts) -> FastTokenizer:
-    from tokenizers import Tokenizer
+    from promptlint.fastbpe import native  # the extension alone (fastbpe/native.py): the tiny tokenizer is all a cold run builds
 
-    return FastTokenizer(parts, Tokenizer.from_str(bytes(parts.views["tiny"]).decode("utf-8")))
+    return FastTokenizer(parts, native.module().Tokenizer.from_str(bytes(parts.views["tiny"]).decode("utf-8")))
 
 
 def verdict_for(data: Dict) -> Dict:

@@ -43,16 +43,22 @@ MODEL_OPTIONS = ("dropout", "unk_token", "continuing_subword_prefix", "end_of_wo
 
 def byte_alphabet() -> List[str]:
     """GPT-2's byte-level alphabet: the character standing for each byte 0..255 (tokenizers'
-    ByteLevel pre-tokenizer and decoder use the same table)."""
-    keep = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
-    chars, extra = {}, 0
-    for b in range(256):
-        if b in keep:
-            chars[b] = chr(b)
-        else:
-            chars[b] = chr(256 + extra)
-            extra += 1
-    return [chars[b] for b in range(256)]
+    ByteLevel pre-tokenizer and decoder use the same table). A new list each call, made once per
+    process (a cold run's first decode asks for it)."""
+    if not _ALPHABET:
+        keep = {*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)}
+        chars, extra = {}, 0
+        for b in range(256):
+            if b in keep:
+                chars[b] = chr(b)
+            else:
+                chars[b] = chr(256 + extra)
+                extra += 1
+        _ALPHABET.extend(chars[b] for b in range(256))
+    return list(_ALPHABET)
+
+
+_ALPHABET: List[str] = []
 
 
 class Parts:
@@ -96,9 +102,9 @@ class Parts:
 
 
 def tokenizers_version() -> str:
-    import tokenizers
+    from promptlint.fastbpe import native  # the extension alone: a cold run needs no more of the package
 
-    return tokenizers.__version__
+    return native.module().__version__
 
 
 def vetting_list() -> str:
@@ -219,14 +225,27 @@ def encode(data: Dict, source_sha256: str, source_bytes: int, engine: Optional[D
     return MAGIC + zlib.crc32(rest).to_bytes(4, "little") + rest
 
 
-def decode(blob: bytes) -> Optional[Parts]:
-    """The parts of a compact form, or None when it is not one or its checksum or sizes do not
-    match (a truncated, corrupted or edited file)."""
+def checksum(blob) -> Optional[int]:
+    """The CRC-32 a form's bytes say they have (None: not a form)."""
     start = len(MAGIC) + 4
-    if not blob.startswith(MAGIC) or len(blob) < start or zlib.crc32(memoryview(blob)[start:]) != int.from_bytes(blob[len(MAGIC):start], "little"):
+    if blob[:len(MAGIC)] != MAGIC or len(blob) < start:
+        return None
+    return int.from_bytes(blob[len(MAGIC):start], "little")
+
+
+def decode(blob, verified: bool = False) -> Optional[Parts]:
+    """The parts of a compact form (``bytes``, or a read-only ``mmap`` of its file: the parts are
+    views of it), or None when it is not one or its checksum or sizes do not match (a truncated,
+    corrupted or edited file). ``verified``: these very bytes had their checksum computed and
+    matched before (promptlint.fastbpe.store keeps that per file state): not computed again."""
+    start = len(MAGIC) + 4
+    said = checksum(blob)
+    if said is None or (not verified and zlib.crc32(memoryview(blob)[start:]) != said):
         return None
     try:
-        end = blob.index(b"\n", start)
+        end = blob.find(b"\n", start)
+        if end < 0:
+            return None
         header = json.loads(blob[start:end])
         sizes = [int(n) for n in header["sizes"]]
         body = memoryview(blob)[end + 1:]

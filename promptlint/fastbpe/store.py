@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional
 
+from promptlint.base.digest import sha256 as _sha256
 from promptlint.doors import bounded_io, safe_write
 from promptlint.fastbpe import form
 
@@ -39,13 +40,42 @@ def _read(path, keep: bool = False) -> Optional[form.Parts]:
     if kept is not None:
         return kept
     try:
-        parts = form.decode(bounded_io.read_bytes(path, bounded_io.MAX_TOKENIZER_BYTES))
+        # mapped, not read: the engine reads a few pages of its tables (forms are replaced whole, never rewritten)
+        blob, st = bounded_io.map_bytes(path, bounded_io.MAX_TOKENIZER_BYTES)
     except OSError:
         return None
+    note, state = _check_note(path, st, form.checksum(blob))
+    verified = note is not None and _noted(note) == state
+    parts = form.decode(blob, verified=verified)
+    if parts is not None and not verified and note is not None:
+        _write(note, state.encode("ascii"))
     if keep and parts is not None:
         _KEPT.clear()
         _KEPT[str(path)] = parts
     return parts
+
+
+# A form's CRC-32 covers all of it (5.7 MB for cl100k_base: ~2.5 ms a run). It is computed once per
+# state of the file: a note in the forms' directory, named for the form's path, records the file's
+# device, inode, size, mtime and ctime (which no one sets back: any write or metadata change moves
+# it) and the checksum that matched; a run that finds the same state maps the form without summing
+# it. A form replaced, rewritten, touched or truncated has another state and is summed again.
+
+
+def _check_note(path, st, said: Optional[int]):
+    """(the note's path, the state it must record), or (None, "") for bytes that are not a form."""
+    if said is None:
+        return None, ""
+    name = _sha256(os.fsencode(os.path.abspath(path))).hexdigest()
+    state = f"{st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {said}\n"
+    return path_of(name, ".checked"), state
+
+
+def _noted(note: str) -> str:
+    try:
+        return bounded_io.read_text(note, 256)
+    except (OSError, UnicodeDecodeError):
+        return ""
 
 
 def user_form(sha256: str, keep: bool = False) -> Optional[form.Parts]:

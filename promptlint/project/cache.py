@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional
 
 from promptlint import __version__
+from promptlint.base import lazy_re
 from promptlint.doors import bounded_io, safe_write
 
 DIR_NAME = ".promptlint_cache"
@@ -67,7 +68,7 @@ def code_stamp(fresh: bool = False) -> str:
     if _CODE_STAMP is None or fresh:
         from promptlint.base.code_files import code_stamp as stamp
 
-        _CODE_STAMP = stamp()
+        _CODE_STAMP = stamp(fresh=fresh)  # not fresh: the pass the templates' code cache took, if it did
     return _CODE_STAMP
 
 
@@ -310,11 +311,11 @@ def _cannot_write(top: Path, e: OSError) -> str:
 # memos, and the temporary files of writes a killed run left. Pruning and `clean` delete these
 # names only.
 _TEMP = r"(?:\.tmp-[^/]*|%s[^/]*)" % re.escape(safe_write.TEMP_PREFIX)
-_PRUNABLE = re.compile(r"(?:entries/([0-9a-f]{2})/(?:\1[0-9a-f]{62}\.json|%s)|manifests/(?:[0-9a-f]{32}\.json|%s))\Z"
+_PRUNABLE = lazy_re.compile(r"(?:entries/([0-9a-f]{2})/(?:\1[0-9a-f]{62}\.json|%s)|manifests/(?:[0-9a-f]{32}\.json|%s))\Z"
                        % (_TEMP, _TEMP))
-_MEMO = re.compile(r"(?:[a-z][a-z-]*-[0-9a-f]{16}\.json|%s)\Z" % _TEMP)
-_VERSION = re.compile(r"[0-9][0-9A-Za-z.+-]*\Z")
-_CACHE_DIRS = re.compile(r"(?:entries|entries/[0-9a-f]{2}|manifests)\Z")
+_MEMO = lazy_re.compile(r"(?:[a-z][a-z-]*-[0-9a-f]{16}\.json|%s)\Z" % _TEMP)
+_VERSION = lazy_re.compile(r"[0-9][0-9A-Za-z.+-]*\Z")
+_CACHE_DIRS = lazy_re.compile(r"(?:entries|entries/[0-9a-f]{2}|manifests)\Z")
 
 
 @dataclass

@@ -17,11 +17,13 @@ import json
 import re
 from typing import Any, List, Optional, Tuple
 
+from promptlint.base import lazy_re
+
 MAX_LINES = 5_000
 MAX_DEPTH = 32
 
-_KEY = re.compile(r"""^(?P<key>"[^"]*"|'[^']*'|[^\s#'"\[\]{},:][^#:]*?|[^\s#:]+?)\s*:(?:\s+|$)(?P<rest>.*)$""")
-_OPEN = re.compile(r"^\s*---\s*$")
+_KEY = lazy_re.compile(r"""^(?P<key>"[^"]*"|'[^']*'|[^\s#'"\[\]{},:][^#:]*?|[^\s#:]+?)\s*:(?:\s+|$)(?P<rest>.*)$""")
+_OPEN = lazy_re.compile(r"^\s*---\s*$")
 
 
 class FrontMatterError(ValueError):

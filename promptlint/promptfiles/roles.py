@@ -25,9 +25,11 @@ from __future__ import annotations
 import re
 from typing import List, Optional, Tuple
 
-PROMPTY = re.compile(r"(?i)^\s*#?\s*(assistant|function|system|user|tools)(\[[^\]\n]*\])?\s*:\s*$")
-PROMPTFLOW = re.compile(r"(?im)^\s*#?\s*(system|user|assistant|function|tool)\s*:\s*\n")
-SK_MESSAGE = re.compile(r"<message\s+role\s*=\s*[\"'](\w{1,40})[\"']\s*>(.*?)</message>", re.S)
+from promptlint.base import lazy_re
+
+PROMPTY = lazy_re.compile(r"(?i)^\s*#?\s*(assistant|function|system|user|tools)(\[[^\]\n]*\])?\s*:\s*$")
+PROMPTFLOW = lazy_re.compile(r"(?im)^\s*#?\s*(system|user|assistant|function|tool)\s*:\s*\n")
+SK_MESSAGE = lazy_re.compile(r"<message\s+role\s*=\s*[\"'](\w{1,40})[\"']\s*>(.*?)</message>", re.S)
 
 # (role, content start, content end, where the role marker starts) in the rendered text
 Message = Tuple[str, int, int, int]

@@ -175,7 +175,7 @@ def _code_stamp() -> str:
     if not _STAMP:
         from promptlint.base.code_files import code_stamp
 
-        _STAMP.append(code_stamp())
+        _STAMP.append(code_stamp(fresh=False))  # the run's result cache takes the same: one pass
     return _STAMP[0]
 
 

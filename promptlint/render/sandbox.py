@@ -25,6 +25,7 @@ from jinja2 import Undefined, pass_environment
 from jinja2.compiler import CodeGenerator
 from jinja2.sandbox import ImmutableSandboxedEnvironment, SecurityError, SandboxedFormatter
 
+from promptlint.base import lazy_re
 from promptlint.render import caps
 
 # Integers may not grow beyond this many bits in one operation (a 10**300000-sized
@@ -32,7 +33,7 @@ from promptlint.render import caps
 MAX_INT_BITS = 100_000
 # Format widths/precisions (``%999999999d``, ``{:>999999999}``, ``center(10**9)``)
 # beyond the value-size limit are refused.
-_PRINTF_SPEC = re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[a-zA-Z%]")
+_PRINTF_SPEC = lazy_re.compile(r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?[a-zA-Z%]")
 _NUMBER = re.compile(r"\d+")
 
 

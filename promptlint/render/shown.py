@@ -21,6 +21,8 @@ import os
 import re
 from typing import FrozenSet, Iterable
 
+from promptlint.base import lazy_re
+
 # type names Python's and Jinja's messages quote ("'str' object is not callable"): not data
 _TYPE_WORDS = frozenset(
     [n for n, v in vars(builtins).items() if isinstance(v, type)]
@@ -123,12 +125,12 @@ _REPR_QUOTING = frozenset(
 )
 
 
-_CHAR_CODE = re.compile(r" \(0x[0-9a-fA-F]+\)")
+_CHAR_CODE = lazy_re.compile(r" \(0x[0-9a-fA-F]+\)")
 # CPython names a keyword argument it refuses without repr() ("got an unexpected keyword argument
 # 'x'"): a computed name (`f(**{text: 1})`, `x|truncate(**{text: 1})`) would carry quotes of its
 # own past ``scrub``; everything from the opening quote on is one name, the fixed wording the rest
-_KEYWORD_LAST = re.compile(r"(?P<head>\S+\(\) got (?:an unexpected keyword argument|multiple values for argument)) '(?P<name>.*)", re.S)
-_KEYWORD_FIRST = re.compile(r"'(?P<name>.*)' (?P<tail>is an invalid keyword argument for \S+\(\))", re.S)
+_KEYWORD_LAST = lazy_re.compile(r"(?P<head>\S+\(\) got (?:an unexpected keyword argument|multiple values for argument)) '(?P<name>.*)", re.S)
+_KEYWORD_FIRST = lazy_re.compile(r"'(?P<name>.*)' (?P<tail>is an invalid keyword argument for \S+\(\))", re.S)
 
 
 def _keyword_text(text: str, env):

@@ -26,10 +26,14 @@ def name_words(name: str) -> Tuple[str, ...]:
 
 
 def _fits(word: str, pattern: str) -> bool:
-    """``fnmatch.fnmatchcase``, with a pattern of no wildcard compared as the text it is (what
-    fnmatch's compiled regex would answer, without compiling two hundred of them on a cold run)."""
-    if "*" in pattern or "?" in pattern or "[" in pattern:
+    """``fnmatch.fnmatchcase``, with a pattern of no wildcard compared as the text it is and one
+    whose only wildcard is a final ``*`` (``chunk*``, ``*``: every wildcard in the shipped lists) as
+    the prefix it is: what fnmatch's compiled regex would answer, without compiling them on a
+    cold run."""
+    if "?" in pattern or "[" in pattern or "*" in pattern[:-1]:
         return fnmatch.fnmatchcase(word, pattern)
+    if pattern.endswith("*"):
+        return word.startswith(pattern[:-1])
     return word == pattern
 
 
