@@ -440,14 +440,14 @@ def test_a_tokens_text_is_decoded_once_per_id(text):
     texts = [tok.token_text(i) for i in ids]
     # the engine's own decode, proven against tokenizers' for every id when its form was built
     # (promptlint.fastbpe.proof); the real model is not built here (the pool's tokenizer is shared)
-    assert texts == [engine._decoded([i], False) for i in ids] and "".join(texts) == text
+    assert texts == engine.decode_each(ids) and "".join(texts) == text
     decoded = []
-    real = engine._decoded
-    engine._decoded = lambda *a: decoded.append(1) or real(*a)
+    real = engine.decode_each
+    engine.decode_each = lambda *a: decoded.append(1) or real(*a)
     try:
         assert [tok.token_text(i) for i in ids] == texts and decoded == []
     finally:
-        del engine._decoded
+        del engine.decode_each
 
 
 def test_the_rules_directory_is_resolved_once_per_process(monkeypatch):
