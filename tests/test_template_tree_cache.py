@@ -27,6 +27,7 @@ TEMPLATE = """You are the assistant of {{ shop | shop_name }}.
 {% else %}no rules{% endfor %}{% if note is defined and note %}Note: {{ note ~ "!" }}
 {% endif %}{% set pair = (1, 2.5, none, true) %}{{ pair[1] }} Question: {{ question }}
 """
+INCLUDING = TEMPLATE + '{% include "part.txt" %}'  # an Include node sets its attributes before its fields
 VALUES = {"shop": "Nordwind", "rules": ["be brief", "cite the policy"], "note": "", "question": "Where is my order?"}
 CHAT = ("{% for m in messages %}{% generation %}<|im_start|>{{ m['role'] }}\n{{ m['content'] | trim }}<|im_end|>\n"
         "{% endgeneration %}{% if loop.last %}{% break %}{% endif %}{% endfor %}")
@@ -66,6 +67,7 @@ def _parsed(monkeypatch):
 def _load(tmp_path, text=TEMPLATE, **kw):
     path = tmp_path / "prompt.j2"
     path.write_text(text, encoding="utf-8")
+    (tmp_path / "part.txt").write_text("Answer briefly.\n", encoding="utf-8")
     return load_template(path, **kw)
 
 
@@ -75,19 +77,23 @@ def _fresh(monkeypatch):
 
 
 def test_a_second_load_takes_the_kept_tree_and_renders_the_same(tmp_path, cache, monkeypatch):
-    first = _load(tmp_path)
+    first = _load(tmp_path, INCLUDING)
     before = render(first, VALUES)
-    assert len(_trees(cache)) == 1
+    assert before.text.endswith("Answer briefly.")
+    assert len(_trees(cache)) == 2  # the template and its include
     parsed = _parsed(monkeypatch)
     _fresh(monkeypatch)
-    second = _load(tmp_path)
+    second = _load(tmp_path, INCLUDING)
     assert parsed == []  # the kept tree: nothing lexed or parsed
     assert render(second, VALUES).text == before.text
     text = (tmp_path / "prompt.j2").read_text(encoding="utf-8")
     assert second.env.parse(text) == first.env.parse(text)  # node for node (Jinja's node equality)
     assert second.env.tokens_used == first.env.tokens_used > 0  # the same budget charged
     assert second.env.stubbed.keys() == first.env.stubbed.keys() == {("filters", "shop_name")}  # the same stand-ins
-    assert all(n.environment is second.env for n in second.env.parse(text).find_all(nodes.Node))
+    kept, parsed = second.env.parse(text), first.env.parse(text)
+    assert all(n.environment is second.env for n in kept.find_all(nodes.Node))
+    # every node as the parser built it: the same attributes, in the same order
+    assert [list(n.__dict__) for n in kept.find_all(nodes.Node)] == [list(n.__dict__) for n in parsed.find_all(nodes.Node)]
 
 
 def test_a_chat_template_with_extension_tags_is_kept_too(tmp_path, cache, monkeypatch):

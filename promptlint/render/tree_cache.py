@@ -28,7 +28,7 @@ from promptlint.render import code_cache
 
 KIND = "trees"  # $XDG_CACHE_HOME/promptlint/trees/<interpreter tag>/<key>
 _PLAIN = (str, int, float, bool, type(None))
-_NODE, _LIST, _TUPLE = 0, 1, 2  # tags of what a stored value is (plain values are never tuples)
+_NODE, _LIST, _TUPLE, _ENV = 0, 1, 2, 3  # tags of what a stored value is (plain values are never tuples)
 
 
 class _NotKept(Exception):
@@ -71,12 +71,13 @@ def put(name: str, tree: nodes.Template, tokens: int) -> None:
 
 
 def _encoded(node: nodes.Node) -> tuple:
-    """(tag, class name, field names and values...) of ``node``; its environment is left out."""
+    """(tag, class name, field names and values...) of ``node`` in its ``__dict__``'s order; its
+    environment is stored as a place, not a value."""
     out = [_NODE, type(node).__name__]
     for field, value in node.__dict__.items():
         if field == "environment":
-            continue
-        if isinstance(value, nodes.Node):
+            value = (_ENV,)
+        elif isinstance(value, nodes.Node):
             value = _encoded(value)
         elif type(value) is list:
             value = (_LIST, tuple(_encoded(v) if isinstance(v, nodes.Node) else _plain(v) for v in value))
@@ -111,10 +112,13 @@ def _decoded(stored: tuple, environment) -> nodes.Node:
                 value = _decoded(value, environment)
             elif value[0] == _LIST:
                 value = [_decoded(v, environment) if type(v) is tuple and v[0] == _NODE else _value(v) for v in value[1]]
+            elif value[0] == _ENV:
+                value = environment
             else:
                 value = _value(value)
         fields[stored[k]] = value
-    fields["environment"] = environment
+    if "environment" not in fields:
+        raise _NotKept("no environment")
     new = object.__new__(cls)
     new.__dict__ = fields
     return new
