@@ -280,3 +280,27 @@ def test_a_few_small_files_are_analysed_in_one_process(tmp_path, monkeypatch):
     big = lint(["."], settings, use_cache=False, jobs=2)  # with the model directories: worth the workers
     assert forked == [1]
     assert len(big.findings) > len(small.findings) > 0
+
+
+def test_chat_templates_go_out_before_application_templates_of_their_size_or_larger(tmp_path):
+    """A chat template's file renders every built-in scenario: it goes out first, the larger of two
+    first, so that the units a worker takes last are small application templates, not a chat
+    template that leaves the other worker idle (parallel.heaviest_first)."""
+    (tmp_path / "prompts").mkdir()
+    small = tmp_path / "prompts" / "small.j2"
+    small.write_text(RULES[:2000], encoding="utf-8")
+    large = tmp_path / "prompts" / "large.j2"
+    large.write_text(RULES * 2, encoding="utf-8")  # ~6 kB: more bytes than either chat template
+    configs = []
+    for name, text in (("short", CHAT), ("long", CHAT + "{# " + "x" * 1500 + " #}")):
+        d = tmp_path / "models" / name
+        d.mkdir(parents=True)
+        (d / "tokenizer_config.json").write_text(json.dumps({"chat_template": text}), encoding="utf-8")
+        configs.append(str(d / "tokenizer_config.json"))
+    jinja = tmp_path / "chat.jinja"
+    jinja.write_text(CHAT, encoding="utf-8")
+    paths = [str(small), configs[0], str(large), str(jinja), configs[1]]
+    assert os.path.getsize(large) > max(os.path.getsize(p) for p in configs + [str(jinja)])
+    order = [paths[k] for k in parallel.heaviest_first(paths)]
+    assert order[:3] == [configs[1], configs[0], str(jinja)]
+    assert order[3:] == [str(large), str(small)]

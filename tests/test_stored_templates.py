@@ -85,3 +85,27 @@ def test_the_embedded_tokenizer_is_named_once(tmp_path, cli):
     (tmp_path / "b.txt").write_text("hello there\n", encoding="utf-8")
     err = cli("diff", "a.txt", "b.txt", cwd=tmp_path).err
     assert "the embedded cl100k_base tokenizer" in err and "(embedded) tokenizer" not in err
+
+
+def test_a_stored_template_is_mapped_into_its_json_once_for_all_its_findings(tmp_path, cli, monkeypatch):
+    """Every finding in a template stored in JSON maps through the same character offsets: they are
+    worked out once per template (a long template's scan is then not repeated per finding)."""
+    from promptlint.base import json_locate
+
+    d = model_dir(tmp_path)
+    config = json.loads((d / "tokenizer_config.json").read_text(encoding="utf-8"))
+    # a second hazard after the clock: the last message marked, which the next turn renders otherwise (M204)
+    config["chat_template"] = TEMPLATE.replace("{{ m.content }}", "{{ m.content }}{% if loop.last %} (latest){% endif %}")
+    (d / "tokenizer_config.json").write_text(json.dumps(config, indent=2), encoding="utf-8")
+    calls = []
+    original = json_locate.char_offsets
+
+    def counted(text, quote):
+        calls.append(quote)
+        return original(text, quote)
+
+    monkeypatch.setattr(json_locate, "char_offsets", counted)
+    r = cli("check", "--no-cache", "--output-format", "json", "model", cwd=tmp_path)
+    stored = [f for f in r.json()["findings"] if "stored_at" in f]
+    assert len(stored) >= 2, [f["code"] for f in r.json()["findings"]]
+    assert len(calls) == 1

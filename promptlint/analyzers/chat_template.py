@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from promptlint.doors import bounded_io
 from promptlint.base import lazy_re, registry
@@ -284,6 +284,7 @@ class StoredTemplates:
         self._ctx = ctx
         self._json: Optional[str] = None
         self._beside: Optional[Tuple[Path, Optional[str]]] = None  # chat_template.jinja beside it, and its text
+        self._offsets: Dict[str, Optional[List[int]]] = {}  # key -> its string's character offsets in the JSON
         if source.embedded:
             if source.path == path and text:
                 self._json = text  # the linted text (an editor buffer, stdin), not the file on disk
@@ -327,11 +328,11 @@ class StoredTemplates:
 
         if self._json is None:
             return None
-        quote = json_locate.string_at(self._json, [int(i) if i else k for k, i in _KEY_STEP.findall(key)])
-        if quote is None:
-            return None
-        offsets = json_locate.char_offsets(self._json, quote)
-        if len(offsets) != len(template) + 1:  # not the text the template was read from
+        if key not in self._offsets:  # once per stored template: every finding in it maps through them
+            quote = json_locate.string_at(self._json, [int(i) if i else k for k, i in _KEY_STEP.findall(key)])
+            self._offsets[key] = None if quote is None else json_locate.char_offsets(self._json, quote)
+        offsets = self._offsets[key]
+        if offsets is None or len(offsets) != len(template) + 1:  # not the text the template was read from
             return None
         src = SourceText(template)
 

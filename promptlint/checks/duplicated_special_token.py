@@ -30,19 +30,29 @@ def find_duplicate(tokenizer, ids: Sequence[int], specials: Dict[int, str]) -> O
     ``</s><s>[INST]``) repeats both legitimately: each copy follows different text or a closing token."""
     bos, eos = sequence_tokens(tokenizer, specials)
     last: Dict[int, int] = {}  # special id -> index of its previous copy
-    prev = -1  # index of the previous token that is not whitespace
-    for i, t in enumerate(ids):
-        if t in specials:
-            if i > 0 and ids[i - 1] == t:
-                return i - 1, i, "adjacent"
-            if t in last and (t in bos or t in eos) and prev == last[t]:
-                return last[t], i, "whitespace"
-            if t in bos and t in last and (prev < 0 or ids[prev] not in specials):
-                return last[t], i, "after text"
-            last[t] = i
-            prev = i
-        elif tokenizer.token_text(t).strip():
-            prev = i
+    blank: Dict[int, bool] = {}  # token id -> whether its text is whitespace only
+    before = -1  # index of the previous special token
+    # Only special tokens are judged, each against the previous token that is not whitespace: found
+    # by walking back from it (to the previous special token at most, so each token is looked at
+    # once), not by decoding every token of a long render.
+    for i in [k for k, t in enumerate(ids) if t in specials]:
+        t = ids[i]
+        prev = before  # index of the previous token that is not whitespace
+        for j in range(i - 1, before, -1):
+            u = ids[j]
+            if u not in blank:
+                blank[u] = not tokenizer.token_text(u).strip()
+            if not blank[u]:
+                prev = j
+                break
+        if i > 0 and ids[i - 1] == t:
+            return i - 1, i, "adjacent"
+        if t in last and (t in bos or t in eos) and prev == last[t]:
+            return last[t], i, "whitespace"
+        if t in bos and t in last and (prev < 0 or ids[prev] not in specials):
+            return last[t], i, "after text"
+        last[t] = i
+        before = i
     return None
 
 

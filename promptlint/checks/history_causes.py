@@ -132,6 +132,36 @@ def parse(template_text: str):
 
 
 @lru_cache(maxsize=32)
+def nodes_of(template_text: str) -> tuple:
+    """Every node of the template's AST in ``find_all``'s order (depth first, each before its
+    children), gathered in one walk: the checks' questions about a template filter this instead of
+    each walking the tree through Jinja's nested generators. Empty when it does not parse."""
+    from jinja2 import nodes
+
+    ast = parse(template_text)
+    if ast is None:
+        return ()
+    out = []
+
+    def children(node) -> list:
+        found = []
+        for name in node.fields:  # as Node.iter_child_nodes: fields in order, nodes and lists of nodes
+            value = getattr(node, name, None)
+            if isinstance(value, nodes.Node):
+                found.append(value)
+            elif isinstance(value, list):
+                found += [v for v in value if isinstance(v, nodes.Node)]
+        return found
+
+    stack = children(ast)[::-1]
+    while stack:
+        node = stack.pop()
+        out.append(node)
+        stack += children(node)[::-1]
+    return tuple(out)
+
+
+@lru_cache(maxsize=32)
 def loop_last_lines(template_text: str) -> FrozenSet[int]:
     """Template lines inside an `if` (or inline `x if … else y`) whose test reads `loop.last`."""
     from jinja2 import nodes
@@ -146,7 +176,8 @@ def loop_last_lines(template_text: str) -> FrozenSet[int]:
             isinstance(test, nodes.Getattr) and test.attr == "last" and isinstance(test.node, nodes.Name) and test.node.name == "loop"
         )
 
-    for node in list(ast.find_all(nodes.If)) + list(ast.find_all(nodes.CondExpr)):
+    every = nodes_of(template_text)
+    for node in [n for n in every if isinstance(n, nodes.If)] + [n for n in every if isinstance(n, nodes.CondExpr)]:
         if not reads_last(node.test):
             continue
         # a multi-line string literal ends below the line it starts on

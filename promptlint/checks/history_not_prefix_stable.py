@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from promptlint.arithmetic import figures
 from promptlint.base import registry
-from promptlint.checks.history_causes import BY_DESIGN, Cause, chunk_line, classify, loop_last_lines, parse
+from promptlint.checks.history_causes import BY_DESIGN, Cause, chunk_line, classify, loop_last_lines, nodes_of
 from promptlint.checks.history_causes import show as _show
 from promptlint.checks.history_growth import check_application, growth_comparison
 from promptlint.checks.history_growth import plan  # noqa: F401 - application templates' turn N+1, prefetched
@@ -81,10 +81,9 @@ def reasoning_field(template_text: str) -> Optional[str]:
     `reasoning_mode`."""
     from jinja2 import nodes
 
-    ast = parse(template_text)
-    if ast is None:
-        return None
-    for node in ast.find_all((nodes.Getattr, nodes.Getitem)):
+    for node in nodes_of(template_text):
+        if not isinstance(node, (nodes.Getattr, nodes.Getitem)):
+            continue
         key = node.attr if isinstance(node, nodes.Getattr) else (node.arg.value if isinstance(node.arg, nodes.Const) else None)
         if key in REASONING_FIELDS:
             return key
@@ -97,10 +96,8 @@ def _splits_think(template_text: str) -> bool:
     (not a system prompt that happens to mention the tags)."""
     from jinja2 import nodes
 
-    ast = parse(template_text)
-    if ast is None:
-        return False
-    return any(isinstance(c.value, str) and c.value.strip() == "</think>" for c in ast.find_all(nodes.Const))
+    consts = [n for n in nodes_of(template_text) if isinstance(n, nodes.Const)]
+    return any(isinstance(c.value, str) and c.value.strip() == "</think>" for c in consts)
 
 
 @lru_cache(maxsize=32)  # pure in the template text; asked once per scenario and turn
@@ -112,13 +109,9 @@ def _switches_think_off(template_text: str) -> bool:
 
     from jinja2 import nodes
 
-    ast = parse(template_text)
-    if ast is None:
-        return False
     empty = re.compile(r"<think>\s*</think>")
-    return any(
-        isinstance(c.value, str) and len(c.value.strip()) <= 40 and empty.search(c.value) for c in ast.find_all(nodes.Const)
-    )
+    consts = [n for n in nodes_of(template_text) if isinstance(n, nodes.Const)]
+    return any(isinstance(c.value, str) and len(c.value.strip()) <= 40 and empty.search(c.value) for c in consts)
 
 
 @dataclass

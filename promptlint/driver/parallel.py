@@ -163,27 +163,34 @@ CHARS_PER_BYTE = (1.1, 3.2)  # any other file, per byte of it
 def encode_volume(paths: Sequence[str], whole: bool) -> int:
     """Characters the analysis of ``paths`` will encode (an estimate from names and sizes only:
     no file is read); ``whole``: variants are encoded whole, not in windows."""
-    import stat
-
-    from promptlint.chat.source import CONFIG_NAME, TEMPLATE_FILE
-
     total = 0.0
     for p in paths:
         try:
             st = os.stat(p)
         except OSError:
             continue
-        name = os.path.basename(p)
-        if stat.S_ISDIR(st.st_mode) or name in (CONFIG_NAME, TEMPLATE_FILE) or name.endswith(".jinja"):
-            total += CHAT_CHARS[whole]
-        elif stat.S_ISREG(st.st_mode):
-            total += st.st_size * CHARS_PER_BYTE[whole]
+        total += _chars(p, st, whole)
     return int(total)
+
+
+def _chars(path: str, st: os.stat_result, whole: bool) -> float:
+    """One path's share of ``encode_volume``."""
+    import stat
+
+    from promptlint.chat.source import CONFIG_NAME, TEMPLATE_FILE
+
+    name = os.path.basename(path)
+    if stat.S_ISDIR(st.st_mode) or name in (CONFIG_NAME, TEMPLATE_FILE) or name.endswith(".jinja"):
+        return CHAT_CHARS[whole]
+    if stat.S_ISREG(st.st_mode):
+        return st.st_size * CHARS_PER_BYTE[whole]
+    return 0.0
 
 
 def heaviest_first(paths: Sequence[str]) -> List[int]:
     """Indices of ``paths``, the likely slowest to analyse first (directories: chat templates with
-    many scenarios; then by size): the last unit to finish is then a small one."""
+    many scenarios; then by what each will encode: a chat template's file, every built-in scenario
+    rendered, before application templates of its size): the last unit to finish is then a small one."""
 
     def weight(p: str) -> float:
         try:
@@ -192,7 +199,9 @@ def heaviest_first(paths: Sequence[str]) -> List[int]:
             return 0.0
         import stat
 
-        return float("inf") if stat.S_ISDIR(st.st_mode) else float(st.st_size)
+        if stat.S_ISDIR(st.st_mode):
+            return float("inf")
+        return _chars(p, st, False) + st.st_size  # the size: the larger of two chat templates first
 
     weights = [weight(p) for p in paths]
     return sorted(range(len(paths)), key=lambda k: -weights[k])

@@ -76,13 +76,39 @@ def key(env, parser: tuple, source: str, name: Optional[str], filename: Optional
 
 def get(name: str) -> Optional[Tuple[str, object, Optional[List[str]]]]:
     """(generated Python source, code object, the names its code generator recorded) kept under ``name``, or None."""
-    state = _state()
-    if state is None:
+    if _state() is None:
         with _MEMORY_LOCK:
             hit = _MEMORY.get(name)
             if hit is not None:
                 _MEMORY.move_to_end(name)
             return hit
+    found = read_entry(name)
+    if not isinstance(found, tuple) or len(found) != 3:
+        return None
+    python, code, resolved = found
+    if not isinstance(python, str) or type(code).__name__ != "code" or not (resolved is None or isinstance(resolved, list)):
+        return None
+    return python, code, resolved
+
+
+def put(name: str, python: str, code, resolved: Optional[List[str]] = None) -> None:
+    """Keep a template's generated code and the names its generator recorded (a cache that cannot be
+    written only costs a later compile)."""
+    if _state() is None:
+        with _MEMORY_LOCK:
+            _MEMORY[name] = (python, code, None if resolved is None else list(resolved))
+            while len(_MEMORY) > MEMORY_ENTRIES:
+                _MEMORY.popitem(last=False)
+        return
+    write_entry(name, (python, code, resolved))
+
+
+def read_entry(name: str, kind: str = "templates") -> Optional[object]:
+    """What ``write_entry`` kept under ``name`` in the ``kind`` directory (marshalled, under the user's
+    cache secret), or None: none kept, no secret kept, or a file this user's promptlint did not write."""
+    state = _state(kind)
+    if state is None:
+        return None
     _, directory, secret = state
     try:
         data = bounded_io.read_bytes(os.path.join(directory, name), MAX_ENTRY_BYTES + 64)
@@ -92,29 +118,20 @@ def get(name: str) -> Optional[Tuple[str, object, Optional[List[str]]]]:
     if not hmac.compare_digest(mac, _mac(body, secret)):
         return None
     try:
-        python, code, resolved = marshal.loads(body)
+        return marshal.loads(body)
     except (ValueError, EOFError, TypeError):
         return None
-    if not isinstance(python, str) or type(code).__name__ != "code" or not (resolved is None or isinstance(resolved, list)):
-        return None
-    return python, code, resolved
 
 
-def put(name: str, python: str, code, resolved: Optional[List[str]] = None) -> None:
-    """Keep a template's generated code and the names its generator recorded (a cache that cannot be
-    written only costs a later compile)."""
-    state = _state()
-    if state is None:
-        with _MEMORY_LOCK:
-            _MEMORY[name] = (python, code, None if resolved is None else list(resolved))
-            while len(_MEMORY) > MEMORY_ENTRIES:
-                _MEMORY.popitem(last=False)
-        return
-    if sys.dont_write_bytecode:
+def write_entry(name: str, value, kind: str = "templates") -> None:
+    """Keep ``value`` (marshallable) under ``name`` in the ``kind`` directory; nothing without a secret,
+    under ``PYTHONDONTWRITEBYTECODE``, for a value too large, or when the cache cannot be written."""
+    state = _state(kind)
+    if state is None or sys.dont_write_bytecode:
         return
     base, directory, secret = state
     try:
-        body = marshal.dumps((python, code, resolved))
+        body = marshal.dumps(value)
     except ValueError:
         return
     if len(body) > MAX_ENTRY_BYTES:
@@ -152,8 +169,9 @@ def _prune(base: str, directory: str) -> None:
             pass
 
 
-def _state() -> Optional[Tuple[str, str, bytes]]:
-    """(user cache directory, this interpreter's entry directory, the secret), or None when no secret is kept."""
+def _state(kind: str = "templates") -> Optional[Tuple[str, str, bytes]]:
+    """(user cache directory, this interpreter's entry directory for ``kind``, the secret), or None when no
+    secret is kept."""
     from importlib.util import MAGIC_NUMBER
 
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
@@ -168,7 +186,7 @@ def _state() -> Optional[Tuple[str, str, bytes]]:
     if secret is None:
         return None
     tag = f"{sys.implementation.cache_tag}-{MAGIC_NUMBER.hex()}"
-    return base, os.path.join(base, "promptlint", "templates", tag), secret
+    return base, os.path.join(base, "promptlint", kind, tag), secret
 
 
 def _code_stamp() -> str:

@@ -24,7 +24,7 @@ from jinja2.ext import Extension
 from jinja2.sandbox import SecurityError
 from jinja2.utils import Namespace, internalcode
 
-from promptlint.render import code_cache
+from promptlint.render import code_cache, tree_cache
 from promptlint.render.sandbox import HardenedSandbox, check_strftime_format
 
 from promptlint.render.trace import TracedTemplate
@@ -119,17 +119,24 @@ class LintEnvironment(HardenedSandbox):
         ast = self._parsed.get(source)
         if ast is not None:
             return ast  # its stand-ins were registered by the first parse (scan is idempotent)
-        key = (parser_settings(self), source)
+        settings = parser_settings(self)
+        key = (settings, source)
         shared = PARSED.get(key)
+        kept = None if shared is not None else tree_cache.key(settings, source)
         if shared is not None:  # parsed by another environment of this run (an include, a chat template's analysis)
             tree, tokens = shared
             self.charge_tokens(source, name, tokens)
             ast = copy_tree(tree, self)
+        elif (shared := tree_cache.get(kept, self)) is not None:  # parsed by an earlier run (render/tree_cache.py)
+            ast, tokens = shared
+            self.charge_tokens(source, name, tokens)  # the budget a parse would have charged, before any use
+            PARSED.put(key, shared)
         else:
             counted = self.tokens_of(source) is not None
             ast = super()._parse(source, name, filename)
             if not counted and self.tokens_of(source) is not None:
                 PARSED.put(key, (ast, self.tokens_of(source)))
+                tree_cache.put(kept, ast, self.tokens_of(source))
         if hasattr(self, "stubbed"):  # application templates: stand-ins before anything compiles
             from promptlint.render.stubs import scan
 
