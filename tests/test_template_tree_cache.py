@@ -20,7 +20,7 @@ from jinja2 import nodes
 
 from promptlint.render import Limits, RenderError, code_cache, load_template, render, tree_cache
 from promptlint.render import environments
-from promptlint.render.environments import LintEnvironment
+from test_template_code_cache import cache  # noqa: F401 - the fixture: a user cache with its secret, no parse memo
 
 TEMPLATE = """You are the assistant of {{ shop | shop_name }}.
 {% for rule in rules if rule %}- {{ rule | upper }}{{ loop.index }}
@@ -31,19 +31,6 @@ INCLUDING = TEMPLATE + '{% include "part.txt" %}'  # an Include node sets its at
 VALUES = {"shop": "Nordwind", "rules": ["be brief", "cite the policy"], "note": "", "question": "Where is my order?"}
 CHAT = ("{% for m in messages %}{% generation %}<|im_start|>{{ m['role'] }}\n{{ m['content'] | trim }}<|im_end|>\n"
         "{% endgeneration %}{% if loop.last %}{% break %}{% endif %}{% endfor %}")
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    """A user cache with its secret, bytecode writes allowed, no memo of the trees another test parsed."""
-    from promptlint.project.cache import machine_secret
-
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
-    monkeypatch.setattr(sys, "dont_write_bytecode", False)
-    monkeypatch.setattr(code_cache, "_SECRETS", {})
-    machine_secret()
-    monkeypatch.setattr(environments, "PARSED", environments.ParsedTrees())
-    return tmp_path / "user-cache"
 
 
 def _trees(cache: Path):
